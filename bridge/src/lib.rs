@@ -1,0 +1,2 @@
+//! `bridge`: the websocket bridge between a simulator and the monitor.
+#![warn(missing_docs)]

@@ -1,0 +1,204 @@
+//! The domain snapshot every stage of avguard consumes: one [`Frame`] per tick.
+//!
+//! A frame is what the simulator bridge assembles from the latest message of each channel, what the
+//! scenario generator emits each step, and what a row of an HDF5 log holds (the log format is specified in
+//! `shared/spec/INTERFACES.md` §2; field names here match its dataset names). Units are SI unless a name says
+//! otherwise; positions are in the map frame (ENU, x east, y north); headings are radians, 0 = east,
+//! counter-clockwise positive.
+//!
+//! Frames carry raw, physical quantities only. The signals of LawBreaker's vocabulary (speed in km/h,
+//! `NPCAhead`, `PriorityNPCAhead`, ...) are derived from a frame by the `signals` module, never stored.
+
+/// Apollo `Chassis.GearPosition` values (the `gear` field).
+pub mod gear {
+    /// GEAR_NEUTRAL.
+    pub const NEUTRAL: i32 = 0;
+    /// GEAR_DRIVE.
+    pub const DRIVE: i32 = 1;
+    /// GEAR_REVERSE.
+    pub const REVERSE: i32 = 2;
+    /// GEAR_PARKING.
+    pub const PARKING: i32 = 3;
+}
+
+/// Apollo `VehicleSignal.TurnSignal` values (the `turn_signal` field), also LawBreaker's `left`/`right`.
+pub mod turn_signal {
+    /// TURN_NONE.
+    pub const NONE: i32 = 0;
+    /// TURN_LEFT.
+    pub const LEFT: i32 = 1;
+    /// TURN_RIGHT.
+    pub const RIGHT: i32 = 2;
+    /// TURN_HAZARD_WARNING (Apollo 8+).
+    pub const HAZARD: i32 = 3;
+}
+
+/// Apollo `TrafficLight.Color` values (the `light_color` field), also LawBreaker's `red`/`yellow`/`green`.
+pub mod light_color {
+    /// UNKNOWN; also "no light governs the ego lane".
+    pub const NONE: i32 = 0;
+    /// RED.
+    pub const RED: i32 = 1;
+    /// YELLOW.
+    pub const YELLOW: i32 = 2;
+    /// GREEN.
+    pub const GREEN: i32 = 3;
+    /// BLACK (light off).
+    pub const BLACK: i32 = 4;
+}
+
+/// Planned manoeuvre at the next junction (the `planned_turn` field, LawBreaker's `direction`).
+pub mod planned_turn {
+    /// Straight on, or no junction ahead.
+    pub const STRAIGHT: i32 = 0;
+    /// Left turn.
+    pub const LEFT: i32 = 1;
+    /// Right turn.
+    pub const RIGHT: i32 = 2;
+}
+
+/// Apollo `PerceptionObstacle.Type` values (the obstacle `kind` field).
+pub mod obstacle_type {
+    /// UNKNOWN.
+    pub const UNKNOWN: i32 = 0;
+    /// UNKNOWN_MOVABLE.
+    pub const UNKNOWN_MOVABLE: i32 = 1;
+    /// UNKNOWN_UNMOVABLE.
+    pub const UNKNOWN_UNMOVABLE: i32 = 2;
+    /// PEDESTRIAN.
+    pub const PEDESTRIAN: i32 = 3;
+    /// BICYCLE.
+    pub const BICYCLE: i32 = 4;
+    /// VEHICLE.
+    pub const VEHICLE: i32 = 5;
+}
+
+/// One other road user as perceived at a frame (a row of the `/obstacles` table of a log).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Obstacle {
+    /// Track id, stable across frames for the same road user.
+    pub id: i32,
+    /// Apollo `PerceptionObstacle.Type` (see [`obstacle_type`]).
+    pub kind: i32,
+    /// Centre of the footprint in the map frame, m.
+    pub x: f64,
+    /// Centre of the footprint in the map frame, m.
+    pub y: f64,
+    /// Heading in the map frame, rad.
+    pub heading: f64,
+    /// Speed over ground, m/s, ≥ 0.
+    pub speed_mps: f64,
+    /// Footprint length along `heading`, m.
+    pub length: f64,
+    /// Footprint width, m.
+    pub width: f64,
+    /// True when this road user has right of way over the ego (e.g. oncoming traffic during an unprotected
+    /// left turn, a pedestrian on the crosswalk ahead).
+    pub priority: bool,
+}
+
+/// The ego vehicle's state and its road context at one tick.
+///
+/// Distances to road features are measured along the ego lane from the ego's front bumper and are
+/// `f64::INFINITY` when there is no such feature ahead.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Frame {
+    /// Simulation time, s (from message timestamps, never the wall clock).
+    pub t: f64,
+    /// Ego reference point (rear-axle centre) in the map frame, m.
+    pub x: f64,
+    /// Ego reference point in the map frame, m.
+    pub y: f64,
+    /// Ego reference point in the map frame, m.
+    pub z: f64,
+    /// Ego heading, rad, ENU.
+    pub heading: f64,
+    /// Ego speed, m/s, ≥ 0.
+    pub speed_mps: f64,
+    /// Ego longitudinal acceleration, m/s².
+    pub accel_mps2: f64,
+    /// Apollo gear position (see [`gear`]).
+    pub gear: i32,
+    /// Throttle pedal, percent.
+    pub throttle_pct: f32,
+    /// Brake pedal, percent.
+    pub brake_pct: f32,
+    /// Steering, percent of full scale, left positive.
+    pub steering_pct: f32,
+    /// Turn indicator (see [`turn_signal`]).
+    pub turn_signal: i32,
+    /// Colour of the light governing the ego lane (see [`light_color`]); `NONE` when there is none.
+    pub light_color: i32,
+    /// True when that light blinks.
+    pub light_blink: bool,
+    /// Distance along the ego lane to the next stop line, m.
+    pub stopline_dist_m: f64,
+    /// Distance to the next junction entry, m; 0 inside a junction.
+    pub junction_dist_m: f64,
+    /// Distance to the next crosswalk, m.
+    pub crosswalk_dist_m: f64,
+    /// Distance to the next stop-sign stop line, m.
+    pub stopsign_dist_m: f64,
+    /// Speed limit of the ego lane, m/s.
+    pub speed_limit_mps: f64,
+    /// Number of lanes of the ego's road; 0 inside a junction.
+    pub lane_number: i32,
+    /// Planned manoeuvre at the next junction (see [`planned_turn`]).
+    pub planned_turn: i32,
+    /// True when a traffic light governs the ego lane ahead.
+    pub signal_ahead: bool,
+    /// True when the junction ahead is jammed (≥ 3 vehicles below 1 m/s in it).
+    pub traffic_jam: bool,
+    /// Horn on.
+    pub horn: bool,
+    /// High beam on.
+    pub high_beam: bool,
+    /// Low beam on.
+    pub low_beam: bool,
+    /// Hazard lights on.
+    pub hazard: bool,
+    /// True on frames where the ego overlaps another road user.
+    pub collision: bool,
+    /// True once the ego has reached its destination.
+    pub destination: bool,
+    /// Other road users at this frame.
+    pub obstacles: Vec<Obstacle>,
+}
+
+impl Default for Frame {
+    /// A stationary ego at the origin on an open road with nothing around: every distance is infinite.
+    fn default() -> Self {
+        Frame {
+            t: 0.0,
+            x: 0.0,
+            y: 0.0,
+            z: 0.0,
+            heading: 0.0,
+            speed_mps: 0.0,
+            accel_mps2: 0.0,
+            gear: gear::DRIVE,
+            throttle_pct: 0.0,
+            brake_pct: 0.0,
+            steering_pct: 0.0,
+            turn_signal: turn_signal::NONE,
+            light_color: light_color::NONE,
+            light_blink: false,
+            stopline_dist_m: f64::INFINITY,
+            junction_dist_m: f64::INFINITY,
+            crosswalk_dist_m: f64::INFINITY,
+            stopsign_dist_m: f64::INFINITY,
+            speed_limit_mps: f64::INFINITY,
+            lane_number: 1,
+            planned_turn: planned_turn::STRAIGHT,
+            signal_ahead: false,
+            traffic_jam: false,
+            horn: false,
+            high_beam: false,
+            low_beam: false,
+            hazard: false,
+            collision: false,
+            destination: false,
+            obstacles: Vec::new(),
+        }
+    }
+}

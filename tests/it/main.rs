@@ -1,0 +1,3 @@
+//! avguard's integration tests, compiled as one binary. One module per area.
+
+mod cli;

@@ -1,0 +1,12 @@
+//! One module per `avguard` command. Each has `Args` (clap) and `run(Args) -> anyhow::Result<()>`.
+
+pub mod bridge;
+pub mod demo;
+pub mod drive;
+pub mod export;
+pub mod info;
+pub mod inspect;
+pub mod laws;
+pub mod learn;
+pub mod score;
+pub mod simulate;
