@@ -5,6 +5,7 @@
 //! dispatches. Errors are `anyhow` chains printed on one line; the exit code is non-zero on failure.
 
 mod cmd;
+mod report;
 mod scoring;
 
 use std::process::ExitCode;

@@ -1,0 +1,131 @@
+//! `report.md`: Table 2 (lead and prediction % per θ) with false alarms, the reactive baseline, and Table 3
+//! (representative abstract states with their P(violation)).
+
+use std::fmt::Write as _;
+
+use super::{fmt_opt, Report};
+
+/// Renders the Markdown report.
+pub fn render(report: &Report) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# avguard time-ahead report\n\n{}\n", report.subtitle);
+    let _ = writeln!(
+        out,
+        "Risk is {}. A violating run is *predicted* at θ when risk ≥ θ strictly before its first violation; \
+         the lead is the violation time minus the first alarm. A *false alarm* is an alarm in a run without \
+         a violation of that property. The *reactive baseline* alarms when the law's own antecedent holds, \
+         as a rule-based enforcer would.\n",
+        report.risk_measure
+    );
+    table2(&mut out, report);
+    baseline_table(&mut out, report);
+    for property in &report.properties {
+        table3(&mut out, property);
+    }
+    out
+}
+
+fn table2(out: &mut String, report: &Report) {
+    let Some(first) = report.properties.first() else {
+        let _ = writeln!(out, "No property was scored.");
+        return;
+    };
+    let keys: Vec<&str> = first
+        .by_threshold
+        .iter()
+        .map(|(k, _, _)| k.as_str())
+        .collect();
+    let _ = writeln!(out, "## Time ahead and prediction (Table 2 layout)\n");
+    let mut header = String::from("| property | violating runs | safe runs |");
+    let mut rule = String::from("|---|---:|---:|");
+    for k in &keys {
+        let _ = write!(header, " median lead θ={k} (s) | max lead θ={k} (s) |");
+        rule.push_str("---:|---:|");
+    }
+    for k in &keys {
+        let _ = write!(header, " predicted θ={k} | false alarms θ={k} |");
+        rule.push_str("---:|---:|");
+    }
+    let _ = writeln!(out, "{header}\n{rule}");
+    for p in &report.properties {
+        let first_summary = p.by_threshold.first().map(|(_, _, s)| *s);
+        let (n_violating, n_safe) =
+            first_summary.map_or((0, 0), |s| (s.n_violating_runs, s.n_safe_runs));
+        let mut row = format!("| {} | {n_violating} | {n_safe} |", p.name);
+        for (_, _, s) in &p.by_threshold {
+            let _ = write!(
+                row,
+                " {} | {} |",
+                fmt_opt(s.median_lead_s, 2),
+                fmt_opt(s.max_lead_s, 2)
+            );
+        }
+        for (_, _, s) in &p.by_threshold {
+            let _ = write!(
+                row,
+                " {}% | {}% |",
+                fmt_opt(s.predicted_pct, 1),
+                fmt_opt(s.false_alarm_pct, 1)
+            );
+        }
+        let _ = writeln!(out, "{row}");
+    }
+    let _ = writeln!(out);
+}
+
+fn baseline_table(out: &mut String, report: &Report) {
+    let _ = writeln!(out, "## Prediction versus the reactive baseline\n");
+    let _ = writeln!(
+        out,
+        "| property | rule | predicted | median lead (s) | max lead (s) | false alarms |\n|---|---|---:|---:|---:|---:|"
+    );
+    for p in &report.properties {
+        for (key, _, s) in &p.by_threshold {
+            let _ = writeln!(
+                out,
+                "| {} | avguard θ={key} | {}% | {} | {} | {}% |",
+                p.name,
+                fmt_opt(s.predicted_pct, 1),
+                fmt_opt(s.median_lead_s, 2),
+                fmt_opt(s.max_lead_s, 2),
+                fmt_opt(s.false_alarm_pct, 1)
+            );
+        }
+        let b = &p.baseline;
+        let _ = writeln!(
+            out,
+            "| {} | reactive baseline | {}% | {} | {} | {}% |",
+            p.name,
+            fmt_opt(b.predicted_pct, 1),
+            fmt_opt(b.median_lead_s, 2),
+            fmt_opt(b.max_lead_s, 2),
+            fmt_opt(b.false_alarm_pct, 1)
+        );
+    }
+    let _ = writeln!(out);
+}
+
+fn table3(out: &mut String, p: &super::PropertyReport) {
+    if p.states.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "## Representative abstract states of `{}` (Table 3 layout)\n",
+        p.name
+    );
+    let _ = writeln!(
+        out,
+        "| state | P(violation) | visits in training |\n|---|---:|---:|"
+    );
+    for s in &p.states {
+        let _ = writeln!(
+            out,
+            "| {} | {:.2}% | {} |",
+            s.words,
+            100.0 * s.p_violation,
+            s.visits
+        );
+    }
+    let _ = writeln!(out);
+}

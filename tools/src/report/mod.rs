@@ -1,0 +1,148 @@
+//! The reports safety engineers read: `report.md` (the paper's Table 2 and Table 3 layouts, plus false
+//! alarms and the reactive baseline) and `report.html` (one self-contained page with inline SVG plots).
+//!
+//! A [`Report`] is built from scored runs ([`crate::scoring::RunScore`]), a few risk traces and, per
+//! property, representative abstract states; `markdown` and `html` only render it.
+
+mod html;
+mod markdown;
+mod plots;
+
+use std::collections::BTreeMap;
+
+use crate::scoring::{self, RunScore, Summary};
+
+pub use html::render as render_html;
+pub use markdown::render as render_markdown;
+
+/// An abstract state shown in the Table 3 layout.
+#[derive(Debug, Clone)]
+pub struct StateRow {
+    /// The state's predicates in words, e.g. "light yellow, stop line ≤ 2 m, moving".
+    pub words: String,
+    /// P(violation eventually) from this state.
+    pub p_violation: f64,
+    /// How often the training runs visited it.
+    pub visits: u64,
+}
+
+/// One run's risk over time, for the "risk over time" plots.
+#[derive(Debug, Clone)]
+pub struct RiskTrace {
+    /// The run's id.
+    pub run_id: String,
+    /// Frame times, s.
+    pub t: Vec<f64>,
+    /// Risk per frame.
+    pub risk: Vec<f64>,
+    /// Time of the first violation, s.
+    pub violation_t: Option<f64>,
+}
+
+/// Everything the reports show about one property.
+#[derive(Debug, Clone)]
+pub struct PropertyReport {
+    /// The property's name.
+    pub name: String,
+    /// Summary per threshold key, in threshold order.
+    pub by_threshold: Vec<(String, f64, Summary)>,
+    /// The reactive baseline's summary.
+    pub baseline: Summary,
+    /// Leads (s) of predicted runs per threshold key.
+    pub leads: BTreeMap<String, Vec<f64>>,
+    /// Prediction % and false-alarm % over a fine grid of θ: (θ, predicted %, false alarm %).
+    pub tradeoff: Vec<(f64, f64, f64)>,
+    /// Representative abstract states (Table 3 layout).
+    pub states: Vec<StateRow>,
+    /// A few runs' risk traces.
+    pub traces: Vec<RiskTrace>,
+}
+
+/// The whole report.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// What was scored, in one line (model, number of logs, risk measure).
+    pub subtitle: String,
+    /// The risk measure in words ("P(eventually unsafe)" or "P(unsafe within 3 s)").
+    pub risk_measure: String,
+    /// One entry per property, sorted by name.
+    pub properties: Vec<PropertyReport>,
+}
+
+impl PropertyReport {
+    /// Builds a property's report from its scored runs. `thresholds` are the user's (key, θ) pairs.
+    pub fn from_runs(
+        name: &str,
+        runs: &[&RunScore],
+        thresholds: &[(String, f64)],
+        states: Vec<StateRow>,
+        traces: Vec<RiskTrace>,
+    ) -> PropertyReport {
+        let by_threshold = thresholds
+            .iter()
+            .map(|(key, theta)| {
+                let cells = runs
+                    .iter()
+                    .filter_map(|r| r.alarms.get(key).map(|a| (*r, a)));
+                (key.clone(), *theta, scoring::summarise(cells))
+            })
+            .collect();
+        let baseline = scoring::summarise(runs.iter().map(|r| (*r, &r.baseline)));
+        let leads = thresholds
+            .iter()
+            .map(|(key, _)| {
+                let mut v: Vec<f64> = runs
+                    .iter()
+                    .filter_map(|r| r.alarms.get(key).and_then(|a| a.lead_s))
+                    .collect();
+                v.sort_by(f64::total_cmp);
+                (key.clone(), v)
+            })
+            .collect();
+        PropertyReport {
+            name: name.to_owned(),
+            by_threshold,
+            baseline,
+            leads,
+            tradeoff: tradeoff_curve(runs),
+            states,
+            traces,
+        }
+    }
+}
+
+/// Prediction % and false-alarm % for θ = 0.00, 0.01, ..., 1.00, from each run's highest pre-violation
+/// risk: a violating run is predicted at θ iff that maximum is ≥ θ, a safe run false-alarms iff it is.
+pub fn tradeoff_curve(runs: &[&RunScore]) -> Vec<(f64, f64, f64)> {
+    let violating: Vec<f64> = runs
+        .iter()
+        .filter(|r| r.violated)
+        .map(|r| r.max_risk)
+        .collect();
+    let safe: Vec<f64> = runs
+        .iter()
+        .filter(|r| !r.violated)
+        .map(|r| r.max_risk)
+        .collect();
+    let pct = |xs: &[f64], theta: f64| {
+        if xs.is_empty() {
+            0.0
+        } else {
+            100.0 * xs.iter().filter(|&&m| m >= theta).count() as f64 / xs.len() as f64
+        }
+    };
+    (0..=100)
+        .map(|i| {
+            let theta = f64::from(i) / 100.0;
+            (theta, pct(&violating, theta), pct(&safe, theta))
+        })
+        .collect()
+}
+
+/// Formats an optional number with `digits` decimals, or "–" when absent.
+fn fmt_opt(value: Option<f64>, digits: usize) -> String {
+    value.map_or_else(|| "–".to_owned(), |v| format!("{v:.digits$}"))
+}
+
+#[cfg(test)]
+mod tests;

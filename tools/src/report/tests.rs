@@ -1,0 +1,108 @@
+use std::collections::BTreeMap;
+
+use super::*;
+use crate::scoring::{AlarmScore, RunScore};
+
+fn run(violated: bool, max_risk: f64, lead: Option<f64>) -> RunScore {
+    let alarm = AlarmScore {
+        first_alarm_t: lead.map(|l| 10.0 - l),
+        lead_s: lead,
+        false_alarm: !violated && max_risk >= 0.5,
+    };
+    RunScore {
+        run_id: format!("run-{max_risk}"),
+        scenario: "s".into(),
+        property: "law".into(),
+        violated,
+        violation_t: violated.then_some(10.0),
+        alarms: BTreeMap::from([("0.5".to_owned(), alarm)]),
+        baseline: AlarmScore {
+            first_alarm_t: None,
+            lead_s: None,
+            false_alarm: false,
+        },
+        max_risk,
+    }
+}
+
+fn sample() -> Report {
+    let runs = [
+        run(true, 0.9, Some(4.0)),
+        run(true, 0.2, None),
+        run(false, 0.6, None),
+        run(false, 0.1, None),
+    ];
+    let refs: Vec<&RunScore> = runs.iter().collect();
+    let trace = RiskTrace {
+        run_id: "run-0.9".into(),
+        t: vec![0.0, 5.0, 6.0, 10.0],
+        risk: vec![0.1, 0.4, 0.9, 1.0],
+        violation_t: Some(10.0),
+    };
+    let states = vec![StateRow {
+        words: "light yellow & moving".into(),
+        p_violation: 0.4715,
+        visits: 12,
+    }];
+    let p = PropertyReport::from_runs("law", &refs, &[("0.5".into(), 0.5)], states, vec![trace]);
+    Report {
+        subtitle: "test".into(),
+        risk_measure: "P(eventually unsafe)".into(),
+        properties: vec![p],
+    }
+}
+
+#[test]
+fn tradeoff_curve_matches_a_hand_count() {
+    let runs = [
+        run(true, 0.9, Some(4.0)),
+        run(true, 0.2, None),
+        run(false, 0.6, None),
+        run(false, 0.1, None),
+    ];
+    let refs: Vec<&RunScore> = runs.iter().collect();
+    let curve = tradeoff_curve(&refs);
+    assert_eq!(curve.len(), 101);
+    // θ = 0.15: both violating runs (0.9, 0.2) predicted, one safe run (0.6) alarms.
+    let (theta, predicted, false_alarms) = curve[15];
+    assert!((theta - 0.15).abs() < 1e-12);
+    assert_eq!((predicted, false_alarms), (100.0, 50.0));
+    // θ = 0.7: only the 0.9 run.
+    assert_eq!((curve[70].1, curve[70].2), (50.0, 0.0));
+    // θ = 1.0: nothing.
+    assert_eq!((curve[100].1, curve[100].2), (0.0, 0.0));
+}
+
+#[test]
+fn markdown_has_table2_baseline_and_table3() {
+    let md = render_markdown(&sample());
+    assert!(md.contains("Table 2 layout"), "{md}");
+    // 1 of 2 violating runs predicted, median lead 4.00, 1 of 2 safe runs false-alarmed.
+    assert!(
+        md.contains("| law | 2 | 2 | 4.00 | 4.00 | 50.0% | 50.0% |"),
+        "{md}"
+    );
+    assert!(md.contains("reactive baseline | 0.0% |"), "{md}");
+    assert!(
+        md.contains("| light yellow & moving | 47.15% | 12 |"),
+        "{md}"
+    );
+}
+
+#[test]
+fn html_is_self_contained_with_three_plots() {
+    let html = render_html(&sample());
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert_eq!(
+        html.matches("<svg").count(),
+        3,
+        "lead histogram, trade-off and one risk trace"
+    );
+    assert!(!html.contains("<script"), "no scripts");
+    let without_svg_namespace = html.replace("http://www.w3.org/2000/svg", "");
+    assert!(
+        !without_svg_namespace.contains("http"),
+        "no network references"
+    );
+    assert!(html.contains("light yellow &amp; moving"));
+}
