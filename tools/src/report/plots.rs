@@ -28,7 +28,8 @@ fn err(e: impl std::fmt::Display) -> String {
 
 /// Histogram of lead times (s) for each threshold, side by side as coloured bars.
 pub fn lead_histogram(p: &PropertyReport) -> PlotResult {
-    let max_lead = p.leads.values().flatten().copied().fold(1.0_f64, f64::max);
+    // 5 % headroom so that the largest lead's bar is not clipped by the plot's edge.
+    let max_lead = 1.05 * p.leads.values().flatten().copied().fold(1.0_f64, f64::max);
     let n_bins = 20usize;
     let bin_w = max_lead / n_bins as f64;
     let counts: Vec<(String, Vec<u32>)> = p
