@@ -4,11 +4,9 @@
 //! Each command is one module under `cmd/` with an `Args` (clap) and a `run` function; this file only
 //! dispatches. Errors are `anyhow` chains printed on one line; the exit code is non-zero on failure.
 
-mod cmd;
-mod report;
-mod scoring;
-
 use std::process::ExitCode;
+
+use tools::cmd;
 
 use clap::{Parser, Subcommand};
 

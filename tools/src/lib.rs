@@ -1,0 +1,7 @@
+//! The library behind the `avguard` binary: command implementations (`cmd`), batch scoring (`scoring`) and
+//! the reports (`report`). It is glue over `laws`, `monitor`, `scenarios` and `bridge`; no law, model or
+//! protocol logic lives here. It is a library so that benches and tests can call the same code as the binary.
+
+pub mod cmd;
+pub mod report;
+pub mod scoring;
