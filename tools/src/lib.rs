@@ -2,6 +2,7 @@
 //! the reports (`report`). It is glue over `laws`, `monitor`, `scenarios` and `bridge`; no law, model or
 //! protocol logic lives here. It is a library so that benches and tests can call the same code as the binary.
 
+pub mod batch;
 pub mod cmd;
 pub mod report;
 pub mod scoring;

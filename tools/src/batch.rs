@@ -1,0 +1,169 @@
+//! Batch plumbing shared by the commands that take `LOG_OR_DIR...`: finding the logs, choosing a shard.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+
+/// Expands files and folders into the list of HDF5 logs they hold: a folder contributes every `*.h5` file
+/// below it (recursively); a file is taken as given. The result is sorted and free of duplicates, so every
+/// run of a command sees the logs in the same order.
+pub fn expand_logs(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    let mut logs = Vec::new();
+    for path in paths {
+        let meta =
+            std::fs::metadata(path).with_context(|| format!("{}: cannot read", path.display()))?;
+        if meta.is_dir() {
+            collect_h5(path, &mut logs)?;
+        } else {
+            logs.push(path.clone());
+        }
+    }
+    logs.sort();
+    logs.dedup();
+    if logs.is_empty() {
+        bail!("no .h5 logs found in {}", display_list(paths));
+    }
+    Ok(logs)
+}
+
+fn collect_h5(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+    let entries =
+        std::fs::read_dir(dir).with_context(|| format!("{}: cannot list folder", dir.display()))?;
+    for entry in entries {
+        let path = entry
+            .with_context(|| format!("{}: cannot list folder", dir.display()))?
+            .path();
+        if path.is_dir() {
+            collect_h5(&path, out)?;
+        } else if path.extension().is_some_and(|e| e == "h5") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+fn display_list(paths: &[PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `--shard i/n`: this process handles the logs whose file name hashes to `i` modulo `n` (0-based).
+///
+/// The choice depends only on the file name, not on the other files given, so shards never overlap and
+/// together cover every log even when each shard is started with a differently ordered list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    index: u64,
+    count: u64,
+}
+
+impl Shard {
+    /// Whether this shard handles `path`.
+    pub fn contains(&self, path: &Path) -> bool {
+        let name = path
+            .file_name()
+            .map(|n| n.as_encoded_bytes())
+            .unwrap_or_default();
+        fnv1a(name) % self.count == self.index
+    }
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Shard, String> {
+        let (i, n) = text
+            .split_once('/')
+            .ok_or_else(|| format!("`{text}` is not of the form i/n"))?;
+        let index: u64 = i
+            .trim()
+            .parse()
+            .map_err(|_| format!("shard index `{i}` is not a whole number"))?;
+        let count: u64 = n
+            .trim()
+            .parse()
+            .map_err(|_| format!("shard count `{n}` is not a whole number"))?;
+        if count == 0 || index >= count {
+            return Err(format!("shard {index}/{count}: need 0 <= i < n"));
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+/// 64-bit FNV-1a: a stable hash (unlike `std`'s, which may change between Rust releases).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_partition_the_files() {
+        let names: Vec<PathBuf> = (0..200)
+            .map(|i| PathBuf::from(format!("logs/run_{i:04}.h5")))
+            .collect();
+        let shards: Vec<Shard> = (0..3).map(|i| format!("{i}/3").parse().unwrap()).collect();
+        for name in &names {
+            assert_eq!(
+                shards.iter().filter(|s| s.contains(name)).count(),
+                1,
+                "{}",
+                name.display()
+            );
+        }
+        // Roughly balanced: each shard gets some.
+        for s in &shards {
+            let n = names.iter().filter(|p| s.contains(p)).count();
+            assert!(n > 40, "shard {s:?} got only {n} of 200");
+        }
+    }
+
+    #[test]
+    fn shard_depends_only_on_the_file_name() {
+        let s: Shard = "1/4".parse().unwrap();
+        assert_eq!(
+            s.contains(Path::new("a/x.h5")),
+            s.contains(Path::new("b/c/x.h5"))
+        );
+    }
+
+    #[test]
+    fn bad_shard_texts_are_rejected() {
+        for bad in ["3/3", "1", "a/2", "0/0", "-1/2"] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn fnv1a_known_values() {
+        // Reference values of the 64-bit FNV-1a hash.
+        assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
+    }
+
+    #[test]
+    fn expand_finds_h5_files_recursively_and_sorted() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        for f in ["b.h5", "a.h5", "sub/c.h5", "notes.txt"] {
+            std::fs::write(dir.path().join(f), b"").unwrap();
+        }
+        let logs = expand_logs(&[dir.path().to_path_buf(), dir.path().join("a.h5")]).unwrap();
+        let names: Vec<_> = logs
+            .iter()
+            .map(|p| p.strip_prefix(dir.path()).unwrap().to_owned())
+            .collect();
+        assert_eq!(
+            names,
+            [PathBuf::from("a.h5"), "b.h5".into(), "sub/c.h5".into()]
+        );
+        assert!(expand_logs(&[dir.path().join("missing")]).is_err());
+    }
+}
