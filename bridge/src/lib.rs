@@ -1,2 +1,6 @@
 //! `bridge`: the websocket bridge between a simulator and the monitor.
 #![warn(missing_docs)]
+#![deny(clippy::unwrap_used, clippy::expect_used)]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod wire;
