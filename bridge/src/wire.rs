@@ -6,7 +6,11 @@
 //! `laws::Frame` fields by the [`crate::message`] modules. The same `FileDescriptorSet` is embedded so that
 //! the rosbridge JSON path (protobuf JSON mapping) and the `.pb.txt` fixtures decode through one mapping
 //! keyed by the proto field names.
-#![allow(missing_docs, clippy::doc_lazy_continuation, clippy::enum_variant_names)]
+#![allow(
+    missing_docs,
+    clippy::doc_lazy_continuation,
+    clippy::enum_variant_names
+)]
 
 use std::sync::OnceLock;
 
@@ -44,7 +48,8 @@ pub mod envelope {
 pub use envelope::Envelope;
 
 /// The encoded `FileDescriptorSet` of every `.proto` file in `bridge/proto`.
-pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/apollo_subset.fds"));
+pub const FILE_DESCRIPTOR_SET: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/apollo_subset.fds"));
 
 /// The descriptor pool built from [`FILE_DESCRIPTOR_SET`], decoded once.
 ///
