@@ -3,5 +3,6 @@
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod assemble;
 pub mod message;
 pub mod wire;
