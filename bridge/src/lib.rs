@@ -4,5 +4,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod assemble;
+pub mod decide;
+pub mod enforce;
 pub mod message;
 pub mod wire;
