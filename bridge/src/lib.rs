@@ -4,7 +4,13 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod assemble;
+pub mod connection;
 pub mod decide;
 pub mod enforce;
 pub mod message;
+pub mod pipeline;
+pub mod predlog;
+pub mod rosbridge;
+pub mod server;
+pub mod shutdown;
 pub mod wire;
