@@ -25,6 +25,9 @@ use crate::pipeline::{Metrics, ModelStore, Monitor, MonitorConfig};
 use crate::predlog::PredictionLog;
 use crate::shutdown::ShutdownReason;
 
+#[cfg(test)]
+mod tests;
+
 /// Loads a new model for a reload request (control message or SIGHUP).
 pub type Reloader = Arc<dyn Fn() -> Result<Box<dyn DecideFactory>, String> + Send + Sync>;
 
