@@ -43,6 +43,8 @@ pub struct ConnCtx {
 }
 
 /// Serves one TCP connection until it ends; returns why.
+// The handshake callback's error type is fixed by tungstenite's `Callback` trait.
+#[allow(clippy::result_large_err)]
 pub async fn serve(
     stream: TcpStream,
     id: u64,

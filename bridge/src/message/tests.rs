@@ -1,5 +1,7 @@
 //! Decoder tests against real Apollo data: every text fixture and its binary encoding decode to the same
 //! message, with the values the text files state; JSON in both naming styles maps to the same message.
+// Literals are copied digit for digit from the fixture texts, so that the test reads like the file.
+#![allow(clippy::excessive_precision)]
 
 use std::path::PathBuf;
 

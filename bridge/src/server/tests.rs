@@ -363,3 +363,38 @@ async fn token_is_required_when_configured() {
         .connection_reasons
         .contains(&ShutdownReason::HandshakeFailed));
 }
+
+/// The stock Python rosbridge client `roslibpy`, unmodified, publishes Apollo JSON and receives an
+/// intervention. Fails (naming the package) when roslibpy is not installed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn roslibpy_client_publishes_and_receives_interventions() {
+    let bridge = start(config(None)).await;
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/py/bridge_roslibpy.py");
+    let port = bridge.addr.port().to_string();
+    let output = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("python3")
+            .arg(script)
+            .arg(port)
+            .output()
+    })
+    .await
+    .unwrap()
+    .expect("python3 must be installed to run the roslibpy interop test");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "roslibpy script failed ({}): {stderr}",
+        output.status
+    );
+    let msg: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(msg["action"], "stop");
+    assert_eq!(msg["property"], "stop_line");
+    assert!(
+        (msg["stamp"].as_f64().unwrap() - 100.2).abs() < 1e-6,
+        "{msg}"
+    );
+    bridge.stop.send(()).unwrap();
+    let report = bridge.task.await.unwrap().unwrap();
+    assert_eq!(report.n_decode_errors, 0);
+}
