@@ -24,6 +24,7 @@ pub mod connection;
 pub mod decide;
 pub mod enforce;
 pub mod message;
+pub mod models;
 pub mod pipeline;
 pub mod predlog;
 pub mod rosbridge;

@@ -17,57 +17,17 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use arc_swap::ArcSwap;
 use crossbeam_channel::{select, Receiver, Sender, TrySendError};
 use laws::Frame;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::assemble::{Assembler, AssemblerConfig};
-use crate::decide::{Decide, DecideFactory};
+use crate::decide::Decide;
 use crate::enforce::{EnforceConfig, Enforcer, Event};
 use crate::message::SimMessage;
+pub use crate::models::{ModelSlot, ModelStore};
 use crate::predlog::PredictionLog;
-
-/// The current model and its generation number.
-pub struct ModelSlot {
-    /// Bumped on every swap.
-    pub generation: u64,
-    /// Makes per-connection sessions.
-    pub factory: Box<dyn DecideFactory>,
-}
-
-/// The swappable model shared by all workers.
-pub struct ModelStore {
-    slot: ArcSwap<ModelSlot>,
-}
-
-impl ModelStore {
-    /// A store holding `factory` as generation 0.
-    pub fn new(factory: Box<dyn DecideFactory>) -> Self {
-        ModelStore {
-            slot: ArcSwap::from_pointee(ModelSlot {
-                generation: 0,
-                factory,
-            }),
-        }
-    }
-
-    /// Replaces the model; returns the new generation.
-    pub fn swap(&self, factory: Box<dyn DecideFactory>) -> u64 {
-        let generation = self.slot.load().generation + 1;
-        self.slot.store(Arc::new(ModelSlot {
-            generation,
-            factory,
-        }));
-        generation
-    }
-
-    /// The current model.
-    pub fn current(&self) -> Arc<ModelSlot> {
-        self.slot.load_full()
-    }
-}
 
 /// Topics the bridge publishes to its clients.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
