@@ -1,2 +1,33 @@
-//! `bridge`: the websocket bridge between a simulator and the monitor.
+//! `bridge`: the live websocket bridge between a simulator and the monitor.
+//!
+//! Tour of the main types, in data-flow order:
+//! - [`server::run`] accepts websocket connections (rosbridge v2 JSON text frames, protobuf binary
+//!   envelopes) and hands each to [`connection::serve`], which answers bad input with `status` errors.
+//! - [`message::SimMessage`] is the closed set of decoded messages; the topic string is matched once in
+//!   [`message::SimMessage::decode`]. Protobuf types ([`wire`]) stay inside this crate: each message is
+//!   converted into plain fields at decode time.
+//! - [`assemble::Assembler`] turns messages into one [`laws::Frame`] per tick of message time (sample and
+//!   hold; duplicates, out-of-order, late messages and time jumps are counted).
+//! - [`pipeline::Monitor`] runs assembly → decision ([`decide::Decide`]) → enforcement on plain threads fed
+//!   by bounded crossbeam queues, with a swappable model ([`pipeline::ModelStore`]) and a termination
+//!   protocol that stops everything if a worker panics.
+//! - [`enforce::Enforcer`] turns per-frame risk into alarm episodes (hysteresis), interventions with a
+//!   target speed and an explanation, and `clear`s; [`predlog::PredictionLog`] writes them as JSON lines.
+//!
+//! Every task reports a [`shutdown::ShutdownReason`]; one cancellation tree stops them all.
 #![warn(missing_docs)]
+#![deny(clippy::unwrap_used, clippy::expect_used)]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod assemble;
+pub mod connection;
+pub mod decide;
+pub mod enforce;
+pub mod message;
+pub mod models;
+pub mod pipeline;
+pub mod predlog;
+pub mod rosbridge;
+pub mod server;
+pub mod shutdown;
+pub mod wire;

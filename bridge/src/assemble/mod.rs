@@ -1,0 +1,227 @@
+//! Frame assembly: per-channel latest values (sample and hold) turned into one [`Frame`] per tick.
+//!
+//! The clock is message time, never the wall clock. Ticks are `t0 + k * period` where `t0` is the time of
+//! the first localization (a frame without an ego pose is meaningless, so nothing is emitted before it).
+//! A frame at tick `T` holds the latest value of each channel with time ≤ `T`. It is emitted as soon as
+//! either a localization with time ≥ `T` has been applied (localization closes its tick, so a simulator that
+//! publishes the pose last gets its frame without waiting a period), or any message later than `T` arrives.
+//!
+//! Per channel, a message older than the last one of the same channel is *out of order* and a message with
+//! the same time is a *duplicate*; both are counted and dropped. A message older than the last emitted tick
+//! from a *different* channel is *late*: it is counted and still held for the next frame. A forward jump in
+//! time of more than [`AssemblerConfig::max_gap_s`] restarts the tick grid instead of emitting thousands of
+//! identical frames (counted as a *resync*). Messages without a time are held without moving the clock.
+//!
+//! Speed: the chassis speedometer when a chassis message has reported one, else the localization velocity.
+//! Light colour: the road context's `light_color` once it has given one, else the first detected light.
+
+use std::collections::BTreeMap;
+
+use laws::Frame;
+
+use crate::message::{Channel, SimMessage};
+
+#[cfg(test)]
+mod tests;
+
+/// Assembly settings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AssemblerConfig {
+    /// Tick period, s (default 0.1).
+    pub period_s: f64,
+    /// Largest forward jump in message time that is filled with ticks, s; beyond it the grid restarts.
+    pub max_gap_s: f64,
+}
+
+impl Default for AssemblerConfig {
+    fn default() -> Self {
+        AssemblerConfig {
+            period_s: 0.1,
+            max_gap_s: 5.0,
+        }
+    }
+}
+
+/// Counters of what the assembler did with its input.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AssemblyStats {
+    /// Messages applied.
+    pub n_applied: u64,
+    /// Dropped: older than the previous message of the same channel.
+    pub n_out_of_order: u64,
+    /// Dropped: same time as the previous message of the same channel.
+    pub n_duplicate: u64,
+    /// Held, but older than the last emitted tick.
+    pub n_late: u64,
+    /// Tick grid restarts after a large time jump.
+    pub n_resync: u64,
+    /// Frames emitted.
+    pub n_frames: u64,
+}
+
+/// Tolerance for comparing message times with ticks (float sums of 0.1 are not exact).
+const EPS_S: f64 = 1e-6;
+
+/// Turns a stream of [`SimMessage`]s into [`Frame`]s. One per simulator connection.
+#[derive(Debug)]
+pub struct Assembler {
+    config: AssemblerConfig,
+    /// The held values (sample and hold); `t` is overwritten per emitted frame.
+    held: Frame,
+    /// The last chassis speedometer reading, preferred over the localization speed.
+    chassis_speed_mps: Option<f64>,
+    /// The last localization speed.
+    pose_speed_mps: f64,
+    /// True once the road context has given a light colour: it then rules over detections.
+    light_from_context: bool,
+    /// Right of way by obstacle id, from the road context.
+    priority: BTreeMap<i32, bool>,
+    /// Last message time per channel (index [`Channel::index`]).
+    last_time_s: [Option<f64>; Channel::ALL.len()],
+    /// Tick grid origin and the index of the next tick to emit; `None` before the first localization.
+    grid: Option<(f64, u64)>,
+    /// Time of the last emitted frame.
+    last_emitted_s: Option<f64>,
+    stats: AssemblyStats,
+}
+
+impl Assembler {
+    /// A fresh assembler; `config.period_s` must be positive and finite (else 0.1 is used).
+    pub fn new(mut config: AssemblerConfig) -> Self {
+        if !(config.period_s.is_finite() && config.period_s > 0.0) {
+            config.period_s = AssemblerConfig::default().period_s;
+        }
+        if !(config.max_gap_s.is_finite() && config.max_gap_s >= config.period_s) {
+            config.max_gap_s = AssemblerConfig::default().max_gap_s.max(config.period_s);
+        }
+        Assembler {
+            config,
+            held: Frame::default(),
+            chassis_speed_mps: None,
+            pose_speed_mps: 0.0,
+            light_from_context: false,
+            priority: BTreeMap::new(),
+            last_time_s: [None; Channel::ALL.len()],
+            grid: None,
+            last_emitted_s: None,
+            stats: AssemblyStats::default(),
+        }
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> AssemblyStats {
+        self.stats
+    }
+
+    /// Applies one message and appends every frame it completes to `out`.
+    pub fn push(&mut self, msg: &SimMessage, out: &mut Vec<Frame>) {
+        let channel = msg.channel();
+        let time = msg.time_s();
+        if let Some(t) = time {
+            if let Some(last) = self.last_time_s[channel.index()] {
+                if t < last - EPS_S {
+                    self.stats.n_out_of_order += 1;
+                    return;
+                }
+                if (t - last).abs() <= EPS_S {
+                    self.stats.n_duplicate += 1;
+                    return;
+                }
+            }
+            self.last_time_s[channel.index()] = Some(t);
+            self.emit_before(t, out);
+            if self.last_emitted_s.is_some_and(|e| t < e - EPS_S) {
+                self.stats.n_late += 1;
+            }
+        }
+        self.apply(msg);
+        self.stats.n_applied += 1;
+        if let SimMessage::Localization(loc) = msg {
+            match self.grid {
+                None => {
+                    self.grid = Some((loc.time_s, 0));
+                    self.emit_next(out);
+                }
+                Some(_) if loc.time_s >= self.next_tick_s().unwrap_or(f64::INFINITY) - EPS_S => {
+                    self.emit_next(out);
+                }
+                Some(_) => {}
+            }
+        }
+    }
+
+    fn next_tick_s(&self) -> Option<f64> {
+        self.grid
+            .map(|(t0, k)| t0 + k as f64 * self.config.period_s)
+    }
+
+    /// Emits every pending tick strictly before `t` (they can no longer receive messages ≤ them).
+    fn emit_before(&mut self, t: f64, out: &mut Vec<Frame>) {
+        let Some(next) = self.next_tick_s() else {
+            return;
+        };
+        if t - next > self.config.max_gap_s {
+            // Restart the grid at the last tick before `t` rather than filling the gap.
+            self.stats.n_resync += 1;
+            self.emit_next(out);
+            self.grid = Some((t, 0));
+            return;
+        }
+        while let Some(next) = self.next_tick_s() {
+            if next < t - EPS_S {
+                self.emit_next(out);
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn emit_next(&mut self, out: &mut Vec<Frame>) {
+        let Some((t0, k)) = self.grid else {
+            return;
+        };
+        let t = t0 + k as f64 * self.config.period_s;
+        self.grid = Some((t0, k + 1));
+        let mut frame = self.held.clone();
+        frame.t = t;
+        frame.speed_mps = self.chassis_speed_mps.unwrap_or(self.pose_speed_mps);
+        for ob in &mut frame.obstacles {
+            ob.priority = self.priority.get(&ob.id).copied().unwrap_or(false);
+        }
+        self.last_emitted_s = Some(t);
+        self.stats.n_frames += 1;
+        out.push(frame);
+    }
+
+    fn apply(&mut self, msg: &SimMessage) {
+        match msg {
+            SimMessage::Localization(m) => {
+                m.apply(&mut self.held);
+                if let Some(v) = m.speed_mps {
+                    self.pose_speed_mps = v;
+                }
+            }
+            SimMessage::Chassis(m) => {
+                m.apply(&mut self.held);
+                if let Some(v) = m.speed_mps {
+                    self.chassis_speed_mps = Some(v);
+                }
+            }
+            SimMessage::Obstacles(m) => m.apply(&mut self.held),
+            SimMessage::TrafficLights(m) => {
+                if !self.light_from_context {
+                    m.apply(&mut self.held);
+                }
+            }
+            SimMessage::RoadContext(m) => {
+                m.apply(&mut self.held);
+                if m.light_color.is_some() {
+                    self.light_from_context = true;
+                }
+                if let Some(p) = &m.priority {
+                    self.priority.clone_from(p);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,357 @@
+//! One simulator connection: the websocket handshake, then one loop that races incoming frames, outbound
+//! monitor results and cancellation, and ends with a [`ShutdownReason`].
+//!
+//! Text frames are rosbridge ops ([`crate::rosbridge`]); binary frames are protobuf envelopes. Every bad
+//! input (malformed JSON, unknown op or topic, wrong types, protobuf garbage, NaN where a number is needed,
+//! a frame above the soft size limit) is answered with a `status` error and the connection goes on. Errors
+//! are handled here, once: expected disconnects are not logged as errors.
+
+use std::collections::HashSet;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use futures_util::{SinkExt, StreamExt};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+use tokio_tungstenite::WebSocketStream;
+use tokio_util::sync::CancellationToken;
+
+use crate::message::{Channel, Payload, SimMessage};
+use crate::pipeline::{ConnLink, ModelStore, MonitorHandle, OutTopic, Outbound};
+use crate::rosbridge::{self, Op};
+use crate::server::BridgeConfig;
+use crate::shutdown::ShutdownReason;
+
+/// The topic that carries interventions.
+pub const INTERVENTION_TOPIC: &str = "/avguard/intervention";
+/// The topic that carries per-frame risk.
+pub const RISK_TOPIC: &str = "/avguard/risk";
+/// The control topic (`{"command": "reload"}`).
+pub const CONTROL_TOPIC: &str = "/avguard/control";
+
+/// What every connection task shares.
+pub struct ConnCtx {
+    /// The monitor stage.
+    pub monitor: MonitorHandle,
+    /// The swappable model.
+    pub models: Arc<ModelStore>,
+    /// Settings.
+    pub config: BridgeConfig,
+}
+
+/// Serves one TCP connection until it ends; returns why.
+// The handshake callback's error type is fixed by tungstenite's `Callback` trait.
+#[allow(clippy::result_large_err)]
+pub async fn serve(
+    stream: TcpStream,
+    id: u64,
+    ctx: Arc<ConnCtx>,
+    cancel: CancellationToken,
+) -> ShutdownReason {
+    let token = ctx.config.token.clone();
+    let check = move |req: &Request, resp: Response| -> Result<Response, ErrorResponse> {
+        match &token {
+            Some(expected) if !query_token_matches(req.uri().query(), expected) => {
+                let mut err = ErrorResponse::new(Some("missing or wrong token".to_owned()));
+                *err.status_mut() = tokio_tungstenite::tungstenite::http::StatusCode::UNAUTHORIZED;
+                Err(err)
+            }
+            _ => Ok(resp),
+        }
+    };
+    let ws_config = WebSocketConfig::default()
+        .max_message_size(Some(ctx.config.hard_frame_bytes))
+        .max_frame_size(Some(ctx.config.hard_frame_bytes));
+    let handshake = tokio_tungstenite::accept_hdr_async_with_config(stream, check, Some(ws_config));
+    let ws = tokio::select! {
+        () = cancel.cancelled() => return ShutdownReason::ServerShutdown,
+        ws = handshake => match ws {
+            Ok(ws) => ws,
+            Err(err) => {
+                tracing::debug!(conn = id, %err, "handshake failed");
+                return ShutdownReason::HandshakeFailed;
+            }
+        },
+    };
+    let (link, out_rx) = ConnLink::new(id, ctx.config.outbound_capacity);
+    let mut conn = Conn {
+        ws,
+        link,
+        ctx,
+        subscribed: HashSet::new(),
+    };
+    let reason = conn.run(out_rx, &cancel).await;
+    conn.ctx.monitor.close(&conn.link);
+    reason
+}
+
+fn query_token_matches(query: Option<&str>, expected: &str) -> bool {
+    query
+        .unwrap_or("")
+        .split('&')
+        .any(|kv| kv.strip_prefix("token=") == Some(expected))
+}
+
+struct Conn {
+    ws: WebSocketStream<TcpStream>,
+    link: Arc<ConnLink>,
+    ctx: Arc<ConnCtx>,
+    subscribed: HashSet<OutTopic>,
+}
+
+/// The outcome of sending to the client.
+type Sent = Result<(), ShutdownReason>;
+
+impl Conn {
+    async fn run(
+        &mut self,
+        mut out_rx: tokio::sync::mpsc::Receiver<Outbound>,
+        cancel: &CancellationToken,
+    ) -> ShutdownReason {
+        loop {
+            let step: Sent = tokio::select! {
+                () = cancel.cancelled() => {
+                    let reason = if self.ctx.monitor.is_quitting() {
+                        ShutdownReason::MonitorGone
+                    } else {
+                        ShutdownReason::ServerShutdown
+                    };
+                    return self.close(CloseCode::Away, "avguard bridge shutting down", reason).await;
+                }
+                out = out_rx.recv() => match out {
+                    Some(out) => self.forward(out).await,
+                    // The link holds a sender, so the queue cannot close while we run.
+                    None => Err(ShutdownReason::MonitorGone),
+                },
+                incoming = self.ws.next() => match incoming {
+                    None | Some(Ok(Message::Close(_))) => return ShutdownReason::ClientClosed,
+                    Some(Ok(msg)) => self.handle(msg).await,
+                    Some(Err(err)) => return classify(&err),
+                },
+            };
+            if let Err(reason) = step {
+                return reason;
+            }
+            if self.link.overflowed.load(Ordering::SeqCst) {
+                return self
+                    .close(
+                        CloseCode::Policy,
+                        "client too slow: interventions backed up",
+                        ShutdownReason::SlowClient,
+                    )
+                    .await;
+            }
+        }
+    }
+
+    async fn close(
+        &mut self,
+        code: CloseCode,
+        why: &str,
+        reason: ShutdownReason,
+    ) -> ShutdownReason {
+        let frame = CloseFrame {
+            code,
+            reason: why.into(),
+        };
+        // The client may already be gone; closing is best effort, bounded by the send timeout.
+        let _ =
+            tokio::time::timeout(self.ctx.config.send_timeout, self.ws.close(Some(frame))).await;
+        reason
+    }
+
+    async fn send_text(&mut self, text: String) -> Sent {
+        match tokio::time::timeout(
+            self.ctx.config.send_timeout,
+            self.ws.send(Message::text(text)),
+        )
+        .await
+        {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(err)) => Err(classify(&err)),
+            Err(_) => Err(ShutdownReason::SlowClient),
+        }
+    }
+
+    async fn status(&mut self, level: &str, id: Option<&str>, msg: &str) -> Sent {
+        self.send_text(rosbridge::status(level, id, msg)).await
+    }
+
+    async fn forward(&mut self, out: Outbound) -> Sent {
+        if !self.subscribed.contains(&out.topic) {
+            return Ok(());
+        }
+        let topic = match out.topic {
+            OutTopic::Intervention => INTERVENTION_TOPIC,
+            OutTopic::Risk => RISK_TOPIC,
+        };
+        self.send_text(rosbridge::publish(topic, &out.msg_json))
+            .await
+    }
+
+    async fn handle(&mut self, msg: Message) -> Sent {
+        let limit = self.ctx.config.max_frame_bytes;
+        match msg {
+            Message::Text(text) => {
+                if text.len() > limit {
+                    return self
+                        .reject(
+                            None,
+                            &format!(
+                                "frame of {} bytes exceeds the {limit}-byte limit",
+                                text.len()
+                            ),
+                        )
+                        .await;
+                }
+                for (id, op) in Op::parse_frame(text.as_str()) {
+                    match op {
+                        Ok(op) => self.handle_op(op).await?,
+                        Err(err) => self.reject(id.as_deref(), &err.to_string()).await?,
+                    }
+                }
+                Ok(())
+            }
+            Message::Binary(bytes) => {
+                if bytes.len() > limit {
+                    return self
+                        .reject(
+                            None,
+                            &format!(
+                                "frame of {} bytes exceeds the {limit}-byte limit",
+                                bytes.len()
+                            ),
+                        )
+                        .await;
+                }
+                match SimMessage::decode_envelope(&bytes) {
+                    Ok(msg) => {
+                        self.ctx.monitor.send(&self.link, msg);
+                        Ok(())
+                    }
+                    Err(err) => self.reject(None, &err.to_string()).await,
+                }
+            }
+            // Pings are answered by tungstenite; pongs and raw frames need nothing.
+            _ => Ok(()),
+        }
+    }
+
+    async fn reject(&mut self, id: Option<&str>, why: &str) -> Sent {
+        self.ctx
+            .monitor
+            .metrics()
+            .n_decode_errors
+            .fetch_add(1, Ordering::Relaxed);
+        self.status("error", id, why).await
+    }
+
+    async fn handle_op(&mut self, op: Op) -> Sent {
+        match op {
+            Op::Publish { id, topic, msg } => {
+                if topic == CONTROL_TOPIC {
+                    return self.control(id.as_deref(), &msg).await;
+                }
+                match SimMessage::decode(&topic, Payload::Json(&msg)) {
+                    Ok(m) => {
+                        self.ctx.monitor.send(&self.link, m);
+                        Ok(())
+                    }
+                    Err(err) => self.reject(id.as_deref(), &err.to_string()).await,
+                }
+            }
+            Op::Advertise { id, topic } => {
+                if Channel::from_topic(&topic).is_some() || topic == CONTROL_TOPIC {
+                    Ok(())
+                } else {
+                    self.reject(id.as_deref(), &format!("unknown topic {topic:?}: avguard does not consume it"))
+                        .await
+                }
+            }
+            Op::Subscribe { id, topic } => match out_topic(&topic) {
+                Some(t) => {
+                    if t == OutTopic::Risk {
+                        self.link.wants_risk.store(true, Ordering::Relaxed);
+                    }
+                    self.subscribed.insert(t);
+                    Ok(())
+                }
+                None => {
+                    self.reject(id.as_deref(), &format!("unknown topic {topic:?}: avguard publishes {INTERVENTION_TOPIC} and {RISK_TOPIC}"))
+                        .await
+                }
+            },
+            Op::Unsubscribe { topic, .. } => {
+                if let Some(t) = out_topic(&topic) {
+                    if t == OutTopic::Risk {
+                        self.link.wants_risk.store(false, Ordering::Relaxed);
+                    }
+                    self.subscribed.remove(&t);
+                }
+                Ok(())
+            }
+            Op::Unadvertise { .. } => Ok(()),
+        }
+    }
+
+    async fn control(&mut self, id: Option<&str>, msg: &serde_json::Value) -> Sent {
+        if msg.get("command").and_then(serde_json::Value::as_str) != Some("reload") {
+            return self
+                .reject(id, "control: expected {\"command\": \"reload\"}")
+                .await;
+        }
+        let Some(reload) = self.ctx.config.reload.clone() else {
+            return self
+                .reject(id, "control: this bridge has no model file to reload")
+                .await;
+        };
+        match tokio::task::spawn_blocking(move || reload()).await {
+            Ok(Ok(factory)) => {
+                let generation = self.ctx.models.swap(factory);
+                self.status(
+                    "info",
+                    id,
+                    &format!("model reloaded (generation {generation})"),
+                )
+                .await
+            }
+            Ok(Err(err)) => self.reject(id, &format!("reload failed: {err}")).await,
+            Err(_) => self.reject(id, "reload failed: the loader panicked").await,
+        }
+    }
+}
+
+fn out_topic(topic: &str) -> Option<OutTopic> {
+    match topic {
+        INTERVENTION_TOPIC => Some(OutTopic::Intervention),
+        RISK_TOPIC => Some(OutTopic::Risk),
+        _ => None,
+    }
+}
+
+/// Expected endings are not errors; anything else is logged once, here.
+fn classify(err: &WsError) -> ShutdownReason {
+    match err {
+        WsError::ConnectionClosed | WsError::AlreadyClosed => ShutdownReason::ClientClosed,
+        WsError::Io(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::ConnectionReset
+                    | std::io::ErrorKind::BrokenPipe
+                    | std::io::ErrorKind::UnexpectedEof
+            ) =>
+        {
+            ShutdownReason::ClientClosed
+        }
+        WsError::Protocol(_) | WsError::Capacity(_) | WsError::Utf8(_) => {
+            ShutdownReason::ProtocolError
+        }
+        other => {
+            tracing::warn!(err = %other, "connection error");
+            ShutdownReason::ProtocolError
+        }
+    }
+}

@@ -1,0 +1,60 @@
+//! The prediction log: one JSON line per alarm start, alarm end, violation and intervention.
+//!
+//! Each line is written and flushed on its own (events are rare: a few per run), so a crash or SIGTERM
+//! loses no completed line. The lines carry the connection id, frame time, property, probability and θ, so
+//! seconds-ahead figures (violation time − first alarm time) can be computed afterwards.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::sync::Mutex;
+
+use serde_json::json;
+
+use crate::enforce::{Event, Intervention};
+
+/// A shared JSON-lines writer. A std `Mutex` is enough: writes are rare and short, never across an await.
+#[derive(Debug)]
+pub struct PredictionLog {
+    out: Mutex<BufWriter<File>>,
+}
+
+impl PredictionLog {
+    /// Creates (truncates) the log file.
+    pub fn create(path: &Path) -> std::io::Result<Self> {
+        Ok(PredictionLog {
+            out: Mutex::new(BufWriter::new(File::create(path)?)),
+        })
+    }
+
+    /// Writes one event of connection `conn` as a line and flushes it.
+    pub fn write(&self, conn: u64, event: &Event) -> std::io::Result<()> {
+        let line = match event {
+            Event::AlarmStart(i) => line("alarm_start", conn, i),
+            Event::AlarmEnd(i) => line("alarm_end", conn, i),
+            Event::Violation { t, property } => {
+                json!({"event": "violation", "conn": conn, "t": t, "property": property})
+            }
+        };
+        self.write_value(&line)
+    }
+
+    /// Writes an `intervention` line when one left for the simulator.
+    pub fn write_intervention(&self, conn: u64, i: &Intervention) -> std::io::Result<()> {
+        self.write_value(&line("intervention", conn, i))
+    }
+
+    fn write_value(&self, value: &serde_json::Value) -> std::io::Result<()> {
+        // A poisoned lock only means another writer panicked mid-line; the file is still usable.
+        let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
+        serde_json::to_writer(&mut *out, value)?;
+        out.write_all(b"\n")?;
+        out.flush()
+    }
+}
+
+fn line(kind: &str, conn: u64, i: &Intervention) -> serde_json::Value {
+    json!({"event": kind, "conn": conn, "t": i.stamp, "property": i.property,
+        "probability": i.probability, "threshold": i.threshold, "horizon_s": i.horizon_s,
+        "action": i.action, "target_speed_mps": i.target_speed_mps, "state": i.state})
+}

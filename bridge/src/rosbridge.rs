@@ -1,0 +1,155 @@
+//! rosbridge v2 JSON ops, as a stock rosbridge client (e.g. roslibpy) sends them.
+//!
+//! Only the ops the bridge serves are modelled: `advertise`, `unadvertise`, `publish`, `subscribe`,
+//! `unsubscribe`; the op string is matched once in [`Op::parse`]. Extra keys (`type`, `latch`,
+//! `queue_size`, `throttle_rate`, `compression`, ...) are accepted and ignored. Replies are `status` ops.
+
+use serde_json::{json, Value};
+
+/// One parsed client op.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    /// The client will publish on `topic`.
+    Advertise {
+        /// Request id, echoed in status replies.
+        id: Option<String>,
+        /// Topic.
+        topic: String,
+    },
+    /// The client stops publishing on `topic`.
+    Unadvertise {
+        /// Request id.
+        id: Option<String>,
+        /// Topic.
+        topic: String,
+    },
+    /// A message on `topic`.
+    Publish {
+        /// Request id.
+        id: Option<String>,
+        /// Topic.
+        topic: String,
+        /// The message.
+        msg: Value,
+    },
+    /// The client wants messages of `topic`.
+    Subscribe {
+        /// Request id.
+        id: Option<String>,
+        /// Topic.
+        topic: String,
+    },
+    /// The client no longer wants `topic`.
+    Unsubscribe {
+        /// Request id.
+        id: Option<String>,
+        /// Topic.
+        topic: String,
+    },
+}
+
+/// Why a text frame is not a usable op.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum OpError {
+    /// Not JSON.
+    #[error("malformed JSON: {0}")]
+    Json(String),
+    /// JSON but not an object with a string `op`.
+    #[error("expected a JSON object with a string \"op\"")]
+    NoOp,
+    /// An op the bridge does not serve.
+    #[error("unsupported op {0:?}")]
+    UnknownOp(String),
+    /// A required key is missing or has the wrong type.
+    #[error("op {op}: missing or invalid {key:?}")]
+    Field {
+        /// The op.
+        op: &'static str,
+        /// The key.
+        key: &'static str,
+    },
+}
+
+impl Op {
+    /// Parses every JSON object in a text frame (rosbridge tolerates several concatenated objects).
+    /// Each element carries the op's `id` (when readable) alongside the result.
+    pub fn parse_frame(text: &str) -> Vec<(Option<String>, Result<Op, OpError>)> {
+        let mut out = Vec::new();
+        for value in serde_json::Deserializer::from_str(text).into_iter::<Value>() {
+            match value {
+                Ok(v) => {
+                    let id = v.get("id").and_then(Value::as_str).map(str::to_owned);
+                    out.push((id, Op::parse(v)));
+                }
+                Err(e) => {
+                    out.push((None, Err(OpError::Json(e.to_string()))));
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    /// Parses one op object.
+    pub fn parse(mut v: Value) -> Result<Op, OpError> {
+        let id = v.get("id").and_then(Value::as_str).map(str::to_owned);
+        let op = v
+            .get("op")
+            .and_then(Value::as_str)
+            .ok_or(OpError::NoOp)?
+            .to_owned();
+        let topic = |v: &Value, op: &'static str| {
+            v.get("topic")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .ok_or(OpError::Field { op, key: "topic" })
+        };
+        match op.as_str() {
+            "advertise" => Ok(Op::Advertise {
+                topic: topic(&v, "advertise")?,
+                id,
+            }),
+            "unadvertise" => Ok(Op::Unadvertise {
+                topic: topic(&v, "unadvertise")?,
+                id,
+            }),
+            "subscribe" => Ok(Op::Subscribe {
+                topic: topic(&v, "subscribe")?,
+                id,
+            }),
+            "unsubscribe" => Ok(Op::Unsubscribe {
+                topic: topic(&v, "unsubscribe")?,
+                id,
+            }),
+            "publish" => {
+                let topic = topic(&v, "publish")?;
+                let msg = v
+                    .get_mut("msg")
+                    .map(Value::take)
+                    .filter(Value::is_object)
+                    .ok_or(OpError::Field {
+                        op: "publish",
+                        key: "msg",
+                    })?;
+                Ok(Op::Publish { id, topic, msg })
+            }
+            _ => Err(OpError::UnknownOp(op)),
+        }
+    }
+}
+
+/// A `status` op.
+pub fn status(level: &str, id: Option<&str>, msg: &str) -> String {
+    let mut v = json!({"op": "status", "level": level, "msg": msg});
+    if let Some(id) = id {
+        v["id"] = json!(id);
+    }
+    v.to_string()
+}
+
+/// A `publish` op carrying an already serialized `msg` object.
+pub fn publish(topic: &str, msg_json: &str) -> String {
+    // `topic` is one of our fixed topic names (no characters to escape); `msg_json` is a JSON object.
+    format!("{{\"op\":\"publish\",\"topic\":\"{topic}\",\"msg\":{msg_json}}}")
+}

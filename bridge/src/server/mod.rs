@@ -1,0 +1,194 @@
+//! The accept loop: binds connections to the monitor, caps their number, and shuts everything down on
+//! one cancellation tree.
+//!
+//! [`run`] takes the listener and the shutdown future as parameters (tests bind port 0 and cancel at
+//! will). Each connection runs in its own task with a child [`CancellationToken`]; a panicking monitor
+//! worker cancels the root token, so the whole bridge stops rather than half-working. After the accept loop
+//! ends, every connection gets `shutdown_grace` to close with a reason, then the monitor threads are told to
+//! quit and joined, and the prediction log (flushed per line) is closed.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::connection::{self, ConnCtx};
+use crate::decide::DecideFactory;
+use crate::pipeline::{Metrics, ModelStore, Monitor, MonitorConfig};
+use crate::predlog::PredictionLog;
+use crate::shutdown::ShutdownReason;
+
+#[cfg(test)]
+mod tests;
+
+/// Loads a new model for a reload request (control message or SIGHUP).
+pub type Reloader = Arc<dyn Fn() -> Result<Box<dyn DecideFactory>, String> + Send + Sync>;
+
+/// Bridge settings.
+#[derive(Clone)]
+pub struct BridgeConfig {
+    /// Frames larger than this get a `status` error and are dropped, bytes.
+    pub max_frame_bytes: usize,
+    /// Frames beyond this close the connection (websocket "message too big"), bytes.
+    pub hard_frame_bytes: usize,
+    /// Simultaneous simulator connections; more are refused.
+    pub max_connections: usize,
+    /// Shared secret clients pass as `?token=...` in the URL; `None` = no check (loopback use).
+    pub token: Option<String>,
+    /// Capacity of each connection's outbound queue (see `ConnLink::new` for its policy).
+    pub outbound_capacity: usize,
+    /// A send to a client that takes longer than this closes the connection as too slow.
+    pub send_timeout: Duration,
+    /// Time connections get to close after shutdown starts.
+    pub shutdown_grace: Duration,
+    /// Monitor stage settings.
+    pub monitor: MonitorConfig,
+    /// Prediction log path.
+    pub log_path: Option<PathBuf>,
+    /// Reload hook for `/avguard/control` `{"command": "reload"}`.
+    pub reload: Option<Reloader>,
+}
+
+/// What happened during a run.
+#[derive(Debug, Default)]
+pub struct RunReport {
+    /// How each connection ended.
+    pub connection_reasons: Vec<ShutdownReason>,
+    /// Connections refused because the limit was reached.
+    pub n_refused: u64,
+    /// Monitor workers that panicked.
+    pub n_worker_panics: usize,
+    /// Data-plane drops.
+    pub n_data_dropped: u64,
+    /// Frames stepped.
+    pub n_frames: u64,
+    /// Interventions queued.
+    pub n_interventions: u64,
+    /// Rejected messages.
+    pub n_decode_errors: u64,
+    /// Connection tasks that did not finish within the grace period (aborted).
+    pub n_aborted: usize,
+}
+
+/// Errors that stop the bridge before it serves.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BridgeError {
+    /// The prediction log could not be created.
+    #[error("cannot create prediction log {path}: {source}")]
+    Log {
+        /// Path.
+        path: PathBuf,
+        /// Cause.
+        source: std::io::Error,
+    },
+    /// The monitor threads could not be started.
+    #[error("cannot start monitor threads: {0}")]
+    Threads(std::io::Error),
+}
+
+/// Serves `listener` until `shutdown` completes (or a monitor worker dies).
+pub async fn run(
+    listener: TcpListener,
+    config: BridgeConfig,
+    models: Arc<ModelStore>,
+    shutdown: impl Future<Output = ()>,
+) -> Result<RunReport, BridgeError> {
+    let log = match &config.log_path {
+        Some(path) => Some(Arc::new(PredictionLog::create(path).map_err(|source| {
+            BridgeError::Log {
+                path: path.clone(),
+                source,
+            }
+        })?)),
+        None => None,
+    };
+    let root = CancellationToken::new();
+    let metrics = Arc::new(Metrics::default());
+    let monitor = Monitor::start(
+        config.monitor,
+        Arc::clone(&models),
+        log,
+        Arc::clone(&metrics),
+        root.clone(),
+    )
+    .map_err(BridgeError::Threads)?;
+    let ctx = Arc::new(ConnCtx {
+        monitor: monitor.handle(),
+        models,
+        config: config.clone(),
+    });
+    // Caps simultaneous connections; a permit travels with each connection task.
+    let permits = Arc::new(Semaphore::new(config.max_connections.max(1)));
+    let mut tasks = JoinSet::new();
+    let mut report = RunReport::default();
+    let mut next_id: u64 = 0;
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            () = &mut shutdown => break,
+            () = root.cancelled() => break,
+            accepted = listener.accept() => {
+                let (stream, peer): (_, SocketAddr) = match accepted {
+                    Ok(a) => a,
+                    Err(err) => {
+                        // Per-connection accept errors (e.g. the peer reset) do not stop the server.
+                        tracing::debug!(%err, "accept failed");
+                        continue;
+                    }
+                };
+                let Ok(permit) = Arc::clone(&permits).try_acquire_owned() else {
+                    report.n_refused += 1;
+                    tracing::warn!(%peer, "connection refused: limit reached");
+                    continue;
+                };
+                next_id += 1;
+                let token = root.child_token();
+                let ctx = Arc::clone(&ctx);
+                let id = next_id;
+                tasks.spawn(async move {
+                    let reason = connection::serve(stream, id, ctx, token).await;
+                    drop(permit);
+                    reason
+                });
+            }
+            Some(done) = tasks.join_next(), if !tasks.is_empty() => {
+                if let Ok(reason) = done {
+                    report.connection_reasons.push(reason);
+                }
+            }
+        }
+    }
+    root.cancel();
+    let grace = tokio::time::sleep(config.shutdown_grace);
+    tokio::pin!(grace);
+    loop {
+        tokio::select! {
+            done = tasks.join_next() => match done {
+                Some(Ok(reason)) => report.connection_reasons.push(reason),
+                Some(Err(_)) => {}
+                None => break,
+            },
+            () = &mut grace => {
+                report.n_aborted = tasks.len();
+                tasks.shutdown().await;
+                break;
+            }
+        }
+    }
+    report.n_worker_panics = tokio::task::spawn_blocking(move || monitor.shutdown())
+        .await
+        .unwrap_or(1);
+    report.n_data_dropped = metrics.n_data_dropped.load(Ordering::Relaxed);
+    report.n_frames = metrics.n_frames.load(Ordering::Relaxed);
+    report.n_interventions = metrics.n_interventions.load(Ordering::Relaxed);
+    report.n_decode_errors = metrics.n_decode_errors.load(Ordering::Relaxed);
+    Ok(report)
+}

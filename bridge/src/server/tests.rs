@@ -1,0 +1,400 @@
+//! End-to-end tests of the live path over real loopback websockets (port 0), with a scripted decision
+//! double: risk 0.9 once the ego passes x = 5 m, a violation at x ≥ 8 m, a panic at x = 99 m.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::{SinkExt, StreamExt};
+use laws::Frame;
+use serde_json::{json, Value};
+use tokio::net::TcpListener;
+use tokio_tungstenite::tungstenite::Message;
+
+use super::*;
+use crate::assemble::AssemblerConfig;
+use crate::decide::{Decide, Decision, PropertyRisk};
+use crate::enforce::{Action, EnforceConfig};
+
+struct Scripted;
+impl Decide for Scripted {
+    fn step(&mut self, f: &Frame) -> Decision {
+        assert!(f.x != 99.0, "injected monitor panic");
+        Decision {
+            properties: vec![PropertyRisk {
+                name: "stop_line".into(),
+                state_bits: if f.x >= 5.0 { "11".into() } else { "01".into() },
+                state_words: "near stop line".into(),
+                risk: if f.x >= 5.0 { 0.9 } else { 0.1 },
+                violated: f.x >= 8.0,
+                likely_path: vec!["11".into(), "unsafe".into()],
+                expected_time_s: Some(0.8),
+            }],
+        }
+    }
+}
+struct ScriptedFactory;
+impl DecideFactory for ScriptedFactory {
+    fn session(&self) -> Box<dyn Decide> {
+        Box::new(Scripted)
+    }
+    fn label(&self) -> String {
+        "scripted".into()
+    }
+}
+
+fn config(log: Option<PathBuf>) -> BridgeConfig {
+    BridgeConfig {
+        max_frame_bytes: 4096,
+        hard_frame_bytes: 64 * 1024,
+        max_connections: 8,
+        token: None,
+        outbound_capacity: 64,
+        send_timeout: Duration::from_secs(2),
+        shutdown_grace: Duration::from_secs(2),
+        monitor: MonitorConfig {
+            n_workers: 2,
+            data_capacity: 1024,
+            assembler: AssemblerConfig::default(),
+            enforce: EnforceConfig {
+                threshold: 0.5,
+                action: Action::Stop,
+                ..Default::default()
+            },
+        },
+        log_path: log,
+        reload: None,
+    }
+}
+
+type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+struct Running {
+    addr: SocketAddr,
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<Result<RunReport, BridgeError>>,
+}
+
+async fn start(cfg: BridgeConfig) -> Running {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, rx) = tokio::sync::oneshot::channel::<()>();
+    let models = Arc::new(ModelStore::new(Box::new(ScriptedFactory)));
+    let task = tokio::spawn(run(listener, cfg, models, async move {
+        let _ = rx.await;
+    }));
+    Running { addr, stop, task }
+}
+
+async fn connect(addr: SocketAddr) -> Ws {
+    tokio_tungstenite::connect_async(format!("ws://{addr}/"))
+        .await
+        .unwrap()
+        .0
+}
+
+async fn send(ws: &mut Ws, v: Value) {
+    ws.send(Message::text(v.to_string())).await.unwrap();
+}
+
+/// Next text frame as JSON (5 s guard against hangs).
+async fn recv(ws: &mut Ws) -> Value {
+    loop {
+        let msg = tokio::time::timeout(Duration::from_secs(5), ws.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        if let Message::Text(t) = msg {
+            return serde_json::from_str(t.as_str()).unwrap();
+        }
+    }
+}
+
+fn pose(t: f64, x: f64) -> Value {
+    json!({"op": "publish", "topic": "/apollo/localization/pose",
+        "msg": {"measurementTime": t, "pose": {"position": {"x": x, "y": 0.0}, "heading": 0.0}}})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn intervention_once_per_episode_then_clear_and_log_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("pred.jsonl");
+    let bridge = start(config(Some(log.clone()))).await;
+    let mut ws = connect(bridge.addr).await;
+    send(
+        &mut ws,
+        json!({"op": "subscribe", "topic": "/avguard/intervention", "id": "s1"}),
+    )
+    .await;
+    send(
+        &mut ws,
+        json!({"op": "advertise", "topic": "/apollo/localization/pose", "type": "x"}),
+    )
+    .await;
+    send(
+        &mut ws,
+        json!({"op": "publish", "topic": "/avguard/road_context", "msg": {"stopline_dist": 20.0}}),
+    )
+    .await;
+    for (k, x) in [0.0, 1.0, 6.0, 7.0, 9.0, 1.0, 1.0].iter().enumerate() {
+        send(&mut ws, pose(k as f64 * 0.1, *x)).await;
+    }
+    let first = recv(&mut ws).await;
+    assert_eq!(first["op"], "publish");
+    assert_eq!(first["topic"], "/avguard/intervention");
+    let msg = &first["msg"];
+    assert_eq!(msg["action"], "stop");
+    assert_eq!(msg["property"], "stop_line");
+    assert_eq!(msg["probability"], 0.9);
+    assert_eq!(msg["target_speed_mps"], 0.0);
+    assert_eq!(msg["state"], "11");
+    assert!((msg["stamp"].as_f64().unwrap() - 0.2).abs() < 1e-9);
+    assert!(msg["explanation"]
+        .as_str()
+        .unwrap()
+        .contains("11 -> unsafe"));
+    let second = recv(&mut ws).await;
+    assert_eq!(second["msg"]["action"], "clear"); // frames 3 and 4 stay in the episode: one alarm only
+    assert!((second["msg"]["stamp"].as_f64().unwrap() - 0.5).abs() < 1e-9);
+    drop(ws);
+    bridge.stop.send(()).unwrap();
+    let report = bridge.task.await.unwrap().unwrap();
+    assert_eq!(report.n_interventions, 2);
+    let lines: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = lines.iter().map(|l| l["event"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        vec![
+            "alarm_start",
+            "intervention",
+            "violation",
+            "alarm_end",
+            "intervention"
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_gets_status_errors_and_the_connection_goes_on() {
+    let bridge = start(config(None)).await;
+    let mut ws = connect(bridge.addr).await;
+    let cases: Vec<(Message, &str)> = vec![
+        (Message::text("{not json"), "malformed JSON"),
+        (
+            Message::text(r#"{"op":"call_service","service":"x","id":"c1"}"#),
+            "unsupported op",
+        ),
+        (
+            Message::text(r#"{"op":"publish","topic":"/nope","msg":{}}"#),
+            "unknown topic",
+        ),
+        (
+            Message::text(r#"{"op":"subscribe","topic":"/nope"}"#),
+            "unknown topic",
+        ),
+        (
+            Message::text(
+                r#"{"op":"publish","topic":"/apollo/canbus/chassis","msg":{"speedMps":"fast"}}"#,
+            ),
+            "/apollo/canbus/chassis",
+        ),
+        (
+            Message::text(
+                r#"{"op":"publish","topic":"/apollo/localization/pose","msg":{"measurementTime":1,"pose":{"position":{"x":"NaN","y":0}}}}"#,
+            ),
+            "not finite",
+        ),
+        (
+            Message::text(r#"{"op":"publish","topic":"/apollo/canbus/chassis"}"#),
+            "msg",
+        ),
+        (Message::binary(vec![0xde, 0xad, 0xbe, 0xef]), "envelope"),
+        (
+            Message::text(format!(
+                r#"{{"op":"publish","topic":"/avguard/road_context","msg":{{"pad":"{}"}}}}"#,
+                "x".repeat(5000)
+            )),
+            "limit",
+        ),
+    ];
+    for (msg, expect) in cases {
+        ws.send(msg).await.unwrap();
+        let reply = recv(&mut ws).await;
+        assert_eq!(reply["op"], "status");
+        assert_eq!(reply["level"], "error");
+        assert!(
+            reply["msg"].as_str().unwrap().contains(expect),
+            "{reply} should mention {expect:?}"
+        );
+    }
+    // Still alive: a valid subscription and pose produce an intervention.
+    send(
+        &mut ws,
+        json!({"op": "subscribe", "topic": "/avguard/intervention"}),
+    )
+    .await;
+    send(&mut ws, pose(0.0, 6.0)).await;
+    assert_eq!(recv(&mut ws).await["msg"]["action"], "stop");
+    bridge.stop.send(()).unwrap();
+    let report = bridge.task.await.unwrap().unwrap();
+    assert_eq!(report.n_decode_errors, 9);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn binary_envelopes_and_separate_state_per_connection() {
+    use crate::wire::apollo::{common, localization};
+    let bridge = start(config(None)).await;
+    let mut a = connect(bridge.addr).await;
+    let mut b = connect(bridge.addr).await;
+    for ws in [&mut a, &mut b] {
+        send(
+            ws,
+            json!({"op": "subscribe", "topic": "/avguard/intervention"}),
+        )
+        .await;
+    }
+    let envelope = |t: f64, x: f64| {
+        let loc = localization::LocalizationEstimate {
+            measurement_time: Some(t),
+            pose: Some(localization::Pose {
+                position: Some(common::PointEnu {
+                    x: Some(x),
+                    y: Some(0.0),
+                    z: None,
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let env = crate::wire::Envelope {
+            channel: "/apollo/localization/pose".into(),
+            payload: prost::Message::encode_to_vec(&loc),
+        };
+        Message::binary(prost::Message::encode_to_vec(&env))
+    };
+    // Connection a crosses θ at t = 0.1; b never does but uses the same times.
+    a.send(envelope(0.0, 0.0)).await.unwrap();
+    b.send(envelope(0.0, 0.0)).await.unwrap();
+    a.send(envelope(0.1, 6.0)).await.unwrap();
+    b.send(envelope(0.1, 1.0)).await.unwrap();
+    b.send(envelope(0.2, 6.0)).await.unwrap();
+    let ma = recv(&mut a).await;
+    let mb = recv(&mut b).await;
+    assert!((ma["msg"]["stamp"].as_f64().unwrap() - 0.1).abs() < 1e-9);
+    assert!((mb["msg"]["stamp"].as_f64().unwrap() - 0.2).abs() < 1e-9);
+    bridge.stop.send(()).unwrap();
+    let report = bridge.task.await.unwrap().unwrap();
+    assert_eq!(report.n_frames, 5);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_closes_clients_with_a_reason_and_joins_quickly() {
+    let bridge = start(config(None)).await;
+    let mut a = connect(bridge.addr).await;
+    let mut b = connect(bridge.addr).await;
+    send(&mut a, pose(0.0, 0.0)).await;
+    send(&mut b, pose(0.0, 0.0)).await;
+    let began = Instant::now();
+    bridge.stop.send(()).unwrap();
+    let report = tokio::time::timeout(Duration::from_secs(3), bridge.task)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(
+        began.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        began.elapsed()
+    );
+    assert_eq!(report.n_aborted, 0);
+    assert_eq!(report.n_worker_panics, 0);
+    assert_eq!(
+        report.connection_reasons,
+        vec![ShutdownReason::ServerShutdown; 2]
+    );
+    for ws in [&mut a, &mut b] {
+        let close = loop {
+            match ws.next().await {
+                Some(Ok(Message::Close(c))) => break c,
+                Some(Ok(_)) => continue,
+                other => panic!("expected a close frame, got {other:?}"),
+            }
+        };
+        assert!(close.unwrap().reason.contains("shutting down"));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_monitor_worker_stops_every_thread_and_task() {
+    let bridge = start(config(None)).await;
+    let mut ws = connect(bridge.addr).await;
+    send(&mut ws, pose(0.0, 99.0)).await;
+    // No stop signal: the panic alone must bring the bridge down.
+    let report = tokio::time::timeout(Duration::from_secs(5), bridge.task)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(report.n_worker_panics, 1);
+    assert_eq!(report.connection_reasons, vec![ShutdownReason::MonitorGone]);
+    drop(bridge.stop);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn token_is_required_when_configured() {
+    let mut cfg = config(None);
+    cfg.token = Some("s3cret".into());
+    let bridge = start(cfg).await;
+    assert!(
+        tokio_tungstenite::connect_async(format!("ws://{}/", bridge.addr))
+            .await
+            .is_err()
+    );
+    let ok = tokio_tungstenite::connect_async(format!("ws://{}/?token=s3cret", bridge.addr)).await;
+    assert!(ok.is_ok());
+    bridge.stop.send(()).unwrap();
+    let report = bridge.task.await.unwrap().unwrap();
+    assert!(report
+        .connection_reasons
+        .contains(&ShutdownReason::HandshakeFailed));
+}
+
+/// The stock Python rosbridge client `roslibpy`, unmodified, publishes Apollo JSON and receives an
+/// intervention. Fails (naming the package) when roslibpy is not installed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn roslibpy_client_publishes_and_receives_interventions() {
+    let bridge = start(config(None)).await;
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/py/bridge_roslibpy.py");
+    let port = bridge.addr.port().to_string();
+    let output = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("python3")
+            .arg(script)
+            .arg(port)
+            .output()
+    })
+    .await
+    .unwrap()
+    .expect("python3 must be installed to run the roslibpy interop test");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "roslibpy script failed ({}): {stderr}",
+        output.status
+    );
+    let msg: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(msg["action"], "stop");
+    assert_eq!(msg["property"], "stop_line");
+    assert!(
+        (msg["stamp"].as_f64().unwrap() - 100.2).abs() < 1e-6,
+        "{msg}"
+    );
+    bridge.stop.send(()).unwrap();
+    let report = bridge.task.await.unwrap().unwrap();
+    assert_eq!(report.n_decode_errors, 0);
+}

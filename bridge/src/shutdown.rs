@@ -1,0 +1,18 @@
+//! Why a task ended. Every connection and the accept loop report one.
+
+/// The reason a bridge task stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShutdownReason {
+    /// The client sent Close or the stream ended.
+    ClientClosed,
+    /// The server is shutting down (signal or cancelled token).
+    ServerShutdown,
+    /// A websocket protocol error (including frames beyond the hard size limit).
+    ProtocolError,
+    /// The client did not read its interventions fast enough.
+    SlowClient,
+    /// The handshake failed (bad request or wrong token).
+    HandshakeFailed,
+    /// The monitor stage stopped (e.g. a worker panicked).
+    MonitorGone,
+}
