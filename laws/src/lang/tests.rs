@@ -131,3 +131,29 @@ proptest! {
         prop_assert_eq!(first.laws()[0].formula().to_string(), second.laws()[0].formula().to_string());
     }
 }
+
+#[test]
+fn shipped_law_files_parse_and_compile() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("specs");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "law"))
+        .collect();
+    paths.sort();
+    let sources: Vec<LawSource> = paths
+        .iter()
+        .map(|p| LawSource { name: p.display().to_string(), text: std::fs::read_to_string(p).unwrap() })
+        .collect();
+    let set = LawSet::parse(&sources).unwrap();
+    for name in ["law38_sub2", "law38", "law51_sub5", "law51", "law53", "no_collision", "p2g_rule38_2", "p2g_rule51_5", "p2g_rule53"] {
+        assert!(set.index_of(name).is_some(), "{name} missing");
+    }
+    let ev = crate::Evaluator::new(&set, &crate::EvalConfig::default()).unwrap();
+    let i = set.index_of("law51_sub5").unwrap();
+    assert_eq!(ev.horizon(i), Some(20));
+    assert!(ev.has_guard(i));
+    let atoms: Vec<String> = set.laws()[i].atoms().iter().map(|a| a.to_string()).collect();
+    assert_eq!(atoms, ["trafficLightAhead.color==1", "stoplineAhead<=2", "junctionAhead<=2", "NPCAhead<=0.5", "speed<0.5"]);
+    assert_eq!(ev.horizon(set.index_of("p2g_rule53").unwrap()), Some(2000));
+}
