@@ -20,7 +20,10 @@ pub fn shipped_laws() -> LawSet {
     paths.sort();
     let sources: Vec<LawSource> = paths
         .iter()
-        .map(|p| LawSource { name: p.display().to_string(), text: std::fs::read_to_string(p).expect("read law") })
+        .map(|p| LawSource {
+            name: p.display().to_string(),
+            text: std::fs::read_to_string(p).expect("read law"),
+        })
         .collect();
     LawSet::parse(&sources).expect("shipped laws parse")
 }
@@ -55,7 +58,10 @@ pub fn random_trace(seed: u64, n: usize, change_p: f64) -> Vec<Signals> {
         (Signal::Speed, &[0.0, 0.3, 0.5, 1.0, 10.0, 29.0, 31.0, 60.0]),
         (Signal::LightColor, &[0.0, 1.0, 2.0, 3.0]),
         (Signal::LightBlink, &[0.0, 1.0]),
-        (Signal::StoplineAhead, &[0.0, 0.3, 0.5, 1.0, 2.0, 3.0, 3.5, 5.0, INF]),
+        (
+            Signal::StoplineAhead,
+            &[0.0, 0.3, 0.5, 1.0, 2.0, 3.0, 3.5, 5.0, INF],
+        ),
         (Signal::JunctionAhead, &[0.0, 0.5, 1.0, 2.0, 5.0, INF]),
         (Signal::CrosswalkAhead, &[1.0, 5.0, 8.0, INF]),
         (Signal::NpcAhead, &[0.0, 0.3, 0.5, 1.0, 2.0, 8.0, 20.0, INF]),
@@ -100,7 +106,13 @@ pub fn approach_trace(seed: u64, n: usize) -> Vec<Signals> {
     (0..n)
         .map(|k| {
             let mut s = Signals::default();
-            let color = if k < 30 { 3.0 } else if k < 60 { 2.0 } else { 1.0 };
+            let color = if k < 30 {
+                3.0
+            } else if k < 60 {
+                2.0
+            } else {
+                1.0
+            };
             if k >= brake_at {
                 speed_kmh = (speed_kmh - 2.0).max(0.0);
             }
@@ -108,7 +120,14 @@ pub fn approach_trace(seed: u64, n: usize) -> Vec<Signals> {
             s.set(Signal::Speed, speed_kmh);
             s.set(Signal::LightColor, color);
             s.set(Signal::SignalAhead, 1.0);
-            s.set(Signal::StoplineAhead, if dist_m >= 0.0 { (dist_m * 10.0).round() / 10.0 } else { INF });
+            s.set(
+                Signal::StoplineAhead,
+                if dist_m >= 0.0 {
+                    (dist_m * 10.0).round() / 10.0
+                } else {
+                    INF
+                },
+            );
             s.set(Signal::JunctionAhead, (dist_m + 1.0).max(0.0));
             s.set(Signal::LaneNumber, if dist_m >= -1.0 { 2.0 } else { 0.0 });
             s.set(Signal::SpeedUpper, 50.0);
@@ -124,9 +143,21 @@ fn to_rtamt(f: &Formula, atom_index: &dyn Fn(&laws::Atom) -> usize) -> Option<St
         Formula::Const(_) => return None,
         Formula::Atom(a) => format!("(a{} >= 0.5)", atom_index(a)),
         Formula::Not(p) => format!("(not {})", to_rtamt(p, atom_index)?),
-        Formula::And(x, y) => format!("({} and {})", to_rtamt(x, atom_index)?, to_rtamt(y, atom_index)?),
-        Formula::Or(x, y) => format!("({} or {})", to_rtamt(x, atom_index)?, to_rtamt(y, atom_index)?),
-        Formula::Implies(x, y) => format!("({} implies {})", to_rtamt(x, atom_index)?, to_rtamt(y, atom_index)?),
+        Formula::And(x, y) => format!(
+            "({} and {})",
+            to_rtamt(x, atom_index)?,
+            to_rtamt(y, atom_index)?
+        ),
+        Formula::Or(x, y) => format!(
+            "({} or {})",
+            to_rtamt(x, atom_index)?,
+            to_rtamt(y, atom_index)?
+        ),
+        Formula::Implies(x, y) => format!(
+            "({} implies {})",
+            to_rtamt(x, atom_index)?,
+            to_rtamt(y, atom_index)?
+        ),
         Formula::Next(p) => format!("(next {})", to_rtamt(p, atom_index)?),
         Formula::Eventually(i, p) if i.bounds_s.is_some_and(|(lo, _)| lo >= 0.0) => {
             format!("(eventually{} {})", b(i)?, to_rtamt(p, atom_index)?)
@@ -135,7 +166,12 @@ fn to_rtamt(f: &Formula, atom_index: &dyn Fn(&laws::Atom) -> usize) -> Option<St
             format!("(always{} {})", b(i)?, to_rtamt(p, atom_index)?)
         }
         Formula::Until(i, x, y) => {
-            format!("({} until{} {})", to_rtamt(x, atom_index)?, b(i)?, to_rtamt(y, atom_index)?)
+            format!(
+                "({} until{} {})",
+                to_rtamt(x, atom_index)?,
+                b(i)?,
+                to_rtamt(y, atom_index)?
+            )
         }
         Formula::Eventually(..) | Formula::Always(..) => return None,
     })
@@ -158,8 +194,11 @@ fn write_cases(dir: &Path, laws: &LawSet, traces: &[(String, Vec<Signals>)]) -> 
                 continue; // a 100 s horizon decides nothing on a short trace
             }
             let atoms = law.atoms();
-            let index = |a: &laws::Atom| atoms.iter().position(|b| b == a).expect("atom of this law");
-            let Some(body) = to_rtamt(law.body(), &index) else { continue };
+            let index =
+                |a: &laws::Atom| atoms.iter().position(|b| b == a).expect("atom of this law");
+            let Some(body) = to_rtamt(law.body(), &index) else {
+                continue;
+            };
             let mut text = format!("{body}\n{h}\nt");
             for i in 0..atoms.len() {
                 write!(text, ",a{i}").expect("write to string");
@@ -172,7 +211,8 @@ fn write_cases(dir: &Path, laws: &LawSet, traces: &[(String, Vec<Signals>)]) -> 
                 }
                 text.push_str(if verdicts[k][li] { ",1\n" } else { ",0\n" });
             }
-            std::fs::write(dir.join(format!("{}_{trace_name}.case", law.name())), text).expect("write case");
+            std::fs::write(dir.join(format!("{}_{trace_name}.case", law.name())), text)
+                .expect("write case");
             n_cases += 1;
         }
     }
@@ -189,7 +229,10 @@ fn shipped_laws_agree_with_rtamt() {
          syn_next = lowBeamOn -> X(highBeamOn | F[0.2,0.4] hornOn);\n\
          syn_always = (speed > 30) -> G[0.1,1](speed > 10 | F[0,0.3] lowBeamOn);\n",
     );
-    sources.push(LawSource { name: "synthetic.law".into(), text: laws_text });
+    sources.push(LawSource {
+        name: "synthetic.law".into(),
+        text: laws_text,
+    });
     let shipped = shipped_laws();
     let synthetic = LawSet::parse(&sources).expect("synthetic laws parse");
 
@@ -202,7 +245,10 @@ fn shipped_laws_agree_with_rtamt() {
     for seed in 0..3 {
         let mut t = random_trace(100 + seed, 400, 0.3);
         for s in &mut t {
-            s.set(Signal::Horn, f64::from(u8::from(s.get(Signal::Speed) > 20.0)));
+            s.set(
+                Signal::Horn,
+                f64::from(u8::from(s.get(Signal::Speed) > 20.0)),
+            );
         }
         traces.push((format!("busy{seed}"), t));
     }
@@ -212,12 +258,22 @@ fn shipped_laws_agree_with_rtamt() {
     let n = write_cases(&dir, &shipped, &traces) + write_cases(&dir, &synthetic, &traces);
     assert!(n > 50, "only {n} cases written");
 
-    let script = workspace_root().join("tests").join("py").join("rtamt_laws.py");
-    let out = Command::new("python3").arg(&script).arg(&dir).output().expect("run python3");
+    let script = workspace_root()
+        .join("tests")
+        .join("py")
+        .join("rtamt_laws.py");
+    let out = Command::new("python3")
+        .arg(&script)
+        .arg(&dir)
+        .output()
+        .expect("run python3");
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     let _ = std::fs::remove_dir_all(&dir);
-    assert!(out.status.success(), "rtamt check failed:\n{stdout}\n{stderr}");
+    assert!(
+        out.status.success(),
+        "rtamt check failed:\n{stdout}\n{stderr}"
+    );
     // The comparison must have had something to compare, including violations.
     let field = |name: &str| -> u64 {
         stdout

@@ -30,11 +30,15 @@ fn looks_back(f: &Formula) -> bool {
     match f {
         Formula::Const(_) | Formula::Atom(_) => false,
         Formula::Not(p) | Formula::Next(p) => looks_back(p),
-        Formula::And(a, b) | Formula::Or(a, b) | Formula::Implies(a, b) => looks_back(a) || looks_back(b),
+        Formula::And(a, b) | Formula::Or(a, b) | Formula::Implies(a, b) => {
+            looks_back(a) || looks_back(b)
+        }
         Formula::Eventually(i, p) | Formula::Always(i, p) => {
             i.bounds_s.is_none_or(|(lo, _)| lo < 0.0) || looks_back(p)
         }
-        Formula::Until(i, a, b) => i.bounds_s.is_none_or(|(lo, _)| lo < 0.0) || looks_back(a) || looks_back(b),
+        Formula::Until(i, a, b) => {
+            i.bounds_s.is_none_or(|(lo, _)| lo < 0.0) || looks_back(a) || looks_back(b)
+        }
     }
 }
 

@@ -42,7 +42,12 @@ pub struct EvalConfig {
 
 impl Default for EvalConfig {
     fn default() -> Self {
-        EvalConfig { frame_period_s: 0.1, window_frames: 100, relevance: true, context: SignalContext::default() }
+        EvalConfig {
+            frame_period_s: 0.1,
+            window_frames: 100,
+            relevance: true,
+            context: SignalContext::default(),
+        }
     }
 }
 
@@ -65,7 +70,9 @@ pub enum EvalError {
         period_s: f64,
     },
     /// An unbounded temporal operator inside a body (the parser rejects these; kept for formulas built in code).
-    #[error("law '{law}' (line {line}, column {col}): unbounded temporal operator inside the law body")]
+    #[error(
+        "law '{law}' (line {line}, column {col}): unbounded temporal operator inside the law body"
+    )]
     Unbounded {
         /// Law name.
         law: String,
@@ -162,15 +169,26 @@ impl Evaluator {
         let mut atoms = AtomCache::default();
         let mut states = Vec::with_capacity(laws.laws().len());
         for law in laws.laws() {
-            let mut compiler = Compiler { period_s: cfg.frame_period_s, atoms: &mut atoms, law: law.name() };
+            let mut compiler = Compiler {
+                period_s: cfg.frame_period_s,
+                atoms: &mut atoms,
+                law: law.name(),
+            };
             let body = compiler.compile(law.body())?;
             let relevance = match guard::guard(law.body()) {
-                Some(g) if cfg.relevance => {
-                    Some(Relevance { guard: compiler.compile(&g)?, n_false_run: 0, skipping: false })
-                }
+                Some(g) if cfg.relevance => Some(Relevance {
+                    guard: compiler.compile(&g)?,
+                    n_false_run: 0,
+                    skipping: false,
+                }),
                 _ => None,
             };
-            states.push(LawState { body, relevance, suppress_before: 0, last_violation: i64::MIN / 4 });
+            states.push(LawState {
+                body,
+                relevance,
+                suppress_before: 0,
+                last_violation: i64::MIN / 4,
+            });
         }
         let n = states.len();
         Ok(Evaluator {
@@ -178,7 +196,9 @@ impl Evaluator {
             laws: states,
             violated: vec![false; n],
             in_window: vec![false; n],
-            window_frames: i64::try_from(cfg.window_frames).unwrap_or(i64::MAX / 4).min(i64::MAX / 4),
+            window_frames: i64::try_from(cfg.window_frames)
+                .unwrap_or(i64::MAX / 4)
+                .min(i64::MAX / 4),
             k: 0,
             stats: EvalStats::default(),
         })
@@ -222,7 +242,10 @@ impl Evaluator {
         }
         self.k += 1;
         self.stats.n_frames += 1;
-        Verdicts { violated: &self.violated, in_window: &self.in_window }
+        Verdicts {
+            violated: &self.violated,
+            in_window: &self.in_window,
+        }
     }
 
     /// Forgets every frame seen (a new run starts); the work counters are kept.

@@ -21,7 +21,13 @@ fn bounds(f: &Formula, period_s: f64) -> (i64, i64) {
 }
 
 /// The truth of `f` at position `i` of a trace of `n` frames; positions outside `[0, n)` do not exist.
-pub fn holds(f: &Formula, i: i64, n: i64, period_s: f64, atom: &dyn Fn(&Atom, i64) -> bool) -> bool {
+pub fn holds(
+    f: &Formula,
+    i: i64,
+    n: i64,
+    period_s: f64,
+    atom: &dyn Fn(&Atom, i64) -> bool,
+) -> bool {
     let range = |lo: i64, hi: i64| (lo.max(0))..=(hi.min(n - 1));
     match f {
         Formula::Const(b) => *b,
@@ -41,8 +47,10 @@ pub fn holds(f: &Formula, i: i64, n: i64, period_s: f64, atom: &dyn Fn(&Atom, i6
         }
         Formula::Until(_, p, q) => {
             let (lo, hi) = bounds(f, period_s);
-            range(i + lo, i + hi)
-                .any(|j| holds(q, j, n, period_s, atom) && (i.max(0)..j).all(|m| holds(p, m, n, period_s, atom)))
+            range(i + lo, i + hi).any(|j| {
+                holds(q, j, n, period_s, atom)
+                    && (i.max(0)..j).all(|m| holds(p, m, n, period_s, atom))
+            })
         }
     }
 }
@@ -56,8 +64,12 @@ pub fn horizon(f: &Formula, period_s: f64) -> i64 {
         Formula::And(a, b) | Formula::Or(a, b) | Formula::Implies(a, b) => {
             horizon(a, period_s).max(horizon(b, period_s))
         }
-        Formula::Eventually(_, p) | Formula::Always(_, p) => (horizon(p, period_s) + bounds(f, period_s).1).max(0),
-        Formula::Until(_, a, b) => horizon(a, period_s).max(horizon(b, period_s)) + bounds(f, period_s).1,
+        Formula::Eventually(_, p) | Formula::Always(_, p) => {
+            (horizon(p, period_s) + bounds(f, period_s).1).max(0)
+        }
+        Formula::Until(_, a, b) => {
+            horizon(a, period_s).max(horizon(b, period_s)) + bounds(f, period_s).1
+        }
     }
 }
 
@@ -77,6 +89,13 @@ pub fn verdicts(
         violated.push(pos >= 0 && !holds(body, pos, k + 1, period_s, atom));
     }
     (0..n)
-        .map(|k| (violated[k], violated[(k + 1).saturating_sub(window)..=k].iter().any(|&v| v)))
+        .map(|k| {
+            (
+                violated[k],
+                violated[(k + 1).saturating_sub(window)..=k]
+                    .iter()
+                    .any(|&v| v),
+            )
+        })
         .collect()
 }

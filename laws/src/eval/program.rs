@@ -49,10 +49,37 @@ enum Op {
     Not(usize),
     And(usize, usize),
     Or(usize, usize),
-    Delay { child: usize, line: DelayLine },
-    Eventually { child: usize, child_delay: i64, lo: i64, delay: i64, last_true: i64 },
-    Always { child: usize, child_delay: i64, lo: i64, delay: i64, last_false: i64 },
-    Until { p: usize, q: usize, child_delay: i64, lo: i64, hi: i64, q_true: VecDeque<i64>, p_false: VecDeque<i64> },
+    Delay {
+        child: usize,
+        line: DelayLine,
+    },
+    Eventually {
+        child: usize,
+        child_delay: i64,
+        lo: i64,
+        delay: i64,
+        last_true: i64,
+    },
+    Always {
+        child: usize,
+        child_delay: i64,
+        lo: i64,
+        delay: i64,
+        last_false: i64,
+    },
+    /// Boxed: its queues would make every operator of the program large and the step loop cache-unfriendly.
+    Until(Box<UntilState>),
+}
+
+#[derive(Debug, Clone)]
+struct UntilState {
+    p: usize,
+    q: usize,
+    child_delay: i64,
+    lo: i64,
+    hi: i64,
+    q_true: VecDeque<i64>,
+    p_false: VecDeque<i64>,
 }
 
 /// A compiled formula.
@@ -83,7 +110,11 @@ pub fn to_frames(bound_s: f64, period_s: f64) -> Option<i64> {
 impl Compiler<'_> {
     fn bounds(&self, i: &Interval) -> Result<(i64, i64), EvalError> {
         let Some((lo_s, hi_s)) = i.bounds_s else {
-            return Err(EvalError::Unbounded { law: self.law.to_string(), line: i.line, col: i.col });
+            return Err(EvalError::Unbounded {
+                law: self.law.to_string(),
+                line: i.line,
+                col: i.col,
+            });
         };
         let conv = |b: f64| {
             to_frames(b, self.period_s).ok_or_else(|| EvalError::BoundNotMultiple {
@@ -99,7 +130,12 @@ impl Compiler<'_> {
 
     /// Compiles `f` into a program whose root outputs `f` at position `k - horizon`.
     pub fn compile(&mut self, f: &Formula) -> Result<Program, EvalError> {
-        let mut prog = Program { ops: Vec::new(), vals: Vec::new(), root: 0, horizon: 0 };
+        let mut prog = Program {
+            ops: Vec::new(),
+            vals: Vec::new(),
+            root: 0,
+            horizon: 0,
+        };
         let (root, horizon) = self.node(&mut prog, f)?;
         prog.root = root;
         prog.horizon = horizon;
@@ -116,15 +152,27 @@ impl Compiler<'_> {
         if by <= 0 {
             return child;
         }
-        let line = DelayLine { buf: vec![false; by as usize].into_boxed_slice(), pos: 0 };
+        let line = DelayLine {
+            buf: vec![false; by as usize].into_boxed_slice(),
+            pos: 0,
+        };
         Self::push(prog, Op::Delay { child, line })
     }
 
-    fn aligned(&mut self, prog: &mut Program, a: &Formula, b: &Formula) -> Result<(usize, usize, i64), EvalError> {
+    fn aligned(
+        &mut self,
+        prog: &mut Program,
+        a: &Formula,
+        b: &Formula,
+    ) -> Result<(usize, usize, i64), EvalError> {
         let (a, da) = self.node(prog, a)?;
         let (b, db) = self.node(prog, b)?;
         let d = da.max(db);
-        Ok((Self::delayed(prog, a, d - da), Self::delayed(prog, b, d - db), d))
+        Ok((
+            Self::delayed(prog, a, d - da),
+            Self::delayed(prog, b, d - db),
+            d,
+        ))
     }
 
     fn node(&mut self, prog: &mut Program, f: &Formula) -> Result<(usize, i64), EvalError> {
@@ -161,7 +209,7 @@ impl Compiler<'_> {
                 let (lo, hi) = self.bounds(i)?;
                 let (p, q, d) = self.aligned(prog, a, b)?;
                 let cap = (hi + 2) as usize;
-                let op = Op::Until {
+                let op = Op::Until(Box::new(UntilState {
                     p,
                     q,
                     child_delay: d,
@@ -169,13 +217,20 @@ impl Compiler<'_> {
                     hi,
                     q_true: VecDeque::with_capacity(cap),
                     p_false: VecDeque::with_capacity(cap),
-                };
+                }));
                 (Self::push(prog, op), d + hi)
             }
         })
     }
 
-    fn window(&mut self, prog: &mut Program, p: &Formula, lo: i64, hi: i64, any: bool) -> Result<(usize, i64), EvalError> {
+    fn window(
+        &mut self,
+        prog: &mut Program,
+        p: &Formula,
+        lo: i64,
+        hi: i64,
+        any: bool,
+    ) -> Result<(usize, i64), EvalError> {
         let (mut c, mut d) = self.node(prog, p)?;
         if d + hi < 0 {
             // A purely past window: delay the child so that its newest position is exactly i + hi.
@@ -184,9 +239,21 @@ impl Compiler<'_> {
         }
         let delay = d + hi;
         let op = if any {
-            Op::Eventually { child: c, child_delay: d, lo, delay, last_true: NEVER }
+            Op::Eventually {
+                child: c,
+                child_delay: d,
+                lo,
+                delay,
+                last_true: NEVER,
+            }
         } else {
-            Op::Always { child: c, child_delay: d, lo, delay, last_false: NEVER }
+            Op::Always {
+                child: c,
+                child_delay: d,
+                lo,
+                delay,
+                last_false: NEVER,
+            }
         };
         Ok((Self::push(prog, op), delay))
     }
@@ -209,21 +276,42 @@ impl Program {
                 Op::And(a, b) => self.vals[*a] & self.vals[*b],
                 Op::Or(a, b) => self.vals[*a] | self.vals[*b],
                 Op::Delay { child, line } => line.push(self.vals[*child]),
-                Op::Eventually { child, child_delay, lo, delay, last_true } => {
+                Op::Eventually {
+                    child,
+                    child_delay,
+                    lo,
+                    delay,
+                    last_true,
+                } => {
                     let pc = k - *child_delay;
                     if pc >= 0 && self.vals[*child] {
                         *last_true = pc;
                     }
                     *last_true >= k - *delay + *lo
                 }
-                Op::Always { child, child_delay, lo, delay, last_false } => {
+                Op::Always {
+                    child,
+                    child_delay,
+                    lo,
+                    delay,
+                    last_false,
+                } => {
                     let pc = k - *child_delay;
                     if pc >= 0 && !self.vals[*child] {
                         *last_false = pc;
                     }
                     *last_false < k - *delay + *lo
                 }
-                Op::Until { p, q, child_delay, lo, hi, q_true, p_false } => {
+                Op::Until(u) => {
+                    let UntilState {
+                        p,
+                        q,
+                        child_delay,
+                        lo,
+                        hi,
+                        q_true,
+                        p_false,
+                    } = &mut **u;
                     let pc = k - *child_delay;
                     if pc >= 0 {
                         if self.vals[*q] {
@@ -241,7 +329,9 @@ impl Program {
                         p_false.pop_front();
                     }
                     let first_fail = p_false.front().copied().unwrap_or(i64::MAX);
-                    q_true.front().is_some_and(|&j| j <= (i + *hi).min(first_fail))
+                    q_true
+                        .front()
+                        .is_some_and(|&j| j <= (i + *hi).min(first_fail))
                 }
             };
             self.vals[n] = v;
@@ -259,9 +349,9 @@ impl Program {
                 }
                 Op::Eventually { last_true, .. } => *last_true = NEVER,
                 Op::Always { last_false, .. } => *last_false = NEVER,
-                Op::Until { q_true, p_false, .. } => {
-                    q_true.clear();
-                    p_false.clear();
+                Op::Until(u) => {
+                    u.q_true.clear();
+                    u.p_false.clear();
                 }
                 Op::Atom(_) | Op::Const(_) | Op::Not(_) | Op::And(..) | Op::Or(..) => {}
             }

@@ -10,7 +10,11 @@ const B: Signal = Signal::LowBeam;
 const C: Signal = Signal::HighBeam;
 
 fn set(text: &str) -> LawSet {
-    LawSet::parse(&[LawSource { name: "test.law".into(), text: text.into() }]).unwrap()
+    LawSet::parse(&[LawSource {
+        name: "test.law".into(),
+        text: text.into(),
+    }])
+    .unwrap()
 }
 
 /// A trace of `n` frames where each listed signal is 1 on the listed frames.
@@ -52,7 +56,10 @@ fn eventually_violation_is_certain_at_the_deadline() {
     let law = "l = G(hornOn -> F[0,2] lowBeamOn);";
     assert_eq!(viol(law, 200, &[(A, &[5])]), vec![25]);
     // B exactly at the upper end of the interval (frame 25) satisfies it; one frame late does not.
-    assert_eq!(viol(law, 200, &[(A, &[5]), (B, &[25])]), Vec::<usize>::new());
+    assert_eq!(
+        viol(law, 200, &[(A, &[5]), (B, &[25])]),
+        Vec::<usize>::new()
+    );
     assert_eq!(viol(law, 200, &[(A, &[5]), (B, &[26])]), vec![25]);
     // B at the lower end (the same frame as A) satisfies it.
     assert_eq!(viol(law, 200, &[(A, &[5]), (B, &[5])]), Vec::<usize>::new());
@@ -77,8 +84,14 @@ fn window_column_covers_exactly_the_last_w_frames() {
     assert_eq!(win.first(), Some(&25));
     assert_eq!(win.last(), Some(&124));
     assert_eq!(win.len(), 100);
-    let cfg = EvalConfig { window_frames: 3, ..EvalConfig::default() };
-    assert_eq!(check(law, &cfg, &trace(300, &[(A, &[5])])).1, vec![25, 26, 27]);
+    let cfg = EvalConfig {
+        window_frames: 3,
+        ..EvalConfig::default()
+    };
+    assert_eq!(
+        check(law, &cfg, &trace(300, &[(A, &[5])])).1,
+        vec![25, 26, 27]
+    );
 }
 
 #[test]
@@ -103,16 +116,25 @@ fn negative_bounds_look_into_the_past_and_the_first_frames_have_no_past() {
     assert_eq!(viol(law, 50, &[(B, &[3])]), vec![3]);
     // Purely past window F[-1,-0.5]: horn at 0 covers low beam at 5..10.
     let law = "l = lowBeamOn -> F[-1,-0.5] hornOn;";
-    assert_eq!(viol(law, 50, &[(A, &[0]), (B, &[4, 5, 10, 11])]), vec![4, 11]);
+    assert_eq!(
+        viol(law, 50, &[(A, &[0]), (B, &[4, 5, 10, 11])]),
+        vec![4, 11]
+    );
 }
 
 #[test]
 fn until_and_next() {
     let law = "l = hornOn -> (lowBeamOn U[0,0.3] highBeamOn);";
     // Low beam holds 0..2, high beam at 3: satisfied (p on [i, j) = 0..2).
-    assert_eq!(viol(law, 20, &[(A, &[0]), (B, &[0, 1, 2]), (C, &[3])]), Vec::<usize>::new());
+    assert_eq!(
+        viol(law, 20, &[(A, &[0]), (B, &[0, 1, 2]), (C, &[3])]),
+        Vec::<usize>::new()
+    );
     // Gap in low beam at 2: violated, known at the deadline 0 + 3.
-    assert_eq!(viol(law, 20, &[(A, &[0]), (B, &[0, 1]), (C, &[3])]), vec![3]);
+    assert_eq!(
+        viol(law, 20, &[(A, &[0]), (B, &[0, 1]), (C, &[3])]),
+        vec![3]
+    );
     // High beam at the position itself needs no low beam.
     assert_eq!(viol(law, 20, &[(A, &[0]), (C, &[0])]), Vec::<usize>::new());
     // Next: horn at 4 requires low beam at 5, known at frame 5.
@@ -131,9 +153,16 @@ fn state_law_and_conjunction_of_top_level_always() {
 
 #[test]
 fn bounds_must_be_whole_frames() {
-    let err = Evaluator::new(&set("l = hornOn -> F[0,0.25] lowBeamOn;"), &EvalConfig::default()).unwrap_err();
+    let err = Evaluator::new(
+        &set("l = hornOn -> F[0,0.25] lowBeamOn;"),
+        &EvalConfig::default(),
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("not a multiple"), "{err}");
-    let cfg = EvalConfig { frame_period_s: 0.05, ..EvalConfig::default() };
+    let cfg = EvalConfig {
+        frame_period_s: 0.05,
+        ..EvalConfig::default()
+    };
     assert!(Evaluator::new(&set("l = hornOn -> F[0,0.25] lowBeamOn;"), &cfg).is_ok());
 }
 
@@ -193,10 +222,21 @@ fn formula() -> impl Strategy<Value = String> {
             (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} & {b})")),
             (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} | {b})")),
             (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} -> {b})")),
-            (bounds(true), inner.clone()).prop_map(|((lo, hi), p)| format!("F[{},{}]({p})", lo as f64 / 10.0, hi as f64 / 10.0)),
-            (bounds(true), inner.clone()).prop_map(|((lo, hi), p)| format!("G[{},{}]({p})", lo as f64 / 10.0, hi as f64 / 10.0)),
-            (bounds(false), inner.clone(), inner.clone())
-                .prop_map(|((lo, hi), a, b)| format!("(({a}) U[{},{}] ({b}))", lo as f64 / 10.0, hi as f64 / 10.0)),
+            (bounds(true), inner.clone()).prop_map(|((lo, hi), p)| format!(
+                "F[{},{}]({p})",
+                lo as f64 / 10.0,
+                hi as f64 / 10.0
+            )),
+            (bounds(true), inner.clone()).prop_map(|((lo, hi), p)| format!(
+                "G[{},{}]({p})",
+                lo as f64 / 10.0,
+                hi as f64 / 10.0
+            )),
+            (bounds(false), inner.clone(), inner.clone()).prop_map(|((lo, hi), a, b)| format!(
+                "(({a}) U[{},{}] ({b}))",
+                lo as f64 / 10.0,
+                hi as f64 / 10.0
+            )),
             inner.prop_map(|p| format!("X({p})")),
         ]
     })
@@ -208,14 +248,17 @@ fn body() -> impl Strategy<Value = String> {
     prop_oneof![
         formula(),
         formula().prop_map(move |c| format!("({state} -> {c})")),
-        (formula(), formula()).prop_map(|(c, d)| format!("(hornOn -> {c}) & ((lowBeamOn & {d}) -> {c})")),
+        (formula(), formula())
+            .prop_map(|(c, d)| format!("(hornOn -> {c}) & ((lowBeamOn & {d}) -> {c})")),
     ]
 }
 
 fn bits_trace() -> impl Strategy<Value = Vec<[bool; 3]>> {
     // Runs of constant values make long idle stretches (relevance) as well as fast toggling.
     prop::collection::vec((any::<[bool; 3]>(), 1..30usize), 0..20).prop_map(|runs| {
-        runs.into_iter().flat_map(|(bits, len)| std::iter::repeat_n(bits, len)).collect()
+        runs.into_iter()
+            .flat_map(|(bits, len)| std::iter::repeat_n(bits, len))
+            .collect()
     })
 }
 

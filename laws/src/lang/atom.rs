@@ -205,7 +205,11 @@ impl Atom {
     /// Builds `lhs cmp rhs`, moving a lone constant to the right-hand side.
     pub fn new(lhs: Term, cmp: Cmp, rhs: Term) -> Atom {
         if matches!(lhs, Term::Const(_)) && !matches!(rhs, Term::Const(_)) {
-            Atom { lhs: rhs, cmp: cmp.swapped(), rhs: lhs }
+            Atom {
+                lhs: rhs,
+                cmp: cmp.swapped(),
+                rhs: lhs,
+            }
         } else {
             Atom { lhs, cmp, rhs }
         }
@@ -221,9 +225,14 @@ impl Atom {
     /// The canonical form: an atom using only `<`, `<=`, `==`, and whether the original is its negation.
     pub fn canonical(&self) -> (Atom, bool) {
         match self.cmp {
-            Cmp::Gt | Cmp::Ge | Cmp::Ne => {
-                (Atom { lhs: self.lhs.clone(), cmp: self.cmp.negated(), rhs: self.rhs.clone() }, true)
-            }
+            Cmp::Gt | Cmp::Ge | Cmp::Ne => (
+                Atom {
+                    lhs: self.lhs.clone(),
+                    cmp: self.cmp.negated(),
+                    rhs: self.rhs.clone(),
+                },
+                true,
+            ),
             _ => (self.clone(), false),
         }
     }

@@ -49,8 +49,13 @@ impl Formula {
         match self {
             Formula::Const(_) | Formula::Atom(_) => true,
             Formula::Not(p) => p.is_state(),
-            Formula::And(a, b) | Formula::Or(a, b) | Formula::Implies(a, b) => a.is_state() && b.is_state(),
-            Formula::Eventually(..) | Formula::Always(..) | Formula::Until(..) | Formula::Next(_) => false,
+            Formula::And(a, b) | Formula::Or(a, b) | Formula::Implies(a, b) => {
+                a.is_state() && b.is_state()
+            }
+            Formula::Eventually(..)
+            | Formula::Always(..)
+            | Formula::Until(..)
+            | Formula::Next(_) => false,
         }
     }
 
@@ -73,10 +78,14 @@ impl Formula {
         match self {
             Formula::Const(_) => {}
             Formula::Atom(a) => f(a),
-            Formula::Not(p) | Formula::Eventually(_, p) | Formula::Always(_, p) | Formula::Next(p) => {
-                p.for_each_atom(f)
-            }
-            Formula::And(a, b) | Formula::Or(a, b) | Formula::Implies(a, b) | Formula::Until(_, a, b) => {
+            Formula::Not(p)
+            | Formula::Eventually(_, p)
+            | Formula::Always(_, p)
+            | Formula::Next(p) => p.for_each_atom(f),
+            Formula::And(a, b)
+            | Formula::Or(a, b)
+            | Formula::Implies(a, b)
+            | Formula::Until(_, a, b) => {
                 a.for_each_atom(f);
                 b.for_each_atom(f);
             }

@@ -117,9 +117,19 @@ fn unbounded(f: &Formula) -> Option<(&'static str, usize, usize)> {
     match f {
         Formula::Const(_) | Formula::Atom(_) => None,
         Formula::Not(p) | Formula::Next(p) => unbounded(p),
-        Formula::And(a, b) | Formula::Or(a, b) | Formula::Implies(a, b) => unbounded(a).or_else(|| unbounded(b)),
+        Formula::And(a, b) | Formula::Or(a, b) | Formula::Implies(a, b) => {
+            unbounded(a).or_else(|| unbounded(b))
+        }
         Formula::Eventually(i, p) | Formula::Always(i, p) => match i.bounds_s {
-            None => Some((if matches!(f, Formula::Always(..)) { "G" } else { "F" }, i.line, i.col)),
+            None => Some((
+                if matches!(f, Formula::Always(..)) {
+                    "G"
+                } else {
+                    "F"
+                },
+                i.line,
+                i.col,
+            )),
             Some(_) => unbounded(p),
         },
         Formula::Until(i, a, b) => match i.bounds_s {
@@ -164,8 +174,19 @@ impl LawSet {
                         ),
                     });
                 }
-                let text = src.text.get(start..end.min(src.text.len())).unwrap_or_default().to_string();
-                laws.push(Law { name, text, file: src.name.clone(), line, formula, body });
+                let text = src
+                    .text
+                    .get(start..end.min(src.text.len()))
+                    .unwrap_or_default()
+                    .to_string();
+                laws.push(Law {
+                    name,
+                    text,
+                    file: src.name.clone(),
+                    line,
+                    formula,
+                    body,
+                });
             }
         }
         Ok(LawSet { laws })

@@ -108,13 +108,24 @@ impl Cursor<'_> {
         self.chars.get(self.i).map_or(len, |&(o, _)| o)
     }
     fn error(&self, line: usize, col: usize, message: String) -> ParseError {
-        ParseError { file: self.file.to_string(), line, col, message }
+        ParseError {
+            file: self.file.to_string(),
+            line,
+            col,
+            message,
+        }
     }
 }
 
 /// Tokenises `text`; the last token is always [`Tok::Eof`].
 pub fn lex(file: &str, text: &str) -> Result<Vec<Token>, ParseError> {
-    let mut c = Cursor { chars: text.char_indices().collect(), i: 0, line: 1, col: 1, file };
+    let mut c = Cursor {
+        chars: text.char_indices().collect(),
+        i: 0,
+        line: 1,
+        col: 1,
+        file,
+    };
     let mut out = Vec::new();
     loop {
         // Whitespace and comments.
@@ -143,7 +154,9 @@ pub fn lex(file: &str, text: &str) -> Result<Vec<Token>, ParseError> {
                         (Some(_), _) => {
                             c.bump();
                         }
-                        (None, _) => return Err(c.error(line, col, "unterminated '/*' comment".into())),
+                        (None, _) => {
+                            return Err(c.error(line, col, "unterminated '/*' comment".into()))
+                        }
                     }
                 }
                 continue;
@@ -152,14 +165,22 @@ pub fn lex(file: &str, text: &str) -> Result<Vec<Token>, ParseError> {
         }
         let (line, col, offset) = (c.line, c.col, c.offset(text.len()));
         let Some(ch) = c.peek(0) else {
-            out.push(Token { tok: Tok::Eof, line, col, offset });
+            out.push(Token {
+                tok: Tok::Eof,
+                line,
+                col,
+                offset,
+            });
             return Ok(out);
         };
         let next = c.peek(1);
         let tok = if ch.is_ascii_alphabetic() || ch == '_' {
             let mut s = String::new();
             loop {
-                while let Some(ch) = c.peek(0).filter(|ch| ch.is_ascii_alphanumeric() || *ch == '_') {
+                while let Some(ch) = c
+                    .peek(0)
+                    .filter(|ch| ch.is_ascii_alphanumeric() || *ch == '_')
+                {
                     s.push(ch);
                     c.bump();
                 }
@@ -206,7 +227,12 @@ pub fn lex(file: &str, text: &str) -> Result<Vec<Token>, ParseError> {
                 _ => return Err(c.error(line, col, format!("unexpected character '{ch}'"))),
             }
         };
-        out.push(Token { tok, line, col, offset });
+        out.push(Token {
+            tok,
+            line,
+            col,
+            offset,
+        });
     }
 }
 
@@ -224,7 +250,9 @@ fn lex_number(c: &mut Cursor<'_>, line: usize, col: usize) -> Result<Tok, ParseE
         s.push(ch);
         c.bump();
     }
-    let value: f64 = s.parse().map_err(|_| c.error(line, col, format!("malformed number '{s}'")))?;
+    let value: f64 = s
+        .parse()
+        .map_err(|_| c.error(line, col, format!("malformed number '{s}'")))?;
     if c.peek(0) == Some(':') && c.peek(1).is_some_and(|d| d.is_ascii_digit()) {
         c.bump();
         let mut m = String::new();
@@ -232,9 +260,16 @@ fn lex_number(c: &mut Cursor<'_>, line: usize, col: usize) -> Result<Tok, ParseE
             m.push(d);
             c.bump();
         }
-        let minutes: f64 = m.parse().map_err(|_| c.error(line, col, format!("malformed time '{s}:{m}'")))?;
-        if value < 0.0 || value > 24.0 || minutes >= 60.0 || m.len() != 2 || value.fract() != 0.0 {
-            return Err(c.error(line, col, format!("malformed time '{s}:{m}': expected hh:mm")));
+        let minutes: f64 = m
+            .parse()
+            .map_err(|_| c.error(line, col, format!("malformed time '{s}:{m}'")))?;
+        if !(0.0..=24.0).contains(&value) || minutes >= 60.0 || m.len() != 2 || value.fract() != 0.0
+        {
+            return Err(c.error(
+                line,
+                col,
+                format!("malformed time '{s}:{m}': expected hh:mm"),
+            ));
         }
         return Ok(Tok::Num(value + minutes / 60.0));
     }

@@ -31,6 +31,9 @@ pub struct Parser<'a> {
     laws: HashMap<String, Formula>,
 }
 
+/// A parsed `name = formula;`: the name, the formula, the statement's byte range, and its (line, col).
+pub type Statement = (String, Formula, (usize, usize), (usize, usize));
+
 /// Enum constants of the language.
 fn constant(name: &str) -> Option<f64> {
     Some(match name {
@@ -72,7 +75,9 @@ pub fn parse_atom(text: &str) -> Result<Atom, ParseError> {
         let rhs = p.arith()?;
         match (lhs, rhs) {
             (Operand::Term(l, _), Operand::Term(r, _)) => Atom::new(l, cmp, r),
-            _ => return Err(p.error_at(start, "expected a comparison of signals and numbers".into())),
+            _ => {
+                return Err(p.error_at(start, "expected a comparison of signals and numbers".into()))
+            }
         }
     } else {
         match p.to_formula(lhs)? {
@@ -86,8 +91,17 @@ pub fn parse_atom(text: &str) -> Result<Atom, ParseError> {
 
 impl<'a> Parser<'a> {
     /// Tokenises `text`.
-    pub fn new(file: &'a str, text: &str, laws: HashMap<String, Formula>) -> Result<Self, ParseError> {
-        Ok(Parser { toks: lex(file, text)?, i: 0, file, laws })
+    pub fn new(
+        file: &'a str,
+        text: &str,
+        laws: HashMap<String, Formula>,
+    ) -> Result<Self, ParseError> {
+        Ok(Parser {
+            toks: lex(file, text)?,
+            i: 0,
+            file,
+            laws,
+        })
     }
 
     /// Makes `name` usable in later formulas; false when it is already defined.
@@ -111,11 +125,19 @@ impl<'a> Parser<'a> {
 
     fn error_at(&self, i: usize, message: String) -> ParseError {
         let t = &self.toks[i.min(self.toks.len() - 1)];
-        ParseError { file: self.file.to_string(), line: t.line, col: t.col, message }
+        ParseError {
+            file: self.file.to_string(),
+            line: t.line,
+            col: t.col,
+            message,
+        }
     }
 
     fn expected(&self, what: &str) -> ParseError {
-        self.error_at(self.i, format!("expected {what} but found {}", self.peek().tok.describe()))
+        self.error_at(
+            self.i,
+            format!("expected {what} but found {}", self.peek().tok.describe()),
+        )
     }
 
     fn expect(&mut self, tok: &Tok, what: &str) -> Result<(), ParseError> {
@@ -133,14 +155,17 @@ impl<'a> Parser<'a> {
     }
 
     /// Parses `name = formula ;` and returns the name, the formula, and the byte range of the statement.
-    pub fn statement(&mut self) -> Result<(String, Formula, (usize, usize), (usize, usize)), ParseError> {
+    pub fn statement(&mut self) -> Result<Statement, ParseError> {
         let start = self.peek().offset;
         let (line, col) = (self.peek().line, self.peek().col);
         let Tok::Ident(name) = self.peek().tok.clone() else {
             return Err(self.expected("a law name"));
         };
         if is_reserved(&name) {
-            return Err(self.error_at(self.i, format!("'{name}' is reserved and cannot name a law")));
+            return Err(self.error_at(
+                self.i,
+                format!("'{name}' is reserved and cannot name a law"),
+            ));
         }
         self.i += 1;
         self.expect(&Tok::Assign, "'=' after the law name")?;
@@ -159,13 +184,18 @@ impl<'a> Parser<'a> {
     fn to_formula(&self, op: Operand) -> Result<Formula, ParseError> {
         match op {
             Operand::Formula(f) => Ok(f),
-            Operand::Term(Term::Signal(sig), _) if sig.kind() == SignalKind::Flag => {
-                Ok(Formula::Atom(Atom::new(Term::Signal(sig), Cmp::Eq, Term::Const(1.0))))
-            }
-            Operand::Term(Term::Signal(sig), at) if sig.kind() == SignalKind::Distance => Err(self.error_at(
-                at,
-                format!("expected '(' and a distance after {}, e.g. {}(2)", sig.name(), sig.name()),
-            )),
+            Operand::Term(Term::Signal(sig), _) if sig.kind() == SignalKind::Flag => Ok(
+                Formula::Atom(Atom::new(Term::Signal(sig), Cmp::Eq, Term::Const(1.0))),
+            ),
+            Operand::Term(Term::Signal(sig), at) if sig.kind() == SignalKind::Distance => Err(self
+                .error_at(
+                    at,
+                    format!(
+                        "expected '(' and a distance after {}, e.g. {}(2)",
+                        sig.name(),
+                        sig.name()
+                    ),
+                )),
             Operand::Term(_, at) => Err(self.error_at(
                 at,
                 "expected a formula; this value needs a comparison (==, <, <=, >, >=, !=)".into(),
@@ -176,7 +206,10 @@ impl<'a> Parser<'a> {
     fn to_term(&self, op: Operand, at: usize) -> Result<Term, ParseError> {
         match op {
             Operand::Term(t, _) => Ok(t),
-            Operand::Formula(_) => Err(self.error_at(at, "expected a number or a value signal, not a formula".into())),
+            Operand::Formula(_) => Err(self.error_at(
+                at,
+                "expected a number or a value signal, not a formula".into(),
+            )),
         }
     }
 
@@ -229,17 +262,28 @@ impl<'a> Parser<'a> {
         let (line, col) = (self.peek().line, self.peek().col);
         self.i += 1;
         if self.peek().tok != Tok::LBracket {
-            return Ok(Interval { bounds_s: None, line, col });
+            return Ok(Interval {
+                bounds_s: None,
+                line,
+                col,
+            });
         }
         self.i += 1;
         let lo = self.number("the interval's lower bound (seconds)")?;
         self.expect(&Tok::Comma, "',' between the interval bounds")?;
         let hi = self.number("the interval's upper bound (seconds)")?;
         if lo > hi {
-            return Err(self.error_at(self.i - 1, format!("interval [{lo},{hi}] is empty: lower bound exceeds upper")));
+            return Err(self.error_at(
+                self.i - 1,
+                format!("interval [{lo},{hi}] is empty: lower bound exceeds upper"),
+            ));
         }
         self.expect(&Tok::RBracket, "']' after the interval")?;
-        Ok(Interval { bounds_s: Some((lo, hi)), line, col })
+        Ok(Interval {
+            bounds_s: Some((lo, hi)),
+            line,
+            col,
+        })
     }
 
     fn number(&mut self, what: &str) -> Result<f64, ParseError> {
@@ -257,7 +301,9 @@ impl<'a> Parser<'a> {
             Tok::Not => {
                 self.i += 1;
                 let p = self.unary()?;
-                return Ok(Operand::Formula(Formula::Not(Box::new(self.to_formula(p)?))));
+                return Ok(Operand::Formula(Formula::Not(Box::new(
+                    self.to_formula(p)?,
+                ))));
             }
             Tok::Ident(s) if matches!(s.as_str(), "G" | "F" | "X") => s.clone(),
             _ => return self.comparison(),
@@ -300,7 +346,9 @@ impl<'a> Parser<'a> {
     fn arith(&mut self) -> Result<Operand, ParseError> {
         let start = self.i;
         let mut lhs = self.product()?;
-        while let Tok::Arith(op @ (super::atom::ArithOp::Add | super::atom::ArithOp::Sub)) = self.peek().tok {
+        while let Tok::Arith(op @ (super::atom::ArithOp::Add | super::atom::ArithOp::Sub)) =
+            self.peek().tok
+        {
             self.i += 1;
             let rhs_at = self.i;
             let rhs = self.product()?;
@@ -313,7 +361,9 @@ impl<'a> Parser<'a> {
     fn product(&mut self) -> Result<Operand, ParseError> {
         let start = self.i;
         let mut lhs = self.primary()?;
-        while let Tok::Arith(op @ (super::atom::ArithOp::Mul | super::atom::ArithOp::Div)) = self.peek().tok {
+        while let Tok::Arith(op @ (super::atom::ArithOp::Mul | super::atom::ArithOp::Div)) =
+            self.peek().tok
+        {
             self.i += 1;
             let rhs_at = self.i;
             let rhs = self.primary()?;
@@ -364,11 +414,17 @@ impl<'a> Parser<'a> {
             return Ok(Operand::Term(Term::Signal(sig), at));
         }
         if UNAVAILABLE.contains(&name) {
-            return Err(self.error_at(at, format!("signal {name} is not available from avguard frames")));
+            return Err(self.error_at(
+                at,
+                format!("signal {name} is not available from avguard frames"),
+            ));
         }
         if let Some(f) = self.laws.get(name) {
             return Ok(Operand::Formula(f.clone()));
         }
-        Err(self.error_at(at, format!("unknown name '{name}': expected a signal, a constant or an earlier law")))
+        Err(self.error_at(
+            at,
+            format!("unknown name '{name}': expected a signal, a constant or an earlier law"),
+        ))
     }
 }

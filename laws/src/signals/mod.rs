@@ -178,7 +178,13 @@ pub struct SignalContext {
 
 impl Default for SignalContext {
     fn default() -> Self {
-        SignalContext { time_h: 12.0, rain: 0.0, fog: 0.0, snow: 0.0, visibility: 100.0 }
+        SignalContext {
+            time_h: 12.0,
+            rain: 0.0,
+            fog: 0.0,
+            snow: 0.0,
+            visibility: 100.0,
+        }
     }
 }
 
@@ -191,7 +197,9 @@ pub struct Signals {
 impl Default for Signals {
     /// Every signal 0 except distances and `NPCAhead.ttc` (+inf) and the scenario defaults.
     fn default() -> Self {
-        let mut s = Signals { values: [0.0; N_SIGNALS] };
+        let mut s = Signals {
+            values: [0.0; N_SIGNALS],
+        };
         for &sig in Signal::ALL {
             if sig.kind() == SignalKind::Distance {
                 s.set(sig, f64::INFINITY);
@@ -220,7 +228,11 @@ impl Signals {
         s.set(Signal::Brake, f64::from(f.brake_pct));
         s.set(Signal::Gear, f64::from(f.gear));
         // Apollo's TurnSignal values are LawBreaker's constants (left 1, right 2); hazard counts as none.
-        let turn = if f.turn_signal == turn_signal::HAZARD { 0 } else { f.turn_signal };
+        let turn = if f.turn_signal == turn_signal::HAZARD {
+            0
+        } else {
+            f.turn_signal
+        };
         s.set(Signal::TurnSignal, f64::from(turn));
         s.set(Signal::Direction, f64::from(f.planned_turn));
         s.set(Signal::LaneNumber, f64::from(f.lane_number));
@@ -237,7 +249,10 @@ impl Signals {
         s.set(Signal::Horn, flag(f.horn));
         s.set(Signal::HighBeam, flag(f.high_beam));
         s.set(Signal::LowBeam, flag(f.low_beam));
-        s.set(Signal::WarningFlash, flag(f.hazard || f.turn_signal == turn_signal::HAZARD));
+        s.set(
+            Signal::WarningFlash,
+            flag(f.hazard || f.turn_signal == turn_signal::HAZARD),
+        );
         s.set(Signal::Collision, flag(f.collision));
         s.set(Signal::Destination, flag(f.destination));
         let o = ObstacleSignals::from_frame(f);

@@ -94,7 +94,12 @@ impl Rect {
 
 fn overlaps(a: &Rect, b: &Rect) -> bool {
     // Separating-axis test over the four edge normals of two rectangles.
-    let axes = [(a.cos, a.sin), (-a.sin, a.cos), (b.cos, b.sin), (-b.sin, b.cos)];
+    let axes = [
+        (a.cos, a.sin),
+        (-a.sin, a.cos),
+        (b.cos, b.sin),
+        (-b.sin, b.cos),
+    ];
     axes.iter().all(|&(ax, ay)| {
         let d = ((b.cx - a.cx) * ax + (b.cy - a.cy) * ay).abs();
         d <= a.half_extent_on(ax, ay) + b.half_extent_on(ax, ay)
@@ -104,7 +109,11 @@ fn overlaps(a: &Rect, b: &Rect) -> bool {
 fn point_segment_dist(p: (f64, f64), a: (f64, f64), b: (f64, f64)) -> f64 {
     let (dx, dy) = (b.0 - a.0, b.1 - a.1);
     let len2 = dx * dx + dy * dy;
-    let t = if len2 > 0.0 { (((p.0 - a.0) * dx + (p.1 - a.1) * dy) / len2).clamp(0.0, 1.0) } else { 0.0 };
+    let t = if len2 > 0.0 {
+        (((p.0 - a.0) * dx + (p.1 - a.1) * dy) / len2).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
     ((p.0 - a.0 - t * dx).powi(2) + (p.1 - a.1 - t * dy).powi(2)).sqrt()
 }
 
@@ -119,7 +128,9 @@ fn gap_m(a: &Rect, b: &Rect) -> f64 {
         let (a0, a1) = (ca[i], ca[(i + 1) % 4]);
         let (b0, b1) = (cb[i], cb[(i + 1) % 4]);
         for j in 0..4 {
-            best = best.min(point_segment_dist(cb[j], a0, a1)).min(point_segment_dist(ca[j], b0, b1));
+            best = best
+                .min(point_segment_dist(cb[j], a0, a1))
+                .min(point_segment_dist(ca[j], b0, b1));
         }
     }
     best
@@ -199,7 +210,15 @@ impl ObstacleSignals {
         out
     }
 
-    fn consider_vehicle(&mut self, f: &Frame, o: &Obstacle, rect: &Rect, gap: f64, wedge: bool, rel: f64) {
+    fn consider_vehicle(
+        &mut self,
+        f: &Frame,
+        o: &Obstacle,
+        rect: &Rect,
+        gap: f64,
+        wedge: bool,
+        rel: f64,
+    ) {
         if gap < self.nearest_npc_m {
             self.nearest_npc_m = gap;
             self.nearest_npc_speed_mps = o.speed_mps;

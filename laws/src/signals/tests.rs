@@ -11,11 +11,25 @@ fn units_and_lawbreaker_fixes() {
         stopline_dist_m: 4.0,
         ..Frame::default()
     };
-    let s = Signals::from_frame(&f, &SignalContext { time_h: 21.5, ..SignalContext::default() });
+    let s = Signals::from_frame(
+        &f,
+        &SignalContext {
+            time_h: 21.5,
+            ..SignalContext::default()
+        },
+    );
     assert_eq!(s.get(Signal::Speed), 36.0);
-    assert_eq!(s.get(Signal::TurnSignal), 2.0, "right stays 2 (LawBreaker collapsed it to 1)");
+    assert_eq!(
+        s.get(Signal::TurnSignal),
+        2.0,
+        "right stays 2 (LawBreaker collapsed it to 1)"
+    );
     assert_eq!(s.get(Signal::LightColor), 0.0, "no light is 0, not green");
-    assert_eq!(s.get(Signal::SpeedUpper), 45.0, "lane limit in km/h, not a constant");
+    assert_eq!(
+        s.get(Signal::SpeedUpper),
+        45.0,
+        "lane limit in km/h, not a constant"
+    );
     assert_eq!(s.get(Signal::StoplineAhead), 4.0);
     assert_eq!(s.get(Signal::JunctionAhead), f64::INFINITY);
     assert_eq!(s.get(Signal::NpcAhead), f64::INFINITY);
