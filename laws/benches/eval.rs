@@ -1,0 +1,216 @@
+//! Evaluation speed: 8 shipped laws over 1 M frames, with and without the relevance check, side by side
+//! with rtamt's online monitor timed in the same run (Python, on a smaller trace of the same law shape).
+//!
+//! Run: `cargo bench -p laws --bench eval`. The summary line after criterion's output gives frames/s,
+//! law-evaluations/s, the relevance saving, and the ratio to rtamt.
+
+use std::hint::black_box;
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use criterion::{criterion_group, Criterion, Throughput};
+use laws::{EvalConfig, Evaluator, LawSet, LawSource, Signal, Signals};
+
+const N_FRAMES: usize = 1_000_000;
+const N_DISTINCT: usize = 10_000;
+const LAWS: [&str; 8] = [
+    "law38_sub1",
+    "law38_sub2",
+    "law38_sub3",
+    "law51_sub4",
+    "law51_sub5",
+    "law51_sub7",
+    "law53",
+    "no_collision",
+];
+
+fn eight_laws() -> LawSet {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("specs");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .expect("specs dir")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "law"))
+        .collect();
+    paths.sort();
+    let all: Vec<LawSource> = paths
+        .iter()
+        .map(|p| LawSource {
+            name: p.display().to_string(),
+            text: std::fs::read_to_string(p).expect("read"),
+        })
+        .collect();
+    let set = LawSet::parse(&all).expect("shipped laws parse");
+    // Re-parse a file holding only the 8 laws' full formulas, so the set has exactly 8 laws.
+    let text: String = LAWS
+        .iter()
+        .map(|name| {
+            let law = &set.laws()[set.index_of(name).expect("shipped law")];
+            format!("{name} = {};\n", law.formula())
+        })
+        .collect();
+    LawSet::parse(&[LawSource {
+        name: "bench.law".into(),
+        text,
+    }])
+    .expect("bench laws parse")
+}
+
+/// A city-driving trace: a light cycle every 35 s, approaches and stops, traffic, occasional jams.
+fn trace() -> Vec<Signals> {
+    let mut x: u64 = 0x1234_5678_9abc_def1;
+    let mut rnd = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    (0..N_DISTINCT)
+        .map(|k| {
+            let mut s = Signals::default();
+            let cycle = k % 350;
+            s.set(
+                Signal::LightColor,
+                if cycle < 150 {
+                    3.0
+                } else if cycle < 200 {
+                    2.0
+                } else {
+                    1.0
+                },
+            );
+            s.set(Signal::SignalAhead, 1.0);
+            let to_line = 60.0 - (k % 600) as f64 * 0.1;
+            s.set(
+                Signal::StoplineAhead,
+                if to_line >= 0.0 {
+                    to_line
+                } else {
+                    f64::INFINITY
+                },
+            );
+            s.set(Signal::JunctionAhead, (to_line + 1.0).max(0.0));
+            s.set(Signal::Speed, [0.0, 0.3, 20.0, 40.0][(rnd() % 4) as usize]);
+            s.set(
+                Signal::NpcAhead,
+                [0.3, 5.0, 30.0, f64::INFINITY][(rnd() % 4) as usize],
+            );
+            s.set(Signal::NpcAheadSpeed, (rnd() % 10) as f64);
+            s.set(Signal::LaneNumber, 2.0);
+            s.set(Signal::Direction, (rnd() % 3) as f64);
+            s.set(Signal::TrafficJam, f64::from(u8::from(rnd() % 50 == 0)));
+            s.set(
+                Signal::PriorityNpcAhead,
+                f64::from(u8::from(rnd() % 20 == 0)),
+            );
+            s
+        })
+        .collect()
+}
+
+fn run(ev: &mut Evaluator, frames: &[Signals]) -> usize {
+    let mut n_violations = 0;
+    for k in 0..N_FRAMES {
+        let v = ev.step(&frames[k % N_DISTINCT]);
+        for i in 0..v.len() {
+            n_violations += usize::from(v.violated_now(i));
+        }
+    }
+    n_violations
+}
+
+fn bench(c: &mut Criterion) {
+    let laws = eight_laws();
+    let frames = trace();
+    let mut group = c.benchmark_group("eval_8_laws_1M_frames");
+    group
+        .sample_size(10)
+        .throughput(Throughput::Elements(N_FRAMES as u64));
+    for relevance in [false, true] {
+        let cfg = EvalConfig {
+            relevance,
+            ..EvalConfig::default()
+        };
+        let name = if relevance {
+            "relevance_on"
+        } else {
+            "relevance_off"
+        };
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let mut ev = Evaluator::new(&laws, &cfg).expect("compile");
+                black_box(run(&mut ev, &frames))
+            })
+        });
+    }
+    group.finish();
+}
+
+fn rtamt_rate() -> Option<f64> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/py/rtamt_bench.py");
+    let out = Command::new("python3")
+        .arg(script)
+        .arg("20000")
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        eprintln!(
+            "rtamt timing failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return None;
+    }
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .strip_prefix("rtamt_online_samples_per_s=")?
+        .parse()
+        .ok()
+}
+
+fn summary() {
+    let laws = eight_laws();
+    let frames = trace();
+    let mut line = String::from("\nsummary (8 laws, 1M frames):");
+    let mut ours = 0.0;
+    for relevance in [false, true] {
+        let mut ev = Evaluator::new(
+            &laws,
+            &EvalConfig {
+                relevance,
+                ..EvalConfig::default()
+            },
+        )
+        .expect("compile");
+        let start = Instant::now();
+        let n_viol = run(&mut ev, &frames);
+        let fps = N_FRAMES as f64 / start.elapsed().as_secs_f64();
+        let st = ev.stats();
+        let skipped = st.n_law_skips as f64 / (st.n_law_skips + st.n_law_steps) as f64;
+        line += &format!(
+            "\n  relevance {}: {:.3e} frames/s, {:.3e} law-evals/s, {:.1}% law-steps skipped, {n_viol} violations",
+            if relevance { "on " } else { "off" },
+            fps,
+            fps * laws.laws().len() as f64,
+            skipped * 100.0
+        );
+        ours = fps * laws.laws().len() as f64;
+    }
+    match rtamt_rate() {
+        Some(r) => {
+            line += &format!(
+                "\n  rtamt online (law51_sub5, 20k samples): {r:.3e} samples/s (law-evals/s)\n  ratio ours/rtamt: {:.0}x",
+                ours / r
+            )
+        }
+        None => line += "\n  rtamt online: not measured (python3 or rtamt missing)",
+    }
+    println!("{line}");
+}
+
+criterion_group!(benches, bench);
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    summary();
+}
