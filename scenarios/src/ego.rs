@@ -171,7 +171,9 @@ impl Driver {
         let mut v0 = limit * self.v_factor;
         if !self.ignore_limits {
             for &(dist, lim) in &p.limits_ahead {
-                v0 = v0.min(((lim * self.v_factor).powi(2) + 2.0 * b * dist).sqrt());
+                // Plan to be down to the new limit 20 m before the sign, braking gently.
+                let room = (dist - 20.0).max(0.0);
+                v0 = v0.min(((lim * self.v_factor).powi(2) + b * room).sqrt());
             }
         }
         if let Some((dist, radius)) = p.turn {
@@ -179,6 +181,11 @@ impl Driver {
             v0 = v0.min((v_turn * v_turn + 2.0 * b * dist).sqrt());
         }
         let mut a = idm(&self.idm, p.v, v0, p.leader);
+        if p.v > v0 + 0.2 {
+            // IDM's free-road term brakes weakly above the desired speed; a driver tracks a lower target
+            // with a firmer, bounded brake.
+            a = a.min(-(p.v - v0).min(b));
+        }
         let mut stop_at = |dist: f64| {
             // A stopped virtual leader 0.5 m past the stop point's standstill gap: the front stops ~0.5 m
             // before it.
@@ -221,7 +228,9 @@ impl Driver {
             }
         }
         if let Some((dist, min_tta_s)) = p.left_yield {
-            if !self.left_committed && min_tta_s > self.critical_gap_s && dist > -0.5 {
+            // Judged only near the yield point: the gap must cover the time to get there and the critical gap.
+            let time_to_yield = dist.max(0.0) / p.v.max(2.0);
+            if !self.left_committed && dist < 10.0 && min_tta_s > self.critical_gap_s + time_to_yield {
                 self.left_committed = true;
             }
             if !self.left_committed && dist > -0.5 {

@@ -272,7 +272,14 @@ impl Simulation {
                         }
                     }
                 }
-                ControlSpec::None => {}
+                ControlSpec::None => {
+                    // Priority to the right is not modelled; the ego yields to cross traffic that is moving
+                    // in the junction or about to enter it, like at a stop sign without the stop.
+                    let has_cross = self.traffic.vehicles.iter().any(|v| matches!(v.lane, Lane::Line { id: 2, .. }));
+                    if has_cross && front_s < j.entry_s + 0.5 && !self.stop_sign_clear(j.half_size_m) {
+                        p.stop_sign = Some((j.entry_s - front_s, false));
+                    }
+                }
             }
         }
 
@@ -310,7 +317,7 @@ impl Simulation {
                     let judged_v = (veh.v * (1.0 + self.driver.judgement_error)).max(0.1);
                     let tta = if front_x <= c.x_hi { 0.0 } else { (front_x - c.x_hi) / judged_v };
                     min_tta = min_tta.min(tta);
-                    priority = tta < 8.0;
+                    priority = tta < 5.0;
                 }
             }
             if let (Some(j), Lane::Line { id: 2, .. }) = (&junction, veh.lane) {
