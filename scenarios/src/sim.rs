@@ -137,7 +137,10 @@ impl Simulation {
         // Control.
         let mut a = self.driver.control(&perception, self.dt, &mut self.rng);
         if let Some(cap) = cmd.speed_cap_mps {
-            a = a.min((cap.max(0.0) - self.v).clamp(-CAP_DECEL_MPS2, self.driver.idm.max_accel_mps2));
+            // Brake towards the cap at up to CAP_DECEL_MPS2, landing on it rather than below; never
+            // accelerate past it.
+            let to_cap = (cap.max(0.0) - self.v) / self.dt;
+            a = a.min(to_cap.clamp(-CAP_DECEL_MPS2, self.driver.idm.max_accel_mps2));
         }
         if frame.collision {
             a = -MAX_BRAKE_MPS2;
