@@ -36,9 +36,13 @@ impl Rect {
 
     /// True when the two rectangles overlap or touch.
     pub fn overlaps(&self, other: &Rect) -> bool {
-        let (dx, dy) = (other.centre_x - self.centre_x, other.centre_y - self.centre_y);
+        let (dx, dy) = (
+            other.centre_x - self.centre_x,
+            other.centre_y - self.centre_y,
+        );
         // Cheap reject on bounding circles first: most pairs are far apart.
-        let reach = self.half_length_m.hypot(self.half_width_m) + other.half_length_m.hypot(other.half_width_m);
+        let reach = self.half_length_m.hypot(self.half_width_m)
+            + other.half_length_m.hypot(other.half_width_m);
         if dx * dx + dy * dy > reach * reach {
             return false;
         }

@@ -32,7 +32,8 @@ pub(crate) struct IdmParams {
 pub(crate) fn idm(p: &IdmParams, v: f64, v0: f64, leader: Option<(f64, f64)>) -> f64 {
     let free = 1.0 - (v / v0.max(0.1)).powi(4);
     let interaction = leader.map_or(0.0, |(gap, v_lead)| {
-        let dyn_gap = v * p.time_headway_s + v * (v - v_lead) / (2.0 * (p.max_accel_mps2 * p.comfort_decel_mps2).sqrt());
+        let dyn_gap = v * p.time_headway_s
+            + v * (v - v_lead) / (2.0 * (p.max_accel_mps2 * p.comfort_decel_mps2).sqrt());
         let s_star = p.min_gap_m + dyn_gap.max(0.0);
         (s_star / gap.max(0.05)).powi(2)
     });
@@ -161,13 +162,20 @@ impl Driver {
             self.last_desired = self.decide(p);
         }
         self.pending.push_back(self.last_desired);
-        self.pending.pop_front().unwrap_or(self.last_desired).clamp(-MAX_BRAKE_MPS2, self.idm.max_accel_mps2)
+        self.pending
+            .pop_front()
+            .unwrap_or(self.last_desired)
+            .clamp(-MAX_BRAKE_MPS2, self.idm.max_accel_mps2)
     }
 
     /// The driver's desired acceleration from what they perceive now.
     fn decide(&mut self, p: &Perception) -> f64 {
         let b = self.idm.comfort_decel_mps2;
-        let limit = if self.ignore_limits { p.first_limit_mps.max(p.limit_mps) } else { p.limit_mps };
+        let limit = if self.ignore_limits {
+            p.first_limit_mps.max(p.limit_mps)
+        } else {
+            p.limit_mps
+        };
         let mut v0 = limit * self.v_factor;
         if !self.ignore_limits {
             for &(dist, lim) in &p.limits_ahead {
@@ -189,7 +197,12 @@ impl Driver {
         let mut stop_at = |dist: f64| {
             // A stopped virtual leader 0.5 m past the stop point's standstill gap: the front stops ~0.5 m
             // before it.
-            a = a.min(idm(&self.idm, p.v, v0, Some((dist + self.idm.min_gap_m - 0.5, 0.0))));
+            a = a.min(idm(
+                &self.idm,
+                p.v,
+                v0,
+                Some((dist + self.idm.min_gap_m - 0.5, 0.0)),
+            ));
         };
         if let Some((color, dist)) = p.light {
             if color != self.light_seen {
@@ -230,7 +243,10 @@ impl Driver {
         if let Some((dist, min_tta_s)) = p.left_yield {
             // Judged only near the yield point: the gap must cover the time to get there and the critical gap.
             let time_to_yield = dist.max(0.0) / p.v.max(2.0);
-            if !self.left_committed && dist < 10.0 && min_tta_s > self.critical_gap_s + time_to_yield {
+            if !self.left_committed
+                && dist < 10.0
+                && min_tta_s > self.critical_gap_s + time_to_yield
+            {
                 self.left_committed = true;
             }
             if !self.left_committed && dist > -0.5 {

@@ -19,6 +19,7 @@
 //! comes from the run's own ChaCha8 stream.
 #![warn(missing_docs)]
 #![deny(clippy::unwrap_used, clippy::expect_used)]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod collision;
 mod ego;

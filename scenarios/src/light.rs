@@ -20,8 +20,12 @@ impl Light {
     /// green). Returns `None` when a phase length is not a positive finite number.
     pub fn try_new(green_s: f64, yellow_s: f64, red_s: f64, offset_s: f64) -> Option<Light> {
         let ok = |v: f64| v > 0.0 && v.is_finite();
-        (ok(green_s) && ok(yellow_s) && ok(red_s) && offset_s.is_finite())
-            .then_some(Light { green_s, yellow_s, red_s, offset_s })
+        (ok(green_s) && ok(yellow_s) && ok(red_s) && offset_s.is_finite()).then_some(Light {
+            green_s,
+            yellow_s,
+            red_s,
+            offset_s,
+        })
     }
 
     fn cycle_s(&self) -> f64 {

@@ -19,13 +19,28 @@ pub(crate) enum Lane {
     /// The ego route (lead and queued vehicles).
     Route,
     /// A straight line through the junction centre region: the point at lane position 0 and the heading.
-    Line { x0: f64, y0: f64, heading: f64, id: u8 },
+    Line {
+        x0: f64,
+        y0: f64,
+        heading: f64,
+        id: u8,
+    },
 }
 
 /// Oncoming lane (westbound, north half of the east–west road).
-const ONCOMING: Lane = Lane::Line { x0: 0.0, y0: LANE_CENTRE_M, heading: std::f64::consts::PI, id: 1 };
+const ONCOMING: Lane = Lane::Line {
+    x0: 0.0,
+    y0: LANE_CENTRE_M,
+    heading: std::f64::consts::PI,
+    id: 1,
+};
 /// Cross lane (northbound, east half of the north–south road).
-const CROSS: Lane = Lane::Line { x0: LANE_CENTRE_M, y0: 0.0, heading: std::f64::consts::FRAC_PI_2, id: 2 };
+const CROSS: Lane = Lane::Line {
+    x0: LANE_CENTRE_M,
+    y0: 0.0,
+    heading: std::f64::consts::FRAC_PI_2,
+    id: 2,
+};
 
 /// A scripted braking event of a lead vehicle.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -97,7 +112,13 @@ impl Vehicle {
                 let p = road.pose(self.s);
                 (p.x, p.y, p.heading)
             }
-            Lane::Line { x0, y0, heading, .. } => (x0 + self.s * heading.cos(), y0 + self.s * heading.sin(), heading),
+            Lane::Line {
+                x0, y0, heading, ..
+            } => (
+                x0 + self.s * heading.cos(),
+                y0 + self.s * heading.sin(),
+                heading,
+            ),
         }
     }
 
@@ -107,7 +128,10 @@ impl Vehicle {
 
     fn desired_speed(&self, t: f64) -> f64 {
         match self.brake {
-            Some(b) if t >= b.at_t && t < b.at_t + b.hold_s + (self.v_des - b.to_mps).max(0.0) / b.decel_mps2 => {
+            Some(b)
+                if t >= b.at_t
+                    && t < b.at_t + b.hold_s + (self.v_des - b.to_mps).max(0.0) / b.decel_mps2 =>
+            {
                 b.to_mps
             }
             _ => self.v_des,
@@ -120,7 +144,12 @@ impl Vehicle {
             return -9.0;
         }
         let v0 = self.desired_speed(view.t);
-        let mut a = idm(&NPC_IDM, self.v, v0, leader.map(|(rear, v)| (rear - self.front(), v)));
+        let mut a = idm(
+            &NPC_IDM,
+            self.v,
+            v0,
+            leader.map(|(rear, v)| (rear - self.front(), v)),
+        );
         if let Some(b) = self.brake {
             if view.t >= b.at_t && self.v > v0 + 0.05 {
                 a = a.min(-b.decel_mps2);
@@ -131,7 +160,12 @@ impl Vehicle {
             if gap < -0.5 {
                 self.cleared_line = true;
             } else if self.must_stop(view, gap) {
-                a = a.min(idm(&NPC_IDM, self.v, v0, Some((gap + NPC_IDM.min_gap_m - 0.5, 0.0))));
+                a = a.min(idm(
+                    &NPC_IDM,
+                    self.v,
+                    v0,
+                    Some((gap + NPC_IDM.min_gap_m - 0.5, 0.0)),
+                ));
             }
         }
         a
@@ -147,11 +181,16 @@ impl Vehicle {
                 }
                 match self.arrived_t {
                     None => true,
-                    Some(at) => view.t < at + self.wait_s || (self.lane != Lane::Route && view.ego_in_junction),
+                    Some(at) => {
+                        view.t < at + self.wait_s
+                            || (self.lane != Lane::Route && view.ego_in_junction)
+                    }
                 }
             }
             (Some(ControlSpec::Light), lane) => {
-                let Some(light) = view.light else { return false };
+                let Some(light) = view.light else {
+                    return false;
+                };
                 // The cross road sees the opposite phase: green while the ego's light is red.
                 let color = match lane {
                     Lane::Route => light.color_at(view.t),
@@ -162,7 +201,9 @@ impl Vehicle {
                 };
                 match color {
                     laws::frame::light_color::RED => true,
-                    laws::frame::light_color::YELLOW => self.v * self.v / (2.0 * gap.max(0.1)) < 3.0,
+                    laws::frame::light_color::YELLOW => {
+                        self.v * self.v / (2.0 * gap.max(0.1)) < 3.0
+                    }
                     _ => false,
                 }
             }
@@ -201,7 +242,12 @@ pub(crate) const PED_SIZE_M: f64 = 0.6;
 
 impl Traffic {
     /// Samples the NPCs of one run. `ego_front_s` is the ego's initial front-bumper route position.
-    pub fn sample(scenario: &Scenario, road: &Road, ego_front_s: f64, rng: &mut impl Rng) -> Traffic {
+    pub fn sample(
+        scenario: &Scenario,
+        road: &Road,
+        ego_front_s: f64,
+        rng: &mut impl Rng,
+    ) -> Traffic {
         let mut vehicles = Vec::new();
         let mut next_id = 1;
         for spec in scenario.vehicles() {
@@ -214,7 +260,10 @@ impl Traffic {
             }
         }
         let mut pedestrians = Vec::new();
-        if let (Some(spec), Some((a, b))) = (scenario.pedestrians(), road.junction().and_then(|j| j.crosswalk_s)) {
+        if let (Some(spec), Some((a, b))) = (
+            scenario.pedestrians(),
+            road.junction().and_then(|j| j.crosswalk_s),
+        ) {
             let x = road.pose((a + b) / 2.0).x;
             let edge = road.lanes() as f64 * LANE_WIDTH_M + 2.0;
             let count = spec.count.sample(rng).round() as usize;
@@ -231,14 +280,20 @@ impl Traffic {
                 });
             }
         }
-        Traffic { vehicles, pedestrians }
+        Traffic {
+            vehicles,
+            pedestrians,
+        }
     }
 
     /// Advances every NPC by one tick.
     pub fn step(&mut self, view: &NpcView<'_>) {
         // Accelerations first (from the same snapshot), then integration: no order dependence.
-        let snapshot: Vec<(Lane, f64, f64, f64)> =
-            self.vehicles.iter().map(|v| (v.lane, v.s, v.s - v.length_m / 2.0, v.v)).collect();
+        let snapshot: Vec<(Lane, f64, f64, f64)> = self
+            .vehicles
+            .iter()
+            .map(|v| (v.lane, v.s, v.s - v.length_m / 2.0, v.v))
+            .collect();
         let accels: Vec<f64> = self
             .vehicles
             .iter_mut()
@@ -303,7 +358,11 @@ fn vehicle(
     };
     match spec.role {
         VehicleRole::Lead => {
-            let rear = if k == 0 { ego_front_s + spec.gap_m.sample(rng) } else { *cursor + spec.gap_m.sample(rng) };
+            let rear = if k == 0 {
+                ego_front_s + spec.gap_m.sample(rng)
+            } else {
+                *cursor + spec.gap_m.sample(rng)
+            };
             veh.s = rear + length_m / 2.0;
             *cursor = rear + length_m;
             veh.stop_front_s = junction.and_then(|j| j.stop_line_s);
@@ -315,19 +374,35 @@ fn vehicle(
             });
         }
         VehicleRole::Queue => {
-            let line = junction.and_then(|j| j.stop_line_s.or(Some(j.entry_s))).unwrap_or(road.end_s());
-            let front = if k == 0 { line - rng.random_range(0.3..=1.2) } else { *cursor - spec.gap_m.sample(rng) };
+            let line = junction
+                .and_then(|j| j.stop_line_s.or(Some(j.entry_s)))
+                .unwrap_or(road.end_s());
+            let front = if k == 0 {
+                line - rng.random_range(0.3..=1.2)
+            } else {
+                *cursor - spec.gap_m.sample(rng)
+            };
             veh.s = front - length_m / 2.0;
             *cursor = front - length_m;
             veh.v = 0.0;
             veh.stop_front_s = junction.and_then(|j| j.stop_line_s);
         }
         VehicleRole::Oncoming | VehicleRole::Cross => {
-            veh.lane = if spec.role == VehicleRole::Oncoming { ONCOMING } else { CROSS };
-            let t_arrive = if k == 0 { spec.first_arrival_s.sample(rng) } else { *cursor + spec.headway_s.sample(rng) };
+            veh.lane = if spec.role == VehicleRole::Oncoming {
+                ONCOMING
+            } else {
+                CROSS
+            };
+            let t_arrive = if k == 0 {
+                spec.first_arrival_s.sample(rng)
+            } else {
+                *cursor + spec.headway_s.sample(rng)
+            };
             *cursor = t_arrive;
             veh.s = -v_des * t_arrive;
-            if spec.role == VehicleRole::Cross && junction.is_some_and(|j| j.control != ControlSpec::None) {
+            if spec.role == VehicleRole::Cross
+                && junction.is_some_and(|j| j.control != ControlSpec::None)
+            {
                 veh.stop_front_s = Some(-half - 1.0);
             }
         }

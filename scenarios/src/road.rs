@@ -90,18 +90,38 @@ impl Road {
                     TurnSpec::Straight => (None, j.size_m),
                     TurnSpec::Left => {
                         let r = h + LANE_CENTRE_M;
-                        (Some(Arc { centre_x: -h, centre_y: -LANE_CENTRE_M + r, radius_m: r, sign: 1.0 }), r * FRAC_PI_2)
+                        (
+                            Some(Arc {
+                                centre_x: -h,
+                                centre_y: -LANE_CENTRE_M + r,
+                                radius_m: r,
+                                sign: 1.0,
+                            }),
+                            r * FRAC_PI_2,
+                        )
                     }
                     TurnSpec::Right => {
                         let r = h - LANE_CENTRE_M;
-                        (Some(Arc { centre_x: -h, centre_y: -LANE_CENTRE_M - r, radius_m: r, sign: -1.0 }), r * FRAC_PI_2)
+                        (
+                            Some(Arc {
+                                centre_x: -h,
+                                centre_y: -LANE_CENTRE_M - r,
+                                radius_m: r,
+                                sign: -1.0,
+                            }),
+                            r * FRAC_PI_2,
+                        )
                     }
                 };
-                let crosswalk_s = j.crosswalk.then(|| (entry_s - CROSSWALK_WIDTH_M, entry_s));
+                let crosswalk_s = j
+                    .crosswalk
+                    .then_some((entry_s - CROSSWALK_WIDTH_M, entry_s));
                 let line_ref = crosswalk_s.map_or(entry_s, |(a, _)| a);
                 let stop_line_s = match j.control {
                     ControlSpec::None => None,
-                    ControlSpec::Light | ControlSpec::StopSign => Some(line_ref - j.stop_line_gap_m),
+                    ControlSpec::Light | ControlSpec::StopSign => {
+                        Some(line_ref - j.stop_line_gap_m)
+                    }
                 };
                 let junction = Junction {
                     half_size_m: h,
@@ -113,10 +133,21 @@ impl Road {
                     crosswalk_s,
                     arc,
                 };
-                (-h - spec.approach_m, Some(junction), entry_s + len + spec.exit_m)
+                (
+                    -h - spec.approach_m,
+                    Some(junction),
+                    entry_s + len + spec.exit_m,
+                )
             }
         };
-        Road { start_x, approach_m: spec.approach_m, end_s, lanes: spec.lanes, limits, junction }
+        Road {
+            start_x,
+            approach_m: spec.approach_m,
+            end_s,
+            lanes: spec.lanes,
+            limits,
+            junction,
+        }
     }
 
     /// Route length, m.
@@ -146,7 +177,9 @@ impl Road {
     }
     /// True when route position `s` lies inside the junction.
     pub fn in_junction(&self, s: f64) -> bool {
-        self.junction.as_ref().is_some_and(|j| s >= j.entry_s && s < j.exit_s)
+        self.junction
+            .as_ref()
+            .is_some_and(|j| s >= j.entry_s && s < j.exit_s)
     }
 
     /// The pose at route position `s` (clamped to the route's ends is not applied: positions past the end
@@ -192,12 +225,33 @@ impl Road {
             (s0 + along, lateral, dist2)
         };
         let Some(j) = &self.junction else {
-            let (s, lat, _) = on_line(self.start_x, -LANE_CENTRE_M, 0.0, 0.0, f64::NEG_INFINITY, f64::INFINITY);
+            let (s, lat, _) = on_line(
+                self.start_x,
+                -LANE_CENTRE_M,
+                0.0,
+                0.0,
+                f64::NEG_INFINITY,
+                f64::INFINITY,
+            );
             return (s, lat);
         };
-        let first = on_line(self.start_x, -LANE_CENTRE_M, 0.0, 0.0, f64::NEG_INFINITY, self.approach_m);
+        let first = on_line(
+            self.start_x,
+            -LANE_CENTRE_M,
+            0.0,
+            0.0,
+            f64::NEG_INFINITY,
+            self.approach_m,
+        );
         let rest = match j.arc {
-            None => on_line(-j.half_size_m, -LANE_CENTRE_M, 0.0, j.entry_s, 0.0, f64::INFINITY),
+            None => on_line(
+                -j.half_size_m,
+                -LANE_CENTRE_M,
+                0.0,
+                j.entry_s,
+                0.0,
+                f64::INFINITY,
+            ),
             Some(arc) => {
                 let len = j.exit_s - j.entry_s;
                 let end = arc.pose(len);

@@ -468,7 +468,10 @@ impl Scenario {
         let mut last_s = 0.0;
         for [s, kph] in &r.limit_changes {
             if !(*s > last_s && s.is_finite()) {
-                return invalid("road.limit_changes", "route positions must be positive and increasing");
+                return invalid(
+                    "road.limit_changes",
+                    "route positions must be positive and increasing",
+                );
             }
             positive("road.limit_changes", *kph)?;
             last_s = *s;
@@ -478,7 +481,10 @@ impl Scenario {
                 return invalid("road.junction.size_m", "must be within 8..=60 m");
             }
             if !(j.stop_line_gap_m >= 0.0 && j.stop_line_gap_m < r.approach_m / 2.0) {
-                return invalid("road.junction.stop_line_gap_m", "must be >= 0 and well inside the approach");
+                return invalid(
+                    "road.junction.stop_line_gap_m",
+                    "must be >= 0 and well inside the approach",
+                );
             }
         }
         let l = &self.light;
@@ -492,7 +498,10 @@ impl Scenario {
                 VehicleRole::Oncoming | VehicleRole::Cross | VehicleRole::Jam | VehicleRole::Queue
             );
             if needs_junction && control.is_none() {
-                return invalid("vehicles.role", "oncoming, cross, jam and queue vehicles need a junction");
+                return invalid(
+                    "vehicles.role",
+                    "oncoming, cross, jam and queue vehicles need a junction",
+                );
             }
             if v.count.lo() < 0.0 || v.count.hi() > 12.0 {
                 return invalid("vehicles.count", "must be within 0..=12");
@@ -504,7 +513,10 @@ impl Scenario {
         if let Some(p) = &self.pedestrians {
             let has_crosswalk = r.junction.as_ref().is_some_and(|j| j.crosswalk);
             if !has_crosswalk {
-                return invalid("pedestrians", "pedestrians need `road.junction.crosswalk = true`");
+                return invalid(
+                    "pedestrians",
+                    "pedestrians need `road.junction.crosswalk = true`",
+                );
             }
             if p.speed_mps.lo() <= 0.0 {
                 return invalid("pedestrians.speed_mps", "must be positive");
@@ -593,7 +605,10 @@ fn positive(field: &str, v: f64) -> Result<(), ScenarioError> {
 }
 
 fn invalid(field: &str, problem: &str) -> Result<(), ScenarioError> {
-    Err(ScenarioError::Invalid { field: field.to_owned(), problem: problem.to_owned() })
+    Err(ScenarioError::Invalid {
+        field: field.to_owned(),
+        problem: problem.to_owned(),
+    })
 }
 
 #[cfg(test)]

@@ -76,10 +76,18 @@ impl Simulation {
         let mut rng = rng_for(seed);
         let road = Road::new(scenario.road());
         let dt = scenario.frame_period_s();
-        let light = road.junction().filter(|j| j.control == ControlSpec::Light).and_then(|_| {
-            let l = scenario.light();
-            Light::try_new(l.green_s, l.yellow_s, l.red_s, l.cycle_offset_s.sample(&mut rng))
-        });
+        let light = road
+            .junction()
+            .filter(|j| j.control == ControlSpec::Light)
+            .and_then(|_| {
+                let l = scenario.light();
+                Light::try_new(
+                    l.green_s,
+                    l.yellow_s,
+                    l.red_s,
+                    l.cycle_offset_s.sample(&mut rng),
+                )
+            });
         let driver = Driver::sample(scenario.ego(), dt, &mut rng);
         let s = scenario.ego().start_s_m.sample(&mut rng);
         let v = scenario.ego().start_speed_kph.sample(&mut rng) / 3.6;
@@ -149,7 +157,8 @@ impl Simulation {
             a = 0.0;
         }
         frame.accel_mps2 = a;
-        frame.throttle_pct = (a.max(0.0) / self.driver.idm.max_accel_mps2 * 100.0).min(100.0) as f32;
+        frame.throttle_pct =
+            (a.max(0.0) / self.driver.idm.max_accel_mps2 * 100.0).min(100.0) as f32;
         frame.brake_pct = ((-a).max(0.0) / MAX_BRAKE_MPS2 * 100.0).min(100.0) as f32;
 
         // Advance.
@@ -159,7 +168,8 @@ impl Simulation {
             light: self.light.as_ref(),
             t,
             dt: self.dt,
-            ego_in_junction: self.road.in_junction(self.s + EGO_FRONT_M) || self.road.in_junction(self.s - EGO_REAR_M),
+            ego_in_junction: self.road.in_junction(self.s + EGO_FRONT_M)
+                || self.road.in_junction(self.s - EGO_REAR_M),
         };
         self.traffic.step(&view);
         self.s += 0.5 * (self.v + v_new) * self.dt;
@@ -205,8 +215,8 @@ impl Simulation {
             heading: pose.heading,
             speed_mps: self.v,
             gear: gear::DRIVE,
-            steering_pct: ((WHEELBASE_M * pose.curvature).atan() / MAX_STEER_RAD * 100.0).clamp(-100.0, 100.0)
-                as f32,
+            steering_pct: ((WHEELBASE_M * pose.curvature).atan() / MAX_STEER_RAD * 100.0)
+                .clamp(-100.0, 100.0) as f32,
             speed_limit_mps: p.limit_mps,
             lane_number: if in_junction { 0 } else { self.road.lanes() },
             low_beam: false,
@@ -221,7 +231,10 @@ impl Simulation {
                 f64::INFINITY
             };
             let before_exit = self.s < j.exit_s;
-            let line_dist = j.stop_line_s.filter(|line| front_s <= *line).map(|line| line - front_s);
+            let line_dist = j
+                .stop_line_s
+                .filter(|line| front_s <= *line)
+                .map(|line| line - front_s);
             if let Some(d) = line_dist {
                 f.stopline_dist_m = d;
             }
@@ -243,7 +256,11 @@ impl Simulation {
                 if f.planned_turn != planned_turn::STRAIGHT {
                     let entry_dist = (j.entry_s - front_s).max(0.0);
                     if self.driver.signals_turns && entry_dist < 60.0 {
-                        f.turn_signal = if j.turn == TurnSpec::Left { turn_signal::LEFT } else { turn_signal::RIGHT };
+                        f.turn_signal = if j.turn == TurnSpec::Left {
+                            turn_signal::LEFT
+                        } else {
+                            turn_signal::RIGHT
+                        };
                     }
                     let radius = match j.turn {
                         TurnSpec::Left => j.half_size_m + LANE_CENTRE_M,
@@ -271,15 +288,23 @@ impl Simulation {
                             self.ego_arrived_t = Some(t);
                         }
                         if front_s < line + 0.5 {
-                            p.stop_sign = Some((line - front_s, self.stop_sign_clear(j.half_size_m)));
+                            p.stop_sign =
+                                Some((line - front_s, self.stop_sign_clear(j.half_size_m)));
                         }
                     }
                 }
                 ControlSpec::None => {
                     // Priority to the right is not modelled; the ego yields to cross traffic that is moving
                     // in the junction or about to enter it, like at a stop sign without the stop.
-                    let has_cross = self.traffic.vehicles.iter().any(|v| matches!(v.lane, Lane::Line { id: 2, .. }));
-                    if has_cross && front_s < j.entry_s + 0.5 && !self.stop_sign_clear(j.half_size_m) {
+                    let has_cross = self
+                        .traffic
+                        .vehicles
+                        .iter()
+                        .any(|v| matches!(v.lane, Lane::Line { id: 2, .. }));
+                    if has_cross
+                        && front_s < j.entry_s + 0.5
+                        && !self.stop_sign_clear(j.half_size_m)
+                    {
                         p.stop_sign = Some((j.entry_s - front_s, false));
                     }
                 }
@@ -298,7 +323,13 @@ impl Simulation {
             if (x - pose.x).hypot(y - pose.y) > PERCEPTION_RANGE_M {
                 continue;
             }
-            let rect = Rect { centre_x: x, centre_y: y, heading, half_length_m: veh.length_m / 2.0, half_width_m: veh.width_m / 2.0 };
+            let rect = Rect {
+                centre_x: x,
+                centre_y: y,
+                heading,
+                half_length_m: veh.length_m / 2.0,
+                half_width_m: veh.width_m / 2.0,
+            };
             if ego_rect.overlaps(&rect) {
                 f.collision = true;
             }
@@ -306,7 +337,17 @@ impl Simulation {
                 Lane::Route => (veh.s, 0.0),
                 Lane::Line { .. } => self.road.project(x, y),
             };
-            consider_leader(&mut leader, &self.road, front_s, s_o, lat, heading, veh.v, veh.length_m, veh.width_m);
+            consider_leader(
+                &mut leader,
+                &self.road,
+                front_s,
+                s_o,
+                lat,
+                heading,
+                veh.v,
+                veh.length_m,
+                veh.width_m,
+            );
             let in_box = junction.is_some() && x.abs() < half && y.abs() < half;
             if in_box && veh.v < 1.0 {
                 jam_count += 1;
@@ -318,13 +359,20 @@ impl Simulation {
                 let front_x = x - veh.length_m / 2.0;
                 if rear_s < c.s_hi && rear_x > c.x_lo {
                     let judged_v = (veh.v * (1.0 + self.driver.judgement_error)).max(0.1);
-                    let tta = if front_x <= c.x_hi { 0.0 } else { (front_x - c.x_hi) / judged_v };
+                    let tta = if front_x <= c.x_hi {
+                        0.0
+                    } else {
+                        (front_x - c.x_hi) / judged_v
+                    };
                     min_tta = min_tta.min(tta);
                     priority = tta < 5.0;
                 }
             }
             if let (Some(j), Lane::Line { id: 2, .. }) = (&junction, veh.lane) {
-                if j.control == ControlSpec::StopSign && y - veh.length_m / 2.0 < half && rear_s < j.exit_s {
+                if j.control == ControlSpec::StopSign
+                    && y - veh.length_m / 2.0 < half
+                    && rear_s < j.exit_s
+                {
                     let first = match (veh.arrived_t, self.ego_arrived_t) {
                         (Some(a), Some(e)) => a < e,
                         (Some(_), None) => true,
@@ -347,14 +395,30 @@ impl Simulation {
         }
         let crosswalk = junction.as_ref().and_then(|j| j.crosswalk_s);
         for ped in &self.traffic.pedestrians {
-            let rect = Rect { centre_x: ped.x, centre_y: ped.y, heading: ped.heading(), half_length_m: PED_SIZE_M / 2.0, half_width_m: PED_SIZE_M / 2.0 };
+            let rect = Rect {
+                centre_x: ped.x,
+                centre_y: ped.y,
+                heading: ped.heading(),
+                half_length_m: PED_SIZE_M / 2.0,
+                half_width_m: PED_SIZE_M / 2.0,
+            };
             if ego_rect.overlaps(&rect) {
                 f.collision = true;
             }
             let walking = ped.walking(t);
             let v = if walking { ped.speed_mps } else { 0.0 };
             let (s_o, lat) = self.road.project(ped.x, ped.y);
-            consider_leader(&mut leader, &self.road, front_s, s_o, lat, ped.heading(), v, PED_SIZE_M, PED_SIZE_M);
+            consider_leader(
+                &mut leader,
+                &self.road,
+                front_s,
+                s_o,
+                lat,
+                ped.heading(),
+                v,
+                PED_SIZE_M,
+                PED_SIZE_M,
+            );
             let mut priority = false;
             if let Some((_, b)) = crosswalk {
                 // Still to cross the ego lane (its far edge plus a margin) in the walking direction.
@@ -408,7 +472,9 @@ impl Simulation {
     /// Stop sign: the ego may go when no cross vehicle has priority and none is moving in the junction.
     fn stop_sign_clear(&self, half: f64) -> bool {
         self.traffic.vehicles.iter().all(|veh| {
-            let Lane::Line { id: 2, .. } = veh.lane else { return true };
+            let Lane::Line { id: 2, .. } = veh.lane else {
+                return true;
+            };
             let (_, y, _) = veh.position(&self.road);
             let rear_y = y - veh.length_m / 2.0;
             if rear_y > half {
@@ -470,7 +536,12 @@ fn conflict_zone(road: &Road) -> Option<Conflict> {
         let s = j.entry_s + i as f64 * 0.1;
         let p = road.pose(s);
         if p.y > -margin && p.y < LANE_WIDTH_M + margin {
-            let z = zone.get_or_insert(Conflict { s_lo: s, s_hi: s, x_lo: p.x, x_hi: p.x });
+            let z = zone.get_or_insert(Conflict {
+                s_lo: s,
+                s_hi: s,
+                x_lo: p.x,
+                x_hi: p.x,
+            });
             z.s_hi = s;
             z.x_lo = z.x_lo.min(p.x);
             z.x_hi = z.x_hi.max(p.x);
@@ -483,7 +554,8 @@ fn conflict_zone(road: &Road) -> Option<Conflict> {
 pub fn run(scenario: &Scenario, seed: u64) -> Vec<Frame> {
     let mut sim = Simulation::new(scenario, seed);
     let cmd = Command::default();
-    let mut frames = Vec::with_capacity((scenario.duration_s() / scenario.frame_period_s()) as usize + 2);
+    let mut frames =
+        Vec::with_capacity((scenario.duration_s() / scenario.frame_period_s()) as usize + 2);
     while let Some(frame) = sim.step(&cmd) {
         frames.push(frame);
     }

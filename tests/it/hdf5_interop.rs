@@ -17,16 +17,32 @@ fn scratch(name: &str) -> PathBuf {
 /// Runs `tests/py/h5_interop.py MODE ARG`; fails naming the package when a Python package is missing.
 fn python(mode: &str, arg: &Path) -> String {
     let script = workspace_root().join("tests/py/h5_interop.py");
-    let out = Command::new("python3").arg(&script).arg(mode).arg(arg).output().expect("run python3");
+    let out = Command::new("python3")
+        .arg(&script)
+        .arg(mode)
+        .arg(arg)
+        .output()
+        .expect("run python3");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "h5_interop.py {mode} failed (see tests/py/requirements-hdf5.txt): {stderr}");
+    assert!(
+        out.status.success(),
+        "h5_interop.py {mode} failed (see tests/py/requirements-hdf5.txt): {stderr}"
+    );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 fn inspect_json(paths: &[PathBuf]) -> (bool, Vec<String>) {
-    let out = avguard().arg("inspect").arg("--json").args(paths).output().expect("run avguard inspect");
+    let out = avguard()
+        .arg("inspect")
+        .arg("--json")
+        .args(paths)
+        .output()
+        .expect("run avguard inspect");
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    (out.status.success(), text.lines().map(str::to_owned).collect())
+    (
+        out.status.success(),
+        text.lines().map(str::to_owned).collect(),
+    )
 }
 
 #[test]
@@ -48,10 +64,19 @@ fn avguard_logs_open_in_h5py_and_pandas() {
     let ours = &lines[0];
     // Frame count and collision flag agree between h5py/pandas and our reader.
     let frames = between(&summary, "\"frames\": ", ",");
-    assert!(ours.contains(&format!("\"frames\":{frames},")), "{summary} vs {ours}");
+    assert!(
+        ours.contains(&format!("\"frames\":{frames},")),
+        "{summary} vs {ours}"
+    );
     let collision = between(&summary, "\"collision\": ", ",");
-    assert!(ours.contains(&format!("\"collision\":{collision},")), "{summary} vs {ours}");
-    assert!(summary.contains("\"scenario\": \"braking_leader\""), "{summary}");
+    assert!(
+        ours.contains(&format!("\"collision\":{collision},")),
+        "{summary} vs {ours}"
+    );
+    assert!(
+        summary.contains("\"scenario\": \"braking_leader\""),
+        "{summary}"
+    );
 }
 
 #[test]
@@ -62,7 +87,13 @@ fn h5py_logs_are_read_by_avguard() {
     let (ok, lines) = inspect_json(std::slice::from_ref(&log));
     assert!(ok, "{lines:?}");
     let line = &lines[0];
-    for expected in ["\"ok\":true", "\"frames\":5,", "\"duration_s\":0.4,", "\"collision\":true,", "\"error\":null"] {
+    for expected in [
+        "\"ok\":true",
+        "\"frames\":5,",
+        "\"duration_s\":0.4,",
+        "\"collision\":true,",
+        "\"error\":null",
+    ] {
         assert!(line.contains(expected), "missing {expected} in {line}");
     }
 }
@@ -78,7 +109,10 @@ fn malformed_logs_name_the_dataset() {
         .split(", ")
         .map(|kv| {
             let (k, v) = kv.split_once(": ").expect("key: value");
-            (k.trim_matches('"').to_owned(), v.trim_matches('"').to_owned())
+            (
+                k.trim_matches('"').to_owned(),
+                v.trim_matches('"').to_owned(),
+            )
         })
         .collect();
     assert_eq!(pairs.len(), 7, "{cases}");
@@ -88,12 +122,18 @@ fn malformed_logs_name_the_dataset() {
         assert!(!ok, "{case} was accepted");
         let line = &lines[0];
         assert!(line.contains("\"ok\":false"), "{line}");
-        assert!(line.contains(&format!("`{dataset}`")), "{case}: error does not name {dataset}: {line}");
+        assert!(
+            line.contains(&format!("`{dataset}`")),
+            "{case}: error does not name {dataset}: {line}"
+        );
     }
 }
 
 fn between<'a>(text: &'a str, start: &str, end: &str) -> &'a str {
-    let from = text.find(start).map(|i| i + start.len()).expect("start marker");
+    let from = text
+        .find(start)
+        .map(|i| i + start.len())
+        .expect("start marker");
     let len = text[from..].find(end).expect("end marker");
     &text[from..from + len]
 }

@@ -14,13 +14,24 @@ fn scratch(name: &str) -> PathBuf {
 fn simulate(scenario: &str, runs: u32, seed: u32, out: &PathBuf) -> String {
     let output = avguard()
         .current_dir(workspace_root())
-        .args(["simulate", "--runs", &runs.to_string(), "--seed", &seed.to_string(), "--out"])
+        .args([
+            "simulate",
+            "--runs",
+            &runs.to_string(),
+            "--seed",
+            &seed.to_string(),
+            "--out",
+        ])
         .arg(out)
         .arg("--scenario")
         .arg(workspace_root().join("scenarios").join(scenario))
         .output()
         .expect("run avguard simulate");
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
@@ -37,7 +48,10 @@ fn same_seed_gives_byte_identical_logs() {
             std::fs::read(b.join(&name)).expect("log b"),
             std::fs::read(c.join(&name)).expect("log c"),
         );
-        assert!(fa == fb, "{name} differs between two runs with the same seed");
+        assert!(
+            fa == fb,
+            "{name} differs between two runs with the same seed"
+        );
         assert!(fa != fc, "{name} is the same for different seeds");
     }
 }
@@ -53,7 +67,10 @@ fn simulate_reports_counts_with_both_outcomes() {
         .and_then(|s| s.split_whitespace().next())
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| panic!("no collision count in {text}"));
-    assert!(k > 0 && k < 80, "expected both outcomes, got {k} collisions of 80:\n{text}");
+    assert!(
+        k > 0 && k < 80,
+        "expected both outcomes, got {k} collisions of 80:\n{text}"
+    );
     assert!(text.contains("no_collision: "), "no per-law count:\n{text}");
 }
 

@@ -1,6 +1,11 @@
 use super::*;
 
-const P: IdmParams = IdmParams { max_accel_mps2: 1.5, comfort_decel_mps2: 2.0, time_headway_s: 1.5, min_gap_m: 2.0 };
+const P: IdmParams = IdmParams {
+    max_accel_mps2: 1.5,
+    comfort_decel_mps2: 2.0,
+    time_headway_s: 1.5,
+    min_gap_m: 2.0,
+};
 
 #[test]
 fn idm_hand_computed() {

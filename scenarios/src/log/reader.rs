@@ -28,20 +28,38 @@ pub fn read_log(path: &Path) -> Result<RunLog, LogError> {
     for (row, pair) in t.windows(2).enumerate() {
         if let [a, b] = pair {
             if b <= a {
-                return Err(value_error("/frames/t", row + 1, "time is not strictly increasing"));
+                return Err(value_error(
+                    "/frames/t",
+                    row + 1,
+                    "time is not strictly increasing",
+                ));
             }
         }
     }
 
     let obstacles_group = group(&file, "obstacles")?;
-    let offset: Vec<u64> = read_column(&obstacles_group, "/obstacles", "offset", Kind::Int, Some(n + 1))?;
+    let offset: Vec<u64> = read_column(
+        &obstacles_group,
+        "/obstacles",
+        "offset",
+        Kind::Int,
+        Some(n + 1),
+    )?;
     if offset.first() != Some(&0) {
-        return Err(value_error("/obstacles/offset", 0, "the first offset must be 0"));
+        return Err(value_error(
+            "/obstacles/offset",
+            0,
+            "the first offset must be 0",
+        ));
     }
     for (row, pair) in offset.windows(2).enumerate() {
         if let [a, b] = pair {
             if b < a {
-                return Err(value_error("/obstacles/offset", row + 1, "offsets decrease"));
+                return Err(value_error(
+                    "/obstacles/offset",
+                    row + 1,
+                    "offsets decrease",
+                ));
             }
         }
     }
@@ -89,20 +107,34 @@ fn open_dataset(group: &Group, path: &str, name: &str, kind: Kind) -> Result<Dat
         expected: "a dataset",
         found: "another kind of object".to_owned(),
     })?;
-    let descriptor = ds.dtype().and_then(|d| d.to_descriptor()).map_err(LogError::hdf5(full.clone()))?;
+    let descriptor = ds
+        .dtype()
+        .and_then(|d| d.to_descriptor())
+        .map_err(LogError::hdf5(full.clone()))?;
     let ok = match kind {
         Kind::Float => matches!(descriptor, TypeDescriptor::Float(_)),
-        Kind::Int => matches!(descriptor, TypeDescriptor::Integer(_) | TypeDescriptor::Unsigned(_)),
+        Kind::Int => matches!(
+            descriptor,
+            TypeDescriptor::Integer(_) | TypeDescriptor::Unsigned(_)
+        ),
     };
     if !ok {
         let expected = match kind {
             Kind::Float => "floating point",
             Kind::Int => "integer",
         };
-        return Err(LogError::WrongType { dataset: full, expected, found: format!("{descriptor}") });
+        return Err(LogError::WrongType {
+            dataset: full,
+            expected,
+            found: format!("{descriptor}"),
+        });
     }
     if ds.ndim() != 1 {
-        return Err(LogError::WrongType { dataset: full, expected: "a 1-D dataset", found: format!("{} dimensions", ds.ndim()) });
+        return Err(LogError::WrongType {
+            dataset: full,
+            expected: "a 1-D dataset",
+            found: format!("{} dimensions", ds.ndim()),
+        });
     }
     Ok(ds)
 }
@@ -119,14 +151,24 @@ fn read_column<T: H5Type>(
     if let Some(expected) = expected_len {
         let found = ds.size();
         if found != expected {
-            return Err(LogError::Length { dataset: full, found, expected });
+            return Err(LogError::Length {
+                dataset: full,
+                found,
+                expected,
+            });
         }
     }
     ds.read_raw::<T>().map_err(LogError::hdf5(full))
 }
 
 /// Reads one column, checks length and value rules, and stores it into `rows`.
-fn read_into<T>(group: &Group, path: &str, col: &Col<T>, rows: &mut [T], n: usize) -> Result<(), LogError> {
+fn read_into<T>(
+    group: &Group,
+    path: &str,
+    col: &Col<T>,
+    rows: &mut [T],
+    n: usize,
+) -> Result<(), LogError> {
     let name = col.name();
     let full = format!("{path}/{name}");
     let rule = col.rule();
@@ -152,22 +194,37 @@ fn read_into<T>(group: &Group, path: &str, col: &Col<T>, rows: &mut [T], n: usiz
 }
 
 fn value_error(dataset: &str, row: usize, problem: &str) -> LogError {
-    LogError::Value { dataset: dataset.to_owned(), row, problem: problem.to_owned() }
+    LogError::Value {
+        dataset: dataset.to_owned(),
+        row,
+        problem: problem.to_owned(),
+    }
 }
 
 fn read_meta(file: &File) -> Result<RunMeta, LogError> {
     let format = string_attr(file, "format")?;
     if format != FORMAT {
-        return Err(LogError::Attribute { name: "format", problem: format!("expected \"{FORMAT}\", found {format:?}") });
+        return Err(LogError::Attribute {
+            name: "format",
+            problem: format!("expected \"{FORMAT}\", found {format:?}"),
+        });
     }
-    let version: i64 = numeric_attr(file, "version", Kind::Int)?
-        .ok_or(LogError::Attribute { name: "version", problem: "missing".to_owned() })?;
+    let version: i64 = numeric_attr(file, "version", Kind::Int)?.ok_or(LogError::Attribute {
+        name: "version",
+        problem: "missing".to_owned(),
+    })?;
     if version != super::VERSION {
-        return Err(LogError::Attribute { name: "version", problem: format!("unsupported version {version}") });
+        return Err(LogError::Attribute {
+            name: "version",
+            problem: format!("unsupported version {version}"),
+        });
     }
     let frame_period_s: f64 = numeric_attr(file, "frame_period_s", Kind::Float)?.unwrap_or(0.1);
     if !(frame_period_s > 0.0 && frame_period_s.is_finite()) {
-        return Err(LogError::Attribute { name: "frame_period_s", problem: "must be a positive number".to_owned() });
+        return Err(LogError::Attribute {
+            name: "frame_period_s",
+            problem: "must be a positive number".to_owned(),
+        });
     }
     Ok(RunMeta {
         scenario: string_attr(file, "scenario")?,
@@ -178,39 +235,74 @@ fn read_meta(file: &File) -> Result<RunMeta, LogError> {
 }
 
 fn attr(file: &File, name: &'static str) -> Result<Option<Attribute>, LogError> {
-    let names = file.attr_names().map_err(LogError::hdf5("reading root attributes"))?;
+    let names = file
+        .attr_names()
+        .map_err(LogError::hdf5("reading root attributes"))?;
     if !names.iter().any(|n| n == name) {
         return Ok(None);
     }
-    file.attr(name).map(Some).map_err(LogError::hdf5(format!("attribute `{name}`")))
+    file.attr(name)
+        .map(Some)
+        .map_err(LogError::hdf5(format!("attribute `{name}`")))
 }
 
 fn string_attr(file: &File, name: &'static str) -> Result<String, LogError> {
-    let a = attr(file, name)?.ok_or(LogError::Attribute { name, problem: "missing".to_owned() })?;
+    let a = attr(file, name)?.ok_or(LogError::Attribute {
+        name,
+        problem: "missing".to_owned(),
+    })?;
     let bad = |problem: String| LogError::Attribute { name, problem };
-    let descriptor = a.dtype().and_then(|d| d.to_descriptor()).map_err(|e| bad(e.to_string()))?;
+    let descriptor = a
+        .dtype()
+        .and_then(|d| d.to_descriptor())
+        .map_err(|e| bad(e.to_string()))?;
     match descriptor {
-        TypeDescriptor::VarLenUnicode => {
-            a.read_scalar::<VarLenUnicode>().map(|s| s.as_str().to_owned()).map_err(|e| bad(e.to_string()))
-        }
-        TypeDescriptor::VarLenAscii => {
-            a.read_scalar::<VarLenAscii>().map(|s| s.as_str().to_owned()).map_err(|e| bad(e.to_string()))
-        }
-        other => Err(bad(format!("expected a variable-length string, found {other}"))),
+        TypeDescriptor::VarLenUnicode => a
+            .read_scalar::<VarLenUnicode>()
+            .map(|s| s.as_str().to_owned())
+            .map_err(|e| bad(e.to_string())),
+        TypeDescriptor::VarLenAscii => a
+            .read_scalar::<VarLenAscii>()
+            .map(|s| s.as_str().to_owned())
+            .map_err(|e| bad(e.to_string())),
+        other => Err(bad(format!(
+            "expected a variable-length string, found {other}"
+        ))),
     }
 }
 
-fn numeric_attr<T: H5Type>(file: &File, name: &'static str, kind: Kind) -> Result<Option<T>, LogError> {
-    let Some(a) = attr(file, name)? else { return Ok(None) };
+fn numeric_attr<T: H5Type>(
+    file: &File,
+    name: &'static str,
+    kind: Kind,
+) -> Result<Option<T>, LogError> {
+    let Some(a) = attr(file, name)? else {
+        return Ok(None);
+    };
     let bad = |problem: String| LogError::Attribute { name, problem };
-    let descriptor = a.dtype().and_then(|d| d.to_descriptor()).map_err(|e| bad(e.to_string()))?;
+    let descriptor = a
+        .dtype()
+        .and_then(|d| d.to_descriptor())
+        .map_err(|e| bad(e.to_string()))?;
     let ok = match kind {
-        Kind::Float => matches!(descriptor, TypeDescriptor::Float(_) | TypeDescriptor::Integer(_)),
-        Kind::Int => matches!(descriptor, TypeDescriptor::Integer(_) | TypeDescriptor::Unsigned(_)),
+        Kind::Float => matches!(
+            descriptor,
+            TypeDescriptor::Float(_) | TypeDescriptor::Integer(_)
+        ),
+        Kind::Int => matches!(
+            descriptor,
+            TypeDescriptor::Integer(_) | TypeDescriptor::Unsigned(_)
+        ),
     };
     if !ok || !a.is_scalar() && a.size() != 1 {
-        return Err(bad(format!("expected a numeric scalar, found {descriptor}")));
+        return Err(bad(format!(
+            "expected a numeric scalar, found {descriptor}"
+        )));
     }
     let values = a.read_raw::<T>().map_err(|e| bad(e.to_string()))?;
-    values.into_iter().next().map(Some).ok_or_else(|| bad("empty".to_owned()))
+    values
+        .into_iter()
+        .next()
+        .map(Some)
+        .ok_or_else(|| bad("empty".to_owned()))
 }

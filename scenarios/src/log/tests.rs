@@ -12,7 +12,7 @@ fn sample_run() -> RunLog {
             collision: k == 7,
             obstacles: (0..(k % 3))
                 .map(|i| Obstacle {
-                    id: i as i32,
+                    id: i,
                     kind: 5,
                     x: 1.0,
                     y: 2.0,
@@ -27,7 +27,12 @@ fn sample_run() -> RunLog {
         })
         .collect();
     RunLog {
-        meta: RunMeta { scenario: "s".into(), run_id: "r-1".into(), frame_period_s: 0.1, seed: Some(u64::MAX) },
+        meta: RunMeta {
+            scenario: "s".into(),
+            run_id: "r-1".into(),
+            frame_period_s: 0.1,
+            seed: Some(u64::MAX),
+        },
         frames,
     }
 }
@@ -78,8 +83,16 @@ fn writer_refuses_frames_the_reader_would_reject() {
     w.append(&log.frames[1]).expect("append");
     let err = w.append(&log.frames[0]).expect_err("time going back");
     assert!(err.to_string().contains("/frames/t"), "{err}");
-    let nan = Frame { t: 5.0, speed_mps: f64::NAN, ..Frame::default() };
-    assert!(w.append(&nan).expect_err("nan").to_string().contains("/frames/speed"));
+    let nan = Frame {
+        t: 5.0,
+        speed_mps: f64::NAN,
+        ..Frame::default()
+    };
+    assert!(w
+        .append(&nan)
+        .expect_err("nan")
+        .to_string()
+        .contains("/frames/speed"));
 }
 
 #[test]
@@ -87,7 +100,10 @@ fn empty_and_missing_files_are_errors_not_panics() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("empty.h5");
     let meta = sample_run().meta;
-    LogWriter::create(&path, &meta).expect("create").finish().expect("finish");
+    LogWriter::create(&path, &meta)
+        .expect("create")
+        .finish()
+        .expect("finish");
     assert!(matches!(read_log(&path), Err(LogError::Empty)));
     assert!(read_log(&dir.path().join("nope.h5")).is_err());
 }

@@ -30,7 +30,12 @@ impl<T: H5Type + Copy> Column<T> {
             .shape(0..)
             .create(name)
             .map_err(LogError::hdf5(format!("creating `{path}/{name}`")))?;
-        Ok(Column { dataset, name: format!("{path}/{name}"), pending: Vec::with_capacity(CHUNK_ROWS), written: 0 })
+        Ok(Column {
+            dataset,
+            name: format!("{path}/{name}"),
+            pending: Vec::with_capacity(CHUNK_ROWS),
+            written: 0,
+        })
     }
 
     fn flush(&mut self) -> Result<(), LogError> {
@@ -136,21 +141,34 @@ impl LogWriter {
         };
         let frames = group("frames")?;
         let obstacles = group("obstacles")?;
-        let frame_cols =
-            FRAME_COLUMNS.iter().map(|c| AnyColumn::create(&frames, "/frames", c)).collect::<Result<_, _>>()?;
+        let frame_cols = FRAME_COLUMNS
+            .iter()
+            .map(|c| AnyColumn::create(&frames, "/frames", c))
+            .collect::<Result<_, _>>()?;
         let obstacle_cols = OBSTACLE_COLUMNS
             .iter()
             .map(|c| AnyColumn::create(&obstacles, "/obstacles", c))
             .collect::<Result<_, _>>()?;
         let mut offset = Column::create(&obstacles, "/obstacles", "offset")?;
         offset.pending.push(0);
-        Ok(LogWriter { file, frame_cols, obstacle_cols, offset, rows: 0, frames: 0, last_t: None })
+        Ok(LogWriter {
+            file,
+            frame_cols,
+            obstacle_cols,
+            offset,
+            rows: 0,
+            frames: 0,
+            last_t: None,
+        })
     }
 
     /// Buffers one frame. Rejects a frame the reader would reject (time not increasing, NaN, negative
     /// speed, ...), so that every finished log reads back.
     pub fn append(&mut self, frame: &Frame) -> Result<(), LogError> {
-        check_frame(frame, self.last_t).map_err(|problem| LogError::BadFrame { index: self.frames, problem })?;
+        check_frame(frame, self.last_t).map_err(|problem| LogError::BadFrame {
+            index: self.frames,
+            problem,
+        })?;
         for (col, spec) in self.frame_cols.iter_mut().zip(FRAME_COLUMNS) {
             col.push(spec, frame);
         }
@@ -172,17 +190,25 @@ impl LogWriter {
 
     /// Writes buffered rows to the file and asks HDF5 to flush it, so a reader sees a consistent prefix.
     pub fn flush(&mut self) -> Result<(), LogError> {
-        for col in self.frame_cols.iter_mut().chain(self.obstacle_cols.iter_mut()) {
+        for col in self
+            .frame_cols
+            .iter_mut()
+            .chain(self.obstacle_cols.iter_mut())
+        {
             col.flush()?;
         }
         self.offset.flush()?;
-        self.file.flush().map_err(LogError::hdf5("flushing the log file"))
+        self.file
+            .flush()
+            .map_err(LogError::hdf5("flushing the log file"))
     }
 
     /// Flushes and closes the file.
     pub fn finish(mut self) -> Result<(), LogError> {
         self.flush()?;
-        self.file.close().map_err(LogError::hdf5("closing the log file"))
+        self.file
+            .close()
+            .map_err(LogError::hdf5("closing the log file"))
     }
 }
 

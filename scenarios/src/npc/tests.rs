@@ -22,7 +22,13 @@ hold_s = 5.0
     assert_eq!(traffic.vehicles.len(), 3);
     for k in 0..100 {
         let t = k as f64 * 0.1;
-        traffic.step(&NpcView { road: &road, light: None, t, dt: 0.1, ego_in_junction: false });
+        traffic.step(&NpcView {
+            road: &road,
+            light: None,
+            t,
+            dt: 0.1,
+            ego_in_junction: false,
+        });
         let moving = traffic.vehicles.iter().any(|v| v.v > 0.0);
         assert_eq!(moving, t >= 5.0, "t = {t}");
     }

@@ -44,7 +44,9 @@ fn left_arc_ends_northbound_in_the_right_lane() {
     let r = 10.0 + 1.75;
     assert!(close(j.exit_s - j.entry_s, r * std::f64::consts::FRAC_PI_2));
     let end = road.pose(j.exit_s);
-    assert!(close(end.x, 1.75) && close(end.y, 10.0) && close(end.heading, std::f64::consts::FRAC_PI_2));
+    assert!(
+        close(end.x, 1.75) && close(end.y, 10.0) && close(end.heading, std::f64::consts::FRAC_PI_2)
+    );
     assert!(close(road.pose(j.entry_s + 1.0).curvature, 1.0 / r));
     // 10 m further along the exit.
     let p = road.pose(j.exit_s + 10.0);
@@ -56,7 +58,11 @@ fn right_arc_ends_southbound() {
     let road = Road::new(&spec(TurnSpec::Right));
     let j = road.junction().expect("junction");
     let end = road.pose(j.exit_s);
-    assert!(close(end.x, -1.75) && close(end.y, -10.0) && close(end.heading, -std::f64::consts::FRAC_PI_2));
+    assert!(
+        close(end.x, -1.75)
+            && close(end.y, -10.0)
+            && close(end.heading, -std::f64::consts::FRAC_PI_2)
+    );
 }
 
 #[test]
@@ -69,7 +75,10 @@ fn projection_inverts_pose() {
             // A point 0.5 m to the left of the route.
             let (x, y) = (p.x - 0.5 * p.heading.sin(), p.y + 0.5 * p.heading.cos());
             let (s2, lat) = road.project(x, y);
-            assert!((s2 - s).abs() < 1e-6 && (lat - 0.5).abs() < 1e-6, "{turn:?} s={s}: got {s2}, {lat}");
+            assert!(
+                (s2 - s).abs() < 1e-6 && (lat - 0.5).abs() < 1e-6,
+                "{turn:?} s={s}: got {s2}, {lat}"
+            );
         }
     }
 }

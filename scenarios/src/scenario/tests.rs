@@ -13,12 +13,16 @@ fn minimal_file_gets_defaults() {
     let s = Scenario::from_toml_str(MINIMAL).expect("valid");
     assert_eq!(s.name(), "t");
     assert!((s.frame_period_s() - 0.1).abs() < 1e-12 && (s.duration_s() - 60.0).abs() < 1e-12);
-    assert_eq!((s.light().green_s, s.light().yellow_s, s.light().red_s), (15.0, 5.0, 15.0));
+    assert_eq!(
+        (s.light().green_s, s.light().yellow_s, s.light().red_s),
+        (15.0, 5.0, 15.0)
+    );
 }
 
 #[test]
 fn file_without_scenario_table_is_rejected() {
-    let err = Scenario::from_toml_str("[package]\nname = \"scenarios\"\n").expect_err("not a scenario");
+    let err =
+        Scenario::from_toml_str("[package]\nname = \"scenarios\"\n").expect_err("not a scenario");
     assert!(matches!(err, ScenarioError::NotAScenario));
     assert!(err.to_string().contains("[scenario]"));
 }
@@ -34,7 +38,10 @@ fn bad_values_name_the_field() {
     let err = Scenario::from_toml_str(&text).expect_err("needs junction");
     assert!(err.to_string().contains("vehicles.role"), "{err}");
     let text = format!("{MINIMAL}[ego]\nunknown_knob = 1\n");
-    assert!(Scenario::from_toml_str(&text).is_err(), "unknown fields are errors");
+    assert!(
+        Scenario::from_toml_str(&text).is_err(),
+        "unknown fields are errors"
+    );
 }
 
 #[test]
@@ -43,10 +50,17 @@ fn every_shipped_scenario_file_is_valid() {
     let mut n = 0;
     for entry in std::fs::read_dir(dir).expect("crate dir") {
         let path = entry.expect("entry").path();
-        if path.extension().is_some_and(|e| e == "toml") && path.file_name() != Some("Cargo.toml".as_ref()) {
+        if path.extension().is_some_and(|e| e == "toml")
+            && path.file_name() != Some("Cargo.toml".as_ref())
+        {
             let text = std::fs::read_to_string(&path).expect("read");
-            let s = Scenario::from_toml_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            assert!(!s.stresses().is_empty(), "{} declares no stressed law", path.display());
+            let s = Scenario::from_toml_str(&text)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert!(
+                !s.stresses().is_empty(),
+                "{} declares no stressed law",
+                path.display()
+            );
             assert!(!s.description().is_empty());
             n += 1;
         }

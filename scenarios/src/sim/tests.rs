@@ -14,7 +14,14 @@ fn runs_are_deterministic_per_seed() {
 
 #[test]
 fn frames_are_consistent() {
-    for name in ["yellow_light", "left_turn", "crosswalk", "stop_sign", "jammed_junction", "braking_leader"] {
+    for name in [
+        "yellow_light",
+        "left_turn",
+        "crosswalk",
+        "stop_sign",
+        "jammed_junction",
+        "braking_leader",
+    ] {
         let s = scenario(name);
         for seed in 0..5 {
             let frames = run(&s, seed);
@@ -22,15 +29,29 @@ fn frames_are_consistent() {
             assert!(frames.len() as f64 <= s.duration_s() / s.frame_period_s() + 1.5);
             for (k, f) in frames.iter().enumerate() {
                 assert!((f.t - k as f64 * s.frame_period_s()).abs() < 1e-9);
-                assert!(f.speed_mps >= 0.0 && f.speed_mps < 25.0, "{name}: speed {}", f.speed_mps);
-                assert!(f.stopline_dist_m >= 0.0 && f.junction_dist_m >= 0.0 && f.crosswalk_dist_m >= 0.0);
-                assert_eq!(f.lane_number == 0, f.junction_dist_m == 0.0 && f.lane_number == 0);
+                assert!(
+                    f.speed_mps >= 0.0 && f.speed_mps < 25.0,
+                    "{name}: speed {}",
+                    f.speed_mps
+                );
+                assert!(
+                    f.stopline_dist_m >= 0.0
+                        && f.junction_dist_m >= 0.0
+                        && f.crosswalk_dist_m >= 0.0
+                );
+                assert_eq!(
+                    f.lane_number == 0,
+                    f.junction_dist_m == 0.0 && f.lane_number == 0
+                );
             }
             // Integrated positions follow the speeds (trapezoid rule), within 1 cm per frame.
             for w in frames.windows(2) {
                 let moved = (w[1].x - w[0].x).hypot(w[1].y - w[0].y);
                 let expected = 0.5 * (w[0].speed_mps + w[1].speed_mps) * s.frame_period_s();
-                assert!(moved <= expected + 0.01, "{name}: moved {moved} > {expected}");
+                assert!(
+                    moved <= expected + 0.01,
+                    "{name}: moved {moved} > {expected}"
+                );
             }
         }
     }
@@ -41,7 +62,9 @@ fn speed_cap_brakes_with_bounded_deceleration() {
     let s = scenario("braking_leader");
     let mut sim = Simulation::new(&s, 1);
     let free = Command::default();
-    let stop = Command { speed_cap_mps: Some(0.0) };
+    let stop = Command {
+        speed_cap_mps: Some(0.0),
+    };
     let first = sim.step(&free).expect("frame");
     let mut last_v = first.speed_mps;
     let mut stopped_at = None;
@@ -68,7 +91,11 @@ fn runs_end_after_a_collision() {
     for seed in 0..60 {
         let frames = run(&s, seed);
         if let Some(k) = frames.iter().position(|f| f.collision) {
-            assert!(frames.len() - k <= 12, "run continues {} frames after the collision", frames.len() - k);
+            assert!(
+                frames.len() - k <= 12,
+                "run continues {} frames after the collision",
+                frames.len() - k
+            );
             found = true;
         }
     }

@@ -57,7 +57,9 @@ fn summarise(log: &RunLog) -> Summary {
         }
         s.max_speed_kph = s.max_speed_kph.max(f.speed_mps * 3.6);
         if f.speed_limit_mps.is_finite() {
-            s.max_over_limit_kph = s.max_over_limit_kph.max((f.speed_mps - f.speed_limit_mps) * 3.6);
+            s.max_over_limit_kph = s
+                .max_over_limit_kph
+                .max((f.speed_mps - f.speed_limit_mps) * 3.6);
         }
         s.max_decel_mps2 = s.max_decel_mps2.max(-f.accel_mps2);
         // Centre-to-centre distance minus both half lengths: a cheap lower bound of the footprint gap.
@@ -65,7 +67,8 @@ fn summarise(log: &RunLog) -> Summary {
             let gap = (o.x - f.x).hypot(o.y - f.y) - o.length / 2.0 - 4.7 / 2.0;
             s.min_obstacle_gap_m = s.min_obstacle_gap_m.min(gap.max(0.0));
         }
-        if f.light_color == laws::frame::light_color::RED && f.lane_number == 0 && f.speed_mps > 0.5 {
+        if f.light_color == laws::frame::light_color::RED && f.lane_number == 0 && f.speed_mps > 0.5
+        {
             s.ran_red = true;
         }
     }

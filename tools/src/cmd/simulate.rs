@@ -36,9 +36,14 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<()> {
     let text = std::fs::read_to_string(&args.scenario)
         .with_context(|| format!("reading {}", args.scenario.display()))?;
-    let scenario = Scenario::from_toml_str(&text).with_context(|| format!("{}", args.scenario.display()))?;
-    std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
-    let laws_dir = args.laws.clone().or_else(|| Some(PathBuf::from("laws/specs")).filter(|p| p.is_dir()));
+    let scenario =
+        Scenario::from_toml_str(&text).with_context(|| format!("{}", args.scenario.display()))?;
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("creating {}", args.out.display()))?;
+    let laws_dir = args
+        .laws
+        .clone()
+        .or_else(|| Some(PathBuf::from("laws/specs")).filter(|p| p.is_dir()));
     let mut tally = match &laws_dir {
         Some(dir) => Some(Tally::new(dir, &scenario)?),
         None => None,
@@ -89,15 +94,24 @@ struct Tally {
 impl Tally {
     fn new(dir: &Path, scenario: &Scenario) -> anyhow::Result<Tally> {
         let laws = load_laws(dir)?;
-        let cfg = EvalConfig { frame_period_s: scenario.frame_period_s(), ..EvalConfig::default() };
+        let cfg = EvalConfig {
+            frame_period_s: scenario.frame_period_s(),
+            ..EvalConfig::default()
+        };
         // Fail early on laws that cannot be evaluated at this frame period.
         Evaluator::new(&laws, &cfg).with_context(|| format!("laws in {}", dir.display()))?;
-        let counts = scenario.stresses().iter().map(|name| (name.clone(), laws.index_of(name), 0)).collect();
+        let counts = scenario
+            .stresses()
+            .iter()
+            .map(|name| (name.clone(), laws.index_of(name), 0))
+            .collect();
         Ok(Tally { laws, cfg, counts })
     }
 
     fn add(&mut self, frames: &[laws::Frame]) {
-        let Ok(mut eval) = Evaluator::new(&self.laws, &self.cfg) else { return };
+        let Ok(mut eval) = Evaluator::new(&self.laws, &self.cfg) else {
+            return;
+        };
         let mut violated = vec![false; self.laws.laws().len()];
         for frame in frames {
             let verdicts = eval.step(&Signals::from_frame(frame, &self.cfg.context));
@@ -136,8 +150,12 @@ fn load_laws(dir: &Path) -> anyhow::Result<LawSet> {
     let sources = paths
         .iter()
         .map(|p| {
-            let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
-            Ok(LawSource { name: p.display().to_string(), text })
+            let text =
+                std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+            Ok(LawSource {
+                name: p.display().to_string(),
+                text,
+            })
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     LawSet::parse(&sources).with_context(|| format!("parsing laws in {}", dir.display()))
