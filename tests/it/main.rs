@@ -1,4 +1,6 @@
 //! avguard's integration tests, compiled as one binary. One module per area.
 
 mod cli;
+mod hdf5_interop;
 mod laws_rtamt;
+mod scenarios_cli;

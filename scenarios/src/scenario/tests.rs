@@ -1,0 +1,69 @@
+use super::*;
+
+const MINIMAL: &str = r#"
+[scenario]
+name = "t"
+[road]
+approach_m = 100.0
+speed_limit_kph = 50.0
+"#;
+
+#[test]
+fn minimal_file_gets_defaults() {
+    let s = Scenario::from_toml_str(MINIMAL).expect("valid");
+    assert_eq!(s.name(), "t");
+    assert!((s.frame_period_s() - 0.1).abs() < 1e-12 && (s.duration_s() - 60.0).abs() < 1e-12);
+    assert_eq!(
+        (s.light().green_s, s.light().yellow_s, s.light().red_s),
+        (15.0, 5.0, 15.0)
+    );
+}
+
+#[test]
+fn file_without_scenario_table_is_rejected() {
+    let err =
+        Scenario::from_toml_str("[package]\nname = \"scenarios\"\n").expect_err("not a scenario");
+    assert!(matches!(err, ScenarioError::NotAScenario));
+    assert!(err.to_string().contains("[scenario]"));
+}
+
+#[test]
+fn bad_values_name_the_field() {
+    let text = MINIMAL.replace("approach_m = 100.0", "approach_m = -1.0");
+    let err = Scenario::from_toml_str(&text).expect_err("negative");
+    assert!(err.to_string().contains("road.approach_m"), "{err}");
+    let text = format!("{MINIMAL}[ego]\nreaction_s = [2.0, 1.0]\n");
+    assert!(Scenario::from_toml_str(&text).is_err(), "reversed range");
+    let text = format!("{MINIMAL}[[vehicles]]\nrole = \"oncoming\"\n");
+    let err = Scenario::from_toml_str(&text).expect_err("needs junction");
+    assert!(err.to_string().contains("vehicles.role"), "{err}");
+    let text = format!("{MINIMAL}[ego]\nunknown_knob = 1\n");
+    assert!(
+        Scenario::from_toml_str(&text).is_err(),
+        "unknown fields are errors"
+    );
+}
+
+#[test]
+fn every_shipped_scenario_file_is_valid() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).expect("crate dir") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_some_and(|e| e == "toml")
+            && path.file_name() != Some("Cargo.toml".as_ref())
+        {
+            let text = std::fs::read_to_string(&path).expect("read");
+            let s = Scenario::from_toml_str(&text)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert!(
+                !s.stresses().is_empty(),
+                "{} declares no stressed law",
+                path.display()
+            );
+            assert!(!s.description().is_empty());
+            n += 1;
+        }
+    }
+    assert!(n >= 8, "expected at least 8 scenario files, found {n}");
+}
