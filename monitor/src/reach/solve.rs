@@ -154,9 +154,14 @@ fn gauss_seidel(
             change = change.max((new - x[s]).abs());
             x[s] = new;
         }
+        if change == 0.0 {
+            return;
+        }
+        // The rate estimate needs two sweeps; before that, keep going.
+        let first = prev_change.is_infinite();
         let rho = (change / prev_change).min(0.999_999);
         prev_change = change;
-        if change == 0.0 || (rho.is_finite() && change * rho / (1.0 - rho) < SOLVE_TOLERANCE) {
+        if !first && change * rho / (1.0 - rho) < SOLVE_TOLERANCE {
             return;
         }
     }
