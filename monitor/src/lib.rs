@@ -18,6 +18,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 
+pub mod av;
 pub mod counts;
 pub mod domain;
 pub mod dtmc;
