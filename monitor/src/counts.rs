@@ -28,6 +28,8 @@ pub struct Counts {
     n_invalid: u64,
     /// Number of runs observed.
     n_runs: u64,
+    /// First state of each observed run → number of runs starting there (PRISM's `init` label).
+    starts: HashMap<StateId, u64>,
 }
 
 /// Wire form of [`Counts`]: triplets sorted by `(from, to)`, so the encoding is deterministic.
@@ -37,6 +39,7 @@ struct CountsParts {
     triplets: Vec<(StateId, StateId, u64)>,
     n_invalid: u64,
     n_runs: u64,
+    starts: Vec<(StateId, u64)>,
 }
 
 impl TryFrom<CountsParts> for Counts {
@@ -64,11 +67,19 @@ impl TryFrom<CountsParts> for Counts {
                 )));
             }
         }
+        if let Some(&(bad, _)) = p.starts.iter().find(|(s, _)| *s as usize >= p.n_states) {
+            return Err(StructureError::OutOfRange {
+                what: "run starts",
+                index: u64::from(bad),
+                bound: p.n_states as u64,
+            });
+        }
         Ok(Counts {
             n_states: p.n_states,
             pairs,
             n_invalid: p.n_invalid,
             n_runs: p.n_runs,
+            starts: p.starts.into_iter().collect(),
         })
     }
 }
@@ -80,6 +91,7 @@ impl From<Counts> for CountsParts {
             triplets: c.triplets(),
             n_invalid: c.n_invalid,
             n_runs: c.n_runs,
+            starts: c.initial_states(),
         }
     }
 }
@@ -96,6 +108,7 @@ impl Counts {
             pairs: HashMap::new(),
             n_invalid: 0,
             n_runs: 0,
+            starts: HashMap::new(),
         }
     }
 
@@ -134,6 +147,9 @@ impl Counts {
                 self.n_invalid += 1;
             }
         }
+        if let Some(&first) = trace.first() {
+            *self.starts.entry(first).or_insert(0) += 1;
+        }
         self.n_runs += 1;
         Ok(())
     }
@@ -152,6 +168,9 @@ impl Counts {
         }
         for (&k, &n) in &other.pairs {
             *self.pairs.entry(k).or_insert(0) += n;
+        }
+        for (&s, &n) in &other.starts {
+            *self.starts.entry(s).or_insert(0) += n;
         }
         self.n_invalid += other.n_invalid;
         self.n_runs += other.n_runs;
@@ -176,6 +195,13 @@ impl Counts {
     /// Runs observed.
     pub fn n_runs(&self) -> u64 {
         self.n_runs
+    }
+
+    /// The states runs started in, with how many runs started there, sorted by state.
+    pub fn initial_states(&self) -> Vec<(StateId, u64)> {
+        let mut v: Vec<_> = self.starts.iter().map(|(&s, &n)| (s, n)).collect();
+        v.sort_unstable();
+        v
     }
 
     /// Total counted transitions.

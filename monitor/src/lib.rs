@@ -24,8 +24,10 @@ pub mod domain;
 pub mod dtmc;
 pub mod error;
 pub mod learn;
+pub mod model;
 pub mod pac;
 
+pub mod property;
 pub mod reach;
 pub mod table;
 
@@ -34,6 +36,8 @@ pub use domain::Domain;
 pub use dtmc::Dtmc;
 pub use error::{ModelError, StructureError};
 pub use learn::LearnConfig;
+pub use model::{LawText, Model};
+pub use property::{BuildConfig, PropertyModel};
 pub use pac::{PacConfig, PacSummary};
 pub use table::RiskTable;
 

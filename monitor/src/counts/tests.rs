@@ -67,6 +67,7 @@ fn serialised_counts_round_trip_and_reject_out_of_range_states() {
         triplets: vec![(0, 7, 1)],
         n_invalid: 0,
         n_runs: 1,
+        starts: vec![],
     };
     let bad = postcard::to_stdvec(&parts).unwrap();
     assert!(postcard::from_bytes::<Counts>(&bad).is_err());
