@@ -27,6 +27,7 @@ pub mod learn;
 pub mod model;
 pub mod pac;
 
+pub mod prism;
 pub mod property;
 pub mod reach;
 pub mod table;
