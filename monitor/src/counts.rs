@@ -140,7 +140,9 @@ impl Counts {
         }
         for w in trace.windows(2) {
             let (from, to) = (w[0], w[1]);
-            if domain.is_valid_state(from) && domain.is_valid_state(to) && domain.can_reach(from, to)
+            if domain.is_valid_state(from)
+                && domain.is_valid_state(to)
+                && domain.can_reach(from, to)
             {
                 *self.pairs.entry(key(from, to)).or_insert(0) += 1;
             } else {

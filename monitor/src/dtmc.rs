@@ -83,7 +83,10 @@ impl Dtmc {
             if end <= start {
                 // Decreasing pointers are unsorted; equal pointers are an empty row (a deadlock).
                 return Err(if end < start {
-                    StructureError::Unsorted { what: "row_ptr", row }
+                    StructureError::Unsorted {
+                        what: "row_ptr",
+                        row,
+                    }
                 } else {
                     StructureError::Invalid(format!("row {row} is empty (deadlock state)"))
                 });

@@ -17,7 +17,6 @@
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
-
 pub mod av;
 pub mod counts;
 pub mod domain;
@@ -38,8 +37,8 @@ pub use dtmc::Dtmc;
 pub use error::{ModelError, StructureError};
 pub use learn::LearnConfig;
 pub use model::{LawText, Model};
-pub use property::{BuildConfig, PropertyModel};
 pub use pac::{PacConfig, PacSummary};
+pub use property::{BuildConfig, PropertyModel};
 pub use table::RiskTable;
 
 /// Index of an abstract state.

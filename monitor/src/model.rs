@@ -38,7 +38,10 @@ impl Model {
     ///
     /// # Errors
     /// Two properties with the same name.
-    pub fn try_new(laws: Vec<LawText>, properties: Vec<PropertyModel>) -> Result<Model, ModelError> {
+    pub fn try_new(
+        laws: Vec<LawText>,
+        properties: Vec<PropertyModel>,
+    ) -> Result<Model, ModelError> {
         for (i, p) in properties.iter().enumerate() {
             if properties[..i].iter().any(|q| q.name() == p.name()) {
                 return Err(ModelError::Property {
@@ -83,7 +86,9 @@ impl Model {
     /// [`ModelError::NotAModel`] for foreign bytes, [`ModelError::Version`] for another format version,
     /// [`ModelError::Decode`] for truncated or corrupt contents (including failed validation).
     pub fn from_bytes(bytes: &[u8]) -> Result<Model, ModelError> {
-        let rest = bytes.strip_prefix(MAGIC.as_slice()).ok_or(ModelError::NotAModel)?;
+        let rest = bytes
+            .strip_prefix(MAGIC.as_slice())
+            .ok_or(ModelError::NotAModel)?;
         let (version, body) = rest.split_first_chunk::<4>().ok_or(ModelError::NotAModel)?;
         let version = u32::from_le_bytes(*version);
         if version != FORMAT_VERSION {

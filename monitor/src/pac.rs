@@ -128,7 +128,11 @@ impl TryFrom<PacParts> for PacSummary {
                 "pac.m differs from the number of learned states".into(),
             ));
         }
-        if let Some(s) = p.epsilon_achieved.iter().position(|e| !(0.0..=1.0).contains(e)) {
+        if let Some(s) = p
+            .epsilon_achieved
+            .iter()
+            .position(|e| !(0.0..=1.0).contains(e))
+        {
             return Err(StructureError::BadProbability {
                 what: "pac.epsilon_achieved",
                 state: s,
@@ -159,7 +163,9 @@ impl PacSummary {
         config.check()?;
         let n = domain.n_states();
         if counts.n_states() != n {
-            return Err(ModelError::Config("PAC: counts and domain differ in size".into()));
+            return Err(ModelError::Config(
+                "PAC: counts and domain differ in size".into(),
+            ));
         }
         let learned: Vec<bool> = (0..n as StateId)
             .map(|s| domain.is_valid_state(s) && !domain.is_terminal(s))
@@ -181,7 +187,11 @@ impl PacSummary {
                 .map(|&(_, c)| (0.5 - c as f64 / total as f64).abs())
                 .fold(0.5f64, f64::min);
             n_p[s] = total;
-            required[s] = required_samples(config.epsilon, delta_prime, if total == 0 { 0.0 } else { d });
+            required[s] = required_samples(
+                config.epsilon,
+                delta_prime,
+                if total == 0 { 0.0 } else { d },
+            );
             epsilon_achieved[s] = if total == 0 {
                 1.0
             } else {
@@ -210,7 +220,9 @@ impl PacSummary {
 
     /// Learned states whose n_p meets the bound.
     pub fn met(&self) -> usize {
-        (0..self.n_p.len()).filter(|&s| self.state_met(s as StateId)).count()
+        (0..self.n_p.len())
+            .filter(|&s| self.state_met(s as StateId))
+            .count()
     }
 
     /// Learned states with at least one observation.
@@ -236,7 +248,10 @@ impl PacSummary {
 
     /// The ε the state's own data achieve (used for the conservative bound p + ε); 0 for terminal states.
     pub fn epsilon_of(&self, state: StateId) -> f64 {
-        self.epsilon_achieved.get(state as usize).copied().unwrap_or(1.0)
+        self.epsilon_achieved
+            .get(state as usize)
+            .copied()
+            .unwrap_or(1.0)
     }
 
     /// Number of state ids covered.

@@ -24,7 +24,7 @@ pub fn write_tra<W: Write>(p: &PropertyModel, mut w: W) -> io::Result<()> {
             writeln!(w, "{s} {j} {q}")?;
         }
     }
-    Ok(())
+    w.flush()
 }
 
 /// Writes the label file: `init` on the states runs started in (state 0 when none was recorded),
@@ -58,7 +58,7 @@ pub fn write_lab<W: Write>(p: &PropertyModel, mut w: W) -> io::Result<()> {
             writeln!(w, "{s}: {}", labels.join(" "))?;
         }
     }
-    Ok(())
+    w.flush()
 }
 
 /// Writes our cached table: `state,bits,p_unsafe`.
@@ -71,5 +71,5 @@ pub fn write_table_csv<W: Write>(p: &PropertyModel, mut w: W) -> io::Result<()> 
     for (s, x) in p.table().eventually_all().iter().enumerate() {
         writeln!(w, "{s},{},{x}", d.bit_string(s as StateId))?;
     }
-    Ok(())
+    w.flush()
 }

@@ -49,7 +49,10 @@ impl BuildConfig {
     ///
     /// # Errors
     /// A horizon that is not a positive finite number.
-    pub fn steps_from_seconds(horizons_s: &[f64], frame_period_s: f64) -> Result<Vec<u32>, ModelError> {
+    pub fn steps_from_seconds(
+        horizons_s: &[f64],
+        frame_period_s: f64,
+    ) -> Result<Vec<u32>, ModelError> {
         let mut v = Vec::with_capacity(horizons_s.len());
         for &h in horizons_s {
             if !(h.is_finite() && h > 0.0) {
@@ -182,11 +185,16 @@ impl PropertyModel {
             }
         }
         if self.table.horizons_steps() != self.config.horizons_steps.as_slice() {
-            return Err(StructureError::Invalid("table horizons differ from the config".into()).into());
+            return Err(
+                StructureError::Invalid("table horizons differ from the config".into()).into(),
+            );
         }
         for s in 0..n as StateId {
             if domain.is_terminal(s) && self.dtmc.row(s) != (&[s][..], &[1.0][..]) {
-                return Err(StructureError::Invalid(format!("terminal state {s} is not absorbing")).into());
+                return Err(StructureError::Invalid(format!(
+                    "terminal state {s} is not absorbing"
+                ))
+                .into());
             }
         }
         if let Some(&bad) = self.deadlocks.iter().find(|&&s| s as usize >= n) {

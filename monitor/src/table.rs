@@ -59,7 +59,10 @@ impl TryFrom<TableParts> for RiskTable {
 }
 
 fn check_prob(what: &'static str, v: &[f64], n: usize) -> Result<(), StructureError> {
-    match v.iter().position(|p| !(0.0..=1.0 + ORDER_TOLERANCE).contains(p)) {
+    match v
+        .iter()
+        .position(|p| !(0.0..=1.0 + ORDER_TOLERANCE).contains(p))
+    {
         Some(i) => Err(StructureError::BadProbability {
             what,
             state: i % n.max(1),
@@ -162,7 +165,8 @@ impl RiskTable {
         let expected_steps = reach::expected_steps(dtmc, unsafe_states, &eventually);
         let path_next = reach::path::most_likely(dtmc, unsafe_states).next;
         // Clamp solver rounding into [0, 1] before validation.
-        let clamp = |v: Vec<f64>| -> Vec<f64> { v.into_iter().map(|p| p.clamp(0.0, 1.0)).collect() };
+        let clamp =
+            |v: Vec<f64>| -> Vec<f64> { v.into_iter().map(|p| p.clamp(0.0, 1.0)).collect() };
         RiskTable::try_new(
             n,
             horizons_steps.to_vec(),

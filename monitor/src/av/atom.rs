@@ -71,7 +71,9 @@ fn constant(text: &str) -> Option<f64> {
 
 fn signal_name(text: &str) -> Option<String> {
     let ok = !text.is_empty()
-        && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_')
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_')
         && text.chars().next().is_some_and(|c| c.is_ascii_alphabetic());
     ok.then(|| match text {
         "trafficLightAheadcolor" => LIGHT_COLOR.to_string(),

@@ -97,7 +97,11 @@ impl SignalGroup {
             hi: first,
         });
         for (i, &t) in ts.iter().enumerate() {
-            cells.push(Cell { rep: t, lo: t, hi: t });
+            cells.push(Cell {
+                rep: t,
+                lo: t,
+                hi: t,
+            });
             let next = ts.get(i + 1).copied();
             cells.push(Cell {
                 rep: next.map_or(t + 1.0, |n| (t + n) / 2.0),
@@ -192,7 +196,11 @@ impl AvDomain {
     /// # Panics
     /// If `values.len()` differs from the number of predicates (a caller bug).
     pub fn encode(&self, values: &[bool]) -> StateId {
-        assert_eq!(values.len(), self.predicates.len(), "one value per predicate");
+        assert_eq!(
+            values.len(),
+            self.predicates.len(),
+            "one value per predicate"
+        );
         values
             .iter()
             .enumerate()
@@ -264,7 +272,11 @@ impl Domain for AvDomain {
         if state == self.done() {
             return true;
         }
-        state < self.done() && self.groups.iter().all(|g| g.feasible(state).next().is_some())
+        state < self.done()
+            && self
+                .groups
+                .iter()
+                .all(|g| g.feasible(state).next().is_some())
     }
 
     fn can_reach(&self, from: StateId, to: StateId) -> bool {

@@ -12,7 +12,12 @@ const PREDS: [&str; 8] = [
 ];
 
 fn domain() -> AvDomain {
-    AvDomain::new(PREDS.iter().map(|s| s.to_string()).collect(), 0, AvConfig::default()).unwrap()
+    AvDomain::new(
+        PREDS.iter().map(|s| s.to_string()).collect(),
+        0,
+        AvConfig::default(),
+    )
+    .unwrap()
 }
 
 /// The state where exactly the named predicates hold.
@@ -45,7 +50,10 @@ fn collision_states_are_unsafe_and_absorbing() {
     assert!(!d.can_reach(crash, calm));
     assert!(!d.can_reach(crash, d.done()));
     assert!(d.can_reach(calm, crash));
-    assert_eq!(d.filter().len(), d.get_state_space().iter().filter(|&&s| s & 1 == 1).count());
+    assert_eq!(
+        d.filter().len(),
+        d.get_state_space().iter().filter(|&&s| s & 1 == 1).count()
+    );
 }
 
 #[test]
@@ -75,7 +83,10 @@ fn speed_cannot_jump_from_standstill_to_above_thirty_in_one_frame() {
     let slow = AvDomain::new(
         PREDS.iter().map(|s| s.to_string()).collect(),
         0,
-        AvConfig { frame_period_s: 1.0, max_accel_mps2: 10.0 },
+        AvConfig {
+            frame_period_s: 1.0,
+            max_accel_mps2: 10.0,
+        },
     )
     .unwrap();
     assert!(slow.can_reach(stopped, fast));
@@ -85,7 +96,13 @@ fn speed_cannot_jump_from_standstill_to_above_thirty_in_one_frame() {
 fn contradictory_predicates_make_invalid_states() {
     let d = domain();
     assert!(!d.is_valid_state(st(&d, &["speed < 0.5", "speed > 30"])));
-    assert!(!d.is_valid_state(st(&d, &["trafficLightAhead.color == green", "trafficLightAhead.color == red"])));
+    assert!(!d.is_valid_state(st(
+        &d,
+        &[
+            "trafficLightAhead.color == green",
+            "trafficLightAhead.color == red"
+        ]
+    )));
     // NPCAhead(5) (within 5 m) implies NPCAhead(10).
     assert!(!d.is_valid_state(st(&d, &["NPCAhead(5)"])));
     assert!(d.is_valid_state(st(&d, &["NPCAhead(5)", "NPCAhead(10)"])));
@@ -113,15 +130,27 @@ fn atoms_are_classified_by_meaning() {
     use atom::{Atom, Cmp};
     assert_eq!(
         Atom::parse("NPCAhead(10)"),
-        Atom::Threshold { signal: "NPCAhead".into(), cmp: Cmp::Le, value: 10.0 }
+        Atom::Threshold {
+            signal: "NPCAhead".into(),
+            cmp: Cmp::Le,
+            value: 10.0
+        }
     );
     assert_eq!(
         Atom::parse("trafficLightAheadcolor == yellow"),
-        Atom::Threshold { signal: LIGHT_COLOR.into(), cmp: Cmp::Eq, value: 2.0 }
+        Atom::Threshold {
+            signal: LIGHT_COLOR.into(),
+            cmp: Cmp::Eq,
+            value: 2.0
+        }
     );
     assert_eq!(
         Atom::parse("speed>=30"),
-        Atom::Threshold { signal: "speed".into(), cmp: Cmp::Ge, value: 30.0 }
+        Atom::Threshold {
+            signal: "speed".into(),
+            cmp: Cmp::Ge,
+            value: 30.0
+        }
     );
     assert_eq!(Atom::parse("PriorityNPCAhead"), Atom::Other);
     assert_eq!(Atom::parse("a & b"), Atom::Other);

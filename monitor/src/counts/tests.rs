@@ -39,7 +39,12 @@ fn counts_valid_pairs_and_tallies_invalid_ones() {
 
 #[test]
 fn merging_separately_learned_counts_equals_learning_all_at_once() {
-    let runs: Vec<Vec<StateId>> = vec![vec![0, 1, 2, 3], vec![0, 0, 1], vec![2, 2, 1, 0, 3], vec![1]];
+    let runs: Vec<Vec<StateId>> = vec![
+        vec![0, 1, 2, 3],
+        vec![0, 0, 1],
+        vec![2, 2, 1, 0, 3],
+        vec![1],
+    ];
     let mut all = Counts::new(4);
     for r in &runs {
         all.observe_trace(&Toy, r).unwrap();

@@ -20,17 +20,20 @@ fn accepts_a_stochastic_matrix_and_answers_lookups() {
 #[test]
 fn rejects_each_kind_of_malformed_matrix() {
     let cases: Vec<(Vec<usize>, Vec<u32>, Vec<f64>)> = vec![
-        (vec![0, 2], vec![0, 1], vec![0.5, 0.5]),               // row_ptr too short
-        (vec![0, 2, 3], vec![0, 2, 1], vec![0.25, 0.75, 1.0]),  // column out of range
-        (vec![0, 2, 3], vec![1, 0, 1], vec![0.25, 0.75, 1.0]),  // unsorted columns
-        (vec![0, 2, 3], vec![0, 1, 1], vec![0.25, 0.7, 1.0]),   // row sum 0.95
+        (vec![0, 2], vec![0, 1], vec![0.5, 0.5]), // row_ptr too short
+        (vec![0, 2, 3], vec![0, 2, 1], vec![0.25, 0.75, 1.0]), // column out of range
+        (vec![0, 2, 3], vec![1, 0, 1], vec![0.25, 0.75, 1.0]), // unsorted columns
+        (vec![0, 2, 3], vec![0, 1, 1], vec![0.25, 0.7, 1.0]), // row sum 0.95
         (vec![0, 2, 3], vec![0, 1, 1], vec![-0.25, 1.25, 1.0]), // negative probability
-        (vec![0, 2, 2], vec![0, 1], vec![0.25, 0.75]),          // empty row (deadlock)
+        (vec![0, 2, 2], vec![0, 1], vec![0.25, 0.75]), // empty row (deadlock)
         (vec![0, 2, 3], vec![0, 1, 1], vec![f64::NAN, 0.75, 1.0]),
         (vec![0, 2, 3], vec![0, 1], vec![0.25, 0.75, 1.0]), // length mismatch
     ];
     for (i, (ptr, cols, probs)) in cases.into_iter().enumerate() {
-        assert!(Dtmc::try_new(2, ptr, cols, probs).is_err(), "case {i} accepted");
+        assert!(
+            Dtmc::try_new(2, ptr, cols, probs).is_err(),
+            "case {i} accepted"
+        );
     }
 }
 
@@ -48,5 +51,8 @@ fn deserialisation_runs_the_same_validation() {
     assert!(postcard::from_bytes::<Dtmc>(&bad).is_err());
     // The same bytes decode as raw parts, and the validator names the broken invariant.
     let parts: DtmcParts = postcard::from_bytes(&bad).unwrap();
-    assert!(matches!(Dtmc::try_from(parts), Err(StructureError::RowSum { row: 1, .. })));
+    assert!(matches!(
+        Dtmc::try_from(parts),
+        Err(StructureError::RowSum { row: 1, .. })
+    ));
 }

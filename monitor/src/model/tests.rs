@@ -52,24 +52,42 @@ fn round_trips_through_bytes() {
 #[test]
 fn rejects_foreign_future_truncated_and_corrupt_files() {
     let bytes = small_model().to_bytes();
-    assert!(matches!(Model::from_bytes(b"PK\x03\x04 a zip file"), Err(ModelError::NotAModel)));
+    assert!(matches!(
+        Model::from_bytes(b"PK\x03\x04 a zip file"),
+        Err(ModelError::NotAModel)
+    ));
     let mut future = bytes.clone();
     future[16] = 2;
-    assert!(matches!(Model::from_bytes(&future), Err(ModelError::Version { found: 2, .. })));
-    assert!(matches!(Model::from_bytes(&bytes[..bytes.len() - 9]), Err(ModelError::Decode(_))));
+    assert!(matches!(
+        Model::from_bytes(&future),
+        Err(ModelError::Version { found: 2, .. })
+    ));
+    assert!(matches!(
+        Model::from_bytes(&bytes[..bytes.len() - 9]),
+        Err(ModelError::Decode(_))
+    ));
     let mut trailing = bytes.clone();
     trailing.push(0);
-    assert!(matches!(Model::from_bytes(&trailing), Err(ModelError::Decode(_))));
+    assert!(matches!(
+        Model::from_bytes(&trailing),
+        Err(ModelError::Decode(_))
+    ));
     // Inside the encoded matrix, halve the last probability (the absorbing `done` row's 1.0): the bytes
     // still decode structurally, and the row-sum validator must reject them.
     let m = small_model();
     let dtmc = postcard::to_stdvec(m.properties()[0].dtmc()).unwrap();
-    let start = bytes.windows(dtmc.len()).position(|w| w == dtmc.as_slice()).unwrap();
+    let start = bytes
+        .windows(dtmc.len())
+        .position(|w| w == dtmc.as_slice())
+        .unwrap();
     let pos = start + dtmc.len() - 8;
     assert_eq!(bytes[pos..pos + 8], 1.0f64.to_le_bytes());
     let mut corrupt = bytes.clone();
     corrupt[pos..pos + 8].copy_from_slice(&0.5f64.to_le_bytes());
-    assert!(matches!(Model::from_bytes(&corrupt), Err(ModelError::Decode(_))));
+    assert!(matches!(
+        Model::from_bytes(&corrupt),
+        Err(ModelError::Decode(_))
+    ));
 }
 
 #[test]
@@ -90,13 +108,19 @@ fn risk_from_learned_counts_matches_a_hand_solution() {
     for s in 0..p.n_states() as StateId {
         if d.is_valid_state(s) && !d.is_terminal(s) {
             let (cols, probs) = p.dtmc().row(s);
-            let px: f64 = cols.iter().zip(probs).map(|(&j, &q)| q * x[j as usize]).sum();
+            let px: f64 = cols
+                .iter()
+                .zip(probs)
+                .map(|(&j, &q)| q * x[j as usize])
+                .sum();
             assert!((px - x[s as usize]).abs() < 1e-12, "state {s}");
         }
     }
     // State 0b000: observed 0->4 twice, 0->0 once, 0->done... count by hand: 000->100 (x2), 000->000 (x1),
     // 000->done (x1); valid successors of 000 (all 8 bit-strings minus none... ) get α = 1 each.
-    let n_valid_succ = (0..p.n_states() as StateId).filter(|&j| d.can_reach(0, j)).count() as f64;
+    let n_valid_succ = (0..p.n_states() as StateId)
+        .filter(|&j| d.can_reach(0, j))
+        .count() as f64;
     let total = 4.0 + n_valid_succ;
     assert!((p.dtmc().prob(0, 0b100) - 3.0 / total).abs() < 1e-15);
 }

@@ -5,7 +5,10 @@ use crate::property::BuildConfig;
 #[test]
 fn writes_prism_explicit_files_for_a_tiny_property() {
     let preds = vec!["collision".to_string()];
-    let cfg = BuildConfig { horizons_steps: vec![1], ..BuildConfig::default() };
+    let cfg = BuildConfig {
+        horizons_steps: vec![1],
+        ..BuildConfig::default()
+    };
     let d = PropertyModel::domain_for(&preds, 0, &cfg).unwrap();
     let mut c = Counts::new(3);
     c.observe_trace(&d, &[0, 0, 1]).unwrap();
@@ -19,7 +22,10 @@ fn writes_prism_explicit_files_for_a_tiny_property() {
     assert_eq!(String::from_utf8(tra).unwrap(), expected);
     let mut lab = Vec::new();
     write_lab(&p, &mut lab).unwrap();
-    assert_eq!(String::from_utf8(lab).unwrap(), "0=\"init\" 1=\"deadlock\" 2=\"unsafe\"\n0: 0\n1: 2\n");
+    assert_eq!(
+        String::from_utf8(lab).unwrap(),
+        "0=\"init\" 1=\"deadlock\" 2=\"unsafe\"\n0: 0\n1: 2\n"
+    );
     let mut csv = Vec::new();
     write_table_csv(&p, &mut csv).unwrap();
     // x0 = 1/3 + x0/3 -> x0 = 1/2.

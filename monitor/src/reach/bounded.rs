@@ -10,7 +10,10 @@ pub fn within(dtmc: &Dtmc, unsafe_states: &[bool], horizons_steps: &[u32]) -> Ve
     let n = dtmc.n_states();
     let (row_ptr, cols, probs) = dtmc.csr();
     let max_k = horizons_steps.iter().copied().max().unwrap_or(0);
-    let mut cur: Vec<f64> = unsafe_states.iter().map(|&u| f64::from(u8::from(u))).collect();
+    let mut cur: Vec<f64> = unsafe_states
+        .iter()
+        .map(|&u| f64::from(u8::from(u)))
+        .collect();
     let mut next = vec![0.0; n];
     let mut out = vec![Vec::new(); horizons_steps.len()];
     for k in 0..=max_k {
@@ -26,7 +29,9 @@ pub fn within(dtmc: &Dtmc, unsafe_states: &[bool], horizons_steps: &[u32]) -> Ve
             next[s] = if unsafe_states[s] {
                 1.0
             } else {
-                (row_ptr[s]..row_ptr[s + 1]).map(|e| probs[e] * cur[cols[e] as usize]).sum()
+                (row_ptr[s]..row_ptr[s + 1])
+                    .map(|e| probs[e] * cur[cols[e] as usize])
+                    .sum()
             };
         }
         std::mem::swap(&mut cur, &mut next);

@@ -53,7 +53,11 @@ pub fn solve_masked(dtmc: &Dtmc, mask: &[bool], b: &[f64]) -> Vec<f64> {
         if members.len() == 1 {
             let s = members[0] as usize;
             let self_p = dtmc.prob(s as u32, s as u32);
-            x[s] = if self_p < 1.0 { rhs[0] / (1.0 - self_p) } else { 0.0 };
+            x[s] = if self_p < 1.0 {
+                rhs[0] / (1.0 - self_p)
+            } else {
+                0.0
+            };
         } else if members.len() <= DENSE_MAX {
             for (i, &s) in members.iter().enumerate() {
                 local[s as usize] = i as u32;

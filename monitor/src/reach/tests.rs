@@ -115,7 +115,9 @@ fn dense_reference(d: &Dtmc, target: &[bool]) -> Vec<f64> {
         }
     }
     for c in 0..n {
-        let p = (c..n).max_by(|&i, &j| a[i][c].abs().total_cmp(&a[j][c].abs())).unwrap();
+        let p = (c..n)
+            .max_by(|&i, &j| a[i][c].abs().total_cmp(&a[j][c].abs()))
+            .unwrap();
         a.swap(c, p);
         for r in 0..n {
             if r != c && a[r][c] != 0.0 {
@@ -159,7 +161,10 @@ fn large_components_use_gauss_seidel_and_stay_exact() {
     let (d, target) = random_chain(600, 4, 7);
     let (order, starts) = scc::sccs(&d, &vec![true; 600]);
     let biggest = starts.windows(2).map(|w| w[1] - w[0]).max().unwrap();
-    assert!(biggest > solve::DENSE_MAX, "test chain too fragmented: {biggest}");
+    assert!(
+        biggest > solve::DENSE_MAX,
+        "test chain too fragmented: {biggest}"
+    );
     assert_eq!(order.len(), 600);
     let x = eventually(&d, &target);
     let r = dense_reference(&d, &target);
