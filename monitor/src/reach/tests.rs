@@ -1,3 +1,6 @@
+// Dense linear algebra over several parallel arrays reads best with index loops.
+#![allow(clippy::needless_range_loop)]
+
 use super::*;
 use crate::table::RiskTable;
 use proptest::prelude::*;
