@@ -1,3 +1,45 @@
-//! `monitor`: abstraction of frames into bit-string states, DTMC learning, PAC bounds and reachability
-//! tables. Does no I/O.
+//! `monitor`: from frames to predicted risk — abstraction, DTMC learning, PAC bounds, reachability tables.
+//!
+//! A tour of the main types, in pipeline order:
+//! - a [`Domain`] numbers abstract states (`StateId = u32`) and knows which states and transitions are
+//!   valid and which states are unsafe or terminal; [`av::AvDomain`] is the AV one (bit-strings of law
+//!   predicates plus a "run finished" state);
+//! - [`Counts`] accumulates transition counts from abstract traces (Algorithm 1) and merges exactly;
+//! - [`learn::build_dtmc`] turns counts into a row-stochastic [`Dtmc`] with validity-aware Laplace smoothing;
+//! - [`PacSummary`] evaluates the PAC sample bound (Eq. 2) per state;
+//! - [`RiskTable`] caches, per state, P(F unsafe), P(F≤k unsafe), expected steps and the most likely path,
+//!   solved exactly by [`reach`];
+//! - [`prism`] writes a chain in PRISM's explicit format so Storm or PRISM can check our numbers.
+//!
+//! **Invariant:** no I/O. Matrices and tables have private fields and are validated on construction, and
+//! deserialisation goes through the same validators (see `GUIDELINES.md`).
 #![warn(missing_docs)]
+#![deny(clippy::unwrap_used, clippy::expect_used)]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod av;
+pub mod counts;
+pub mod domain;
+pub mod dtmc;
+pub mod error;
+pub mod learn;
+pub mod model;
+pub mod pac;
+
+pub mod prism;
+pub mod property;
+pub mod reach;
+pub mod table;
+
+pub use counts::Counts;
+pub use domain::Domain;
+pub use dtmc::Dtmc;
+pub use error::{ModelError, StructureError};
+pub use learn::LearnConfig;
+pub use model::{LawText, Model};
+pub use pac::{PacConfig, PacSummary};
+pub use property::{BuildConfig, PropertyModel};
+pub use table::RiskTable;
+
+/// Index of an abstract state.
+pub type StateId = u32;

@@ -3,4 +3,5 @@
 mod cli;
 mod hdf5_interop;
 mod laws_rtamt;
+mod monitor_storm;
 mod scenarios_cli;

@@ -1,0 +1,114 @@
+//! From counts to a DTMC: validity-aware Laplace smoothing and row normalisation (Algorithm 1, lines 12–28).
+//!
+//! For every non-terminal valid state `i`, each successor `j` in the domain's smoothing support (by default
+//! every `j` with `can_reach(i, j)`) and each observed successor gets weight `C[i][j] + α`; the row is then
+//! normalised. Terminal states (unsafe, or "run finished") get a self-loop of probability 1: they are
+//! absorbing by definition, whatever the data say. Invalid states get a self-loop too; no valid state can
+//! reach them, so they never influence a probability.
+//!
+//! A valid non-terminal state whose weights sum to zero (only possible with α = 0 and no observations) has
+//! no estimate at all. It gets a self-loop and is reported as a *deadlock* state (PRISM's label), so a
+//! reader can see that its risk of 0 is an artefact of missing data rather than a measurement.
+
+use serde::{Deserialize, Serialize};
+
+use crate::counts::Counts;
+use crate::domain::Domain;
+use crate::dtmc::Dtmc;
+use crate::error::ModelError;
+use crate::StateId;
+
+#[cfg(test)]
+mod tests;
+
+/// Learning options.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LearnConfig {
+    /// Laplace pseudo-count added to every valid transition (α ≥ 0; the paper's default is 1).
+    pub alpha: f64,
+}
+
+impl Default for LearnConfig {
+    fn default() -> Self {
+        LearnConfig { alpha: 1.0 }
+    }
+}
+
+/// A learned chain plus the states it could not estimate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Learned {
+    /// The row-stochastic matrix.
+    pub dtmc: Dtmc,
+    /// Valid non-terminal states with no data and no smoothing mass (self-looped; see module docs).
+    pub deadlocks: Vec<StateId>,
+}
+
+/// Builds the DTMC from `counts` over `domain` (validity-aware Laplace smoothing).
+///
+/// # Errors
+/// α negative or not finite; counts taken over a different number of states.
+pub fn build_dtmc<D: Domain + ?Sized>(
+    domain: &D,
+    counts: &Counts,
+    cfg: &LearnConfig,
+) -> Result<Learned, ModelError> {
+    if !(cfg.alpha.is_finite() && cfg.alpha >= 0.0) {
+        return Err(ModelError::Config(format!(
+            "alpha must be finite and >= 0, got {}",
+            cfg.alpha
+        )));
+    }
+    let n = domain.n_states();
+    if counts.n_states() != n {
+        return Err(ModelError::Config(format!(
+            "counts cover {} states but the domain has {n}",
+            counts.n_states()
+        )));
+    }
+    let (count_ptr, count_entries) = counts.rows();
+    let mut row_ptr = Vec::with_capacity(n + 1);
+    row_ptr.push(0usize);
+    let mut cols: Vec<StateId> = Vec::new();
+    let mut probs: Vec<f64> = Vec::new();
+    let mut deadlocks = Vec::new();
+    let mut support = Vec::new();
+    let mut row: Vec<(StateId, f64)> = Vec::new();
+    for s in 0..n as StateId {
+        row.clear();
+        if domain.is_valid_state(s) && !domain.is_terminal(s) {
+            if cfg.alpha > 0.0 {
+                domain.smoothing_support(s, &mut support);
+                row.extend(support.iter().map(|&j| (j, cfg.alpha)));
+            }
+            let observed = &count_entries[count_ptr[s as usize]..count_ptr[s as usize + 1]];
+            row.extend(observed.iter().map(|&(j, c)| (j, c as f64)));
+            row.sort_unstable_by_key(|&(j, _)| j);
+            // Merge duplicates (a successor both in the support and observed): C[i][j] + α.
+            row.dedup_by(|later, kept| {
+                if later.0 == kept.0 {
+                    kept.1 += later.1;
+                    true
+                } else {
+                    false
+                }
+            });
+            row.retain(|&(_, w)| w > 0.0);
+        }
+        let total: f64 = row.iter().map(|&(_, w)| w).sum();
+        if total > 0.0 {
+            for &(j, w) in &row {
+                cols.push(j);
+                probs.push(w / total);
+            }
+        } else {
+            if domain.is_valid_state(s) && !domain.is_terminal(s) {
+                deadlocks.push(s);
+            }
+            cols.push(s);
+            probs.push(1.0);
+        }
+        row_ptr.push(cols.len());
+    }
+    let dtmc = Dtmc::try_new(n, row_ptr, cols, probs)?;
+    Ok(Learned { dtmc, deadlocks })
+}

@@ -1,0 +1,107 @@
+//! The model file: every property of a deployment plus the law texts it was learned with.
+//!
+//! Layout: 16 magic bytes `AVGUARD-MODEL\0\0\0`, a little-endian `u32` format version, then the postcard
+//! encoding of the body. Decoding checks magic and version first (so a foreign or future file is named as
+//! such), then every matrix and table passes the same validator as when it was built.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::ModelError;
+use crate::property::PropertyModel;
+
+#[cfg(test)]
+mod tests;
+
+/// Magic bytes at the start of every model file.
+pub const MAGIC: &[u8; 16] = b"AVGUARD-MODEL\0\0\0";
+/// The format version this build reads and writes.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// A law file's name and text, embedded so the model is self-contained.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LawText {
+    /// File name (e.g. `law38.law`).
+    pub name: String,
+    /// Its full text.
+    pub text: String,
+}
+
+/// All learned properties of a deployment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Model {
+    laws: Vec<LawText>,
+    properties: Vec<PropertyModel>,
+}
+
+impl Model {
+    /// Assembles a model.
+    ///
+    /// # Errors
+    /// Two properties with the same name.
+    pub fn try_new(
+        laws: Vec<LawText>,
+        properties: Vec<PropertyModel>,
+    ) -> Result<Model, ModelError> {
+        for (i, p) in properties.iter().enumerate() {
+            if properties[..i].iter().any(|q| q.name() == p.name()) {
+                return Err(ModelError::Property {
+                    property: p.name().to_string(),
+                    reason: "defined twice".into(),
+                });
+            }
+        }
+        Ok(Model { laws, properties })
+    }
+
+    /// The properties, in definition order.
+    pub fn properties(&self) -> &[PropertyModel] {
+        &self.properties
+    }
+
+    /// The property called `name`.
+    pub fn property(&self, name: &str) -> Option<&PropertyModel> {
+        self.properties.iter().find(|p| p.name() == name)
+    }
+
+    /// The embedded law texts.
+    pub fn laws(&self) -> &[LawText] {
+        &self.laws
+    }
+
+    /// Serialises the model (magic, version, body).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = MAGIC.to_vec();
+        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        // Serialising plain data into a Vec cannot fail: postcard errors only on writer failure or
+        // unsupported types (maps with non-string keys are not among ours, sequences have known length).
+        match postcard::to_extend(self, out) {
+            Ok(v) => v,
+            Err(e) => unreachable!("postcard into a Vec cannot fail: {e}"),
+        }
+    }
+
+    /// Decodes and validates a model.
+    ///
+    /// # Errors
+    /// [`ModelError::NotAModel`] for foreign bytes, [`ModelError::Version`] for another format version,
+    /// [`ModelError::Decode`] for truncated or corrupt contents (including failed validation).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Model, ModelError> {
+        let rest = bytes
+            .strip_prefix(MAGIC.as_slice())
+            .ok_or(ModelError::NotAModel)?;
+        let (version, body) = rest.split_first_chunk::<4>().ok_or(ModelError::NotAModel)?;
+        let version = u32::from_le_bytes(*version);
+        if version != FORMAT_VERSION {
+            return Err(ModelError::Version {
+                found: version,
+                supported: FORMAT_VERSION,
+            });
+        }
+        let (model, tail): (Model, &[u8]) =
+            postcard::take_from_bytes(body).map_err(|e| ModelError::Decode(e.to_string()))?;
+        if !tail.is_empty() {
+            return Err(ModelError::Decode(format!("{} trailing bytes", tail.len())));
+        }
+        Model::try_new(model.laws, model.properties)
+    }
+}

@@ -1,0 +1,270 @@
+//! One monitored property's learned model: abstraction, counts, chain, PAC summary and risk table.
+//!
+//! [`PropertyModel::build`] is the whole offline pipeline for one property (smoothing, PAC, tables), and
+//! deserialisation re-runs its structural checks (see [`PropertyModel::validate`]): a loaded model is held
+//! to the same invariants as a freshly built one.
+
+use serde::{Deserialize, Serialize};
+
+use crate::av::{AvConfig, AvDomain};
+use crate::counts::Counts;
+use crate::domain::Domain;
+use crate::dtmc::Dtmc;
+use crate::error::{ModelError, StructureError};
+use crate::learn::{build_dtmc, LearnConfig};
+use crate::pac::{PacConfig, PacSummary};
+use crate::table::RiskTable;
+use crate::StateId;
+
+/// Options of the offline pipeline, shared by all properties of a model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BuildConfig {
+    /// Laplace smoothing.
+    pub learn: LearnConfig,
+    /// PAC parameters.
+    pub pac: PacConfig,
+    /// Time between frames, s (converts horizons in seconds to steps).
+    pub frame_period_s: f64,
+    /// Largest plausible acceleration magnitude, m/s² (speed validity rule).
+    pub max_accel_mps2: f64,
+    /// Horizons of the bounded tables, in steps, strictly increasing.
+    pub horizons_steps: Vec<u32>,
+}
+
+impl Default for BuildConfig {
+    /// α = 1, ε = δ = 0.05, 10 Hz, horizons 1, 2, 3 and 5 s.
+    fn default() -> Self {
+        BuildConfig {
+            learn: LearnConfig::default(),
+            pac: PacConfig::default(),
+            frame_period_s: 0.1,
+            max_accel_mps2: 10.0,
+            horizons_steps: vec![10, 20, 30, 50],
+        }
+    }
+}
+
+impl BuildConfig {
+    /// Horizons in seconds → steps at the frame rate (rounded, deduplicated, sorted).
+    ///
+    /// # Errors
+    /// A horizon that is not a positive finite number.
+    pub fn steps_from_seconds(
+        horizons_s: &[f64],
+        frame_period_s: f64,
+    ) -> Result<Vec<u32>, ModelError> {
+        let mut v = Vec::with_capacity(horizons_s.len());
+        for &h in horizons_s {
+            if !(h.is_finite() && h > 0.0) {
+                return Err(ModelError::Config(format!("horizon {h} s is not positive")));
+            }
+            v.push(((h / frame_period_s).round() as u32).max(1));
+        }
+        v.sort_unstable();
+        v.dedup();
+        Ok(v)
+    }
+
+    fn av(&self) -> AvConfig {
+        AvConfig {
+            frame_period_s: self.frame_period_s,
+            max_accel_mps2: self.max_accel_mps2,
+        }
+    }
+}
+
+/// A learned property.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "PropertyParts")]
+pub struct PropertyModel {
+    name: String,
+    predicates: Vec<String>,
+    unsafe_bit: usize,
+    config: BuildConfig,
+    counts: Counts,
+    dtmc: Dtmc,
+    deadlocks: Vec<StateId>,
+    pac: PacSummary,
+    table: RiskTable,
+}
+
+#[derive(Deserialize)]
+struct PropertyParts {
+    name: String,
+    predicates: Vec<String>,
+    unsafe_bit: usize,
+    config: BuildConfig,
+    counts: Counts,
+    dtmc: Dtmc,
+    deadlocks: Vec<StateId>,
+    pac: PacSummary,
+    table: RiskTable,
+}
+
+impl TryFrom<PropertyParts> for PropertyModel {
+    type Error = ModelError;
+    fn try_from(p: PropertyParts) -> Result<Self, Self::Error> {
+        let m = PropertyModel {
+            name: p.name,
+            predicates: p.predicates,
+            unsafe_bit: p.unsafe_bit,
+            config: p.config,
+            counts: p.counts,
+            dtmc: p.dtmc,
+            deadlocks: p.deadlocks,
+            pac: p.pac,
+            table: p.table,
+        };
+        m.validate()?;
+        Ok(m)
+    }
+}
+
+impl PropertyModel {
+    /// The domain of `predicates` (bit i = predicate i) with `unsafe_bit` unsafe, under `config`.
+    ///
+    /// # Errors
+    /// See [`AvDomain::new`].
+    pub fn domain_for(
+        predicates: &[String],
+        unsafe_bit: usize,
+        config: &BuildConfig,
+    ) -> Result<AvDomain, ModelError> {
+        AvDomain::new(predicates.to_vec(), unsafe_bit, config.av())
+    }
+
+    /// Runs smoothing, the PAC check and the reachability solve for one property.
+    ///
+    /// # Errors
+    /// Bad configuration, or counts over a different state space.
+    pub fn build(
+        name: &str,
+        predicates: Vec<String>,
+        unsafe_bit: usize,
+        counts: Counts,
+        config: &BuildConfig,
+    ) -> Result<PropertyModel, ModelError> {
+        let domain = Self::domain_for(&predicates, unsafe_bit, config)?;
+        let learned = build_dtmc(&domain, &counts, &config.learn)?;
+        let pac = PacSummary::compute(&domain, &counts, config.pac)?;
+        let unsafe_mask = unsafe_mask(&domain);
+        let table = RiskTable::compute(&learned.dtmc, &unsafe_mask, &config.horizons_steps)?;
+        let m = PropertyModel {
+            name: name.to_string(),
+            predicates,
+            unsafe_bit,
+            config: config.clone(),
+            counts,
+            dtmc: learned.dtmc,
+            deadlocks: learned.deadlocks,
+            pac,
+            table,
+        };
+        m.validate()?;
+        Ok(m)
+    }
+
+    /// The structural checks shared by building and loading: every part covers the same state space, the
+    /// unsafe and `done` states are absorbing, deadlock ids are in range.
+    fn validate(&self) -> Result<(), ModelError> {
+        let domain = Self::domain_for(&self.predicates, self.unsafe_bit, &self.config)?;
+        let n = domain.n_states();
+        for (what, found) in [
+            ("counts", self.counts.n_states()),
+            ("dtmc", self.dtmc.n_states()),
+            ("pac", self.pac.n_states()),
+            ("table", self.table.n_states()),
+        ] {
+            if found != n {
+                return Err(StructureError::SizeMismatch {
+                    what,
+                    expected: n,
+                    found,
+                }
+                .into());
+            }
+        }
+        if self.table.horizons_steps() != self.config.horizons_steps.as_slice() {
+            return Err(
+                StructureError::Invalid("table horizons differ from the config".into()).into(),
+            );
+        }
+        for s in 0..n as StateId {
+            if domain.is_terminal(s) && self.dtmc.row(s) != (&[s][..], &[1.0][..]) {
+                return Err(StructureError::Invalid(format!(
+                    "terminal state {s} is not absorbing"
+                ))
+                .into());
+            }
+        }
+        if let Some(&bad) = self.deadlocks.iter().find(|&&s| s as usize >= n) {
+            return Err(StructureError::OutOfRange {
+                what: "deadlocks",
+                index: u64::from(bad),
+                bound: n as u64,
+            }
+            .into());
+        }
+        Ok(())
+    }
+
+    /// Property name (the law whose violation is unsafe, or e.g. `no_collision`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// Predicate texts, bit 0 first.
+    pub fn predicates(&self) -> &[String] {
+        &self.predicates
+    }
+    /// Index of the unsafe predicate.
+    pub fn unsafe_bit(&self) -> usize {
+        self.unsafe_bit
+    }
+    /// The options it was built with.
+    pub fn config(&self) -> &BuildConfig {
+        &self.config
+    }
+    /// The transition counts (source of truth).
+    pub fn counts(&self) -> &Counts {
+        &self.counts
+    }
+    /// The learned chain.
+    pub fn dtmc(&self) -> &Dtmc {
+        &self.dtmc
+    }
+    /// States with no estimate (see [`crate::learn`]).
+    pub fn deadlocks(&self) -> &[StateId] {
+        &self.deadlocks
+    }
+    /// PAC figures.
+    pub fn pac(&self) -> &PacSummary {
+        &self.pac
+    }
+    /// The cached risk table.
+    pub fn table(&self) -> &RiskTable {
+        &self.table
+    }
+    /// Rebuilds the abstraction (cheap: predicates are parsed once).
+    ///
+    /// # Errors
+    /// Never for a validated model; kept fallible because the domain constructor is.
+    pub fn domain(&self) -> Result<AvDomain, ModelError> {
+        Self::domain_for(&self.predicates, self.unsafe_bit, &self.config)
+    }
+    /// Number of states (`2^k + 1`).
+    pub fn n_states(&self) -> usize {
+        self.dtmc.n_states()
+    }
+    /// Conservative risk `min(1, P(F unsafe) + ε_s)`, with ε_s the PAC error the state's data achieve.
+    pub fn risk_upper_bound(&self, state: StateId) -> Option<f64> {
+        let p = self.table.eventually(state)?;
+        Some((p + self.pac.epsilon_of(state)).min(1.0))
+    }
+}
+
+/// Per state: is it unsafe.
+pub fn unsafe_mask<D: Domain + ?Sized>(domain: &D) -> Vec<bool> {
+    (0..domain.n_states() as StateId)
+        .map(|s| domain.is_valid_state(s) && domain.is_unsafe(s))
+        .collect()
+}
