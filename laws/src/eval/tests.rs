@@ -250,6 +250,21 @@ fn body() -> impl Strategy<Value = String> {
         formula().prop_map(move |c| format!("({state} -> {c})")),
         (formula(), formula())
             .prop_map(|(c, d)| format!("(hornOn -> {c}) & ((lowBeamOn & {d}) -> {c})")),
+        // The fused `A -> F[lo,hi] B` shape (state A and B), alone and as conjunctions of different horizons.
+        (bounds(true), leaf(), leaf()).prop_map(move |((lo, hi), a, b)| format!(
+            "(({a} | {state}) -> F[{},{}]({b} & ~lowBeamOn))",
+            lo as f64 / 10.0,
+            hi as f64 / 10.0
+        )),
+        (bounds(false), bounds(false), leaf(), leaf()).prop_map(
+            |((l1, h1), (l2, h2), a, b)| format!(
+                "(hornOn -> F[{},{}]({a})) & (({b} & lowBeamOn) -> F[{},{}](highBeamOn))",
+                l1 as f64 / 10.0,
+                h1 as f64 / 10.0,
+                l2 as f64 / 10.0,
+                h2 as f64 / 10.0
+            )
+        ),
     ]
 }
 
