@@ -1,8 +1,15 @@
-//! Evaluation speed: 8 shipped laws over 1 M frames, with and without the relevance check, side by side
-//! with rtamt's online monitor timed in the same run (Python, on a smaller trace of the same law shape).
+//! Evaluation speed: 8 shipped laws over 1 M frames, side by side with rtamt's online monitor timed in the
+//! same run (Python, on a smaller trace of the same law shape).
 //!
-//! Run: `cargo bench -p laws --bench eval`. The summary line after criterion's output gives frames/s,
-//! law-evaluations/s, the relevance saving, and the ratio to rtamt.
+//! Three paths are measured:
+//! - the evaluator alone on precomputed [`Signals`], with and without the relevance check;
+//! - `Signals::from_frame` alone, on frames with a handful of obstacles (the geometry cost);
+//! - the full frame → verdict path (`from_frame` + `step`), what `avguard laws eval` and the monitor pay.
+//!
+//! Run: `cargo bench -p laws --bench eval`. The summary after criterion's output gives frames/s,
+//! law-evaluations/s, the relevance saving, and the ratio to rtamt. For a deterministic instruction count
+//! of the evaluator alone: `valgrind --tool=callgrind --toggle-collect='*Evaluator::step*'
+//! target/release/deps/eval-* --bench nomatch` (the summary still runs).
 
 use std::hint::black_box;
 use std::path::Path;
@@ -10,7 +17,9 @@ use std::process::Command;
 use std::time::Instant;
 
 use criterion::{criterion_group, Criterion, Throughput};
-use laws::{EvalConfig, Evaluator, LawSet, LawSource, Signal, Signals};
+use laws::{
+    EvalConfig, Evaluator, Frame, LawSet, LawSource, Obstacle, Signal, SignalContext, Signals,
+};
 
 const N_FRAMES: usize = 1_000_000;
 const N_DISTINCT: usize = 10_000;
@@ -108,6 +117,94 @@ fn trace() -> Vec<Signals> {
         .collect()
 }
 
+/// The same kind of driving as [`trace`] as raw frames, each with six obstacles around the ego (a car
+/// ahead in lane, an oncoming car, a car beside, a pedestrian on the crosswalk, two parked cars).
+fn raw_frames() -> Vec<Frame> {
+    trace()
+        .iter()
+        .enumerate()
+        .map(|(k, s)| {
+            let gap_m = s.get(Signal::NpcAhead).min(80.0);
+            let car = |id, x, y, heading: f64, speed_mps, priority| Obstacle {
+                id,
+                kind: laws::frame::obstacle_type::VEHICLE,
+                x,
+                y,
+                heading,
+                speed_mps,
+                length: 4.5,
+                width: 1.9,
+                priority,
+            };
+            Frame {
+                t: k as f64 * 0.1,
+                speed_mps: s.get(Signal::Speed) / 3.6,
+                light_color: s.get(Signal::LightColor) as i32,
+                signal_ahead: true,
+                stopline_dist_m: s.get(Signal::StoplineAhead),
+                junction_dist_m: s.get(Signal::JunctionAhead),
+                lane_number: 2,
+                planned_turn: s.get(Signal::Direction) as i32,
+                traffic_jam: s.get(Signal::TrafficJam) > 0.5,
+                speed_limit_mps: 13.9,
+                obstacles: vec![
+                    car(
+                        1,
+                        3.7 + gap_m + 2.25,
+                        0.2,
+                        0.0,
+                        s.get(Signal::NpcAheadSpeed),
+                        false,
+                    ),
+                    car(
+                        2,
+                        25.0,
+                        3.5,
+                        std::f64::consts::PI,
+                        8.0,
+                        s.get(Signal::PriorityNpcAhead) > 0.5,
+                    ),
+                    car(3, 1.0, -3.5, 0.0, 9.0, false),
+                    Obstacle {
+                        id: 4,
+                        kind: laws::frame::obstacle_type::PEDESTRIAN,
+                        x: 8.0 + (k % 50) as f64 * 0.1,
+                        y: 2.0 - (k % 40) as f64 * 0.1,
+                        heading: -1.57,
+                        speed_mps: 1.2,
+                        length: 0.5,
+                        width: 0.5,
+                        priority: true,
+                    },
+                    car(5, 40.0, -7.0, 0.0, 0.0, false),
+                    car(6, -20.0, 7.0, 0.0, 0.0, false),
+                ],
+                ..Frame::default()
+            }
+        })
+        .collect()
+}
+
+fn run_frames(ev: &mut Evaluator, frames: &[Frame], ctx: &SignalContext) -> usize {
+    let mut n_violations = 0;
+    for k in 0..N_FRAMES {
+        let s = Signals::from_frame(&frames[k % N_DISTINCT], ctx);
+        let v = ev.step(&s);
+        for i in 0..v.len() {
+            n_violations += usize::from(v.violated_now(i));
+        }
+    }
+    n_violations
+}
+
+fn run_from_frame(frames: &[Frame], ctx: &SignalContext) -> f64 {
+    let mut acc = 0.0;
+    for k in 0..N_FRAMES {
+        acc += Signals::from_frame(&frames[k % N_DISTINCT], ctx).get(Signal::NpcAhead);
+    }
+    acc
+}
+
 fn run(ev: &mut Evaluator, frames: &[Signals]) -> usize {
     let mut n_violations = 0;
     for k in 0..N_FRAMES {
@@ -143,6 +240,17 @@ fn bench(c: &mut Criterion) {
             })
         });
     }
+    let raw = raw_frames();
+    let ctx = SignalContext::default();
+    group.bench_function("from_frame_only", |b| {
+        b.iter(|| black_box(run_from_frame(&raw, &ctx)))
+    });
+    group.bench_function("frame_to_verdict_relevance_on", |b| {
+        b.iter(|| {
+            let mut ev = Evaluator::new(&laws, &EvalConfig::default()).expect("compile");
+            black_box(run_frames(&mut ev, &raw, &ctx))
+        })
+    });
     group.finish();
 }
 
@@ -195,6 +303,20 @@ fn summary() {
         );
         ours = fps * laws.laws().len() as f64;
     }
+    let raw = raw_frames();
+    let ctx = SignalContext::default();
+    let start = Instant::now();
+    black_box(run_from_frame(&raw, &ctx));
+    let fps = N_FRAMES as f64 / start.elapsed().as_secs_f64();
+    line += &format!("\n  Signals::from_frame alone (6 obstacles): {fps:.3e} frames/s");
+    let mut ev = Evaluator::new(&laws, &EvalConfig::default()).expect("compile");
+    let start = Instant::now();
+    let n_viol = run_frames(&mut ev, &raw, &ctx);
+    let fps = N_FRAMES as f64 / start.elapsed().as_secs_f64();
+    line += &format!(
+        "\n  frame -> verdict (from_frame + step, relevance on): {fps:.3e} frames/s, {:.3e} law-evals/s, {n_viol} violations",
+        fps * laws.laws().len() as f64
+    );
     match rtamt_rate() {
         Some(r) => {
             line += &format!(

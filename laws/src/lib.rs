@@ -16,6 +16,8 @@
 #![warn(missing_docs)]
 
 pub mod eval;
+#[cfg(test)]
+mod fixtures;
 pub mod frame;
 pub mod lang;
 pub mod signals;

@@ -6,13 +6,15 @@
 //! early, and obligations still open at the end of a log are never reported. "In window" is true iff a
 //! violation became certain at some frame in `[k - W + 1, k]` (W = [`EvalConfig::window_frames`]).
 //!
-//! Cost: each law is a [`program::Program`] of O(1)-per-step operators, atoms are shared and evaluated at
-//! most once per frame, and [`guard`]-based relevance skips laws whose context cannot arise. `step` does
-//! not allocate.
+//! Cost: every distinct atom of the set is evaluated once per frame into a bitset; each law is a
+//! [`program::Program`] of O(1)-per-step operators over those bits (state sub-formulas are truth tables,
+//! the common `A -> F[0,b] B` is one fused operator); [`guard`]-based relevance skips laws whose context
+//! cannot arise. `step` does not allocate.
 
 mod atoms;
 mod guard;
 mod program;
+mod state;
 
 #[cfg(test)]
 mod naive;
@@ -21,7 +23,7 @@ mod tests;
 
 pub use program::to_frames;
 
-use atoms::AtomCache;
+use atoms::AtomTable;
 use program::{Compiler, Program};
 
 use crate::lang::lawset::LawSet;
@@ -147,7 +149,7 @@ impl Verdicts<'_> {
 /// Evaluates every law of a set, one frame at a time.
 #[derive(Debug, Clone)]
 pub struct Evaluator {
-    atoms: AtomCache,
+    atoms: AtomTable,
     laws: Vec<LawState>,
     violated: Vec<bool>,
     in_window: Vec<bool>,
@@ -166,7 +168,7 @@ impl Evaluator {
         if cfg.window_frames == 0 {
             return Err(EvalError::Config("window_frames must be at least 1"));
         }
-        let mut atoms = AtomCache::default();
+        let mut atoms = AtomTable::default();
         let mut states = Vec::with_capacity(laws.laws().len());
         for law in laws.laws() {
             let mut compiler = Compiler {
@@ -207,11 +209,12 @@ impl Evaluator {
     /// Consumes the next frame's signals and returns every law's verdicts at this frame.
     pub fn step(&mut self, s: &Signals) -> Verdicts<'_> {
         let k = self.k;
-        self.atoms.next_frame();
+        self.atoms.eval_all(s);
+        let words = self.atoms.words();
         for (i, law) in self.laws.iter_mut().enumerate() {
             let mut skip = false;
             if let Some(rel) = &mut law.relevance {
-                if rel.guard.step(k, &mut self.atoms, s) {
+                if rel.guard.step(k, words) {
                     rel.n_false_run = 0;
                     if rel.skipping {
                         rel.skipping = false;
@@ -230,7 +233,7 @@ impl Evaluator {
                 false
             } else {
                 self.stats.n_law_steps += 1;
-                let holds = law.body.step(k, &mut self.atoms, s);
+                let holds = law.body.step(k, words);
                 let pos = k - law.body.horizon();
                 pos >= 0 && pos >= law.suppress_before && !holds
             };

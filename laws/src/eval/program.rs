@@ -2,22 +2,25 @@
 //!
 //! Every node outputs, at step `k`, the value of its sub-formula at position `k - delay` (its *delay* is
 //! how many frames later than the position its value is decided). Children of a binary node are aligned by
-//! inserting [`DelayLine`]s. Interval operators keep O(1) state that is updated once per step:
+//! inserting [`DelayLine`]s. Maximal state sub-formulas are one [`StateFn`] each (a truth table over atom
+//! bits). Interval operators keep O(1) state that is updated once per step:
 //! - `F[a,b] p`: the latest position where p held; true at i iff it is ≥ i + a (the child's newest
 //!   position is i + b, so nothing later can be in the way).
 //! - `G[a,b] p`: the same with the latest position where p failed.
 //! - `p U[a,b] q`: two monotone queues, the positions in the window where q held and where p failed; true
 //!   at i iff the earliest q-position ≥ i + a is ≤ min(i + b, first p-failure ≥ i).
+//! - `A -> F[a,b] B` with state formulas A, B and 0 ≤ a (the shape of most traffic laws) is one fused
+//!   operator: a ring of A's bits over the last b + 1 positions and the latest position where B held.
 //!
 //! Positions before frame 0 do not exist: `F` over them is false, `G` true. All buffers are allocated at
 //! compile time, so a step never allocates.
 
 use std::collections::VecDeque;
 
-use super::atoms::AtomCache;
+use super::atoms::AtomTable;
+use super::state::StateFn;
 use super::EvalError;
 use crate::lang::formula::{Formula, Interval};
-use crate::signals::Signals;
 
 /// No position yet (far enough below any `i + a` to never satisfy a window).
 const NEVER: i64 = i64::MIN / 4;
@@ -42,10 +45,62 @@ impl DelayLine {
     }
 }
 
+/// A power-of-two ring of bits indexed by position: bit `i mod len` holds the value at position `i`.
+#[derive(Debug, Clone)]
+struct BitRing {
+    words: Box<[u64]>,
+    /// `len - 1`, with `len` (bits) a power of two ≥ 64.
+    mask: usize,
+}
+
+impl BitRing {
+    /// A ring that remembers at least `n` positions.
+    fn new(n: usize) -> BitRing {
+        let len = n.next_power_of_two().max(64);
+        BitRing {
+            words: vec![0; len / 64].into_boxed_slice(),
+            mask: len - 1,
+        }
+    }
+
+    #[inline]
+    fn slot(&self, pos: i64) -> (usize, u32) {
+        // Two's-complement wrap keeps the slot arithmetic right for negative positions too.
+        let i = (pos as usize) & self.mask;
+        (i >> 6, (i & 63) as u32)
+    }
+
+    #[inline]
+    fn set(&mut self, pos: i64, v: bool) {
+        let (w, b) = self.slot(pos);
+        if let Some(word) = self.words.get_mut(w) {
+            *word = (*word & !(1 << b)) | (u64::from(v) << b);
+        }
+    }
+
+    #[inline]
+    fn get(&self, pos: i64) -> bool {
+        let (w, b) = self.slot(pos);
+        self.words.get(w).is_some_and(|word| (word >> b) & 1 == 1)
+    }
+}
+
+/// The fused `A -> F[lo,hi] B` for state formulas A, B and `0 ≤ lo ≤ hi`.
+#[derive(Debug, Clone)]
+struct ImpliesEventually {
+    a: StateFn,
+    b: StateFn,
+    lo: i64,
+    hi: i64,
+    /// A's values at positions `k - hi ..= k`.
+    a_ring: BitRing,
+    /// The latest position where B held.
+    last_b: i64,
+}
+
 #[derive(Debug, Clone)]
 enum Op {
-    Atom(usize),
-    Const(bool),
+    State(StateFn),
     Not(usize),
     And(usize, usize),
     Or(usize, usize),
@@ -69,6 +124,8 @@ enum Op {
     },
     /// Boxed: its queues would make every operator of the program large and the step loop cache-unfriendly.
     Until(Box<UntilState>),
+    /// Boxed for the same reason.
+    ImpliesEventually(Box<ImpliesEventually>),
 }
 
 #[derive(Debug, Clone)]
@@ -96,7 +153,7 @@ pub struct Compiler<'a> {
     /// Frame period, s.
     pub period_s: f64,
     /// Interns atoms into the evaluator-wide table.
-    pub atoms: &'a mut AtomCache,
+    pub atoms: &'a mut AtomTable,
     /// Law name and location, for errors.
     pub law: &'a str,
 }
@@ -176,9 +233,20 @@ impl Compiler<'_> {
     }
 
     fn node(&mut self, prog: &mut Program, f: &Formula) -> Result<(usize, i64), EvalError> {
+        if let Some(state) = StateFn::new(f, self.atoms) {
+            return Ok((Self::push(prog, Op::State(state)), 0));
+        }
+        if let Some(fused) = self.implies_eventually(f)? {
+            let delay = fused.hi;
+            return Ok((
+                Self::push(prog, Op::ImpliesEventually(Box::new(fused))),
+                delay,
+            ));
+        }
         Ok(match f {
-            Formula::Const(b) => (Self::push(prog, Op::Const(*b)), 0),
-            Formula::Atom(a) => (Self::push(prog, Op::Atom(self.atoms.intern(a))), 0),
+            Formula::Const(_) | Formula::Atom(_) => {
+                unreachable!("state formulas are handled above")
+            }
             Formula::Not(p) => {
                 let (c, d) = self.node(prog, p)?;
                 (Self::push(prog, Op::Not(c)), d)
@@ -221,6 +289,34 @@ impl Compiler<'_> {
                 (Self::push(prog, op), d + hi)
             }
         })
+    }
+
+    /// `A -> F[lo,hi] B` with state formulas A, B and `lo ≥ 0`, fused into one operator.
+    fn implies_eventually(&mut self, f: &Formula) -> Result<Option<ImpliesEventually>, EvalError> {
+        let Formula::Implies(a, rhs) = f else {
+            return Ok(None);
+        };
+        let Formula::Eventually(interval, b) = &**rhs else {
+            return Ok(None);
+        };
+        if interval.bounds_s.is_none() || !a.is_state() || !b.is_state() {
+            return Ok(None);
+        }
+        let (lo, hi) = self.bounds(interval)?;
+        if lo < 0 || hi < lo {
+            return Ok(None);
+        }
+        let (Some(a), Some(b)) = (StateFn::new(a, self.atoms), StateFn::new(b, self.atoms)) else {
+            return Ok(None);
+        };
+        Ok(Some(ImpliesEventually {
+            a,
+            b,
+            lo,
+            hi,
+            a_ring: BitRing::new(hi as usize + 1),
+            last_b: NEVER,
+        }))
     }
 
     fn window(
@@ -267,11 +363,26 @@ impl Program {
 
     /// Advances to step `k` (frame index) and returns the root's value at position `k - horizon`.
     #[inline]
-    pub fn step(&mut self, k: i64, atoms: &mut AtomCache, s: &Signals) -> bool {
+    pub fn step(&mut self, k: i64, words: &[u64]) -> bool {
         for n in 0..self.ops.len() {
             let v = match &mut self.ops[n] {
-                Op::Atom(a) => atoms.get(*a, s),
-                Op::Const(b) => *b,
+                Op::State(f) => f.eval(words),
+                Op::ImpliesEventually(op) => {
+                    let ImpliesEventually {
+                        a,
+                        b,
+                        lo,
+                        hi,
+                        a_ring,
+                        last_b,
+                    } = &mut **op;
+                    a_ring.set(k, a.eval(words));
+                    if b.eval(words) {
+                        *last_b = k;
+                    }
+                    let i = k - *hi;
+                    !a_ring.get(i) || *last_b >= i + *lo
+                }
                 Op::Not(c) => !self.vals[*c],
                 Op::And(a, b) => self.vals[*a] & self.vals[*b],
                 Op::Or(a, b) => self.vals[*a] | self.vals[*b],
@@ -353,7 +464,11 @@ impl Program {
                     u.q_true.clear();
                     u.p_false.clear();
                 }
-                Op::Atom(_) | Op::Const(_) | Op::Not(_) | Op::And(..) | Op::Or(..) => {}
+                Op::ImpliesEventually(op) => {
+                    op.a_ring.words.fill(0);
+                    op.last_b = NEVER;
+                }
+                Op::State(_) | Op::Not(_) | Op::And(..) | Op::Or(..) => {}
             }
         }
         self.vals.fill(false);

@@ -30,126 +30,7 @@ fn trace(n: usize, on: &[(Signal, &[usize])]) -> Vec<Signals> {
         .collect()
 }
 
-/// Runs law 0 of `text` over the trace: (frames where a violation became certain, frames in window).
-fn check(text: &str, cfg: &EvalConfig, frames: &[Signals]) -> (Vec<usize>, Vec<usize>) {
-    let mut ev = Evaluator::new(&set(text), cfg).unwrap();
-    let (mut now, mut win) = (Vec::new(), Vec::new());
-    for (k, s) in frames.iter().enumerate() {
-        let v = ev.step(s);
-        if v.violated_now(0) {
-            now.push(k);
-        }
-        if v.in_window(0) {
-            win.push(k);
-        }
-    }
-    (now, win)
-}
-
-fn viol(text: &str, n: usize, on: &[(Signal, &[usize])]) -> Vec<usize> {
-    check(text, &EvalConfig::default(), &trace(n, on)).0
-}
-
-#[test]
-fn eventually_violation_is_certain_at_the_deadline() {
-    // INTERFACES §4: G(A -> F[0,2] B) at 10 Hz; A at frame 5, B never: certain at 5 + 20.
-    let law = "l = G(hornOn -> F[0,2] lowBeamOn);";
-    assert_eq!(viol(law, 200, &[(A, &[5])]), vec![25]);
-    // B exactly at the upper end of the interval (frame 25) satisfies it; one frame late does not.
-    assert_eq!(
-        viol(law, 200, &[(A, &[5]), (B, &[25])]),
-        Vec::<usize>::new()
-    );
-    assert_eq!(viol(law, 200, &[(A, &[5]), (B, &[26])]), vec![25]);
-    // B at the lower end (the same frame as A) satisfies it.
-    assert_eq!(viol(law, 200, &[(A, &[5]), (B, &[5])]), Vec::<usize>::new());
-    // B before A does not count.
-    assert_eq!(viol(law, 200, &[(A, &[5]), (B, &[4])]), vec![25]);
-}
-
-#[test]
-fn pending_obligations_at_the_end_are_never_reported() {
-    let law = "l = G(hornOn -> F[0,2] lowBeamOn);";
-    // A at frame 80 of 100: the deadline (frame 100) is past the end.
-    assert_eq!(viol(law, 100, &[(A, &[80])]), Vec::<usize>::new());
-    // A at frame 79: the deadline is frame 99, the last frame.
-    assert_eq!(viol(law, 100, &[(A, &[79])]), vec![99]);
-}
-
-#[test]
-fn window_column_covers_exactly_the_last_w_frames() {
-    let law = "l = G(hornOn -> F[0,2] lowBeamOn);";
-    let (now, win) = check(law, &EvalConfig::default(), &trace(300, &[(A, &[5])]));
-    assert_eq!(now, vec![25]);
-    assert_eq!(win.first(), Some(&25));
-    assert_eq!(win.last(), Some(&124));
-    assert_eq!(win.len(), 100);
-    let cfg = EvalConfig {
-        window_frames: 3,
-        ..EvalConfig::default()
-    };
-    assert_eq!(
-        check(law, &cfg, &trace(300, &[(A, &[5])])).1,
-        vec![25, 26, 27]
-    );
-}
-
-#[test]
-fn always_interval_reports_at_its_deadline_not_earlier() {
-    let law = "l = hornOn -> G[0,1] lowBeamOn;";
-    let beam: Vec<usize> = (0..10).collect();
-    // Low beam on 0..9, off at 10: the position-0 obligation covers 0..10, decided at frame 10.
-    assert_eq!(viol(law, 50, &[(A, &[0]), (B, &beam)]), vec![10]);
-    // Off at frame 3: still reported at frame 10, the deadline.
-    assert_eq!(viol(law, 50, &[(A, &[0]), (B, &[0, 1, 2])]), vec![10]);
-    let beam: Vec<usize> = (0..11).collect();
-    assert_eq!(viol(law, 50, &[(A, &[0]), (B, &beam)]), Vec::<usize>::new());
-}
-
-#[test]
-fn negative_bounds_look_into_the_past_and_the_first_frames_have_no_past() {
-    // law47's shape: F[-1,0] looks back one second.
-    let law = "l = lowBeamOn -> F[-1,0] hornOn;";
-    assert_eq!(viol(law, 50, &[(A, &[0]), (B, &[10])]), Vec::<usize>::new());
-    assert_eq!(viol(law, 50, &[(A, &[0]), (B, &[11])]), vec![11]);
-    // No horn before frame 0 exists.
-    assert_eq!(viol(law, 50, &[(B, &[3])]), vec![3]);
-    // Purely past window F[-1,-0.5]: horn at 0 covers low beam at 5..10.
-    let law = "l = lowBeamOn -> F[-1,-0.5] hornOn;";
-    assert_eq!(
-        viol(law, 50, &[(A, &[0]), (B, &[4, 5, 10, 11])]),
-        vec![4, 11]
-    );
-}
-
-#[test]
-fn until_and_next() {
-    let law = "l = hornOn -> (lowBeamOn U[0,0.3] highBeamOn);";
-    // Low beam holds 0..2, high beam at 3: satisfied (p on [i, j) = 0..2).
-    assert_eq!(
-        viol(law, 20, &[(A, &[0]), (B, &[0, 1, 2]), (C, &[3])]),
-        Vec::<usize>::new()
-    );
-    // Gap in low beam at 2: violated, known at the deadline 0 + 3.
-    assert_eq!(
-        viol(law, 20, &[(A, &[0]), (B, &[0, 1]), (C, &[3])]),
-        vec![3]
-    );
-    // High beam at the position itself needs no low beam.
-    assert_eq!(viol(law, 20, &[(A, &[0]), (C, &[0])]), Vec::<usize>::new());
-    // Next: horn at 4 requires low beam at 5, known at frame 5.
-    let law = "l = hornOn -> X lowBeamOn;";
-    assert_eq!(viol(law, 20, &[(A, &[4]), (B, &[5])]), Vec::<usize>::new());
-    assert_eq!(viol(law, 20, &[(A, &[4]), (B, &[4])]), vec![5]);
-}
-
-#[test]
-fn state_law_and_conjunction_of_top_level_always() {
-    let law = "l = G(~(gear == 2)) & G(collision == 0);";
-    let mut frames = trace(10, &[(Signal::Collision, &[7])]);
-    frames[3].set(Signal::Gear, 2.0);
-    assert_eq!(check(law, &EvalConfig::default(), &frames).0, vec![3, 7]);
-}
+// Operator and boundary cases are data: see `crate::fixtures` and `laws/tests/fixtures/op_*.trace`.
 
 #[test]
 fn bounds_must_be_whole_frames() {
@@ -250,6 +131,21 @@ fn body() -> impl Strategy<Value = String> {
         formula().prop_map(move |c| format!("({state} -> {c})")),
         (formula(), formula())
             .prop_map(|(c, d)| format!("(hornOn -> {c}) & ((lowBeamOn & {d}) -> {c})")),
+        // The fused `A -> F[lo,hi] B` shape (state A and B), alone and as conjunctions of different horizons.
+        (bounds(true), leaf(), leaf()).prop_map(move |((lo, hi), a, b)| format!(
+            "(({a} | {state}) -> F[{},{}]({b} & ~lowBeamOn))",
+            lo as f64 / 10.0,
+            hi as f64 / 10.0
+        )),
+        (bounds(false), bounds(false), leaf(), leaf()).prop_map(
+            |((l1, h1), (l2, h2), a, b)| format!(
+                "(hornOn -> F[{},{}]({a})) & (({b} & lowBeamOn) -> F[{},{}](highBeamOn))",
+                l1 as f64 / 10.0,
+                h1 as f64 / 10.0,
+                l2 as f64 / 10.0,
+                h2 as f64 / 10.0
+            )
+        ),
     ]
 }
 

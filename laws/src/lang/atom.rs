@@ -246,6 +246,14 @@ impl Atom {
         self.cmp.apply(self.lhs.eval(s), self.rhs.eval(s))
     }
 
+    /// `(signal, cmp, constant)` when the atom compares one signal with a constant (the common shape).
+    pub fn signal_vs_const(&self) -> Option<(Signal, Cmp, f64)> {
+        match (&self.lhs, &self.rhs) {
+            (Term::Signal(sig), Term::Const(c)) => Some((*sig, self.cmp, *c)),
+            _ => None,
+        }
+    }
+
     /// The signals the atom reads.
     pub fn signals(&self) -> Vec<Signal> {
         let mut out = Vec::new();

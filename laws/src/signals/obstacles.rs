@@ -106,7 +106,8 @@ fn overlaps(a: &Rect, b: &Rect) -> bool {
     })
 }
 
-fn point_segment_dist(p: (f64, f64), a: (f64, f64), b: (f64, f64)) -> f64 {
+/// Squared distance from `p` to the segment `a`–`b` (the square root is taken once, for the minimum).
+fn point_segment_dist2(p: (f64, f64), a: (f64, f64), b: (f64, f64)) -> f64 {
     let (dx, dy) = (b.0 - a.0, b.1 - a.1);
     let len2 = dx * dx + dy * dy;
     let t = if len2 > 0.0 {
@@ -114,7 +115,7 @@ fn point_segment_dist(p: (f64, f64), a: (f64, f64), b: (f64, f64)) -> f64 {
     } else {
         0.0
     };
-    ((p.0 - a.0 - t * dx).powi(2) + (p.1 - a.1 - t * dy).powi(2)).sqrt()
+    (p.0 - a.0 - t * dx).powi(2) + (p.1 - a.1 - t * dy).powi(2)
 }
 
 /// The smallest distance between two rectangles' footprints, m (0 when they overlap).
@@ -129,11 +130,19 @@ fn gap_m(a: &Rect, b: &Rect) -> f64 {
         let (b0, b1) = (cb[i], cb[(i + 1) % 4]);
         for j in 0..4 {
             best = best
-                .min(point_segment_dist(cb[j], a0, a1))
-                .min(point_segment_dist(ca[j], b0, b1));
+                .min(point_segment_dist2(cb[j], a0, a1))
+                .min(point_segment_dist2(ca[j], b0, b1));
         }
     }
-    best
+    // `sqrt` is monotone and correctly rounded, so this equals the minimum of the distances.
+    best.sqrt()
+}
+
+/// A lower bound of [`gap_m`] that costs one square root: centre distance minus both circumradii (less
+/// a margin for rounding). Used to skip the exact gap when no signal could use it.
+fn gap_lower_bound_m(a: &Rect, b: &Rect) -> f64 {
+    let radius = |r: &Rect| r.half_len.hypot(r.half_wid);
+    (b.cx - a.cx).hypot(b.cy - a.cy) - radius(a) - radius(b) - 1e-6
 }
 
 fn ego_rect() -> Rect {
@@ -193,15 +202,28 @@ impl ObstacleSignals {
                 half_len: o.length / 2.0,
                 half_wid: o.width / 2.0,
             };
-            let gap = gap_m(&ego, &rect);
             let wedge = in_wedge(lon_m, lat_m);
+            // The exact gap is needed only where some signal could use it: for the nearest vehicle, for
+            // vehicles in the wedge within the opposite/priority ranges, and for pedestrians in the wedge
+            // within the pedestrian ranges. Elsewhere a cheap lower bound proves it would change nothing.
+            let lower_m = gap_lower_bound_m(&ego, &rect);
             if is_vehicle(o) {
+                let needed = lower_m < out.nearest_npc_m
+                    || (wedge && lower_m <= OPPOSITE_RANGE_M.max(PRIORITY_NPC_RANGE_M));
+                let gap = if needed {
+                    gap_m(&ego, &rect)
+                } else {
+                    f64::INFINITY
+                };
                 out.consider_vehicle(f, o, &rect, gap, wedge, rel_heading);
             } else if o.kind == obstacle_type::PEDESTRIAN
                 && wedge
-                && ((o.priority && gap <= PRIORITY_PED_RANGE_M) || gap <= CLOSE_RANGE_M)
+                && lower_m <= PRIORITY_PED_RANGE_M.max(CLOSE_RANGE_M)
             {
-                out.priority_peds_ahead = true;
+                let gap = gap_m(&ego, &rect);
+                if (o.priority && gap <= PRIORITY_PED_RANGE_M) || gap <= CLOSE_RANGE_M {
+                    out.priority_peds_ahead = true;
+                }
             }
         }
         if out.npc_ahead_m <= CLOSE_RANGE_M {

@@ -101,3 +101,46 @@ fn rectangle_gap_matches_hand_computed_corner_cases() {
     assert!((gap_m(&ego_rect(), &diamond) - dist((10.0, 5.0 + r2))).abs() < 1e-9);
     assert!(dist((10.0, 5.0 + r2)) < dist((10.0 + r2, 5.0)));
 }
+
+// The lower-bound shortcut in `from_frame` must not change any gap-derived signal: compare with the
+// exact gap computed for every obstacle.
+proptest::proptest! {
+    #[test]
+    fn gap_shortcut_changes_nothing(
+        obs in proptest::collection::vec(
+            (-60.0..60.0f64, -40.0..40.0f64, -3.2..3.2f64, 0usize..3, proptest::bool::ANY),
+            0..8,
+        ),
+        heading in -3.2..3.2f64,
+    ) {
+        let obstacles: Vec<Obstacle> = obs
+            .iter()
+            .map(|&(x, y, h, kind, priority)| Obstacle {
+                kind: [obstacle_type::VEHICLE, obstacle_type::PEDESTRIAN, obstacle_type::BICYCLE][kind],
+                priority,
+                ..car(x, y, h, 3.0)
+            })
+            .collect();
+        let f = Frame { heading, ..frame(obstacles) };
+        let got = ObstacleSignals::from_frame(&f);
+        let (c, s) = (f.heading.cos(), f.heading.sin());
+        let (mut nearest, mut peds, mut prio_npc) = (f64::INFINITY, false, false);
+        for o in &f.obstacles {
+            let (dx, dy) = (o.x - f.x, o.y - f.y);
+            let (lon, lat) = (dx * c + dy * s, -dx * s + dy * c);
+            let rel = wrap_rad(o.heading - f.heading);
+            let rect = Rect { cx: lon, cy: lat, cos: rel.cos(), sin: rel.sin(), half_len: o.length / 2.0, half_wid: o.width / 2.0 };
+            let gap = gap_m(&ego_rect(), &rect);
+            let wedge = in_wedge(lon, lat);
+            if is_vehicle(o) {
+                nearest = nearest.min(gap);
+                prio_npc |= wedge && o.priority && gap <= PRIORITY_NPC_RANGE_M;
+            } else if wedge && ((o.priority && gap <= PRIORITY_PED_RANGE_M) || gap <= CLOSE_RANGE_M) {
+                peds = true;
+            }
+        }
+        proptest::prop_assert_eq!(got.nearest_npc_m, nearest);
+        proptest::prop_assert_eq!(got.priority_peds_ahead, peds);
+        proptest::prop_assert_eq!(got.priority_npc_ahead, prio_npc || got.npc_ahead_m <= CLOSE_RANGE_M);
+    }
+}
