@@ -2,6 +2,7 @@
 
 mod cli;
 mod hdf5_interop;
+mod laws_cli;
 mod laws_rtamt;
 mod monitor_storm;
 mod scenarios_cli;

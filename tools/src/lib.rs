@@ -4,5 +4,6 @@
 
 pub mod batch;
 pub mod cmd;
+pub mod lawdir;
 pub mod report;
 pub mod scoring;

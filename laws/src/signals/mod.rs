@@ -107,7 +107,9 @@ signals! {
     WarningFlash = "warningFlashOn", Flag;
     /// Bumper-to-bumper gap to the nearest vehicle ahead in the ego's corridor, m.
     NpcAhead = "NPCAhead", Distance;
-    /// Speed of that vehicle, m/s (0 when there is none, as in LawBreaker).
+    /// Speed of that vehicle, m/s; +inf when there is none. LawBreaker reports 0 there, which makes
+    /// `NPCAhead.speed < 0.5` ("the car ahead is stopped") true on an empty road, so that law53 demands a
+    /// stop at every jammed junction whatever is ahead. With +inf an absent car is never "stopped".
     NpcAheadSpeed = "NPCAhead.speed", Value;
     /// avguard extension: time to collision with `NPCAhead`, s; +inf when not closing.
     NpcAheadTtc = "NPCAhead.ttc", Value;
@@ -195,7 +197,8 @@ pub struct Signals {
 }
 
 impl Default for Signals {
-    /// Every signal 0 except distances and `NPCAhead.ttc` (+inf) and the scenario defaults.
+    /// Every signal 0 except distances, the speeds of absent vehicles and `NPCAhead.ttc` (+inf), and the
+    /// scenario defaults.
     fn default() -> Self {
         let mut s = Signals {
             values: [0.0; N_SIGNALS],
@@ -205,7 +208,14 @@ impl Default for Signals {
                 s.set(sig, f64::INFINITY);
             }
         }
-        s.set(Signal::NpcAheadTtc, f64::INFINITY);
+        for sig in [
+            Signal::NpcAheadTtc,
+            Signal::NpcAheadSpeed,
+            Signal::NearestNpcSpeed,
+            Signal::NpcOppositeSpeed,
+        ] {
+            s.set(sig, f64::INFINITY);
+        }
         s.set_context(&SignalContext::default());
         s
     }

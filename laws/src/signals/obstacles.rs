@@ -176,13 +176,14 @@ impl ObstacleSignals {
     pub fn from_frame(f: &Frame) -> ObstacleSignals {
         let mut out = ObstacleSignals {
             npc_ahead_m: f64::INFINITY,
-            npc_ahead_speed_mps: 0.0,
+            // No vehicle: +inf, so that "the vehicle ahead is slow" is false (see `Signal::NpcAheadSpeed`).
+            npc_ahead_speed_mps: f64::INFINITY,
             npc_ahead_closing_mps: 0.0,
             npc_ahead_ttc_s: f64::INFINITY,
             nearest_npc_m: f64::INFINITY,
-            nearest_npc_speed_mps: 0.0,
+            nearest_npc_speed_mps: f64::INFINITY,
             npc_opposite_m: f64::INFINITY,
-            npc_opposite_speed_mps: 0.0,
+            npc_opposite_speed_mps: f64::INFINITY,
             priority_npc_ahead: false,
             priority_peds_ahead: false,
         };

@@ -1,13 +1,84 @@
-//! `avguard laws ...` (not yet built; see the issue tracker).
+//! `avguard laws eval`: per-frame law verdicts of one log as CSV (INTERFACES §4).
+
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+
+use anyhow::Context;
+use laws::{EvalConfig, Evaluator, LawSet, Signals};
+use scenarios::log::RunLog;
 
 /// Subcommands of `avguard laws`.
 #[derive(clap::Subcommand)]
 pub enum Command {
-    /// Per-frame law verdicts for one log, as CSV.
-    Eval {},
+    /// Per-frame law verdicts for one log, as CSV: `t`, then for every law `L` (1 on the frame where a
+    /// violation becomes certain) and `L.w` (1 when such a frame lies in the last W frames).
+    Eval(EvalArgs),
+}
+
+/// Arguments of `avguard laws eval`.
+#[derive(clap::Args)]
+pub struct EvalArgs {
+    /// Folder of `.law` files (every file, in file-name order).
+    #[arg(long, value_name = "DIR")]
+    laws: PathBuf,
+    /// The CSV file to write.
+    #[arg(long, value_name = "FILE.csv")]
+    out: PathBuf,
+    /// Window length of the `L.w` columns, in frames.
+    #[arg(long, default_value_t = 100, value_name = "FRAMES")]
+    window: usize,
+    /// The HDF5 log to evaluate.
+    #[arg(value_name = "LOG")]
+    log: PathBuf,
 }
 
 /// Runs `avguard laws ...`.
-pub fn run(_command: Command) -> anyhow::Result<()> {
-    anyhow::bail!("`avguard laws eval` is not available yet")
+pub fn run(command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Eval(args) => eval(args),
+    }
+}
+
+fn eval(args: EvalArgs) -> anyhow::Result<()> {
+    let laws = crate::lawdir::load(&args.laws)?;
+    let log =
+        scenarios::log::read_log(&args.log).with_context(|| format!("{}", args.log.display()))?;
+    let file = std::fs::File::create(&args.out)
+        .with_context(|| format!("{}: cannot create", args.out.display()))?;
+    let mut out = BufWriter::new(file);
+    write_verdicts(&laws, &log, args.window, &mut out)
+        .and_then(|()| out.flush().map_err(Into::into))
+        .with_context(|| format!("{}: cannot write", args.out.display()))
+}
+
+/// Writes the verdict CSV of `log` under `laws`.
+pub fn write_verdicts(
+    laws: &LawSet,
+    log: &RunLog,
+    window: usize,
+    out: &mut impl Write,
+) -> anyhow::Result<()> {
+    let cfg = EvalConfig {
+        frame_period_s: log.meta.frame_period_s,
+        window_frames: window,
+        ..EvalConfig::default()
+    };
+    let mut evaluator = Evaluator::new(laws, &cfg).map_err(|e| anyhow::anyhow!("{e}"))?;
+    write!(out, "t")?;
+    for law in laws.laws() {
+        write!(out, ",{0},{0}.w", law.name())?;
+    }
+    writeln!(out)?;
+    let mut row = String::new();
+    for frame in &log.frames {
+        let verdicts = evaluator.step(&Signals::from_frame(frame, &cfg.context));
+        row.clear();
+        row.push_str(&format!("{}", frame.t));
+        for i in 0..verdicts.len() {
+            row.push_str(if verdicts.violated_now(i) { ",1" } else { ",0" });
+            row.push_str(if verdicts.in_window(i) { ",1" } else { ",0" });
+        }
+        writeln!(out, "{row}")?;
+    }
+    Ok(())
 }

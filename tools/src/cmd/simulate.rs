@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use laws::{EvalConfig, Evaluator, LawSet, LawSource, Signals};
+use laws::{EvalConfig, Evaluator, LawSet, Signals};
 use scenarios::log::{write_log, RunLog, RunMeta};
 use scenarios::{run_seed, Scenario};
 
@@ -93,7 +93,7 @@ struct Tally {
 
 impl Tally {
     fn new(dir: &Path, scenario: &Scenario) -> anyhow::Result<Tally> {
-        let laws = load_laws(dir)?;
+        let laws = crate::lawdir::load(dir)?;
         let cfg = EvalConfig {
             frame_period_s: scenario.frame_period_s(),
             ..EvalConfig::default()
@@ -137,26 +137,4 @@ impl Tally {
             }
         }
     }
-}
-
-/// Loads every `.law` file of `dir`, in file-name order.
-fn load_laws(dir: &Path) -> anyhow::Result<LawSet> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("reading {}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "law"))
-        .collect();
-    paths.sort();
-    let sources = paths
-        .iter()
-        .map(|p| {
-            let text =
-                std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
-            Ok(LawSource {
-                name: p.display().to_string(),
-                text,
-            })
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    LawSet::parse(&sources).with_context(|| format!("parsing laws in {}", dir.display()))
 }
