@@ -1,3 +1,5 @@
 //! avguard's integration tests, compiled as one binary. One module per area.
 
 mod cli;
+mod hdf5_interop;
+mod scenarios_cli;

@@ -1,10 +1,168 @@
-//! `avguard inspect` (not yet built; see the issue tracker).
+//! `avguard inspect`: validate logs and summarise each one (frames, duration, collisions, law-relevant
+//! extremes). A bad file is reported with its problem and the command exits non-zero after listing all.
+
+use std::path::{Path, PathBuf};
+
+use scenarios::log::{read_log, RunLog};
 
 /// Arguments of `avguard inspect`.
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Print one JSON object per log (one per line) instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Log files.
+    #[arg(required = true)]
+    pub logs: Vec<PathBuf>,
+}
+
+/// Law-relevant summary of one valid log.
+struct Summary {
+    scenario: String,
+    run_id: String,
+    frames: usize,
+    duration_s: f64,
+    collision: bool,
+    first_collision_t: Option<f64>,
+    destination: bool,
+    max_speed_kph: f64,
+    max_over_limit_kph: f64,
+    max_decel_mps2: f64,
+    min_obstacle_gap_m: f64,
+    ran_red: bool,
+}
+
+fn summarise(log: &RunLog) -> Summary {
+    let frames = &log.frames;
+    let first_t = frames.first().map_or(0.0, |f| f.t);
+    let last_t = frames.last().map_or(0.0, |f| f.t);
+    let mut s = Summary {
+        scenario: log.meta.scenario.clone(),
+        run_id: log.meta.run_id.clone(),
+        frames: frames.len(),
+        duration_s: last_t - first_t,
+        collision: false,
+        first_collision_t: None,
+        destination: frames.iter().any(|f| f.destination),
+        max_speed_kph: 0.0,
+        max_over_limit_kph: f64::NEG_INFINITY,
+        max_decel_mps2: 0.0,
+        min_obstacle_gap_m: f64::INFINITY,
+        ran_red: false,
+    };
+    for f in frames {
+        if f.collision && s.first_collision_t.is_none() {
+            s.collision = true;
+            s.first_collision_t = Some(f.t);
+        }
+        s.max_speed_kph = s.max_speed_kph.max(f.speed_mps * 3.6);
+        if f.speed_limit_mps.is_finite() {
+            s.max_over_limit_kph = s.max_over_limit_kph.max((f.speed_mps - f.speed_limit_mps) * 3.6);
+        }
+        s.max_decel_mps2 = s.max_decel_mps2.max(-f.accel_mps2);
+        // Centre-to-centre distance minus both half lengths: a cheap lower bound of the footprint gap.
+        for o in &f.obstacles {
+            let gap = (o.x - f.x).hypot(o.y - f.y) - o.length / 2.0 - 4.7 / 2.0;
+            s.min_obstacle_gap_m = s.min_obstacle_gap_m.min(gap.max(0.0));
+        }
+        if f.light_color == laws::frame::light_color::RED && f.lane_number == 0 && f.speed_mps > 0.5 {
+            s.ran_red = true;
+        }
+    }
+    s
+}
 
 /// Runs `avguard inspect`.
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("`avguard inspect` is not available yet")
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let mut bad = 0;
+    for path in &args.logs {
+        let result = read_log(path).map(|log| summarise(&log));
+        if result.is_err() {
+            bad += 1;
+        }
+        if args.json {
+            println!("{}", json_line(path, &result));
+        } else {
+            println!("{}", text_line(path, &result));
+        }
+    }
+    if bad > 0 {
+        anyhow::bail!("{bad} of {} logs are invalid", args.logs.len());
+    }
+    Ok(())
+}
+
+fn text_line(path: &Path, result: &Result<Summary, scenarios::log::LogError>) -> String {
+    match result {
+        Err(e) => format!("{}: INVALID: {e}", path.display()),
+        Ok(s) => format!(
+            "{}: ok, scenario {}, run {}, {} frames, {:.1} s, collision {}{}, destination {}, max speed {:.1} km/h, \
+             max over limit {:.1} km/h, max decel {:.1} m/s², min gap to obstacles {:.1} m, moving in junction on red {}",
+            path.display(),
+            s.scenario,
+            s.run_id,
+            s.frames,
+            s.duration_s,
+            if s.collision { "yes" } else { "no" },
+            s.first_collision_t.map(|t| format!(" (t = {t:.1} s)")).unwrap_or_default(),
+            if s.destination { "reached" } else { "not reached" },
+            s.max_speed_kph,
+            s.max_over_limit_kph,
+            s.max_decel_mps2,
+            s.min_obstacle_gap_m,
+            if s.ran_red { "yes" } else { "no" },
+        ),
+    }
+}
+
+fn json_line(path: &Path, result: &Result<Summary, scenarios::log::LogError>) -> String {
+    let file = json_str(&path.display().to_string());
+    match result {
+        Err(e) => format!(
+            "{{\"file\":{file},\"ok\":false,\"frames\":null,\"duration_s\":null,\"collision\":null,\"error\":{}}}",
+            json_str(&e.to_string())
+        ),
+        Ok(s) => format!(
+            "{{\"file\":{file},\"ok\":true,\"frames\":{},\"duration_s\":{},\"collision\":{},\"error\":null,\
+             \"scenario\":{},\"run_id\":{},\"first_collision_t\":{},\"destination\":{},\"max_speed_kph\":{},\
+             \"max_over_limit_kph\":{},\"max_decel_mps2\":{},\"min_obstacle_gap_m\":{},\"moving_on_red_in_junction\":{}}}",
+            s.frames,
+            json_num(s.duration_s),
+            s.collision,
+            json_str(&s.scenario),
+            json_str(&s.run_id),
+            s.first_collision_t.map_or("null".to_owned(), json_num),
+            s.destination,
+            json_num(s.max_speed_kph),
+            json_num(s.max_over_limit_kph),
+            json_num(s.max_decel_mps2),
+            json_num(s.min_obstacle_gap_m),
+            s.ran_red,
+        ),
+    }
+}
+
+/// A JSON number; non-finite values (no obstacles, no limit) become `null`.
+fn json_num(v: f64) -> String {
+    if v.is_finite() {
+        format!("{}", (v * 1000.0).round() / 1000.0)
+    } else {
+        "null".to_owned()
+    }
+}
+
+/// A JSON string literal.
+fn json_str(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }

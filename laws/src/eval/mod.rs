@@ -1,0 +1,264 @@
+//! Incremental sliding-window evaluation of a [`LawSet`] over a stream of [`Signals`].
+//!
+//! Semantics (discrete time, one position per frame at a fixed period): a law's body `phi` has a finite
+//! horizon H frames; `phi(i)` is decided at frame `i + H`. At frame k the verdict "violated now" is true
+//! iff `phi(k - H)` is false, i.e. the frame at which a violation becomes certain; nothing is reported
+//! early, and obligations still open at the end of a log are never reported. "In window" is true iff a
+//! violation became certain at some frame in `[k - W + 1, k]` (W = [`EvalConfig::window_frames`]).
+//!
+//! Cost: each law is a [`program::Program`] of O(1)-per-step operators, atoms are shared and evaluated at
+//! most once per frame, and [`guard`]-based relevance skips laws whose context cannot arise. `step` does
+//! not allocate.
+
+mod atoms;
+mod guard;
+mod program;
+
+#[cfg(test)]
+mod naive;
+#[cfg(test)]
+mod tests;
+
+pub use program::to_frames;
+
+use atoms::AtomCache;
+use program::{Compiler, Program};
+
+use crate::lang::lawset::LawSet;
+use crate::signals::{SignalContext, Signals};
+
+/// Evaluation settings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EvalConfig {
+    /// Frame period, s (interval bounds must be multiples of it).
+    pub frame_period_s: f64,
+    /// Length of the "violated within the window" predicate, frames (≥ 1).
+    pub window_frames: usize,
+    /// Skip laws whose context cannot arise (never changes a verdict; off only to measure or test).
+    pub relevance: bool,
+    /// Scenario constants (`Time`, weather) for callers that build [`Signals`] from frames.
+    pub context: SignalContext,
+}
+
+impl Default for EvalConfig {
+    fn default() -> Self {
+        EvalConfig { frame_period_s: 0.1, window_frames: 100, relevance: true, context: SignalContext::default() }
+    }
+}
+
+/// A law set cannot be evaluated with this configuration.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EvalError {
+    /// An interval bound is not a whole number of frames.
+    #[error("law '{law}' (line {line}, column {col}): bound {bound_s} s is not a multiple of the frame period {period_s} s")]
+    BoundNotMultiple {
+        /// Law name.
+        law: String,
+        /// Line of the operator.
+        line: usize,
+        /// Column of the operator.
+        col: usize,
+        /// The offending bound, s.
+        bound_s: f64,
+        /// The frame period, s.
+        period_s: f64,
+    },
+    /// An unbounded temporal operator inside a body (the parser rejects these; kept for formulas built in code).
+    #[error("law '{law}' (line {line}, column {col}): unbounded temporal operator inside the law body")]
+    Unbounded {
+        /// Law name.
+        law: String,
+        /// Line of the operator.
+        line: usize,
+        /// Column of the operator.
+        col: usize,
+    },
+    /// The configuration itself is invalid.
+    #[error("invalid evaluation config: {0}")]
+    Config(&'static str),
+}
+
+/// Work counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct EvalStats {
+    /// Frames stepped.
+    pub n_frames: u64,
+    /// (law, frame) pairs whose body was stepped.
+    pub n_law_steps: u64,
+    /// (law, frame) pairs skipped by the relevance check (work saved).
+    pub n_law_skips: u64,
+}
+
+/// Per-law relevance state.
+#[derive(Debug, Clone)]
+struct Relevance {
+    guard: Program,
+    /// Consecutive frames, ending at the current one, on which the guard was false.
+    n_false_run: i64,
+    skipping: bool,
+}
+
+#[derive(Debug, Clone)]
+struct LawState {
+    body: Program,
+    relevance: Option<Relevance>,
+    /// Verdicts for positions before this are forced to "holds" (set when resuming after a skip).
+    suppress_before: i64,
+    last_violation: i64,
+}
+
+/// Per-law verdicts of one frame.
+#[derive(Debug, Clone, Copy)]
+pub struct Verdicts<'a> {
+    violated: &'a [bool],
+    in_window: &'a [bool],
+}
+
+impl Verdicts<'_> {
+    /// True when a violation of law `i` became certain at this frame.
+    pub fn violated_now(&self, i: usize) -> bool {
+        self.violated[i]
+    }
+
+    /// True when a violation of law `i` became certain within the window ending at this frame.
+    pub fn in_window(&self, i: usize) -> bool {
+        self.in_window[i]
+    }
+
+    /// Number of laws.
+    pub fn len(&self) -> usize {
+        self.violated.len()
+    }
+
+    /// True when there are no laws.
+    pub fn is_empty(&self) -> bool {
+        self.violated.is_empty()
+    }
+}
+
+/// Evaluates every law of a set, one frame at a time.
+#[derive(Debug, Clone)]
+pub struct Evaluator {
+    atoms: AtomCache,
+    laws: Vec<LawState>,
+    violated: Vec<bool>,
+    in_window: Vec<bool>,
+    window_frames: i64,
+    /// Index of the next frame.
+    k: i64,
+    stats: EvalStats,
+}
+
+impl Evaluator {
+    /// Compiles every law of `laws` for the period and window of `cfg`.
+    pub fn new(laws: &LawSet, cfg: &EvalConfig) -> Result<Evaluator, EvalError> {
+        if !(cfg.frame_period_s.is_finite() && cfg.frame_period_s > 0.0) {
+            return Err(EvalError::Config("frame_period_s must be positive"));
+        }
+        if cfg.window_frames == 0 {
+            return Err(EvalError::Config("window_frames must be at least 1"));
+        }
+        let mut atoms = AtomCache::default();
+        let mut states = Vec::with_capacity(laws.laws().len());
+        for law in laws.laws() {
+            let mut compiler = Compiler { period_s: cfg.frame_period_s, atoms: &mut atoms, law: law.name() };
+            let body = compiler.compile(law.body())?;
+            let relevance = match guard::guard(law.body()) {
+                Some(g) if cfg.relevance => {
+                    Some(Relevance { guard: compiler.compile(&g)?, n_false_run: 0, skipping: false })
+                }
+                _ => None,
+            };
+            states.push(LawState { body, relevance, suppress_before: 0, last_violation: i64::MIN / 4 });
+        }
+        let n = states.len();
+        Ok(Evaluator {
+            atoms,
+            laws: states,
+            violated: vec![false; n],
+            in_window: vec![false; n],
+            window_frames: i64::try_from(cfg.window_frames).unwrap_or(i64::MAX / 4).min(i64::MAX / 4),
+            k: 0,
+            stats: EvalStats::default(),
+        })
+    }
+
+    /// Consumes the next frame's signals and returns every law's verdicts at this frame.
+    pub fn step(&mut self, s: &Signals) -> Verdicts<'_> {
+        let k = self.k;
+        self.atoms.next_frame();
+        for (i, law) in self.laws.iter_mut().enumerate() {
+            let mut skip = false;
+            if let Some(rel) = &mut law.relevance {
+                if rel.guard.step(k, &mut self.atoms, s) {
+                    rel.n_false_run = 0;
+                    if rel.skipping {
+                        rel.skipping = false;
+                        law.suppress_before = k;
+                    }
+                } else {
+                    rel.n_false_run += 1;
+                    if rel.n_false_run > law.body.horizon() {
+                        rel.skipping = true;
+                    }
+                }
+                skip = rel.skipping;
+            }
+            let violated = if skip {
+                self.stats.n_law_skips += 1;
+                false
+            } else {
+                self.stats.n_law_steps += 1;
+                let holds = law.body.step(k, &mut self.atoms, s);
+                let pos = k - law.body.horizon();
+                pos >= 0 && pos >= law.suppress_before && !holds
+            };
+            if violated {
+                law.last_violation = k;
+            }
+            self.violated[i] = violated;
+            self.in_window[i] = law.last_violation > k - self.window_frames;
+        }
+        self.k += 1;
+        self.stats.n_frames += 1;
+        Verdicts { violated: &self.violated, in_window: &self.in_window }
+    }
+
+    /// Forgets every frame seen (a new run starts); the work counters are kept.
+    pub fn reset(&mut self) {
+        self.k = 0;
+        for law in &mut self.laws {
+            law.body.reset();
+            law.suppress_before = 0;
+            law.last_violation = i64::MIN / 4;
+            if let Some(rel) = &mut law.relevance {
+                rel.guard.reset();
+                rel.n_false_run = 0;
+                rel.skipping = false;
+            }
+        }
+        self.violated.fill(false);
+        self.in_window.fill(false);
+    }
+
+    /// Work counters since construction.
+    pub fn stats(&self) -> EvalStats {
+        self.stats
+    }
+
+    /// Each law's horizon, frames (its verdict for position i is given at frame i + horizon).
+    pub fn horizon(&self, law: usize) -> Option<i64> {
+        self.laws.get(law).map(|l| l.body.horizon())
+    }
+
+    /// Every distinct atom of the set, in the order the evaluator interned them.
+    pub fn atoms(&self) -> &[crate::lang::atom::Atom] {
+        self.atoms.atoms()
+    }
+
+    /// True when law `law` has a relevance guard.
+    pub fn has_guard(&self, law: usize) -> bool {
+        self.laws.get(law).is_some_and(|l| l.relevance.is_some())
+    }
+}

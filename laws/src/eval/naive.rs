@@ -1,0 +1,82 @@
+//! A second, deliberately naive implementation of the law semantics, for tests only: at every frame it
+//! re-evaluates the body from its definition over all frames seen so far (no incremental state).
+
+use crate::lang::atom::Atom;
+use crate::lang::formula::Formula;
+
+use super::program::to_frames;
+
+fn frames(b: f64, period_s: f64) -> i64 {
+    to_frames(b, period_s).unwrap_or_else(|| panic!("bound {b} not a multiple of {period_s}"))
+}
+
+fn bounds(f: &Formula, period_s: f64) -> (i64, i64) {
+    match f {
+        Formula::Eventually(i, _) | Formula::Always(i, _) | Formula::Until(i, _, _) => {
+            let (lo, hi) = i.bounds_s.expect("bounded");
+            (frames(lo, period_s), frames(hi, period_s))
+        }
+        _ => unreachable!("only temporal operators have bounds"),
+    }
+}
+
+/// The truth of `f` at position `i` of a trace of `n` frames; positions outside `[0, n)` do not exist.
+pub fn holds(f: &Formula, i: i64, n: i64, period_s: f64, atom: &dyn Fn(&Atom, i64) -> bool) -> bool {
+    let range = |lo: i64, hi: i64| (lo.max(0))..=(hi.min(n - 1));
+    match f {
+        Formula::Const(b) => *b,
+        Formula::Atom(a) => atom(a, i),
+        Formula::Not(p) => !holds(p, i, n, period_s, atom),
+        Formula::And(a, b) => holds(a, i, n, period_s, atom) && holds(b, i, n, period_s, atom),
+        Formula::Or(a, b) => holds(a, i, n, period_s, atom) || holds(b, i, n, period_s, atom),
+        Formula::Implies(a, b) => !holds(a, i, n, period_s, atom) || holds(b, i, n, period_s, atom),
+        Formula::Next(p) => i + 1 < n && holds(p, i + 1, n, period_s, atom),
+        Formula::Eventually(_, p) => {
+            let (lo, hi) = bounds(f, period_s);
+            range(i + lo, i + hi).any(|j| holds(p, j, n, period_s, atom))
+        }
+        Formula::Always(_, p) => {
+            let (lo, hi) = bounds(f, period_s);
+            range(i + lo, i + hi).all(|j| holds(p, j, n, period_s, atom))
+        }
+        Formula::Until(_, p, q) => {
+            let (lo, hi) = bounds(f, period_s);
+            range(i + lo, i + hi)
+                .any(|j| holds(q, j, n, period_s, atom) && (i.max(0)..j).all(|m| holds(p, m, n, period_s, atom)))
+        }
+    }
+}
+
+/// Frames after a position at which the body's value at that position is known.
+pub fn horizon(f: &Formula, period_s: f64) -> i64 {
+    match f {
+        Formula::Const(_) | Formula::Atom(_) => 0,
+        Formula::Not(p) => horizon(p, period_s),
+        Formula::Next(p) => horizon(p, period_s) + 1,
+        Formula::And(a, b) | Formula::Or(a, b) | Formula::Implies(a, b) => {
+            horizon(a, period_s).max(horizon(b, period_s))
+        }
+        Formula::Eventually(_, p) | Formula::Always(_, p) => (horizon(p, period_s) + bounds(f, period_s).1).max(0),
+        Formula::Until(_, a, b) => horizon(a, period_s).max(horizon(b, period_s)) + bounds(f, period_s).1,
+    }
+}
+
+/// Per frame: (violated now, violated within the last `window` frames), computed from scratch each frame
+/// on the frames seen so far.
+pub fn verdicts(
+    body: &Formula,
+    n: usize,
+    period_s: f64,
+    window: usize,
+    atom: &dyn Fn(&Atom, i64) -> bool,
+) -> Vec<(bool, bool)> {
+    let h = horizon(body, period_s);
+    let mut violated = Vec::with_capacity(n);
+    for k in 0..n as i64 {
+        let pos = k - h;
+        violated.push(pos >= 0 && !holds(body, pos, k + 1, period_s, atom));
+    }
+    (0..n)
+        .map(|k| (violated[k], violated[(k + 1).saturating_sub(window)..=k].iter().any(|&v| v)))
+        .collect()
+}

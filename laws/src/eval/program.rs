@@ -1,0 +1,271 @@
+//! A law body compiled into a straight-line program of incremental operators.
+//!
+//! Every node outputs, at step `k`, the value of its sub-formula at position `k - delay` (its *delay* is
+//! how many frames later than the position its value is decided). Children of a binary node are aligned by
+//! inserting [`DelayLine`]s. Interval operators keep O(1) state that is updated once per step:
+//! - `F[a,b] p`: the latest position where p held; true at i iff it is ≥ i + a (the child's newest
+//!   position is i + b, so nothing later can be in the way).
+//! - `G[a,b] p`: the same with the latest position where p failed.
+//! - `p U[a,b] q`: two monotone queues, the positions in the window where q held and where p failed; true
+//!   at i iff the earliest q-position ≥ i + a is ≤ min(i + b, first p-failure ≥ i).
+//!
+//! Positions before frame 0 do not exist: `F` over them is false, `G` true. All buffers are allocated at
+//! compile time, so a step never allocates.
+
+use std::collections::VecDeque;
+
+use super::atoms::AtomCache;
+use super::EvalError;
+use crate::lang::formula::{Formula, Interval};
+use crate::signals::Signals;
+
+/// No position yet (far enough below any `i + a` to never satisfy a window).
+const NEVER: i64 = i64::MIN / 4;
+
+/// A fixed delay: outputs the value pushed `len` steps ago (false until then).
+#[derive(Debug, Clone)]
+struct DelayLine {
+    buf: Box<[bool]>,
+    pos: usize,
+}
+
+impl DelayLine {
+    #[inline]
+    fn push(&mut self, v: bool) -> bool {
+        // `pos < buf.len()` always holds: it is reduced modulo the (non-zero) length after each step.
+        let out = std::mem::replace(&mut self.buf[self.pos], v);
+        self.pos += 1;
+        if self.pos == self.buf.len() {
+            self.pos = 0;
+        }
+        out
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Atom(usize),
+    Const(bool),
+    Not(usize),
+    And(usize, usize),
+    Or(usize, usize),
+    Delay { child: usize, line: DelayLine },
+    Eventually { child: usize, child_delay: i64, lo: i64, delay: i64, last_true: i64 },
+    Always { child: usize, child_delay: i64, lo: i64, delay: i64, last_false: i64 },
+    Until { p: usize, q: usize, child_delay: i64, lo: i64, hi: i64, q_true: VecDeque<i64>, p_false: VecDeque<i64> },
+}
+
+/// A compiled formula.
+#[derive(Debug, Clone)]
+pub struct Program {
+    ops: Vec<Op>,
+    vals: Vec<bool>,
+    root: usize,
+    horizon: i64,
+}
+
+/// Compile-time context: the frame period, the atom table, and the law name for errors.
+pub struct Compiler<'a> {
+    /// Frame period, s.
+    pub period_s: f64,
+    /// Interns atoms into the evaluator-wide table.
+    pub atoms: &'a mut AtomCache,
+    /// Law name and location, for errors.
+    pub law: &'a str,
+}
+
+/// Converts a bound in seconds to frames; rejects bounds that are not a multiple of the period.
+pub fn to_frames(bound_s: f64, period_s: f64) -> Option<i64> {
+    let frames = (bound_s / period_s).round();
+    ((frames * period_s - bound_s).abs() <= 1e-6 && frames.abs() < 1e12).then_some(frames as i64)
+}
+
+impl Compiler<'_> {
+    fn bounds(&self, i: &Interval) -> Result<(i64, i64), EvalError> {
+        let Some((lo_s, hi_s)) = i.bounds_s else {
+            return Err(EvalError::Unbounded { law: self.law.to_string(), line: i.line, col: i.col });
+        };
+        let conv = |b: f64| {
+            to_frames(b, self.period_s).ok_or_else(|| EvalError::BoundNotMultiple {
+                law: self.law.to_string(),
+                line: i.line,
+                col: i.col,
+                bound_s: b,
+                period_s: self.period_s,
+            })
+        };
+        Ok((conv(lo_s)?, conv(hi_s)?))
+    }
+
+    /// Compiles `f` into a program whose root outputs `f` at position `k - horizon`.
+    pub fn compile(&mut self, f: &Formula) -> Result<Program, EvalError> {
+        let mut prog = Program { ops: Vec::new(), vals: Vec::new(), root: 0, horizon: 0 };
+        let (root, horizon) = self.node(&mut prog, f)?;
+        prog.root = root;
+        prog.horizon = horizon;
+        prog.vals = vec![false; prog.ops.len()];
+        Ok(prog)
+    }
+
+    fn push(prog: &mut Program, op: Op) -> usize {
+        prog.ops.push(op);
+        prog.ops.len() - 1
+    }
+
+    fn delayed(prog: &mut Program, child: usize, by: i64) -> usize {
+        if by <= 0 {
+            return child;
+        }
+        let line = DelayLine { buf: vec![false; by as usize].into_boxed_slice(), pos: 0 };
+        Self::push(prog, Op::Delay { child, line })
+    }
+
+    fn aligned(&mut self, prog: &mut Program, a: &Formula, b: &Formula) -> Result<(usize, usize, i64), EvalError> {
+        let (a, da) = self.node(prog, a)?;
+        let (b, db) = self.node(prog, b)?;
+        let d = da.max(db);
+        Ok((Self::delayed(prog, a, d - da), Self::delayed(prog, b, d - db), d))
+    }
+
+    fn node(&mut self, prog: &mut Program, f: &Formula) -> Result<(usize, i64), EvalError> {
+        Ok(match f {
+            Formula::Const(b) => (Self::push(prog, Op::Const(*b)), 0),
+            Formula::Atom(a) => (Self::push(prog, Op::Atom(self.atoms.intern(a))), 0),
+            Formula::Not(p) => {
+                let (c, d) = self.node(prog, p)?;
+                (Self::push(prog, Op::Not(c)), d)
+            }
+            Formula::And(a, b) => {
+                let (a, b, d) = self.aligned(prog, a, b)?;
+                (Self::push(prog, Op::And(a, b)), d)
+            }
+            Formula::Or(a, b) => {
+                let (a, b, d) = self.aligned(prog, a, b)?;
+                (Self::push(prog, Op::Or(a, b)), d)
+            }
+            Formula::Implies(a, b) => {
+                let (a, b, d) = self.aligned(prog, a, b)?;
+                let not_a = Self::push(prog, Op::Not(a));
+                (Self::push(prog, Op::Or(not_a, b)), d)
+            }
+            Formula::Next(p) => self.window(prog, p, 1, 1, true)?,
+            Formula::Eventually(i, p) => {
+                let (lo, hi) = self.bounds(i)?;
+                self.window(prog, p, lo, hi, true)?
+            }
+            Formula::Always(i, p) => {
+                let (lo, hi) = self.bounds(i)?;
+                self.window(prog, p, lo, hi, false)?
+            }
+            Formula::Until(i, a, b) => {
+                let (lo, hi) = self.bounds(i)?;
+                let (p, q, d) = self.aligned(prog, a, b)?;
+                let cap = (hi + 2) as usize;
+                let op = Op::Until {
+                    p,
+                    q,
+                    child_delay: d,
+                    lo,
+                    hi,
+                    q_true: VecDeque::with_capacity(cap),
+                    p_false: VecDeque::with_capacity(cap),
+                };
+                (Self::push(prog, op), d + hi)
+            }
+        })
+    }
+
+    fn window(&mut self, prog: &mut Program, p: &Formula, lo: i64, hi: i64, any: bool) -> Result<(usize, i64), EvalError> {
+        let (mut c, mut d) = self.node(prog, p)?;
+        if d + hi < 0 {
+            // A purely past window: delay the child so that its newest position is exactly i + hi.
+            c = Self::delayed(prog, c, -(d + hi));
+            d = -hi;
+        }
+        let delay = d + hi;
+        let op = if any {
+            Op::Eventually { child: c, child_delay: d, lo, delay, last_true: NEVER }
+        } else {
+            Op::Always { child: c, child_delay: d, lo, delay, last_false: NEVER }
+        };
+        Ok((Self::push(prog, op), delay))
+    }
+}
+
+impl Program {
+    /// Frames between a position and the step at which its value is decided.
+    pub fn horizon(&self) -> i64 {
+        self.horizon
+    }
+
+    /// Advances to step `k` (frame index) and returns the root's value at position `k - horizon`.
+    #[inline]
+    pub fn step(&mut self, k: i64, atoms: &mut AtomCache, s: &Signals) -> bool {
+        for n in 0..self.ops.len() {
+            let v = match &mut self.ops[n] {
+                Op::Atom(a) => atoms.get(*a, s),
+                Op::Const(b) => *b,
+                Op::Not(c) => !self.vals[*c],
+                Op::And(a, b) => self.vals[*a] & self.vals[*b],
+                Op::Or(a, b) => self.vals[*a] | self.vals[*b],
+                Op::Delay { child, line } => line.push(self.vals[*child]),
+                Op::Eventually { child, child_delay, lo, delay, last_true } => {
+                    let pc = k - *child_delay;
+                    if pc >= 0 && self.vals[*child] {
+                        *last_true = pc;
+                    }
+                    *last_true >= k - *delay + *lo
+                }
+                Op::Always { child, child_delay, lo, delay, last_false } => {
+                    let pc = k - *child_delay;
+                    if pc >= 0 && !self.vals[*child] {
+                        *last_false = pc;
+                    }
+                    *last_false < k - *delay + *lo
+                }
+                Op::Until { p, q, child_delay, lo, hi, q_true, p_false } => {
+                    let pc = k - *child_delay;
+                    if pc >= 0 {
+                        if self.vals[*q] {
+                            q_true.push_back(pc);
+                        }
+                        if !self.vals[*p] {
+                            p_false.push_back(pc);
+                        }
+                    }
+                    let i = pc - *hi;
+                    while q_true.front().is_some_and(|&j| j < i + *lo) {
+                        q_true.pop_front();
+                    }
+                    while p_false.front().is_some_and(|&j| j < i) {
+                        p_false.pop_front();
+                    }
+                    let first_fail = p_false.front().copied().unwrap_or(i64::MAX);
+                    q_true.front().is_some_and(|&j| j <= (i + *hi).min(first_fail))
+                }
+            };
+            self.vals[n] = v;
+        }
+        self.vals[self.root]
+    }
+
+    /// Forgets all history (as if no frame had been seen).
+    pub fn reset(&mut self) {
+        for op in &mut self.ops {
+            match op {
+                Op::Delay { line, .. } => {
+                    line.buf.fill(false);
+                    line.pos = 0;
+                }
+                Op::Eventually { last_true, .. } => *last_true = NEVER,
+                Op::Always { last_false, .. } => *last_false = NEVER,
+                Op::Until { q_true, p_false, .. } => {
+                    q_true.clear();
+                    p_false.clear();
+                }
+                Op::Atom(_) | Op::Const(_) | Op::Not(_) | Op::And(..) | Op::Or(..) => {}
+            }
+        }
+        self.vals.fill(false);
+    }
+}

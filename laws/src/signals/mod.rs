@@ -1,0 +1,281 @@
+//! LawBreaker's signal vocabulary, computed from one [`Frame`].
+//!
+//! A law talks about named signals (`speed`, `stoplineAhead`, `PriorityNPCAhead`, ...). [`Signals`] holds
+//! the value of every signal at one frame in a flat array indexed by [`Signal`], so that evaluating an
+//! atom is one array read and one comparison. Values keep LawBreaker's units so that its law texts work
+//! unchanged: ego `speed` in km/h, distances in metres, NPC speeds in m/s, booleans as 0/1.
+//!
+//! Where LawBreaker used a stand-in or had a bug, we compute the signal correctly and say so here:
+//! - `turnSignal`: right is 2 (LawBreaker collapsed it to 1 through a bool conversion).
+//! - `trafficLightAhead.color`: 0 when no light governs the ego lane (LawBreaker reported green).
+//! - `speedLimit.upperLimit`: the ego lane's limit in km/h (LawBreaker used the constant 1000).
+//! - `PriorityNPCAhead`, `PriorityPedsAhead`: computed at the current frame (LawBreaker computed them for
+//!   the frame 20 frames back).
+//! - Distances to absent features and NPCs are `+inf` (LawBreaker used 200 and 1000).
+//!
+//! Scenario constants (`Time`, `rain`, `fog`, `snow`, `visibility`) come from a [`SignalContext`].
+
+mod obstacles;
+
+use crate::frame::{turn_signal, Frame};
+
+pub use obstacles::{ObstacleSignals, EGO_FRONT_M, EGO_LENGTH_M, EGO_REAR_M, EGO_WIDTH_M};
+
+/// The value type and the way a signal may be used in a formula.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignalKind {
+    /// A number compared with `==`, `<`, ...
+    Value,
+    /// A 0/1 flag; written bare it means `X == 1`.
+    Flag,
+    /// A distance in metres; written `X(d)` it means `X <= d`.
+    Distance,
+}
+
+macro_rules! signals {
+    ($( $(#[$doc:meta])* $variant:ident = $name:literal, $kind:ident; )*) => {
+        /// A named signal of the law language.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Signal {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl Signal {
+            /// Every signal, in index order.
+            pub const ALL: &'static [Signal] = &[$(Signal::$variant,)*];
+
+            /// The name used in law texts (LawBreaker's spelling).
+            pub fn name(self) -> &'static str {
+                match self { $(Signal::$variant => $name,)* }
+            }
+
+            /// How the signal may be used in a formula.
+            pub fn kind(self) -> SignalKind {
+                match self { $(Signal::$variant => SignalKind::$kind,)* }
+            }
+
+            /// The signal called `name` in law texts, if avguard supplies it.
+            pub fn from_name(name: &str) -> Option<Signal> {
+                match name { $($name => Some(Signal::$variant),)* _ => None }
+            }
+        }
+    };
+}
+
+signals! {
+    /// Ego speed, km/h (frame speed × 3.6).
+    Speed = "speed", Value;
+    /// Ego longitudinal acceleration, m/s².
+    Acc = "acc", Value;
+    /// Brake pedal, percent.
+    Brake = "brake", Value;
+    /// Apollo gear position (2 = reverse).
+    Gear = "gear", Value;
+    /// Turn indicator: 0 none, 1 left, 2 right.
+    TurnSignal = "turnSignal", Value;
+    /// Planned manoeuvre at the next junction: 0 straight, 1 left, 2 right.
+    Direction = "direction", Value;
+    /// Number of lanes of the ego's road; 0 inside a junction.
+    LaneNumber = "currentLane.number", Value;
+    /// Colour of the light governing the ego lane: 0 none, 1 red, 2 yellow, 3 green, 4 black.
+    LightColor = "trafficLightAhead.color", Value;
+    /// 1 when that light blinks.
+    LightBlink = "trafficLightAhead.isBlinking", Flag;
+    /// 1 when a traffic light governs the ego lane ahead.
+    SignalAhead = "signalAhead", Value;
+    /// Distance to the next stop line, m.
+    StoplineAhead = "stoplineAhead", Distance;
+    /// Distance to the next junction entry, m (0 inside).
+    JunctionAhead = "junctionAhead", Distance;
+    /// Distance to the next crosswalk, m.
+    CrosswalkAhead = "crosswalkAhead", Distance;
+    /// Distance to the next stop-sign stop line, m.
+    StopSignAhead = "stopSignAhead", Distance;
+    /// Speed limit of the ego lane, km/h.
+    SpeedUpper = "speedLimit.upperLimit", Value;
+    /// Minimum speed, km/h (always 0: our maps carry none).
+    SpeedLower = "speedLimit.lowerLimit", Value;
+    /// 1 when the junction ahead is jammed.
+    TrafficJam = "isTrafficJam", Flag;
+    /// Horn on.
+    Horn = "hornOn", Flag;
+    /// High beam on.
+    HighBeam = "highBeamOn", Flag;
+    /// Low beam on.
+    LowBeam = "lowBeamOn", Flag;
+    /// Hazard lights on.
+    WarningFlash = "warningFlashOn", Flag;
+    /// Bumper-to-bumper gap to the nearest vehicle ahead in the ego's corridor, m.
+    NpcAhead = "NPCAhead", Distance;
+    /// Speed of that vehicle, m/s (0 when there is none, as in LawBreaker).
+    NpcAheadSpeed = "NPCAhead.speed", Value;
+    /// avguard extension: time to collision with `NPCAhead`, s; +inf when not closing.
+    NpcAheadTtc = "NPCAhead.ttc", Value;
+    /// avguard extension: closing speed on `NPCAhead`, m/s (positive when the gap shrinks).
+    NpcAheadClosing = "NPCAhead.closing", Value;
+    /// Footprint gap to the nearest vehicle in any direction, m.
+    NearestNpc = "NearestNPC", Distance;
+    /// Speed of that vehicle, m/s (0 when there is none).
+    NearestNpcSpeed = "NearestNPC.speed", Value;
+    /// Footprint gap to the nearest oncoming vehicle in the 30 m forward wedge, m.
+    NpcOpposite = "NPCOpposite", Distance;
+    /// Speed of that vehicle, m/s (0 when there is none).
+    NpcOppositeSpeed = "NPCOpposite.speed", Value;
+    /// 1 when a vehicle with right of way over the ego is ahead (current frame, no lag).
+    PriorityNpcAhead = "PriorityNPCAhead", Flag;
+    /// 1 when a pedestrian with right of way over the ego is ahead (current frame, no lag).
+    PriorityPedsAhead = "PriorityPedsAhead", Flag;
+    /// 1 on frames where the ego overlaps another road user.
+    Collision = "collision", Flag;
+    /// 1 once the ego has reached its destination.
+    Destination = "destination", Flag;
+    /// Scenario time of day, hours (12:30 = 12.5).
+    Time = "Time", Value;
+    /// Rain, 0..1.
+    Rain = "rain", Value;
+    /// Fog, 0..1.
+    Fog = "fog", Value;
+    /// Snow, 0..1.
+    Snow = "snow", Value;
+    /// Visibility, 0..100.
+    Visibility = "visibility", Value;
+}
+
+/// Number of signals (the length of [`Signals`]' array).
+pub const N_SIGNALS: usize = Signal::Visibility as usize + 1;
+
+/// LawBreaker signals that avguard frames cannot supply; a law using one is rejected with a clear error.
+pub const UNAVAILABLE: &[&str] = &[
+    "isLaneChanging",
+    "isOverTaking",
+    "isTurningAround",
+    "honkingAllowed",
+    "streetLightOn",
+    "fogLightOn",
+    "engineOn",
+    "manualIntervention",
+    "specialLocationAhead",
+    "specialLocationAhead.type",
+    "currentLane.direction",
+    "trafficLightAhead.direction.color",
+    "trafficLightAhead.direction.isBlinking",
+];
+
+/// Scenario constants that are not part of a frame (LawBreaker's `time` and `weather` settings).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SignalContext {
+    /// Time of day, hours (default 12:00).
+    pub time_h: f64,
+    /// Rain, 0..1 (default 0).
+    pub rain: f64,
+    /// Fog, 0..1 (default 0).
+    pub fog: f64,
+    /// Snow, 0..1 (default 0).
+    pub snow: f64,
+    /// Visibility, 0..100 (default 100).
+    pub visibility: f64,
+}
+
+impl Default for SignalContext {
+    fn default() -> Self {
+        SignalContext { time_h: 12.0, rain: 0.0, fog: 0.0, snow: 0.0, visibility: 100.0 }
+    }
+}
+
+/// The value of every signal at one frame.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Signals {
+    values: [f64; N_SIGNALS],
+}
+
+impl Default for Signals {
+    /// Every signal 0 except distances and `NPCAhead.ttc` (+inf) and the scenario defaults.
+    fn default() -> Self {
+        let mut s = Signals { values: [0.0; N_SIGNALS] };
+        for &sig in Signal::ALL {
+            if sig.kind() == SignalKind::Distance {
+                s.set(sig, f64::INFINITY);
+            }
+        }
+        s.set(Signal::NpcAheadTtc, f64::INFINITY);
+        s.set_context(&SignalContext::default());
+        s
+    }
+}
+
+fn flag(b: bool) -> f64 {
+    if b {
+        1.0
+    } else {
+        0.0
+    }
+}
+
+impl Signals {
+    /// Computes every signal from a frame and the scenario constants.
+    pub fn from_frame(f: &Frame, ctx: &SignalContext) -> Signals {
+        let mut s = Signals::default();
+        s.set(Signal::Speed, f.speed_mps * 3.6);
+        s.set(Signal::Acc, f.accel_mps2);
+        s.set(Signal::Brake, f64::from(f.brake_pct));
+        s.set(Signal::Gear, f64::from(f.gear));
+        // Apollo's TurnSignal values are LawBreaker's constants (left 1, right 2); hazard counts as none.
+        let turn = if f.turn_signal == turn_signal::HAZARD { 0 } else { f.turn_signal };
+        s.set(Signal::TurnSignal, f64::from(turn));
+        s.set(Signal::Direction, f64::from(f.planned_turn));
+        s.set(Signal::LaneNumber, f64::from(f.lane_number));
+        s.set(Signal::LightColor, f64::from(f.light_color));
+        s.set(Signal::LightBlink, flag(f.light_blink));
+        s.set(Signal::SignalAhead, flag(f.signal_ahead));
+        s.set(Signal::StoplineAhead, f.stopline_dist_m.max(0.0));
+        s.set(Signal::JunctionAhead, f.junction_dist_m.max(0.0));
+        s.set(Signal::CrosswalkAhead, f.crosswalk_dist_m.max(0.0));
+        s.set(Signal::StopSignAhead, f.stopsign_dist_m.max(0.0));
+        s.set(Signal::SpeedUpper, f.speed_limit_mps * 3.6);
+        s.set(Signal::SpeedLower, 0.0);
+        s.set(Signal::TrafficJam, flag(f.traffic_jam));
+        s.set(Signal::Horn, flag(f.horn));
+        s.set(Signal::HighBeam, flag(f.high_beam));
+        s.set(Signal::LowBeam, flag(f.low_beam));
+        s.set(Signal::WarningFlash, flag(f.hazard || f.turn_signal == turn_signal::HAZARD));
+        s.set(Signal::Collision, flag(f.collision));
+        s.set(Signal::Destination, flag(f.destination));
+        let o = ObstacleSignals::from_frame(f);
+        s.set(Signal::NpcAhead, o.npc_ahead_m);
+        s.set(Signal::NpcAheadSpeed, o.npc_ahead_speed_mps);
+        s.set(Signal::NpcAheadTtc, o.npc_ahead_ttc_s);
+        s.set(Signal::NpcAheadClosing, o.npc_ahead_closing_mps);
+        s.set(Signal::NearestNpc, o.nearest_npc_m);
+        s.set(Signal::NearestNpcSpeed, o.nearest_npc_speed_mps);
+        s.set(Signal::NpcOpposite, o.npc_opposite_m);
+        s.set(Signal::NpcOppositeSpeed, o.npc_opposite_speed_mps);
+        s.set(Signal::PriorityNpcAhead, flag(o.priority_npc_ahead));
+        s.set(Signal::PriorityPedsAhead, flag(o.priority_peds_ahead));
+        s.set_context(ctx);
+        s
+    }
+
+    /// Overwrites the scenario constants.
+    pub fn set_context(&mut self, ctx: &SignalContext) {
+        self.set(Signal::Time, ctx.time_h);
+        self.set(Signal::Rain, ctx.rain);
+        self.set(Signal::Fog, ctx.fog);
+        self.set(Signal::Snow, ctx.snow);
+        self.set(Signal::Visibility, ctx.visibility);
+    }
+
+    /// The value of one signal.
+    #[inline]
+    pub fn get(&self, sig: Signal) -> f64 {
+        self.values[sig as usize]
+    }
+
+    /// Sets one signal (used by tests and by callers that compute signals themselves).
+    #[inline]
+    pub fn set(&mut self, sig: Signal, value: f64) {
+        self.values[sig as usize] = value;
+    }
+}
+
+#[cfg(test)]
+mod tests;

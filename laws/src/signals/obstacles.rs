@@ -1,0 +1,240 @@
+//! Obstacle-derived signals (`NPCAhead`, `NearestNPC`, `NPCOpposite`, the priority flags) and the geometry
+//! behind them.
+//!
+//! The ego footprint is LawBreaker's Lincoln MKZ: 4.7 m × 2.06 m, with the reference point (the frame's
+//! `x`, `y`) at the rear-axle centre, so the front bumper is at +3.6986 m and the rear bumper at −1.0014 m
+//! along the heading. Obstacles are rectangles `length × width` centred on their `x`, `y` and turned by their
+//! `heading`. Positions are expressed in the ego frame (`lon` forward, `lat` to the left).
+//!
+//! - **Ahead in lane** (`NPCAhead`): a vehicle or bicycle whose centre is in front of the ego's front
+//!   bumper and within a lateral corridor `|lat| <= 1.75 m + its half width`. The value is the
+//!   bumper-to-bumper gap (≥ 0) up to 200 m (LawBreaker's wedge length); +inf beyond or when none.
+//! - **Forward wedge**: from the middle of the front bumper, opening 45° to each side (LawBreaker's "head
+//!   wedge"): a point is inside when `lon' >= 0` and `|lat| <= half ego width + lon'`, `lon'` measured from
+//!   the front bumper. An obstacle counts when its centre is inside.
+//! - `NearestNPC`: the smallest footprint-to-footprint gap to any vehicle or bicycle.
+//! - `NPCOpposite`: vehicles in the wedge within 30 m whose heading differs from the ego's by 3π/4..5π/4.
+//! - `PriorityNPCAhead`: a vehicle flagged `priority` in the wedge within 30 m, or (as in LawBreaker) the
+//!   vehicle ahead within 3 m.
+//! - `PriorityPedsAhead`: a pedestrian flagged `priority` in the wedge within 10 m, or any pedestrian in the
+//!   wedge within 3 m (LawBreaker's "going straight" rule).
+
+use crate::frame::{obstacle_type, Frame, Obstacle};
+
+/// Ego length, m.
+pub const EGO_LENGTH_M: f64 = 4.7;
+/// Ego width, m.
+pub const EGO_WIDTH_M: f64 = 2.06;
+/// Front bumper, m ahead of the reference point.
+pub const EGO_FRONT_M: f64 = 3.6986;
+/// Rear bumper, m ahead of the reference point (negative: behind it).
+pub const EGO_REAR_M: f64 = -1.0014;
+
+const LANE_HALF_WIDTH_M: f64 = 1.75;
+const AHEAD_RANGE_M: f64 = 200.0;
+const OPPOSITE_RANGE_M: f64 = 30.0;
+const PRIORITY_NPC_RANGE_M: f64 = 30.0;
+const PRIORITY_PED_RANGE_M: f64 = 10.0;
+const CLOSE_RANGE_M: f64 = 3.0;
+
+/// The obstacle-derived signals of one frame (distances +inf and speeds 0 when there is no such NPC).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ObstacleSignals {
+    /// Gap to the vehicle ahead in the ego corridor, m.
+    pub npc_ahead_m: f64,
+    /// Its speed, m/s.
+    pub npc_ahead_speed_mps: f64,
+    /// Closing speed on it (ego speed minus its speed along the ego heading), m/s.
+    pub npc_ahead_closing_mps: f64,
+    /// Gap / closing speed, s; +inf when not closing.
+    pub npc_ahead_ttc_s: f64,
+    /// Gap to the nearest vehicle, m.
+    pub nearest_npc_m: f64,
+    /// Its speed, m/s.
+    pub nearest_npc_speed_mps: f64,
+    /// Gap to the nearest oncoming vehicle in the wedge, m.
+    pub npc_opposite_m: f64,
+    /// Its speed, m/s.
+    pub npc_opposite_speed_mps: f64,
+    /// A vehicle with right of way is ahead.
+    pub priority_npc_ahead: bool,
+    /// A pedestrian with right of way is ahead.
+    pub priority_peds_ahead: bool,
+}
+
+/// An oriented rectangle in the ego frame.
+#[derive(Debug, Clone, Copy)]
+struct Rect {
+    cx: f64,
+    cy: f64,
+    cos: f64,
+    sin: f64,
+    half_len: f64,
+    half_wid: f64,
+}
+
+impl Rect {
+    fn corners(&self) -> [(f64, f64); 4] {
+        let (ux, uy) = (self.cos * self.half_len, self.sin * self.half_len);
+        let (vx, vy) = (-self.sin * self.half_wid, self.cos * self.half_wid);
+        [
+            (self.cx + ux + vx, self.cy + uy + vy),
+            (self.cx + ux - vx, self.cy + uy - vy),
+            (self.cx - ux - vx, self.cy - uy - vy),
+            (self.cx - ux + vx, self.cy - uy + vy),
+        ]
+    }
+
+    /// Half the extent of the rectangle projected on the unit axis `(ax, ay)`.
+    fn half_extent_on(&self, ax: f64, ay: f64) -> f64 {
+        (self.cos * ax + self.sin * ay).abs() * self.half_len
+            + (-self.sin * ax + self.cos * ay).abs() * self.half_wid
+    }
+}
+
+fn overlaps(a: &Rect, b: &Rect) -> bool {
+    // Separating-axis test over the four edge normals of two rectangles.
+    let axes = [(a.cos, a.sin), (-a.sin, a.cos), (b.cos, b.sin), (-b.sin, b.cos)];
+    axes.iter().all(|&(ax, ay)| {
+        let d = ((b.cx - a.cx) * ax + (b.cy - a.cy) * ay).abs();
+        d <= a.half_extent_on(ax, ay) + b.half_extent_on(ax, ay)
+    })
+}
+
+fn point_segment_dist(p: (f64, f64), a: (f64, f64), b: (f64, f64)) -> f64 {
+    let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+    let len2 = dx * dx + dy * dy;
+    let t = if len2 > 0.0 { (((p.0 - a.0) * dx + (p.1 - a.1) * dy) / len2).clamp(0.0, 1.0) } else { 0.0 };
+    ((p.0 - a.0 - t * dx).powi(2) + (p.1 - a.1 - t * dy).powi(2)).sqrt()
+}
+
+/// The smallest distance between two rectangles' footprints, m (0 when they overlap).
+fn gap_m(a: &Rect, b: &Rect) -> f64 {
+    if overlaps(a, b) {
+        return 0.0;
+    }
+    let (ca, cb) = (a.corners(), b.corners());
+    let mut best = f64::INFINITY;
+    for i in 0..4 {
+        let (a0, a1) = (ca[i], ca[(i + 1) % 4]);
+        let (b0, b1) = (cb[i], cb[(i + 1) % 4]);
+        for j in 0..4 {
+            best = best.min(point_segment_dist(cb[j], a0, a1)).min(point_segment_dist(ca[j], b0, b1));
+        }
+    }
+    best
+}
+
+fn ego_rect() -> Rect {
+    Rect {
+        cx: (EGO_FRONT_M + EGO_REAR_M) / 2.0,
+        cy: 0.0,
+        cos: 1.0,
+        sin: 0.0,
+        half_len: EGO_LENGTH_M / 2.0,
+        half_wid: EGO_WIDTH_M / 2.0,
+    }
+}
+
+/// Wraps an angle to (−π, π].
+fn wrap_rad(a: f64) -> f64 {
+    let w = a.rem_euclid(std::f64::consts::TAU);
+    if w > std::f64::consts::PI {
+        w - std::f64::consts::TAU
+    } else {
+        w
+    }
+}
+
+fn in_wedge(lon_m: f64, lat_m: f64) -> bool {
+    let from_front = lon_m - EGO_FRONT_M;
+    from_front >= 0.0 && lat_m.abs() <= EGO_WIDTH_M / 2.0 + from_front
+}
+
+impl ObstacleSignals {
+    /// Computes the obstacle signals of a frame.
+    pub fn from_frame(f: &Frame) -> ObstacleSignals {
+        let mut out = ObstacleSignals {
+            npc_ahead_m: f64::INFINITY,
+            npc_ahead_speed_mps: 0.0,
+            npc_ahead_closing_mps: 0.0,
+            npc_ahead_ttc_s: f64::INFINITY,
+            nearest_npc_m: f64::INFINITY,
+            nearest_npc_speed_mps: 0.0,
+            npc_opposite_m: f64::INFINITY,
+            npc_opposite_speed_mps: 0.0,
+            priority_npc_ahead: false,
+            priority_peds_ahead: false,
+        };
+        let ego = ego_rect();
+        let (cos_h, sin_h) = (f.heading.cos(), f.heading.sin());
+        for o in &f.obstacles {
+            // ego_from_map: translate to the reference point, rotate by −heading.
+            let (dx, dy) = (o.x - f.x, o.y - f.y);
+            let lon_m = dx * cos_h + dy * sin_h;
+            let lat_m = -dx * sin_h + dy * cos_h;
+            let rel_heading = wrap_rad(o.heading - f.heading);
+            let rect = Rect {
+                cx: lon_m,
+                cy: lat_m,
+                cos: rel_heading.cos(),
+                sin: rel_heading.sin(),
+                half_len: o.length / 2.0,
+                half_wid: o.width / 2.0,
+            };
+            let gap = gap_m(&ego, &rect);
+            let wedge = in_wedge(lon_m, lat_m);
+            if is_vehicle(o) {
+                out.consider_vehicle(f, o, &rect, gap, wedge, rel_heading);
+            } else if o.kind == obstacle_type::PEDESTRIAN
+                && wedge
+                && ((o.priority && gap <= PRIORITY_PED_RANGE_M) || gap <= CLOSE_RANGE_M)
+            {
+                out.priority_peds_ahead = true;
+            }
+        }
+        if out.npc_ahead_m <= CLOSE_RANGE_M {
+            out.priority_npc_ahead = true;
+        }
+        out
+    }
+
+    fn consider_vehicle(&mut self, f: &Frame, o: &Obstacle, rect: &Rect, gap: f64, wedge: bool, rel: f64) {
+        if gap < self.nearest_npc_m {
+            self.nearest_npc_m = gap;
+            self.nearest_npc_speed_mps = o.speed_mps;
+        }
+        let in_corridor = rect.cy.abs() <= LANE_HALF_WIDTH_M + o.width / 2.0;
+        if rect.cx > EGO_FRONT_M && in_corridor {
+            // Bumper-to-bumper gap along the ego axis.
+            let ahead_gap = (rect.cx - rect.half_extent_on(1.0, 0.0) - EGO_FRONT_M).max(0.0);
+            if ahead_gap <= AHEAD_RANGE_M && ahead_gap < self.npc_ahead_m {
+                self.npc_ahead_m = ahead_gap;
+                self.npc_ahead_speed_mps = o.speed_mps;
+                self.npc_ahead_closing_mps = f.speed_mps - o.speed_mps * rel.cos();
+                self.npc_ahead_ttc_s = if self.npc_ahead_closing_mps > 0.0 {
+                    ahead_gap / self.npc_ahead_closing_mps
+                } else {
+                    f64::INFINITY
+                };
+            }
+        }
+        if wedge {
+            let oncoming = rel.abs() >= 0.75 * std::f64::consts::PI;
+            if oncoming && gap <= OPPOSITE_RANGE_M && gap < self.npc_opposite_m {
+                self.npc_opposite_m = gap;
+                self.npc_opposite_speed_mps = o.speed_mps;
+            }
+            if o.priority && gap <= PRIORITY_NPC_RANGE_M {
+                self.priority_npc_ahead = true;
+            }
+        }
+    }
+}
+
+fn is_vehicle(o: &Obstacle) -> bool {
+    o.kind == obstacle_type::VEHICLE || o.kind == obstacle_type::BICYCLE
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,261 @@
+//! The ego driver: a parameterised human-like policy on top of the Intelligent Driver Model (IDM).
+//!
+//! Longitudinal control only (the ego follows its route): IDM for car following and free driving, plus
+//! "virtual stopped leaders" at places where the driver decides to stop (red or yellow light, stop sign,
+//! yield point of an unprotected left turn, a jammed junction, a crosswalk with a pedestrian). The
+//! human-like parts that make some runs violate laws or collide:
+//! - **reaction delay**: a decision computed at t reaches the pedals at t + reaction time;
+//! - **attention lapses** (Poisson arrivals): during a lapse the driver keeps the pedal where it was and
+//!   takes no new decision;
+//! - **dilemma zone** at yellow: stop only when the deceleration needed is at most what this driver accepts;
+//! - **gap acceptance** with a critical gap and misjudged oncoming speeds;
+//! - per-run compliance draws (rolling stops, entering a jammed junction, not yielding to far pedestrians,
+//!   missing a limit sign).
+
+use std::collections::VecDeque;
+
+use laws::frame::light_color;
+use rand::Rng;
+
+use crate::scenario::EgoSpec;
+
+/// IDM parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct IdmParams {
+    pub max_accel_mps2: f64,
+    pub comfort_decel_mps2: f64,
+    pub time_headway_s: f64,
+    pub min_gap_m: f64,
+}
+
+/// IDM acceleration for speed `v` and desired speed `v0`, with an optional leader `(gap_m, leader_speed)`.
+pub(crate) fn idm(p: &IdmParams, v: f64, v0: f64, leader: Option<(f64, f64)>) -> f64 {
+    let free = 1.0 - (v / v0.max(0.1)).powi(4);
+    let interaction = leader.map_or(0.0, |(gap, v_lead)| {
+        let dyn_gap = v * p.time_headway_s + v * (v - v_lead) / (2.0 * (p.max_accel_mps2 * p.comfort_decel_mps2).sqrt());
+        let s_star = p.min_gap_m + dyn_gap.max(0.0);
+        (s_star / gap.max(0.05)).powi(2)
+    });
+    p.max_accel_mps2 * (free - interaction)
+}
+
+/// Hardest braking the ego can do, m/s².
+pub(crate) const MAX_BRAKE_MPS2: f64 = 8.0;
+
+/// What the driver perceives at one tick (built by the simulation from the world state).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Perception {
+    pub t: f64,
+    pub v: f64,
+    /// Speed limit in force, m/s, and upcoming limits as `(distance_m, limit_mps)`.
+    pub limit_mps: f64,
+    pub limits_ahead: Vec<(f64, f64)>,
+    /// The first limit of the route (what a driver who missed the signs keeps to).
+    pub first_limit_mps: f64,
+    /// Nearest road user in the ego path: `(gap_m, speed_along_route_mps)`.
+    pub leader: Option<(f64, f64)>,
+    /// Light colour and distance from the front bumper to its stop line (only while the line is ahead).
+    pub light: Option<(i32, f64)>,
+    /// Stop-sign line distance (while ahead or just reached) and whether the junction is clear to go.
+    pub stop_sign: Option<(f64, bool)>,
+    /// Turn ahead: `(distance to the junction entry, 0 inside; turn radius)`.
+    pub turn: Option<(f64, f64)>,
+    /// Unprotected left turn: distance to the yield point and the smallest judged time-to-arrival of
+    /// oncoming traffic at the conflict zone (`inf` when none).
+    pub left_yield: Option<(f64, f64)>,
+    /// Distance to the junction entry while the junction ahead is jammed.
+    pub jam: Option<f64>,
+    /// Distance to the crosswalk while a pedestrian has priority, and whether one is in or next to the ego
+    /// lane.
+    pub crosswalk: Option<(f64, bool)>,
+}
+
+/// Stop-sign progress.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum StopSign {
+    Approaching,
+    Stopped { since_t: f64 },
+    Go,
+}
+
+/// One run's driver: sampled parameters and decision state.
+#[derive(Debug, Clone)]
+pub(crate) struct Driver {
+    pub idm: IdmParams,
+    v_factor: f64,
+    ignore_limits: bool,
+    lapse_rate_per_s: f64,
+    lapse_s: (f64, f64),
+    yellow_stop_decel_mps2: f64,
+    critical_gap_s: f64,
+    pub judgement_error: f64,
+    rolling_stop: bool,
+    jam_ignore: bool,
+    ped_ignore: bool,
+    lateral_accel_mps2: f64,
+    /// Uses the turn signal before turning.
+    pub signals_turns: bool,
+    // Decision state.
+    pending: VecDeque<f64>,
+    last_desired: f64,
+    lapse_until_t: f64,
+    light_seen: i32,
+    light_stop: bool,
+    stop_sign: StopSign,
+    left_committed: bool,
+}
+
+impl Driver {
+    /// Samples a driver.
+    pub fn sample(spec: &EgoSpec, dt: f64, rng: &mut impl Rng) -> Driver {
+        let reaction_s = spec.reaction_s.sample(rng);
+        let delay_ticks = (reaction_s / dt).round() as usize;
+        Driver {
+            idm: IdmParams {
+                max_accel_mps2: spec.max_accel_mps2.sample(rng),
+                comfort_decel_mps2: spec.comfort_decel_mps2.sample(rng),
+                time_headway_s: spec.time_headway_s.sample(rng),
+                min_gap_m: spec.min_gap_m.sample(rng),
+            },
+            v_factor: spec.desired_speed_factor.sample(rng),
+            ignore_limits: chance(spec.ignore_limit_prob, rng),
+            lapse_rate_per_s: spec.lapses_per_min.sample(rng) / 60.0,
+            lapse_s: (spec.lapse_s.lo(), spec.lapse_s.hi()),
+            yellow_stop_decel_mps2: spec.yellow_stop_decel_mps2.sample(rng),
+            critical_gap_s: spec.critical_gap_s.sample(rng),
+            judgement_error: spec.speed_judgement_error.sample(rng),
+            rolling_stop: chance(spec.rolling_stop_prob, rng),
+            jam_ignore: chance(spec.jam_ignore_prob, rng),
+            ped_ignore: chance(spec.ped_ignore_prob, rng),
+            lateral_accel_mps2: spec.lateral_accel_mps2.sample(rng),
+            signals_turns: rng.random_bool(0.95),
+            pending: std::iter::repeat_n(0.0, delay_ticks).collect(),
+            last_desired: 0.0,
+            lapse_until_t: f64::NEG_INFINITY,
+            light_seen: light_color::NONE,
+            light_stop: false,
+            stop_sign: StopSign::Approaching,
+            left_committed: false,
+        }
+    }
+
+    /// Critical gap for crossing conflicting traffic, s.
+    pub fn critical_gap_s(&self) -> f64 {
+        self.critical_gap_s
+    }
+
+    /// True while the driver is in an attention lapse.
+    pub fn in_lapse(&self, t: f64) -> bool {
+        t < self.lapse_until_t
+    }
+
+    /// The acceleration reaching the pedals at this tick, m/s² (before any external speed cap).
+    pub fn control(&mut self, p: &Perception, dt: f64, rng: &mut impl Rng) -> f64 {
+        // One draw per tick whatever happens, so that the random stream does not depend on the branch.
+        let lapse_draw: f64 = rng.random();
+        let lapse_len = rng.random_range(self.lapse_s.0..=self.lapse_s.1);
+        if !self.in_lapse(p.t) && lapse_draw < self.lapse_rate_per_s * dt {
+            self.lapse_until_t = p.t + lapse_len;
+        }
+        if !self.in_lapse(p.t) {
+            self.last_desired = self.decide(p);
+        }
+        self.pending.push_back(self.last_desired);
+        self.pending.pop_front().unwrap_or(self.last_desired).clamp(-MAX_BRAKE_MPS2, self.idm.max_accel_mps2)
+    }
+
+    /// The driver's desired acceleration from what they perceive now.
+    fn decide(&mut self, p: &Perception) -> f64 {
+        let b = self.idm.comfort_decel_mps2;
+        let limit = if self.ignore_limits { p.first_limit_mps.max(p.limit_mps) } else { p.limit_mps };
+        let mut v0 = limit * self.v_factor;
+        if !self.ignore_limits {
+            for &(dist, lim) in &p.limits_ahead {
+                // Plan to be down to the new limit 20 m before the sign, braking gently.
+                let room = (dist - 20.0).max(0.0);
+                v0 = v0.min(((lim * self.v_factor).powi(2) + b * room).sqrt());
+            }
+        }
+        if let Some((dist, radius)) = p.turn {
+            let v_turn = (self.lateral_accel_mps2 * radius).sqrt();
+            v0 = v0.min((v_turn * v_turn + 2.0 * b * dist).sqrt());
+        }
+        let mut a = idm(&self.idm, p.v, v0, p.leader);
+        if p.v > v0 + 0.2 {
+            // IDM's free-road term brakes weakly above the desired speed; a driver tracks a lower target
+            // with a firmer, bounded brake.
+            a = a.min(-(p.v - v0).min(b));
+        }
+        let mut stop_at = |dist: f64| {
+            // A stopped virtual leader 0.5 m past the stop point's standstill gap: the front stops ~0.5 m
+            // before it.
+            a = a.min(idm(&self.idm, p.v, v0, Some((dist + self.idm.min_gap_m - 0.5, 0.0))));
+        };
+        if let Some((color, dist)) = p.light {
+            if color != self.light_seen {
+                self.light_seen = color;
+                let needed = p.v * p.v / (2.0 * dist.max(0.1));
+                self.light_stop = match color {
+                    light_color::YELLOW => needed <= self.yellow_stop_decel_mps2,
+                    light_color::RED => needed <= MAX_BRAKE_MPS2 * 0.9,
+                    _ => false,
+                };
+            }
+            if self.light_stop {
+                stop_at(dist);
+            }
+        }
+        if let Some((dist, clear)) = p.stop_sign {
+            match self.stop_sign {
+                StopSign::Approaching => {
+                    let rolled = self.rolling_stop && dist < 3.0 && p.v < 2.5;
+                    if rolled || (p.v < 0.1 && dist < 2.0) {
+                        self.stop_sign = StopSign::Stopped { since_t: p.t };
+                    }
+                    if !rolled {
+                        stop_at(dist);
+                    }
+                }
+                StopSign::Stopped { since_t } => {
+                    let wait = if self.rolling_stop { 0.0 } else { 1.0 };
+                    if p.t >= since_t + wait && clear {
+                        self.stop_sign = StopSign::Go;
+                    } else {
+                        stop_at(dist);
+                    }
+                }
+                StopSign::Go => {}
+            }
+        }
+        if let Some((dist, min_tta_s)) = p.left_yield {
+            // Judged only near the yield point: the gap must cover the time to get there and the critical gap.
+            let time_to_yield = dist.max(0.0) / p.v.max(2.0);
+            if !self.left_committed && dist < 10.0 && min_tta_s > self.critical_gap_s + time_to_yield {
+                self.left_committed = true;
+            }
+            if !self.left_committed && dist > -0.5 {
+                stop_at(dist);
+            }
+        }
+        if let Some(dist) = p.jam {
+            if !self.jam_ignore && dist > -0.5 {
+                stop_at(dist - 0.3);
+            }
+        }
+        if let Some((dist, near_lane)) = p.crosswalk {
+            if (!self.ped_ignore || near_lane) && dist > -0.5 {
+                stop_at(dist);
+            }
+        }
+        a
+    }
+}
+
+/// A Bernoulli draw whose probability is itself drawn from `p`.
+fn chance(p: crate::scenario::Span, rng: &mut impl Rng) -> bool {
+    let prob = p.sample(rng);
+    rng.random::<f64>() < prob
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,74 @@
+//! Errors of reading and writing logs. Every variant about content names the dataset or attribute.
+
+/// A log that could not be read or written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LogError {
+    /// The HDF5 library failed on an object (opening the file, reading or writing a dataset).
+    #[error("{object}: {source}")]
+    Hdf5 {
+        /// The file, group or dataset involved.
+        object: String,
+        /// The library's error.
+        source: hdf5::Error,
+    },
+    /// A required dataset or group is absent.
+    #[error("missing dataset `{0}`")]
+    Missing(String),
+    /// A dataset has the wrong element type or rank.
+    #[error("dataset `{dataset}` has the wrong type: expected {expected}, found {found}")]
+    WrongType {
+        /// Dataset path.
+        dataset: String,
+        /// What the format requires.
+        expected: &'static str,
+        /// What the file holds.
+        found: String,
+    },
+    /// A dataset's length disagrees with the others.
+    #[error("dataset `{dataset}` has {found} rows, expected {expected}")]
+    Length {
+        /// Dataset path.
+        dataset: String,
+        /// Rows found.
+        found: usize,
+        /// Rows required.
+        expected: usize,
+    },
+    /// A value breaks the format's rules.
+    #[error("dataset `{dataset}`, row {row}: {problem}")]
+    Value {
+        /// Dataset path.
+        dataset: String,
+        /// Zero-based row.
+        row: usize,
+        /// What is wrong.
+        problem: String,
+    },
+    /// A root attribute is missing or malformed.
+    #[error("attribute `{name}`: {problem}")]
+    Attribute {
+        /// Attribute name.
+        name: &'static str,
+        /// What is wrong.
+        problem: String,
+    },
+    /// The file has no frames.
+    #[error("dataset `/frames/t` is empty: a log needs at least one frame")]
+    Empty,
+    /// Writing: a frame cannot be stored (non-finite time, time not increasing, negative speed).
+    #[error("frame {index} cannot be logged: {problem}")]
+    BadFrame {
+        /// Index of the frame in the run.
+        index: usize,
+        /// What is wrong.
+        problem: String,
+    },
+}
+
+impl LogError {
+    pub(crate) fn hdf5(object: impl Into<String>) -> impl FnOnce(hdf5::Error) -> LogError {
+        let object = object.into();
+        move |source| LogError::Hdf5 { object, source }
+    }
+}

@@ -1,0 +1,50 @@
+//! The HDF5 run-log format (INTERFACES §2): one run per file, a `/frames` table of equal-length 1-D
+//! datasets and a ragged `/obstacles` table indexed by `offset`.
+//!
+//! - [`LogWriter`] streams frames into chunked, extendable datasets (the live bridge records sessions with
+//!   it); [`write_log`] writes a whole run.
+//! - [`read_log`] reads and validates a whole file; every problem is a [`LogError`] naming the dataset.
+//!
+//! Byte-identical output: HDF5 stores object modification times by default; the writer switches them off
+//! on the file, groups and datasets, so the same run written twice gives the same bytes.
+
+mod error;
+mod reader;
+mod schema;
+mod writer;
+
+pub use error::LogError;
+pub use reader::read_log;
+pub use writer::{write_log, LogWriter};
+
+use laws::Frame;
+
+/// Run-level metadata stored as root attributes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunMeta {
+    /// Scenario name.
+    pub scenario: String,
+    /// Run identifier (unique within a batch).
+    pub run_id: String,
+    /// Frame period, s.
+    pub frame_period_s: f64,
+    /// Seed of the run, when it came from the generator.
+    pub seed: Option<u64>,
+}
+
+/// One run: metadata and frames.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunLog {
+    /// Metadata.
+    pub meta: RunMeta,
+    /// Frames in time order.
+    pub frames: Vec<Frame>,
+}
+
+/// Value of the root `format` attribute.
+pub const FORMAT: &str = "avguard-log";
+/// Value of the root `version` attribute.
+pub const VERSION: i64 = 1;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,216 @@
+//! Reading and validating a whole log. Extra datasets and attributes are ignored; every required one is
+//! checked for presence, element type, rank, length and value rules, and each failure names the dataset.
+
+use std::path::Path;
+
+use hdf5::types::{TypeDescriptor, VarLenAscii, VarLenUnicode};
+use hdf5::{Attribute, Dataset, File, Group, H5Type};
+use laws::{Frame, Obstacle};
+
+use super::error::LogError;
+use super::schema::{check, Col, BLANK_OBSTACLE, FRAME_COLUMNS, OBSTACLE_COLUMNS};
+use super::{RunLog, RunMeta, FORMAT};
+
+/// Reads and validates the log at `path`.
+pub fn read_log(path: &Path) -> Result<RunLog, LogError> {
+    let file = File::open(path).map_err(LogError::hdf5(path.display().to_string()))?;
+    let meta = read_meta(&file)?;
+    let frames_group = group(&file, "frames")?;
+    let t: Vec<f64> = read_column(&frames_group, "/frames", "t", Kind::Float, None)?;
+    if t.is_empty() {
+        return Err(LogError::Empty);
+    }
+    let n = t.len();
+    let mut frames = vec![Frame::default(); n];
+    for col in FRAME_COLUMNS {
+        read_into(&frames_group, "/frames", col, &mut frames, n)?;
+    }
+    for (row, pair) in t.windows(2).enumerate() {
+        if let [a, b] = pair {
+            if b <= a {
+                return Err(value_error("/frames/t", row + 1, "time is not strictly increasing"));
+            }
+        }
+    }
+
+    let obstacles_group = group(&file, "obstacles")?;
+    let offset: Vec<u64> = read_column(&obstacles_group, "/obstacles", "offset", Kind::Int, Some(n + 1))?;
+    if offset.first() != Some(&0) {
+        return Err(value_error("/obstacles/offset", 0, "the first offset must be 0"));
+    }
+    for (row, pair) in offset.windows(2).enumerate() {
+        if let [a, b] = pair {
+            if b < a {
+                return Err(value_error("/obstacles/offset", row + 1, "offsets decrease"));
+            }
+        }
+    }
+    let rows = offset.last().copied().unwrap_or(0) as usize;
+    let mut obstacles = vec![BLANK_OBSTACLE; rows];
+    for col in OBSTACLE_COLUMNS {
+        read_into(&obstacles_group, "/obstacles", col, &mut obstacles, rows)?;
+    }
+    let mut rest: &[Obstacle] = &obstacles;
+    for (frame, pair) in frames.iter_mut().zip(offset.windows(2)) {
+        if let [a, b] = pair {
+            let (mine, tail) = rest.split_at((b - a) as usize);
+            frame.obstacles = mine.to_vec();
+            rest = tail;
+        }
+    }
+    Ok(RunLog { meta, frames })
+}
+
+fn group(file: &File, name: &str) -> Result<Group, LogError> {
+    if !file.link_exists(name) {
+        return Err(LogError::Missing(format!("/{name}")));
+    }
+    file.group(name).map_err(|_| LogError::WrongType {
+        dataset: format!("/{name}"),
+        expected: "a group",
+        found: "another kind of object".to_owned(),
+    })
+}
+
+/// Element class a column requires.
+#[derive(Clone, Copy)]
+enum Kind {
+    Float,
+    Int,
+}
+
+fn open_dataset(group: &Group, path: &str, name: &str, kind: Kind) -> Result<Dataset, LogError> {
+    let full = format!("{path}/{name}");
+    if !group.link_exists(name) {
+        return Err(LogError::Missing(full));
+    }
+    let ds = group.dataset(name).map_err(|_| LogError::WrongType {
+        dataset: full.clone(),
+        expected: "a dataset",
+        found: "another kind of object".to_owned(),
+    })?;
+    let descriptor = ds.dtype().and_then(|d| d.to_descriptor()).map_err(LogError::hdf5(full.clone()))?;
+    let ok = match kind {
+        Kind::Float => matches!(descriptor, TypeDescriptor::Float(_)),
+        Kind::Int => matches!(descriptor, TypeDescriptor::Integer(_) | TypeDescriptor::Unsigned(_)),
+    };
+    if !ok {
+        let expected = match kind {
+            Kind::Float => "floating point",
+            Kind::Int => "integer",
+        };
+        return Err(LogError::WrongType { dataset: full, expected, found: format!("{descriptor}") });
+    }
+    if ds.ndim() != 1 {
+        return Err(LogError::WrongType { dataset: full, expected: "a 1-D dataset", found: format!("{} dimensions", ds.ndim()) });
+    }
+    Ok(ds)
+}
+
+fn read_column<T: H5Type>(
+    group: &Group,
+    path: &str,
+    name: &str,
+    kind: Kind,
+    expected_len: Option<usize>,
+) -> Result<Vec<T>, LogError> {
+    let ds = open_dataset(group, path, name, kind)?;
+    let full = format!("{path}/{name}");
+    if let Some(expected) = expected_len {
+        let found = ds.size();
+        if found != expected {
+            return Err(LogError::Length { dataset: full, found, expected });
+        }
+    }
+    ds.read_raw::<T>().map_err(LogError::hdf5(full))
+}
+
+/// Reads one column, checks length and value rules, and stores it into `rows`.
+fn read_into<T>(group: &Group, path: &str, col: &Col<T>, rows: &mut [T], n: usize) -> Result<(), LogError> {
+    let name = col.name();
+    let full = format!("{path}/{name}");
+    let rule = col.rule();
+    macro_rules! fill {
+        ($ty:ty, $kind:expr, $set:expr) => {{
+            let values: Vec<$ty> = read_column(group, path, name, $kind, Some(n))?;
+            for (row, (target, v)) in rows.iter_mut().zip(values).enumerate() {
+                #[allow(clippy::cast_lossless)]
+                if let Some(problem) = check(rule, v as f64) {
+                    return Err(value_error(&full, row, problem));
+                }
+                $set(target, v);
+            }
+        }};
+    }
+    match col {
+        Col::F64(_, _, _, set) => fill!(f64, Kind::Float, set),
+        Col::F32(_, _, _, set) => fill!(f32, Kind::Float, set),
+        Col::I32(_, _, _, set) => fill!(i32, Kind::Int, set),
+        Col::U8(_, _, _, set) => fill!(u8, Kind::Int, set),
+    }
+    Ok(())
+}
+
+fn value_error(dataset: &str, row: usize, problem: &str) -> LogError {
+    LogError::Value { dataset: dataset.to_owned(), row, problem: problem.to_owned() }
+}
+
+fn read_meta(file: &File) -> Result<RunMeta, LogError> {
+    let format = string_attr(file, "format")?;
+    if format != FORMAT {
+        return Err(LogError::Attribute { name: "format", problem: format!("expected \"{FORMAT}\", found {format:?}") });
+    }
+    let version: i64 = numeric_attr(file, "version", Kind::Int)?
+        .ok_or(LogError::Attribute { name: "version", problem: "missing".to_owned() })?;
+    if version != super::VERSION {
+        return Err(LogError::Attribute { name: "version", problem: format!("unsupported version {version}") });
+    }
+    let frame_period_s: f64 = numeric_attr(file, "frame_period_s", Kind::Float)?.unwrap_or(0.1);
+    if !(frame_period_s > 0.0 && frame_period_s.is_finite()) {
+        return Err(LogError::Attribute { name: "frame_period_s", problem: "must be a positive number".to_owned() });
+    }
+    Ok(RunMeta {
+        scenario: string_attr(file, "scenario")?,
+        run_id: string_attr(file, "run_id")?,
+        frame_period_s,
+        seed: numeric_attr(file, "seed", Kind::Int)?,
+    })
+}
+
+fn attr(file: &File, name: &'static str) -> Result<Option<Attribute>, LogError> {
+    let names = file.attr_names().map_err(LogError::hdf5("reading root attributes"))?;
+    if !names.iter().any(|n| n == name) {
+        return Ok(None);
+    }
+    file.attr(name).map(Some).map_err(LogError::hdf5(format!("attribute `{name}`")))
+}
+
+fn string_attr(file: &File, name: &'static str) -> Result<String, LogError> {
+    let a = attr(file, name)?.ok_or(LogError::Attribute { name, problem: "missing".to_owned() })?;
+    let bad = |problem: String| LogError::Attribute { name, problem };
+    let descriptor = a.dtype().and_then(|d| d.to_descriptor()).map_err(|e| bad(e.to_string()))?;
+    match descriptor {
+        TypeDescriptor::VarLenUnicode => {
+            a.read_scalar::<VarLenUnicode>().map(|s| s.as_str().to_owned()).map_err(|e| bad(e.to_string()))
+        }
+        TypeDescriptor::VarLenAscii => {
+            a.read_scalar::<VarLenAscii>().map(|s| s.as_str().to_owned()).map_err(|e| bad(e.to_string()))
+        }
+        other => Err(bad(format!("expected a variable-length string, found {other}"))),
+    }
+}
+
+fn numeric_attr<T: H5Type>(file: &File, name: &'static str, kind: Kind) -> Result<Option<T>, LogError> {
+    let Some(a) = attr(file, name)? else { return Ok(None) };
+    let bad = |problem: String| LogError::Attribute { name, problem };
+    let descriptor = a.dtype().and_then(|d| d.to_descriptor()).map_err(|e| bad(e.to_string()))?;
+    let ok = match kind {
+        Kind::Float => matches!(descriptor, TypeDescriptor::Float(_) | TypeDescriptor::Integer(_)),
+        Kind::Int => matches!(descriptor, TypeDescriptor::Integer(_) | TypeDescriptor::Unsigned(_)),
+    };
+    if !ok || !a.is_scalar() && a.size() != 1 {
+        return Err(bad(format!("expected a numeric scalar, found {descriptor}")));
+    }
+    let values = a.read_raw::<T>().map_err(|e| bad(e.to_string()))?;
+    values.into_iter().next().map(Some).ok_or_else(|| bad("empty".to_owned()))
+}

@@ -1,0 +1,345 @@
+//! Other road users: NPC vehicles (lawful IDM drivers on fixed lanes) and pedestrians on the crosswalk.
+//!
+//! NPCs are deliberately simple and law-abiding; the diversity of outcomes comes from the ego driver and
+//! from the sampled timing of the NPCs (arrival times, headways, jam release, braking events). NPCs do not
+//! react to the ego except where the scenario needs it (cross traffic at a stop sign waits while the ego is
+//! inside the junction); oncoming traffic has priority and does not yield.
+
+use laws::frame::obstacle_type;
+use rand::Rng;
+
+use crate::ego::{idm, IdmParams};
+use crate::light::Light;
+use crate::road::{Road, LANE_CENTRE_M, LANE_WIDTH_M};
+use crate::scenario::{ControlSpec, Scenario, VehicleRole, VehicleSpec};
+
+/// Where an NPC vehicle drives.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Lane {
+    /// The ego route (lead and queued vehicles).
+    Route,
+    /// A straight line through the junction centre region: the point at lane position 0 and the heading.
+    Line { x0: f64, y0: f64, heading: f64, id: u8 },
+}
+
+/// Oncoming lane (westbound, north half of the east–west road).
+const ONCOMING: Lane = Lane::Line { x0: 0.0, y0: LANE_CENTRE_M, heading: std::f64::consts::PI, id: 1 };
+/// Cross lane (northbound, east half of the north–south road).
+const CROSS: Lane = Lane::Line { x0: LANE_CENTRE_M, y0: 0.0, heading: std::f64::consts::FRAC_PI_2, id: 2 };
+
+/// A scripted braking event of a lead vehicle.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct BrakeEvent {
+    at_t: f64,
+    decel_mps2: f64,
+    to_mps: f64,
+    hold_s: f64,
+}
+
+/// One NPC vehicle. `s` is the position of the footprint centre along its lane.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Vehicle {
+    pub id: i32,
+    pub role: VehicleRole,
+    pub lane: Lane,
+    pub s: f64,
+    pub v: f64,
+    pub length_m: f64,
+    pub width_m: f64,
+    v_des: f64,
+    /// Lane position where the front bumper stops (stop sign or light), if any.
+    stop_front_s: Option<f64>,
+    /// Stop-sign wait, s.
+    wait_s: f64,
+    /// Time the vehicle came to rest at its stop line (stop-sign arrival order).
+    pub arrived_t: Option<f64>,
+    /// Passed its stop line (no more stopping).
+    cleared_line: bool,
+    /// Stationary until this time (jam).
+    release_t: f64,
+    brake: Option<BrakeEvent>,
+}
+
+/// A pedestrian walking across the crosswalk (north or south).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Pedestrian {
+    pub id: i32,
+    pub x: f64,
+    pub y: f64,
+    /// +1 walking north, -1 south.
+    pub dir: f64,
+    start_t: f64,
+    pub speed_mps: f64,
+    end_y: f64,
+}
+
+/// What an NPC needs to know about the world to move.
+pub(crate) struct NpcView<'a> {
+    pub road: &'a Road,
+    pub light: Option<&'a Light>,
+    pub t: f64,
+    pub dt: f64,
+    /// Whether any part of the ego is inside the junction.
+    pub ego_in_junction: bool,
+}
+
+const NPC_IDM: IdmParams = IdmParams {
+    max_accel_mps2: 1.5,
+    comfort_decel_mps2: 2.5,
+    time_headway_s: 1.4,
+    min_gap_m: 2.0,
+};
+
+impl Vehicle {
+    pub fn position(&self, road: &Road) -> (f64, f64, f64) {
+        match self.lane {
+            Lane::Route => {
+                let p = road.pose(self.s);
+                (p.x, p.y, p.heading)
+            }
+            Lane::Line { x0, y0, heading, .. } => (x0 + self.s * heading.cos(), y0 + self.s * heading.sin(), heading),
+        }
+    }
+
+    fn front(&self) -> f64 {
+        self.s + self.length_m / 2.0
+    }
+
+    fn desired_speed(&self, t: f64) -> f64 {
+        match self.brake {
+            Some(b) if t >= b.at_t && t < b.at_t + b.hold_s + (self.v_des - b.to_mps).max(0.0) / b.decel_mps2 => {
+                b.to_mps
+            }
+            _ => self.v_des,
+        }
+    }
+
+    /// Desired acceleration given the vehicle ahead on the same lane (`leader`: its rear position and speed).
+    fn accel(&mut self, view: &NpcView<'_>, leader: Option<(f64, f64)>) -> f64 {
+        if view.t < self.release_t {
+            return -9.0;
+        }
+        let v0 = self.desired_speed(view.t);
+        let mut a = idm(&NPC_IDM, self.v, v0, leader.map(|(rear, v)| (rear - self.front(), v)));
+        if let Some(b) = self.brake {
+            if view.t >= b.at_t && self.v > v0 + 0.05 {
+                a = a.min(-b.decel_mps2);
+            }
+        }
+        if let Some(stop) = self.stop_front_s.filter(|_| !self.cleared_line) {
+            let gap = stop - self.front();
+            if gap < -0.5 {
+                self.cleared_line = true;
+            } else if self.must_stop(view, gap) {
+                a = a.min(idm(&NPC_IDM, self.v, v0, Some((gap + NPC_IDM.min_gap_m - 0.5, 0.0))));
+            }
+        }
+        a
+    }
+
+    /// Whether the vehicle must (still) hold at its stop line.
+    fn must_stop(&mut self, view: &NpcView<'_>, gap: f64) -> bool {
+        let control = view.road.junction().map(|j| j.control);
+        match (control, self.lane) {
+            (Some(ControlSpec::StopSign), _) => {
+                if self.arrived_t.is_none() && self.v < 0.2 && gap < 1.5 {
+                    self.arrived_t = Some(view.t);
+                }
+                match self.arrived_t {
+                    None => true,
+                    Some(at) => view.t < at + self.wait_s || (self.lane != Lane::Route && view.ego_in_junction),
+                }
+            }
+            (Some(ControlSpec::Light), lane) => {
+                let Some(light) = view.light else { return false };
+                // The cross road sees the opposite phase: green while the ego's light is red.
+                let color = match lane {
+                    Lane::Route => light.color_at(view.t),
+                    Lane::Line { .. } => match light.color_at(view.t) {
+                        laws::frame::light_color::RED => laws::frame::light_color::GREEN,
+                        _ => laws::frame::light_color::RED,
+                    },
+                };
+                match color {
+                    laws::frame::light_color::RED => true,
+                    laws::frame::light_color::YELLOW => self.v * self.v / (2.0 * gap.max(0.1)) < 3.0,
+                    _ => false,
+                }
+            }
+            _ => false,
+        }
+    }
+}
+
+impl Pedestrian {
+    pub fn walking(&self, t: f64) -> bool {
+        t >= self.start_t && self.dir * (self.end_y - self.y) > 0.0
+    }
+    fn step(&mut self, t: f64, dt: f64) {
+        if self.walking(t) {
+            self.y += self.dir * self.speed_mps * dt;
+        }
+    }
+    /// Heading of the walking direction, rad.
+    pub fn heading(&self) -> f64 {
+        self.dir * std::f64::consts::FRAC_PI_2
+    }
+}
+
+/// All NPCs of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Traffic {
+    pub vehicles: Vec<Vehicle>,
+    pub pedestrians: Vec<Pedestrian>,
+}
+
+/// Kind code of NPC vehicles and pedestrians in frames.
+pub(crate) const VEHICLE: i32 = obstacle_type::VEHICLE;
+pub(crate) const PEDESTRIAN: i32 = obstacle_type::PEDESTRIAN;
+/// Pedestrian footprint side, m.
+pub(crate) const PED_SIZE_M: f64 = 0.6;
+
+impl Traffic {
+    /// Samples the NPCs of one run. `ego_front_s` is the ego's initial front-bumper route position.
+    pub fn sample(scenario: &Scenario, road: &Road, ego_front_s: f64, rng: &mut impl Rng) -> Traffic {
+        let mut vehicles = Vec::new();
+        let mut next_id = 1;
+        for spec in scenario.vehicles() {
+            let count = spec.count.sample(rng).round() as usize;
+            let mut cursor = f64::NAN;
+            for k in 0..count {
+                let v = vehicle(spec, road, ego_front_s, k, &mut cursor, rng, next_id);
+                next_id += 1;
+                vehicles.push(v);
+            }
+        }
+        let mut pedestrians = Vec::new();
+        if let (Some(spec), Some((a, b))) = (scenario.pedestrians(), road.junction().and_then(|j| j.crosswalk_s)) {
+            let x = road.pose((a + b) / 2.0).x;
+            let edge = road.lanes() as f64 * LANE_WIDTH_M + 2.0;
+            let count = spec.count.sample(rng).round() as usize;
+            for k in 0..count {
+                let dir = if rng.random_bool(0.5) { 1.0 } else { -1.0 };
+                pedestrians.push(Pedestrian {
+                    id: 100 + k as i32,
+                    x: x + rng.random_range(-1.2..=1.2),
+                    y: -dir * edge,
+                    dir,
+                    start_t: spec.start_t_s.sample(rng),
+                    speed_mps: spec.speed_mps.sample(rng),
+                    end_y: dir * edge,
+                });
+            }
+        }
+        Traffic { vehicles, pedestrians }
+    }
+
+    /// Advances every NPC by one tick.
+    pub fn step(&mut self, view: &NpcView<'_>) {
+        // Accelerations first (from the same snapshot), then integration: no order dependence.
+        let snapshot: Vec<(Lane, f64, f64, f64)> =
+            self.vehicles.iter().map(|v| (v.lane, v.s, v.s - v.length_m / 2.0, v.v)).collect();
+        let accels: Vec<f64> = self
+            .vehicles
+            .iter_mut()
+            .map(|veh| {
+                let leader = snapshot
+                    .iter()
+                    .filter(|(lane, s, _, _)| same_lane(*lane, veh.lane) && *s > veh.s)
+                    .min_by(|a, b| a.1.total_cmp(&b.1))
+                    .map(|&(_, _, rear, v)| (rear, v));
+                veh.accel(view, leader)
+            })
+            .collect();
+        for (veh, a) in self.vehicles.iter_mut().zip(accels) {
+            let a = a.clamp(-9.0, NPC_IDM.max_accel_mps2);
+            let v_new = (veh.v + a * view.dt).max(0.0);
+            veh.s += 0.5 * (veh.v + v_new) * view.dt;
+            veh.v = v_new;
+        }
+        for p in &mut self.pedestrians {
+            p.step(view.t, view.dt);
+        }
+    }
+}
+
+fn same_lane(a: Lane, b: Lane) -> bool {
+    match (a, b) {
+        (Lane::Route, Lane::Route) => true,
+        (Lane::Line { id: x, .. }, Lane::Line { id: y, .. }) => x == y,
+        _ => false,
+    }
+}
+
+fn vehicle(
+    spec: &VehicleSpec,
+    road: &Road,
+    ego_front_s: f64,
+    k: usize,
+    cursor: &mut f64,
+    rng: &mut impl Rng,
+    id: i32,
+) -> Vehicle {
+    let length_m = rng.random_range(4.3..=5.0);
+    let width_m = rng.random_range(1.8..=2.0);
+    let v_des = spec.speed_kph.sample(rng) / 3.6;
+    let junction = road.junction();
+    let half = junction.map_or(10.0, |j| j.half_size_m);
+    let mut veh = Vehicle {
+        id,
+        role: spec.role,
+        lane: Lane::Route,
+        s: 0.0,
+        v: v_des,
+        length_m,
+        width_m,
+        v_des,
+        stop_front_s: None,
+        wait_s: spec.hold_s.sample(rng),
+        arrived_t: None,
+        cleared_line: false,
+        release_t: f64::NEG_INFINITY,
+        brake: None,
+    };
+    match spec.role {
+        VehicleRole::Lead => {
+            let rear = if k == 0 { ego_front_s + spec.gap_m.sample(rng) } else { *cursor + spec.gap_m.sample(rng) };
+            veh.s = rear + length_m / 2.0;
+            *cursor = rear + length_m;
+            veh.stop_front_s = junction.and_then(|j| j.stop_line_s);
+            veh.brake = spec.brake_at_s.map(|at| BrakeEvent {
+                at_t: at.sample(rng),
+                decel_mps2: spec.brake_decel_mps2.sample(rng),
+                to_mps: spec.brake_to_kph.sample(rng) / 3.6,
+                hold_s: spec.hold_s.sample(rng),
+            });
+        }
+        VehicleRole::Queue => {
+            let line = junction.and_then(|j| j.stop_line_s.or(Some(j.entry_s))).unwrap_or(road.end_s());
+            let front = if k == 0 { line - rng.random_range(0.3..=1.2) } else { *cursor - spec.gap_m.sample(rng) };
+            veh.s = front - length_m / 2.0;
+            *cursor = front - length_m;
+            veh.v = 0.0;
+            veh.stop_front_s = junction.and_then(|j| j.stop_line_s);
+        }
+        VehicleRole::Oncoming | VehicleRole::Cross => {
+            veh.lane = if spec.role == VehicleRole::Oncoming { ONCOMING } else { CROSS };
+            let t_arrive = if k == 0 { spec.first_arrival_s.sample(rng) } else { *cursor + spec.headway_s.sample(rng) };
+            *cursor = t_arrive;
+            veh.s = -v_des * t_arrive;
+            if spec.role == VehicleRole::Cross && junction.is_some_and(|j| j.control != ControlSpec::None) {
+                veh.stop_front_s = Some(-half - 1.0);
+            }
+        }
+        VehicleRole::Jam => {
+            veh.lane = CROSS;
+            veh.s = -half + 3.0 + k as f64 * (length_m + rng.random_range(1.0..=2.0));
+            veh.v = 0.0;
+            veh.release_t = spec.hold_s.sample(rng);
+        }
+    }
+    veh
+}
+
+#[cfg(test)]
+mod tests;

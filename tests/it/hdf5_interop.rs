@@ -1,0 +1,99 @@
+//! HDF5 interop: logs written by avguard open in h5py and pandas; logs written by h5py are read by
+//! avguard; malformed logs are rejected with an error naming the dataset.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use tests::{avguard, workspace_root};
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("avguard-it-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create scratch dir");
+    dir
+}
+
+/// Runs `tests/py/h5_interop.py MODE ARG`; fails naming the package when a Python package is missing.
+fn python(mode: &str, arg: &Path) -> String {
+    let script = workspace_root().join("tests/py/h5_interop.py");
+    let out = Command::new("python3").arg(&script).arg(mode).arg(arg).output().expect("run python3");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "h5_interop.py {mode} failed (see tests/py/requirements-hdf5.txt): {stderr}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn inspect_json(paths: &[PathBuf]) -> (bool, Vec<String>) {
+    let out = avguard().arg("inspect").arg("--json").args(paths).output().expect("run avguard inspect");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    (out.status.success(), text.lines().map(str::to_owned).collect())
+}
+
+#[test]
+fn avguard_logs_open_in_h5py_and_pandas() {
+    let dir = scratch("h5-ours");
+    let scenario = workspace_root().join("scenarios/braking_leader.toml");
+    let status = avguard()
+        .args(["simulate", "--runs", "2", "--seed", "5", "--out"])
+        .arg(&dir)
+        .arg("--scenario")
+        .arg(&scenario)
+        .status()
+        .expect("run avguard simulate");
+    assert!(status.success());
+    let log = dir.join("braking_leader_0001.h5");
+    let summary = python("check", &log);
+    let (ok, lines) = inspect_json(std::slice::from_ref(&log));
+    assert!(ok, "{lines:?}");
+    let ours = &lines[0];
+    // Frame count and collision flag agree between h5py/pandas and our reader.
+    let frames = between(&summary, "\"frames\": ", ",");
+    assert!(ours.contains(&format!("\"frames\":{frames},")), "{summary} vs {ours}");
+    let collision = between(&summary, "\"collision\": ", ",");
+    assert!(ours.contains(&format!("\"collision\":{collision},")), "{summary} vs {ours}");
+    assert!(summary.contains("\"scenario\": \"braking_leader\""), "{summary}");
+}
+
+#[test]
+fn h5py_logs_are_read_by_avguard() {
+    let dir = scratch("h5-py");
+    let log = dir.join("from_h5py.h5");
+    python("write", &log);
+    let (ok, lines) = inspect_json(std::slice::from_ref(&log));
+    assert!(ok, "{lines:?}");
+    let line = &lines[0];
+    for expected in ["\"ok\":true", "\"frames\":5,", "\"duration_s\":0.4,", "\"collision\":true,", "\"error\":null"] {
+        assert!(line.contains(expected), "missing {expected} in {line}");
+    }
+}
+
+#[test]
+fn malformed_logs_name_the_dataset() {
+    let dir = scratch("h5-bad");
+    let cases = python("bad", &dir);
+    // {"case": "/dataset", ...}
+    let pairs: Vec<(String, String)> = cases
+        .trim()
+        .trim_matches(|c| c == '{' || c == '}')
+        .split(", ")
+        .map(|kv| {
+            let (k, v) = kv.split_once(": ").expect("key: value");
+            (k.trim_matches('"').to_owned(), v.trim_matches('"').to_owned())
+        })
+        .collect();
+    assert_eq!(pairs.len(), 7, "{cases}");
+    for (case, dataset) in pairs {
+        let path = dir.join(format!("{case}.h5"));
+        let (ok, lines) = inspect_json(std::slice::from_ref(&path));
+        assert!(!ok, "{case} was accepted");
+        let line = &lines[0];
+        assert!(line.contains("\"ok\":false"), "{line}");
+        assert!(line.contains(&format!("`{dataset}`")), "{case}: error does not name {dataset}: {line}");
+    }
+}
+
+fn between<'a>(text: &'a str, start: &str, end: &str) -> &'a str {
+    let from = text.find(start).map(|i| i + start.len()).expect("start marker");
+    let len = text[from..].find(end).expect("end marker");
+    &text[from..from + len]
+}

@@ -1,0 +1,160 @@
+"""HDF5 interop checks for avguard logs (INTERFACES section 2), driven by tests/it/hdf5_interop.rs.
+
+  h5_interop.py write FILE      write a valid log with h5py (plus extra datasets/attributes readers must ignore)
+  h5_interop.py check FILE      open a log written by avguard with h5py and pandas; validate the layout
+                                independently and print a JSON summary
+  h5_interop.py bad DIR         write one malformed log per failure kind; print {"name": "dataset"} as JSON
+"""
+import json
+import sys
+
+missing = []
+try:
+    import numpy as np
+except ImportError:
+    missing.append("numpy")
+try:
+    import h5py
+except ImportError:
+    missing.append("h5py")
+try:
+    import pandas as pd
+except ImportError:
+    missing.append("pandas")
+if missing:
+    print("missing python package(s): " + ", ".join(missing), file=sys.stderr)
+    sys.exit(3)
+
+F64 = ["t", "x", "y", "z", "heading", "speed", "accel", "stopline_dist", "junction_dist", "crosswalk_dist",
+       "stopsign_dist", "speed_limit"]
+F32 = ["throttle", "brake", "steering"]
+I32 = ["gear", "turn_signal", "light_color", "lane_number", "planned_turn"]
+U8 = ["light_blink", "signal_ahead", "traffic_jam", "horn", "high_beam", "low_beam", "hazard", "collision",
+      "destination"]
+OBS_F64 = ["x", "y", "heading", "speed", "length", "width"]
+
+
+def frame_columns(n):
+    t = np.arange(n) * 0.1
+    cols = {
+        "t": t, "x": 10.0 + 2.0 * t, "y": np.full(n, -1.75), "z": np.zeros(n), "heading": np.full(n, 0.25),
+        "speed": np.full(n, 2.0), "accel": np.linspace(-1.0, 1.0, n), "stopline_dist": 30.0 - 2.0 * t,
+        "junction_dist": np.full(n, np.inf), "crosswalk_dist": np.full(n, np.inf),
+        "stopsign_dist": np.full(n, np.inf), "speed_limit": np.full(n, 13.9),
+        "throttle": np.full(n, 12.5), "brake": np.zeros(n), "steering": np.full(n, -3.0),
+        "gear": np.ones(n), "turn_signal": np.zeros(n), "light_color": np.full(n, 2),
+        "lane_number": np.full(n, 2), "planned_turn": np.full(n, 1),
+    }
+    for name in U8:
+        cols[name] = np.zeros(n)
+    cols["collision"][n - 1] = 1
+    cols["signal_ahead"][:] = 1
+    return cols
+
+
+def write_log(path, n=5, mutate=None):
+    cols = frame_columns(n)
+    # Frame k has k obstacles: offsets 0, 0, 1, 3, 6, ...
+    counts = np.arange(n)
+    offset = np.concatenate([[0], np.cumsum(counts)]).astype(np.uint64)
+    rows = int(offset[-1])
+    obs = {name: np.arange(rows, dtype=np.float64) + 0.5 for name in OBS_F64}
+    obs["id"] = np.arange(rows)
+    obs["type"] = np.full(rows, 5)
+    obs["priority"] = (np.arange(rows) % 2)
+    with h5py.File(path, "w") as f:
+        f.attrs["format"] = "avguard-log"
+        f.attrs["version"] = 1
+        f.attrs["scenario"] = "from_h5py"
+        f.attrs["run_id"] = "py-0"
+        f.attrs["frame_period_s"] = 0.1
+        f.attrs["seed"] = np.uint64(18446744073709551615)
+        f.attrs["comment"] = "extra attribute, ignored by readers"
+        g = f.create_group("frames")
+        types = {**{k: "f8" for k in F64}, **{k: "f4" for k in F32}, **{k: "i4" for k in I32},
+                 **{k: "u1" for k in U8}}
+        for name, values in cols.items():
+            g.create_dataset(name, data=np.asarray(values).astype(types[name]))
+        g.create_dataset("extra_signal", data=np.zeros(n))
+        o = f.create_group("obstacles")
+        o.create_dataset("offset", data=offset)
+        o.create_dataset("id", data=obs["id"].astype("i4"))
+        o.create_dataset("type", data=obs["type"].astype("i4"))
+        for name in OBS_F64:
+            o.create_dataset(name, data=obs[name])
+        o.create_dataset("priority", data=obs["priority"].astype("u1"))
+        f.create_group("extra_group")
+        if mutate:
+            mutate(f)
+
+
+def check(path):
+    with h5py.File(path, "r") as f:
+        assert f.attrs["format"] == "avguard-log", f.attrs["format"]
+        assert int(f.attrs["version"]) == 1
+        g = f["frames"]
+        n = g["t"].shape[0]
+        for names, kind, size in ((F64, "f", 8), (F32, "f", 4), (I32, "i", 4), (U8, "u", 1)):
+            for name in names:
+                ds = g[name]
+                assert ds.dtype.kind == kind and ds.dtype.itemsize == size, (name, ds.dtype)
+                assert ds.shape == (n,), (name, ds.shape)
+                assert ds.chunks is not None, f"{name} is not chunked"
+                assert ds.maxshape == (None,), f"{name} is not extendable"
+        t = g["t"][:]
+        assert np.all(np.diff(t) > 0), "t not increasing"
+        o = f["obstacles"]
+        offset = o["offset"][:]
+        assert o["offset"].dtype == np.uint64 and offset.shape == (n + 1,) and offset[0] == 0
+        rows = int(offset[-1])
+        for name in ["id", "type", "priority"] + OBS_F64:
+            assert o[name].shape == (rows,), (name, o[name].shape)
+        # pandas: the frame table as a DataFrame, no special options.
+        df = pd.DataFrame({name: g[name][:] for name in g.keys()})
+        obstacles = pd.DataFrame({name: o[name][:] for name in o.keys() if name != "offset"})
+        summary = {
+            "frames": int(len(df)),
+            "duration_s": float(df["t"].iloc[-1] - df["t"].iloc[0]),
+            "collision": bool(df["collision"].any()),
+            "obstacle_rows": int(len(obstacles)),
+            "max_speed": float(df["speed"].max()),
+            "scenario": str(f.attrs["scenario"]),
+            "seed": int(f.attrs["seed"]) if "seed" in f.attrs else None,
+        }
+    print(json.dumps(summary))
+
+
+def bad(directory):
+    def drop(name):
+        return lambda f: f["frames"].__delitem__(name)
+
+    def replace(name, data):
+        def go(f):
+            del f["frames"][name]
+            f["frames"].create_dataset(name, data=data)
+        return go
+
+    def set_value(name, index, value):
+        def go(f):
+            f["frames"][name][index] = value
+        return go
+
+    cases = {
+        "missing_speed": (drop("speed"), "/frames/speed"),
+        "gear_as_float": (replace("gear", np.ones(5)), "/frames/gear"),
+        "x_too_short": (replace("x", np.zeros(4)), "/frames/x"),
+        "t_not_increasing": (set_value("t", 3, 0.1), "/frames/t"),
+        "nan_speed": (set_value("speed", 2, np.nan), "/frames/speed"),
+        "bad_offsets": (lambda f: f["obstacles"]["offset"].__setitem__(2, 9), "/obstacles/offset"),
+        "missing_obstacles": (lambda f: f.__delitem__("obstacles"), "/obstacles"),
+    }
+    out = {}
+    for name, (mutate, dataset) in cases.items():
+        write_log(f"{directory}/{name}.h5", mutate=mutate)
+        out[name] = dataset
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    mode, arg = sys.argv[1], sys.argv[2]
+    {"write": write_log, "check": check, "bad": bad}[mode](arg)
