@@ -21,12 +21,15 @@
 
 pub mod assemble;
 pub mod connection;
+pub mod control;
 pub mod decide;
 pub mod enforce;
 pub mod message;
+pub mod metrics;
 pub mod models;
 pub mod pipeline;
 pub mod predlog;
+pub mod record;
 pub mod rosbridge;
 pub mod server;
 pub mod shutdown;

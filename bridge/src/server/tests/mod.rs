@@ -11,6 +11,8 @@ use tokio::net::TcpListener;
 use tokio_tungstenite::tungstenite::Message;
 
 use super::*;
+
+mod outputs;
 use crate::assemble::AssemblerConfig;
 use crate::decide::{Decide, Decision, PropertyRisk};
 use crate::enforce::{Action, EnforceConfig};
@@ -60,9 +62,12 @@ fn config(log: Option<PathBuf>) -> BridgeConfig {
                 action: Action::Stop,
                 ..Default::default()
             },
+            control_command: false,
         },
         log_path: log,
         reload: None,
+        record: None,
+        metrics_interval: None,
     }
 }
 
