@@ -23,6 +23,7 @@ pub mod assemble;
 pub mod connection;
 pub mod control;
 pub mod decide;
+pub mod drive;
 pub mod enforce;
 pub mod message;
 pub mod metrics;

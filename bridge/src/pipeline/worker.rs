@@ -135,11 +135,13 @@ impl Worker {
         state.enforcer.step(frame, &decision, events);
         self.metrics.step.record(started.elapsed());
         self.metrics.n_frames.fetch_add(1, Ordering::Relaxed);
-        if state.link.wants_risk.load(Ordering::Relaxed) {
-            self.send_risk(&state.link, frame, &decision);
-        }
+        // Interventions before the frame's risk message: a lock-step client that waits for the risk
+        // reply has then seen every intervention of the frame.
         for event in events.iter() {
             self.handle_event(state, frame, event);
+        }
+        if state.link.wants_risk.load(Ordering::Relaxed) {
+            self.send_risk(&state.link, frame, &decision);
         }
     }
 

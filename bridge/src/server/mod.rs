@@ -162,6 +162,10 @@ pub async fn run(
                         continue;
                     }
                 };
+                // Interventions are small and latency-critical: no Nagle delay.
+                if let Err(err) = stream.set_nodelay(true) {
+                    tracing::debug!(%peer, %err, "cannot set TCP_NODELAY");
+                }
                 let Ok(permit) = Arc::clone(&permits).try_acquire_owned() else {
                     report.n_refused += 1;
                     tracing::warn!(%peer, "connection refused: limit reached");
