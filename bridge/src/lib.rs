@@ -20,6 +20,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod assemble;
+pub mod blocking;
 pub mod connection;
 pub mod control;
 pub mod decide;
