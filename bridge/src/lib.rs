@@ -14,6 +14,12 @@
 //! - [`enforce::Enforcer`] turns per-frame risk into alarm episodes (hysteresis), interventions with a
 //!   target speed and an explanation, and `clear`s; [`predlog::PredictionLog`] writes them as JSON lines.
 //!
+//! - [`control`] builds the optional Apollo `ControlCommand` of an intervention; [`record`] streams each
+//!   connection's frames into an HDF5 run log; [`metrics`] holds the counters, queue gauges and stage
+//!   latency histograms reported in [`server::RunReport`] and a periodic log line.
+//! - [`drive`] is the scenario generator as a lock-step simulator client; [`blocking`] wraps the async
+//!   API (signals, runtime) for the `avguard` binary.
+//!
 //! Every task reports a [`shutdown::ShutdownReason`]; one cancellation tree stops them all.
 #![warn(missing_docs)]
 #![deny(clippy::unwrap_used, clippy::expect_used)]

@@ -15,11 +15,12 @@ use crate::enforce::{Action, EnforceConfig};
 use crate::pipeline::{ModelStore, MonitorConfig};
 use crate::server::{self, BridgeConfig, RunReport};
 
-struct NearStopSign;
+#[derive(Default)]
+struct NearStopSign(Decision);
 impl Decide for NearStopSign {
-    fn step(&mut self, f: &Frame) -> Decision {
+    fn step(&mut self, f: &Frame) -> &Decision {
         let hot = f.stopsign_dist_m < 40.0 && f.speed_mps > 3.0;
-        Decision {
+        self.0 = Decision {
             properties: vec![PropertyRisk {
                 name: "stop_sign".into(),
                 state_bits: if hot { "1".into() } else { "0".into() },
@@ -29,13 +30,14 @@ impl Decide for NearStopSign {
                 likely_path: Vec::new(),
                 expected_time_s: None,
             }],
-        }
+        };
+        &self.0
     }
 }
 struct Factory;
 impl DecideFactory for Factory {
     fn session(&self) -> Box<dyn Decide> {
-        Box::new(NearStopSign)
+        Box::new(NearStopSign::default())
     }
     fn label(&self) -> String {
         "near-stop-sign".into()
@@ -200,7 +202,7 @@ async fn recorded_session_rescored_in_batch_matches_live_decisions() {
             .collect();
         assert_eq!(batch, sample.risk, "t = {}", frame.t);
         events.clear();
-        enforcer.step(frame, &decision, &mut events);
+        enforcer.step(frame, decision, &mut events);
         for e in &events {
             if let crate::enforce::Event::AlarmStart(i) | crate::enforce::Event::AlarmEnd(i) = e {
                 alarms.push((i.stamp, i.property.clone()));

@@ -14,7 +14,7 @@ use super::{Control, DataItem, MonitorConfig, Sinks};
 use crate::assemble::Assembler;
 use crate::control;
 use crate::decide::{Decide, Decision};
-use crate::enforce::{Enforcer, Event, Intervention};
+use crate::enforce::{EnforceConfig, Enforcer, Event, Intervention};
 use crate::metrics::Metrics;
 use crate::models::ModelStore;
 use crate::record::Recording;
@@ -132,16 +132,16 @@ impl Worker {
         let started = Instant::now();
         let decision = state.session.step(frame);
         events.clear();
-        state.enforcer.step(frame, &decision, events);
+        state.enforcer.step(frame, decision, events);
         self.metrics.step.record(started.elapsed());
         self.metrics.n_frames.fetch_add(1, Ordering::Relaxed);
         // Interventions before the frame's risk message: a lock-step client that waits for the risk
         // reply has then seen every intervention of the frame.
         for event in events.iter() {
-            self.handle_event(state, frame, event);
+            self.handle_event(&state.link, state.enforcer.config(), frame, event);
         }
         if state.link.wants_risk.load(Ordering::Relaxed) {
-            self.send_risk(&state.link, frame, &decision);
+            self.send_risk(&state.link, frame, decision);
         }
     }
 
@@ -161,8 +161,8 @@ impl Worker {
         }
     }
 
-    fn handle_event(&self, state: &ConnState, frame: &Frame, event: &Event) {
-        let id = state.link.id;
+    fn handle_event(&self, link: &ConnLink, enforce: &EnforceConfig, frame: &Frame, event: &Event) {
+        let id = link.id;
         if let Some(log) = &self.sinks.log {
             if log.write(id, event).is_err() {
                 self.metrics.n_log_errors.fetch_add(1, Ordering::Relaxed);
@@ -175,10 +175,7 @@ impl Worker {
         let Ok(msg_json) = serde_json::to_string(intervention) else {
             return;
         };
-        match state
-            .link
-            .try_send(OutTopic::Intervention, msg_json, None, &self.metrics)
-        {
+        match link.try_send(OutTopic::Intervention, msg_json, None, &self.metrics) {
             Ok(()) => {
                 self.metrics.n_interventions.fetch_add(1, Ordering::Relaxed);
                 if let Some(log) = &self.sinks.log {
@@ -187,34 +184,37 @@ impl Worker {
                     }
                 }
             }
-            Err(QueueError::Full) => state.link.overflowed.store(true, Ordering::SeqCst),
+            Err(QueueError::Full) => link.overflowed.store(true, Ordering::SeqCst),
             Err(QueueError::Closed) => return,
         }
         if self.config.control_command {
-            self.send_control(state, frame, intervention);
+            self.send_control(link, enforce, frame, intervention);
         }
     }
 
     /// Queues the Apollo `ControlCommand` of an intervention (`--control-command`).
-    fn send_control(&self, state: &ConnState, frame: &Frame, i: &Intervention) {
-        let Some(cmd) = control::control_command(frame, i, state.enforcer.config()) else {
+    fn send_control(
+        &self,
+        link: &ConnLink,
+        enforce: &EnforceConfig,
+        frame: &Frame,
+        i: &Intervention,
+    ) {
+        let Some(cmd) = control::control_command(frame, i, enforce) else {
             return;
         };
         let Some(json) = control::to_json(&cmd) else {
             return;
         };
         let binary = Some(control::to_envelope(&cmd));
-        match state
-            .link
-            .try_send(OutTopic::Control, json, binary, &self.metrics)
-        {
+        match link.try_send(OutTopic::Control, json, binary, &self.metrics) {
             Ok(()) => {
                 self.metrics
                     .n_control_commands
                     .fetch_add(1, Ordering::Relaxed);
             }
             // A control command is as important as the intervention it accompanies.
-            Err(QueueError::Full) => state.link.overflowed.store(true, Ordering::SeqCst),
+            Err(QueueError::Full) => link.overflowed.store(true, Ordering::SeqCst),
             Err(QueueError::Closed) => {}
         }
     }
