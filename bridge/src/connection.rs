@@ -19,6 +19,7 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::WebSocketStream;
 use tokio_util::sync::CancellationToken;
 
+use crate::control::CONTROL_COMMAND_TOPIC;
 use crate::message::{Channel, Payload, SimMessage};
 use crate::pipeline::{ConnLink, ModelStore, MonitorHandle, OutTopic, Outbound};
 use crate::rosbridge::{self, Op};
@@ -82,6 +83,7 @@ pub async fn serve(
         link,
         ctx,
         subscribed: HashSet::new(),
+        binary_client: false,
     };
     let reason = conn.run(out_rx, &cancel).await;
     conn.ctx.monitor.close(&conn.link);
@@ -100,6 +102,8 @@ struct Conn {
     link: Arc<ConnLink>,
     ctx: Arc<ConnCtx>,
     subscribed: HashSet<OutTopic>,
+    /// The client has sent binary envelopes: it gets `/apollo/control` as a binary envelope too.
+    binary_client: bool,
 }
 
 /// The outcome of sending to the client.
@@ -180,16 +184,41 @@ impl Conn {
         self.send_text(rosbridge::status(level, id, msg)).await
     }
 
+    /// Sends a monitor result: JSON to subscribers of its topic; an Apollo `ControlCommand` also (or only)
+    /// as a binary envelope to clients that speak binary.
     async fn forward(&mut self, out: Outbound) -> Sent {
-        if !self.subscribed.contains(&out.topic) {
-            return Ok(());
-        }
-        let topic = match out.topic {
-            OutTopic::Intervention => INTERVENTION_TOPIC,
-            OutTopic::Risk => RISK_TOPIC,
+        let subscribed = self.subscribed.contains(&out.topic);
+        let result = if subscribed {
+            self.send_text(rosbridge::publish(out_topic_name(out.topic), &out.msg_json))
+                .await
+        } else {
+            Ok(())
         };
-        self.send_text(rosbridge::publish(topic, &out.msg_json))
-            .await
+        let result = match (result, out.binary) {
+            (Ok(()), Some(bytes)) if self.binary_client && !subscribed => {
+                self.send_binary(bytes).await
+            }
+            (result, _) => result,
+        };
+        self.ctx
+            .monitor
+            .metrics()
+            .outbound_wait
+            .record(out.queued.elapsed());
+        result
+    }
+
+    async fn send_binary(&mut self, bytes: Vec<u8>) -> Sent {
+        match tokio::time::timeout(
+            self.ctx.config.send_timeout,
+            self.ws.send(Message::binary(bytes)),
+        )
+        .await
+        {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(err)) => Err(classify(&err)),
+            Err(_) => Err(ShutdownReason::SlowClient),
+        }
     }
 
     async fn handle(&mut self, msg: Message) -> Sent {
@@ -227,8 +256,11 @@ impl Conn {
                         )
                         .await;
                 }
+                self.binary_client = true;
+                let started = std::time::Instant::now();
                 match SimMessage::decode_envelope(&bytes) {
                     Ok(msg) => {
+                        self.ctx.monitor.metrics().decode.record(started.elapsed());
                         self.ctx.monitor.send(&self.link, msg);
                         Ok(())
                     }
@@ -255,8 +287,10 @@ impl Conn {
                 if topic == CONTROL_TOPIC {
                     return self.control(id.as_deref(), &msg).await;
                 }
+                let started = std::time::Instant::now();
                 match SimMessage::decode(&topic, Payload::Json(&msg)) {
                     Ok(m) => {
+                        self.ctx.monitor.metrics().decode.record(started.elapsed());
                         self.ctx.monitor.send(&self.link, m);
                         Ok(())
                     }
@@ -280,7 +314,7 @@ impl Conn {
                     Ok(())
                 }
                 None => {
-                    self.reject(id.as_deref(), &format!("unknown topic {topic:?}: avguard publishes {INTERVENTION_TOPIC} and {RISK_TOPIC}"))
+                    self.reject(id.as_deref(), &format!("unknown topic {topic:?}: avguard publishes {INTERVENTION_TOPIC}, {RISK_TOPIC} and {CONTROL_COMMAND_TOPIC}"))
                         .await
                 }
             },
@@ -328,7 +362,16 @@ fn out_topic(topic: &str) -> Option<OutTopic> {
     match topic {
         INTERVENTION_TOPIC => Some(OutTopic::Intervention),
         RISK_TOPIC => Some(OutTopic::Risk),
+        CONTROL_COMMAND_TOPIC => Some(OutTopic::Control),
         _ => None,
+    }
+}
+
+fn out_topic_name(topic: OutTopic) -> &'static str {
+    match topic {
+        OutTopic::Intervention => INTERVENTION_TOPIC,
+        OutTopic::Risk => RISK_TOPIC,
+        OutTopic::Control => CONTROL_COMMAND_TOPIC,
     }
 }
 

@@ -35,8 +35,9 @@ pub struct Decision {
 
 /// A per-connection decision session: holds the law windows of one simulator run.
 pub trait Decide: Send {
-    /// Consumes the next frame and returns every property's risk.
-    fn step(&mut self, frame: &Frame) -> Decision;
+    /// Consumes the next frame and returns every property's risk. The decision is borrowed from the
+    /// session so that a session can reuse its buffers: the hot path allocates nothing per frame.
+    fn step(&mut self, frame: &Frame) -> &Decision;
 }
 
 /// Makes sessions; one model. Swapped at run time through `arc_swap` by the pipeline.

@@ -1,5 +1,6 @@
 //! avguard's integration tests, compiled as one binary. One module per area.
 
+mod bridge_cli;
 mod cli;
 mod hdf5_interop;
 mod laws_cli;

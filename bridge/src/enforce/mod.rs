@@ -128,8 +128,16 @@ impl Enforcer {
     /// Consumes one frame's decision and appends the resulting events.
     pub fn step(&mut self, frame: &Frame, decision: &Decision, events: &mut Vec<Event>) {
         let clear_below = (self.config.threshold - self.config.hysteresis).max(0.0);
-        for prop in &decision.properties {
-            let idx = match self.state.iter().position(|(n, _, _)| n == &prop.name) {
+        for (pos, prop) in decision.properties.iter().enumerate() {
+            // Sessions keep a fixed property order: the same position is checked first, a search by
+            // name only when the order changed (e.g. after a model swap).
+            let same_pos = self.state.get(pos).is_some_and(|(n, _, _)| n == &prop.name);
+            let found = if same_pos {
+                Some(pos)
+            } else {
+                self.state.iter().position(|(n, _, _)| n == &prop.name)
+            };
+            let idx = match found {
                 Some(i) => i,
                 None => {
                     self.state.push((prop.name.clone(), false, false));

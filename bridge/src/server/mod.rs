@@ -10,7 +10,6 @@
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,8 +20,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::connection::{self, ConnCtx};
 use crate::decide::DecideFactory;
-use crate::pipeline::{Metrics, ModelStore, Monitor, MonitorConfig};
+use crate::metrics::MetricsSnapshot;
+use crate::pipeline::{Metrics, ModelStore, Monitor, MonitorConfig, Sinks};
 use crate::predlog::PredictionLog;
+use crate::record::RecordConfig;
 use crate::shutdown::ShutdownReason;
 
 #[cfg(test)]
@@ -54,6 +55,10 @@ pub struct BridgeConfig {
     pub log_path: Option<PathBuf>,
     /// Reload hook for `/avguard/control` `{"command": "reload"}`.
     pub reload: Option<Reloader>,
+    /// Session recording (`--record`), one HDF5 log per connection.
+    pub record: Option<RecordConfig>,
+    /// Period of the `bridge metrics` tracing line; `None` = only at exit.
+    pub metrics_interval: Option<Duration>,
 }
 
 /// What happened during a run.
@@ -75,6 +80,8 @@ pub struct RunReport {
     pub n_decode_errors: u64,
     /// Connection tasks that did not finish within the grace period (aborted).
     pub n_aborted: usize,
+    /// Every counter, queue length and stage latency at exit.
+    pub metrics: MetricsSnapshot,
 }
 
 /// Errors that stop the bridge before it serves.
@@ -112,10 +119,14 @@ pub async fn run(
     };
     let root = CancellationToken::new();
     let metrics = Arc::new(Metrics::default());
+    let sinks = Sinks {
+        log,
+        record: config.record.clone(),
+    };
     let monitor = Monitor::start(
         config.monitor,
         Arc::clone(&models),
-        log,
+        sinks,
         Arc::clone(&metrics),
         root.clone(),
     )
@@ -130,10 +141,17 @@ pub async fn run(
     let mut tasks = JoinSet::new();
     let mut report = RunReport::default();
     let mut next_id: u64 = 0;
+    // The periodic metrics line (a long period stands in for "never" when none is configured).
+    let period = config
+        .metrics_interval
+        .unwrap_or(Duration::from_secs(365 * 24 * 3600));
+    let mut metrics_tick = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+    metrics_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
             () = &mut shutdown => break,
+            _ = metrics_tick.tick() => ctx.monitor.snapshot().log(),
             () = root.cancelled() => break,
             accepted = listener.accept() => {
                 let (stream, peer): (_, SocketAddr) = match accepted {
@@ -144,6 +162,10 @@ pub async fn run(
                         continue;
                     }
                 };
+                // Interventions are small and latency-critical: no Nagle delay.
+                if let Err(err) = stream.set_nodelay(true) {
+                    tracing::debug!(%peer, %err, "cannot set TCP_NODELAY");
+                }
                 let Ok(permit) = Arc::clone(&permits).try_acquire_owned() else {
                     report.n_refused += 1;
                     tracing::warn!(%peer, "connection refused: limit reached");
@@ -183,12 +205,15 @@ pub async fn run(
             }
         }
     }
+    let handle = monitor.handle();
     report.n_worker_panics = tokio::task::spawn_blocking(move || monitor.shutdown())
         .await
         .unwrap_or(1);
-    report.n_data_dropped = metrics.n_data_dropped.load(Ordering::Relaxed);
-    report.n_frames = metrics.n_frames.load(Ordering::Relaxed);
-    report.n_interventions = metrics.n_interventions.load(Ordering::Relaxed);
-    report.n_decode_errors = metrics.n_decode_errors.load(Ordering::Relaxed);
+    report.metrics = handle.snapshot();
+    report.metrics.log();
+    report.n_data_dropped = report.metrics.n_data_dropped;
+    report.n_frames = report.metrics.n_frames;
+    report.n_interventions = report.metrics.n_interventions;
+    report.n_decode_errors = report.metrics.n_decode_errors;
     Ok(report)
 }

@@ -1,10 +1,164 @@
-//! `avguard bridge` (not yet built; see the issue tracker).
+//! `avguard bridge`: the live websocket bridge (INTERFACES §1 and §3).
+//!
+//! Flags map onto `bridge::server::BridgeConfig`; the process-level policy (SIGINT/SIGTERM → graceful
+//! shutdown and exit 0, SIGHUP → reload the model from the same path) is `bridge::blocking`.
+//!
+//! Model loading goes through `monitor::Session` behind `bridge::decide::DecideFactory`. That API has not
+//! landed on this branch yet, so [`load_model`] reports it as unavailable; everything else (transport,
+//! enforcement, logs, recording, control commands, signals) is wired.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use bridge::assemble::AssemblerConfig;
+use bridge::decide::DecideFactory;
+use bridge::enforce::{Action, EnforceConfig};
+use bridge::pipeline::{ModelStore, MonitorConfig};
+use bridge::record::RecordConfig;
+use bridge::server::{BridgeConfig, Reloader};
+
+/// What an intervention asks for.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum Mode {
+    /// Slow down to a speed from which the law can still be met.
+    SlowDown,
+    /// Stop.
+    Stop,
+    /// Only alert.
+    Alert,
+}
 
 /// Arguments of `avguard bridge`.
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Address to listen on (`ws://ADDR/`). Binding beyond loopback requires --token.
+    #[arg(long, default_value = "127.0.0.1:9090")]
+    pub listen: SocketAddr,
+    /// Model file written by `avguard learn`.
+    #[arg(long)]
+    pub model: PathBuf,
+    /// θ: intervene when a property's risk reaches it.
+    #[arg(long, default_value_t = 0.5)]
+    pub threshold: f64,
+    /// Risk within this many seconds instead of eventually.
+    #[arg(long)]
+    pub horizon: Option<f64>,
+    /// Intervention kind.
+    #[arg(long, value_enum, default_value = "slow-down")]
+    pub mode: Mode,
+    /// Prediction log (JSON lines: alarm start/end, violations, interventions).
+    #[arg(long)]
+    pub log: Option<PathBuf>,
+    /// Record each connection's frames as an HDF5 log (connection k ≥ 2 writes FILE_conn<k>.h5).
+    #[arg(long)]
+    pub record: Option<PathBuf>,
+    /// Also publish an Apollo ControlCommand on /apollo/control with each slow-down/stop.
+    #[arg(long)]
+    pub control_command: bool,
+    /// An alarm episode ends when risk falls below θ minus this.
+    #[arg(long, default_value_t = 0.1)]
+    pub hysteresis: f64,
+    /// Braking deceleration assumed for slow-down target speeds, m/s².
+    #[arg(long, default_value_t = 3.0)]
+    pub decel_mps2: f64,
+    /// Frame period of the assembled frames, s.
+    #[arg(long, default_value_t = 0.1)]
+    pub frame_period_s: f64,
+    /// Shared secret clients pass as `?token=...`.
+    #[arg(long)]
+    pub token: Option<String>,
+    /// Frames above this get a status error, bytes.
+    #[arg(long, default_value_t = 1 << 20)]
+    pub max_frame_bytes: usize,
+    /// Simultaneous simulator connections.
+    #[arg(long, default_value_t = 64)]
+    pub max_connections: usize,
+    /// Monitor worker threads.
+    #[arg(long, default_value_t = 2)]
+    pub workers: usize,
+    /// Seconds between `bridge metrics` log lines (0 = only at exit).
+    #[arg(long, default_value_t = 10.0)]
+    pub metrics_every_s: f64,
+}
+
+/// Loads the model as a decision factory.
+pub fn load_model(path: &Path) -> anyhow::Result<Box<dyn DecideFactory>> {
+    std::fs::metadata(path).with_context(|| format!("reading {}", path.display()))?;
+    anyhow::bail!(
+        "cannot load {}: live decisions need monitor::Session, which is not merged into this build yet",
+        path.display()
+    )
+}
 
 /// Runs `avguard bridge`.
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("`avguard bridge` is not available yet")
+pub fn run(args: Args) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        (0.0..=1.0).contains(&args.threshold),
+        "--threshold must be in [0, 1]"
+    );
+    if let Some(h) = args.horizon {
+        anyhow::ensure!(h.is_finite() && h > 0.0, "--horizon must be positive");
+    }
+    anyhow::ensure!(
+        args.listen.ip().is_loopback() || args.token.is_some(),
+        "binding {} beyond loopback requires --token",
+        args.listen
+    );
+    let factory = load_model(&args.model)?;
+    let model_path = args.model.clone();
+    let reload: Reloader = Arc::new(move || load_model(&model_path).map_err(|e| format!("{e:#}")));
+    let config = BridgeConfig {
+        max_frame_bytes: args.max_frame_bytes,
+        hard_frame_bytes: args.max_frame_bytes.saturating_mul(4),
+        max_connections: args.max_connections,
+        token: args.token.clone(),
+        outbound_capacity: 256,
+        send_timeout: Duration::from_secs(5),
+        shutdown_grace: Duration::from_secs(3),
+        monitor: MonitorConfig {
+            n_workers: args.workers,
+            data_capacity: 4096,
+            assembler: AssemblerConfig {
+                period_s: args.frame_period_s,
+                ..AssemblerConfig::default()
+            },
+            enforce: EnforceConfig {
+                threshold: args.threshold,
+                hysteresis: args.hysteresis,
+                horizon_s: args.horizon,
+                action: match args.mode {
+                    Mode::SlowDown => Action::SlowDown,
+                    Mode::Stop => Action::Stop,
+                    Mode::Alert => Action::Alert,
+                },
+                decel_mps2: args.decel_mps2,
+                ..EnforceConfig::default()
+            },
+            control_command: args.control_command,
+        },
+        log_path: args.log.clone(),
+        reload: Some(reload),
+        record: args.record.clone().map(|path| RecordConfig {
+            path,
+            frame_period_s: args.frame_period_s,
+        }),
+        metrics_interval: (args.metrics_every_s > 0.0)
+            .then(|| Duration::from_secs_f64(args.metrics_every_s)),
+    };
+    let models = Arc::new(ModelStore::new(factory));
+    let report = bridge::blocking::serve_until_signal(args.listen, config, models, |addr| {
+        eprintln!("avguard bridge listening on ws://{addr}/");
+    })?;
+    eprintln!(
+        "avguard bridge stopped: {} connections, {} frames, {} interventions, {} dropped, {} rejected",
+        report.connection_reasons.len(),
+        report.n_frames,
+        report.n_interventions,
+        report.n_data_dropped,
+        report.n_decode_errors
+    );
+    Ok(())
 }

@@ -1,10 +1,145 @@
-//! `avguard drive` (not yet built; see the issue tracker).
+//! `avguard drive`: the scenario generator as a simulator client of a running bridge.
+//!
+//! Run `i` uses seed `scenarios::run_seed(S, i)` (the same seeds as `avguard simulate`) and its own
+//! connection. Each run is driven in lock-step (see `bridge::drive`): one frame published, its risk reply
+//! awaited, interventions applied as speed caps. Per run the command prints the frames, interventions,
+//! collisions and the laws violated (evaluated on the frames the run produced), then a summary.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context;
+use bridge::drive::{DriveConfig, Encoding};
+use laws::{LawSet, LawSource};
+use scenarios::{run_seed, Scenario};
 
 /// Arguments of `avguard drive`.
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// The bridge, e.g. `ws://127.0.0.1:9090` (add `?token=...` if the bridge requires one).
+    #[arg(long, default_value = "ws://127.0.0.1:9090")]
+    pub connect: String,
+    /// Scenario file (`scenarios/*.toml`).
+    #[arg(long)]
+    pub scenario: PathBuf,
+    /// Number of runs.
+    #[arg(long, default_value_t = 1)]
+    pub runs: u64,
+    /// Base seed; run i uses a seed derived from (seed, i).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Publish binary protobuf envelopes instead of rosbridge JSON.
+    #[arg(long)]
+    pub binary: bool,
+    /// Do not apply interventions (open loop; the bridge still predicts).
+    #[arg(long)]
+    pub ignore_interventions: bool,
+    /// Law directory for the violation counts (default: `laws/specs` if present).
+    #[arg(long)]
+    pub laws: Option<PathBuf>,
+    /// Longest wait for the bridge's reply to one frame, seconds.
+    #[arg(long, default_value_t = 10.0)]
+    pub reply_timeout_s: f64,
+}
 
 /// Runs `avguard drive`.
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("`avguard drive` is not available yet")
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(&args.scenario)
+        .with_context(|| format!("reading {}", args.scenario.display()))?;
+    let scenario =
+        Scenario::from_toml_str(&text).with_context(|| format!("{}", args.scenario.display()))?;
+    let laws_dir = args
+        .laws
+        .clone()
+        .or_else(|| Some(PathBuf::from("laws/specs")).filter(|p| p.is_dir()));
+    let laws = laws_dir.as_deref().map(load_laws).transpose()?;
+    anyhow::ensure!(
+        args.reply_timeout_s.is_finite() && args.reply_timeout_s > 0.0,
+        "--reply-timeout-s must be a positive number of seconds"
+    );
+    let config = DriveConfig {
+        url: args.connect.clone(),
+        encoding: if args.binary {
+            Encoding::Binary
+        } else {
+            Encoding::Json
+        },
+        obey: !args.ignore_interventions,
+        reply_timeout: Duration::from_secs_f64(args.reply_timeout_s),
+    };
+    let seeds: Vec<u64> = (0..args.runs).map(|i| run_seed(args.seed, i)).collect();
+    let mut collisions = 0u64;
+    let mut violating: Vec<(String, u64)> = Vec::new();
+    let mut law_error = None;
+    bridge::blocking::drive_runs(&config, &scenario, &seeds, |i, report| {
+        collisions += u64::from(report.collision);
+        let violations = match &laws {
+            Some(laws) => match report.violations(laws, scenario.frame_period_s()) {
+                Ok(v) => v,
+                Err(err) => {
+                    law_error.get_or_insert(err);
+                    Vec::new()
+                }
+            },
+            None => Vec::new(),
+        };
+        for (name, _) in &violations {
+            match violating.iter_mut().find(|(n, _)| n == name) {
+                Some((_, count)) => *count += 1,
+                None => violating.push((name.clone(), 1)),
+            }
+        }
+        let listed: Vec<String> = violations
+            .iter()
+            .map(|(name, t)| format!("{name}@{t:.1}s"))
+            .collect();
+        println!(
+            "run {i} (seed {}): {} frames, {} interventions, collision: {}, violations: [{}]",
+            report.seed,
+            report.frames.len(),
+            report.interventions.len(),
+            if report.collision { "yes" } else { "no" },
+            listed.join(", ")
+        );
+    })
+    .with_context(|| format!("driving {} through {}", scenario.name(), args.connect))?;
+    if let Some(err) = law_error {
+        return Err(err).context("evaluating the laws");
+    }
+    println!(
+        "{}: {} runs, {collisions} with a collision",
+        scenario.name(),
+        args.runs
+    );
+    match &laws {
+        Some(_) => {
+            for (name, count) in &violating {
+                println!("  {name}: violated in {count} of {} runs", args.runs);
+            }
+        }
+        None => println!("  (no law directory: pass --laws DIR for violation counts)"),
+    }
+    Ok(())
+}
+
+/// Loads every `.law` file of `dir`, in file-name order.
+fn load_laws(dir: &Path) -> anyhow::Result<LawSet> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "law"))
+        .collect();
+    paths.sort();
+    let sources = paths
+        .iter()
+        .map(|p| {
+            let text =
+                std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+            Ok(LawSource {
+                name: p.display().to_string(),
+                text,
+            })
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    LawSet::parse(&sources).with_context(|| format!("parsing laws in {}", dir.display()))
 }

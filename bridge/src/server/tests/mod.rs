@@ -11,15 +11,18 @@ use tokio::net::TcpListener;
 use tokio_tungstenite::tungstenite::Message;
 
 use super::*;
+
+mod outputs;
 use crate::assemble::AssemblerConfig;
 use crate::decide::{Decide, Decision, PropertyRisk};
 use crate::enforce::{Action, EnforceConfig};
 
-struct Scripted;
+#[derive(Default)]
+struct Scripted(Decision);
 impl Decide for Scripted {
-    fn step(&mut self, f: &Frame) -> Decision {
+    fn step(&mut self, f: &Frame) -> &Decision {
         assert!(f.x != 99.0, "injected monitor panic");
-        Decision {
+        self.0 = Decision {
             properties: vec![PropertyRisk {
                 name: "stop_line".into(),
                 state_bits: if f.x >= 5.0 { "11".into() } else { "01".into() },
@@ -29,13 +32,14 @@ impl Decide for Scripted {
                 likely_path: vec!["11".into(), "unsafe".into()],
                 expected_time_s: Some(0.8),
             }],
-        }
+        };
+        &self.0
     }
 }
 struct ScriptedFactory;
 impl DecideFactory for ScriptedFactory {
     fn session(&self) -> Box<dyn Decide> {
-        Box::new(Scripted)
+        Box::new(Scripted::default())
     }
     fn label(&self) -> String {
         "scripted".into()
@@ -60,9 +64,12 @@ fn config(log: Option<PathBuf>) -> BridgeConfig {
                 action: Action::Stop,
                 ..Default::default()
             },
+            control_command: false,
         },
         log_path: log,
         reload: None,
+        record: None,
+        metrics_interval: None,
     }
 }
 

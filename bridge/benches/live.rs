@@ -1,0 +1,342 @@
+//! Live-path benchmarks, each against a baseline measured in the same run:
+//!
+//! (a) throughput: rosbridge pose messages per second through websocket → decode → assemble → decide →
+//!     enforce → risk reply, vs a bare tokio-tungstenite echo server answering the same frames
+//!     (target: ≥ 50 % of the echo rate). Both pipelined with the same window of frames in flight.
+//! (b) latency from sending the frame that crosses θ to receiving its intervention, at the client
+//!     (p50/p99), vs the echo round trip of the same frame in lock-step.
+//! (c) per-frame decision latency inside the monitor stage (decide + enforce, 8 properties) with a
+//!     stand-in `Decide` (per property: 4 predicates → 4-bit state → table lookup), vs a session that
+//!     returns a fixed decision (the enforcement and timer floor). Target: median ≤ 0.5 µs, p99 ≤ 5 µs.
+//!
+//! Run: `cargo bench -p bridge --bench live` (release). Sizes scale with `AVGUARD_BENCH_SCALE` (default 1).
+
+use std::hint::black_box;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bridge::assemble::AssemblerConfig;
+use bridge::decide::{Decide, DecideFactory, Decision, PropertyRisk};
+use bridge::enforce::{Action, EnforceConfig, Enforcer};
+use bridge::pipeline::{ModelStore, MonitorConfig};
+use bridge::server::{self, BridgeConfig};
+use futures_util::{SinkExt, StreamExt};
+use laws::Frame;
+use serde_json::{json, Value};
+use tokio::net::TcpListener;
+use tokio_tungstenite::tungstenite::Message;
+
+const N_PROPS: usize = 8;
+
+/// Stand-in session: property p's state is 4 predicates of the frame, its risk a table lookup.
+struct TableSession {
+    tables: Vec<[f64; 16]>,
+    decision: Decision,
+}
+
+impl TableSession {
+    fn new() -> Self {
+        let tables = (0..N_PROPS)
+            .map(|p| std::array::from_fn(|s| ((s * 7 + p * 3) % 16) as f64 / 16.0))
+            .collect();
+        let decision = Decision {
+            properties: (0..N_PROPS)
+                .map(|p| PropertyRisk {
+                    name: format!("law{p}"),
+                    state_bits: "0000".into(),
+                    state_words: String::new(),
+                    risk: 0.0,
+                    violated: false,
+                    likely_path: Vec::new(),
+                    expected_time_s: None,
+                })
+                .collect(),
+        };
+        TableSession { tables, decision }
+    }
+}
+
+impl Decide for TableSession {
+    fn step(&mut self, f: &Frame) -> &Decision {
+        for (p, (prop, table)) in self
+            .decision
+            .properties
+            .iter_mut()
+            .zip(&self.tables)
+            .enumerate()
+        {
+            let bits = usize::from(f.speed_mps > 5.0 + p as f64)
+                | usize::from(f.stopline_dist_m < 30.0) << 1
+                | usize::from(f.light_color == 1) << 2
+                | usize::from(f.x >= 5.0) << 3;
+            // The crossing frame of benchmark (b): x ≥ 5 → state 8.. → risk from the table, forced high.
+            prop.risk = if f.x >= 5.0 { 0.9 } else { table[bits] * 0.4 };
+        }
+        &self.decision
+    }
+}
+
+struct Fixed(Decision);
+impl Decide for Fixed {
+    fn step(&mut self, _: &Frame) -> &Decision {
+        &self.0
+    }
+}
+
+struct Factory;
+impl DecideFactory for Factory {
+    fn session(&self) -> Box<dyn Decide> {
+        Box::new(TableSession::new())
+    }
+    fn label(&self) -> String {
+        "table stand-in".into()
+    }
+}
+
+fn scale() -> usize {
+    std::env::var("AVGUARD_BENCH_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1)
+}
+
+fn pose(t: f64, x: f64) -> String {
+    json!({"op": "publish", "topic": "/apollo/localization/pose",
+        "msg": {"measurementTime": t, "pose": {"position": {"x": x, "y": 0.0}, "heading": 0.0,
+            "linearVelocity": {"x": 10.0, "y": 0.0, "z": 0.0}}}})
+    .to_string()
+}
+
+async fn echo_server() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            stream.set_nodelay(true).unwrap();
+            tokio::spawn(async move {
+                let Ok(mut ws) = tokio_tungstenite::accept_async(stream).await else {
+                    return;
+                };
+                while let Some(Ok(msg)) = ws.next().await {
+                    if msg.is_text() && ws.send(msg).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+async fn bridge_server() -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let config = BridgeConfig {
+        max_frame_bytes: 1 << 20,
+        hard_frame_bytes: 4 << 20,
+        max_connections: 8,
+        token: None,
+        outbound_capacity: 1024,
+        send_timeout: Duration::from_secs(5),
+        shutdown_grace: Duration::from_secs(1),
+        monitor: MonitorConfig {
+            n_workers: 1,
+            data_capacity: 8192,
+            assembler: AssemblerConfig::default(),
+            enforce: EnforceConfig {
+                threshold: 0.5,
+                action: Action::SlowDown,
+                ..Default::default()
+            },
+            control_command: false,
+        },
+        log_path: None,
+        reload: None,
+        record: None,
+        metrics_interval: None,
+    };
+    let (stop, rx) = tokio::sync::oneshot::channel::<()>();
+    let models = Arc::new(ModelStore::new(Box::new(Factory)));
+    tokio::spawn(server::run(listener, config, models, async move {
+        let _ = rx.await;
+    }));
+    (addr, stop)
+}
+
+type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+async fn connect(addr: SocketAddr) -> Ws {
+    tokio_tungstenite::connect_async_with_config(format!("ws://{addr}/"), None, true)
+        .await
+        .unwrap()
+        .0
+}
+
+async fn next_json(ws: &mut Ws) -> Value {
+    loop {
+        if let Message::Text(t) = ws.next().await.unwrap().unwrap() {
+            return serde_json::from_str(t.as_str()).unwrap();
+        }
+    }
+}
+
+/// Sends `n` poses with up to `window` unanswered; returns messages per second.
+async fn pipelined(ws: &mut Ws, n: usize, window: usize) -> f64 {
+    let frames: Vec<String> = (0..n).map(|k| pose(k as f64 * 0.1, 0.0)).collect();
+    let started = Instant::now();
+    let (mut sent, mut got) = (0, 0);
+    while got < n {
+        while sent < n && sent - got < window {
+            ws.feed(Message::text(frames[sent].clone())).await.unwrap();
+            sent += 1;
+        }
+        ws.flush().await.unwrap();
+        ws.next().await.unwrap().unwrap();
+        got += 1;
+    }
+    n as f64 / started.elapsed().as_secs_f64()
+}
+
+fn quantiles(mut v: Vec<f64>) -> (f64, f64) {
+    v.sort_by(f64::total_cmp);
+    let q = |p: f64| v[((p * v.len() as f64) as usize).min(v.len() - 1)];
+    (q(0.5), q(0.99))
+}
+
+async fn live_benches() {
+    let n = 20_000 * scale();
+    let window = 64;
+    let echo = echo_server().await;
+    let (bridge, stop) = bridge_server().await;
+
+    // (a) throughput.
+    let mut e = connect(echo).await;
+    let echo_rate = pipelined(&mut e, n, window).await;
+    let mut b = connect(bridge).await;
+    b.send(Message::text(
+        json!({"op": "subscribe", "topic": "/avguard/risk"}).to_string(),
+    ))
+    .await
+    .unwrap();
+    let bridge_rate = pipelined(&mut b, n, window).await;
+    println!(
+        "(a) throughput: bridge {:.0} msg/s, echo {:.0} msg/s, ratio {:.2} (target >= 0.50)",
+        bridge_rate,
+        echo_rate,
+        bridge_rate / echo_rate
+    );
+    drop(b);
+
+    // (b) θ-crossing latency vs echo round trip, lock-step.
+    let k = 2_000 * scale();
+    let mut rtt = Vec::with_capacity(k);
+    for i in 0..k {
+        let t0 = Instant::now();
+        e.send(Message::text(pose(i as f64 * 0.1, 6.0)))
+            .await
+            .unwrap();
+        next_json(&mut e).await;
+        rtt.push(t0.elapsed().as_secs_f64() * 1e6);
+    }
+    let mut b = connect(bridge).await;
+    for topic in ["/avguard/intervention", "/avguard/risk"] {
+        b.send(Message::text(
+            json!({"op": "subscribe", "topic": topic}).to_string(),
+        ))
+        .await
+        .unwrap();
+    }
+    let mut lat = Vec::with_capacity(k);
+    let mut t = 0.0;
+    for _ in 0..k {
+        // A calm frame (risk < θ − hysteresis, ends any episode), then the crossing frame.
+        b.send(Message::text(pose(t, 0.0))).await.unwrap();
+        loop {
+            let v = next_json(&mut b).await;
+            if v["topic"] == "/avguard/risk" {
+                break;
+            }
+        }
+        t += 0.1;
+        let t0 = Instant::now();
+        b.send(Message::text(pose(t, 6.0))).await.unwrap();
+        loop {
+            let v = next_json(&mut b).await;
+            if v["topic"] == "/avguard/intervention" && v["msg"]["action"] == "slow_down" {
+                lat.push(t0.elapsed().as_secs_f64() * 1e6);
+                break;
+            }
+        }
+        // Its risk reply.
+        loop {
+            if next_json(&mut b).await["topic"] == "/avguard/risk" {
+                break;
+            }
+        }
+        t += 0.1;
+    }
+    let (l50, l99) = quantiles(lat);
+    let (r50, r99) = quantiles(rtt);
+    println!(
+        "(b) theta-crossing -> intervention at the client: p50 {l50:.1} us, p99 {l99:.1} us; \
+         echo round trip p50 {r50:.1} us, p99 {r99:.1} us; ratio p50 {:.2}, p99 {:.2}",
+        l50 / r50,
+        l99 / r99
+    );
+    let _ = stop.send(());
+}
+
+/// Median and p99 per-frame time of decide + enforce, ns.
+fn stage_latency(session: &mut dyn Decide, frames: &[Frame]) -> (f64, f64) {
+    let mut enforcer = Enforcer::new(EnforceConfig::default());
+    let mut events = Vec::new();
+    let mut times = Vec::with_capacity(frames.len());
+    for f in frames {
+        let t0 = Instant::now();
+        let d = session.step(f);
+        events.clear();
+        enforcer.step(f, d, &mut events);
+        black_box(&events);
+        times.push(t0.elapsed().as_nanos() as f64);
+    }
+    quantiles(times)
+}
+
+fn decision_bench() {
+    let n = 200_000 * scale();
+    let frames: Vec<Frame> = (0..n)
+        .map(|k| Frame {
+            t: k as f64 * 0.1,
+            speed_mps: (k % 150) as f64 / 10.0,
+            stopline_dist_m: (k % 400) as f64 / 4.0,
+            light_color: (k % 4) as i32,
+            x: if k % 1000 < 10 { 6.0 } else { 0.0 },
+            ..Frame::default()
+        })
+        .collect();
+    let mut table = TableSession::new();
+    let fixed_decision = table.decision.clone();
+    let mut fixed = Fixed(fixed_decision);
+    // Warm up both.
+    stage_latency(&mut table, &frames[..n / 10]);
+    stage_latency(&mut fixed, &frames[..n / 10]);
+    let (m, p99) = stage_latency(&mut table, &frames);
+    let (bm, bp99) = stage_latency(&mut fixed, &frames);
+    println!(
+        "(c) monitor stage, {N_PROPS} properties (stand-in table session): median {m:.0} ns, p99 {p99:.0} ns \
+         (targets 500 ns / 5000 ns); fixed-decision floor median {bm:.0} ns, p99 {bp99:.0} ns; ratio {:.2}",
+        m / bm.max(1.0)
+    );
+}
+
+fn main() {
+    decision_bench();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(live_benches());
+}

@@ -1,0 +1,258 @@
+//! The monitor stage: plain threads fed by bounded crossbeam queues, one state per simulator connection.
+//!
+//! Each worker thread (`worker.rs`) owns the per-connection states (assembler → decision session → enforcer) of the connections
+//! sharded to it (`conn id % n_workers`) and runs frame assembly, the decision step and enforcement. It
+//! hands results back to the connection through the connection's bounded outbound queue ([`ConnLink`]).
+//!
+//! Termination protocol: a `Quit` marker on each worker's control queue, plus a shared `quit` flag, plus a
+//! guard whose `Drop` trips the flag, sends `Quit` to every worker and cancels the server's token if its
+//! thread is panicking — so one panicking stage brings the whole bridge down cleanly instead of leaving a
+//! half-alive pipeline.
+//!
+//! The model lives in an `ArcSwap`: [`ModelStore::swap`] replaces it without stopping; each connection
+//! notices the new generation on its next frame and starts a fresh session (window state restarts).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use crossbeam_channel::{Receiver, Sender, TrySendError};
+use tokio_util::sync::CancellationToken;
+
+use crate::assemble::AssemblerConfig;
+use crate::enforce::EnforceConfig;
+use crate::message::SimMessage;
+pub use crate::metrics::Metrics;
+pub use crate::models::{ModelSlot, ModelStore};
+use crate::predlog::PredictionLog;
+use crate::record::RecordConfig;
+
+mod link;
+mod worker;
+
+pub use link::{ConnLink, OutTopic, Outbound, QueueError};
+
+/// Monitor input, data plane.
+pub(crate) struct DataItem {
+    link: Arc<ConnLink>,
+    msg: SimMessage,
+    /// When it was queued (for the `queue_wait` latency).
+    queued: Instant,
+}
+
+/// Monitor input, control plane.
+pub(crate) enum Control {
+    /// The connection closed: drop its state.
+    Close(u64),
+    /// Stop the worker.
+    Quit,
+}
+
+/// Monitor settings.
+#[derive(Debug, Clone, Copy)]
+pub struct MonitorConfig {
+    /// Worker threads.
+    pub n_workers: usize,
+    /// Capacity of each worker's data queue (messages).
+    pub data_capacity: usize,
+    /// Frame assembly.
+    pub assembler: AssemblerConfig,
+    /// Enforcement.
+    pub enforce: EnforceConfig,
+    /// Also send an Apollo `ControlCommand` with each `slow_down`/`stop` intervention.
+    pub control_command: bool,
+}
+
+/// Where the monitor writes besides the clients.
+#[derive(Debug, Clone, Default)]
+pub struct Sinks {
+    /// The prediction log (JSON lines).
+    pub log: Option<Arc<PredictionLog>>,
+    /// Session recording (HDF5, one file per connection).
+    pub record: Option<RecordConfig>,
+}
+
+/// The running monitor stage.
+pub struct Monitor {
+    data: Vec<(Sender<DataItem>, Receiver<DataItem>)>,
+    control: Vec<Sender<Control>>,
+    quit: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<()>>,
+    metrics: Arc<Metrics>,
+}
+
+impl Monitor {
+    /// Starts the worker threads. `cancel` is cancelled if a worker panics.
+    pub fn start(
+        config: MonitorConfig,
+        models: Arc<ModelStore>,
+        sinks: Sinks,
+        metrics: Arc<Metrics>,
+        cancel: CancellationToken,
+    ) -> std::io::Result<Monitor> {
+        let n = config.n_workers.max(1);
+        let quit = Arc::new(AtomicBool::new(false));
+        let mut data = Vec::with_capacity(n);
+        let mut control = Vec::with_capacity(n);
+        let mut control_rx = Vec::with_capacity(n);
+        for _ in 0..n {
+            // Data plane: bounded and lossy. When full, the sender drops the oldest queued message and
+            // counts it (`Metrics::n_data_dropped`): a stale pose is worth less than a fresh one.
+            data.push(crossbeam_channel::bounded(config.data_capacity.max(1)));
+            // Control plane: bounded and strict. Close/Quit are rare; a full queue means the worker is
+            // stuck, and the sender then trips the quit flag.
+            let (tx, rx) = crossbeam_channel::bounded(1024);
+            control.push(tx);
+            control_rx.push(rx);
+        }
+        let mut threads = Vec::with_capacity(n);
+        for (i, ctrl_rx) in control_rx.into_iter().enumerate() {
+            let Some((_, data_rx)) = data.get(i) else {
+                continue;
+            };
+            let worker = worker::Worker {
+                data: data_rx.clone(),
+                control: ctrl_rx,
+                models: Arc::clone(&models),
+                sinks: sinks.clone(),
+                metrics: Arc::clone(&metrics),
+                config,
+            };
+            let guard = PanicGuard {
+                quit: Arc::clone(&quit),
+                control: control.clone(),
+                cancel: cancel.clone(),
+            };
+            threads.push(
+                std::thread::Builder::new()
+                    .name(format!("avguard-monitor-{i}"))
+                    .spawn(move || {
+                        let _guard = guard;
+                        worker.run();
+                    })?,
+            );
+        }
+        Ok(Monitor {
+            data,
+            control,
+            quit,
+            threads,
+            metrics,
+        })
+    }
+
+    /// A cheap handle for connection tasks.
+    pub fn handle(&self) -> MonitorHandle {
+        MonitorHandle {
+            data: self.data.clone(),
+            control: self.control.clone(),
+            quit: Arc::clone(&self.quit),
+            metrics: Arc::clone(&self.metrics),
+        }
+    }
+
+    /// Sends `Quit` to every worker and joins them. Returns the number of workers that panicked.
+    pub fn shutdown(self) -> usize {
+        self.quit.store(true, Ordering::SeqCst);
+        for c in &self.control {
+            // A full or closed control queue means the worker is gone or will see the flag.
+            let _ = c.try_send(Control::Quit);
+        }
+        self.threads
+            .into_iter()
+            .map(|t| t.join())
+            .filter(Result::is_err)
+            .count()
+    }
+}
+
+/// What connection tasks use to reach the monitor.
+#[derive(Clone)]
+pub struct MonitorHandle {
+    data: Vec<(Sender<DataItem>, Receiver<DataItem>)>,
+    control: Vec<Sender<Control>>,
+    quit: Arc<AtomicBool>,
+    metrics: Arc<Metrics>,
+}
+
+impl MonitorHandle {
+    /// The shared counters.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+
+    /// True once the monitor is stopping or a worker died.
+    pub fn is_quitting(&self) -> bool {
+        self.quit.load(Ordering::SeqCst)
+    }
+
+    /// Current length of each worker's data queue.
+    pub fn data_queue_lens(&self) -> Vec<usize> {
+        self.data.iter().map(|(tx, _)| tx.len()).collect()
+    }
+
+    /// A snapshot of the counters, histograms and queue lengths.
+    pub fn snapshot(&self) -> crate::metrics::MetricsSnapshot {
+        self.metrics.snapshot(self.data_queue_lens())
+    }
+
+    /// Queues a decoded message (lossy: see the data-plane policy in [`Monitor::start`]).
+    pub fn send(&self, link: &Arc<ConnLink>, msg: SimMessage) {
+        let Some((tx, rx)) = shard(&self.data, link.id) else {
+            return;
+        };
+        let mut item = DataItem {
+            link: Arc::clone(link),
+            msg,
+            queued: Instant::now(),
+        };
+        for _ in 0..4 {
+            match tx.try_send(item) {
+                Ok(()) => return,
+                Err(TrySendError::Full(back)) => {
+                    item = back;
+                    if rx.try_recv().is_ok() {
+                        self.metrics.n_data_dropped.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                Err(TrySendError::Disconnected(_)) => return,
+            }
+        }
+        self.metrics.n_data_dropped.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Tells the worker that the connection is gone.
+    pub fn close(&self, link: &ConnLink) {
+        link.open.store(false, Ordering::SeqCst);
+        if let Some(tx) = shard(&self.control, link.id) {
+            if let Err(TrySendError::Full(_)) = tx.try_send(Control::Close(link.id)) {
+                self.quit.store(true, Ordering::SeqCst);
+            }
+        }
+    }
+}
+
+fn shard<T>(v: &[T], id: u64) -> Option<&T> {
+    let n = u64::try_from(v.len()).ok()?.max(1);
+    v.get(usize::try_from(id % n).ok()?)
+}
+
+/// Trips the termination protocol if the worker thread unwinds.
+struct PanicGuard {
+    quit: Arc<AtomicBool>,
+    control: Vec<Sender<Control>>,
+    cancel: CancellationToken,
+}
+
+impl Drop for PanicGuard {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.quit.store(true, Ordering::SeqCst);
+            for c in &self.control {
+                let _ = c.try_send(Control::Quit);
+            }
+            self.cancel.cancel();
+        }
+    }
+}

@@ -1,0 +1,221 @@
+//! One monitor worker thread: per-connection state (assembler → decision session → enforcer → outputs) for
+//! the connections sharded to it.
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crossbeam_channel::{select, Receiver};
+use laws::Frame;
+
+use super::link::{ConnLink, OutTopic, QueueError};
+use super::{Control, DataItem, MonitorConfig, Sinks};
+use crate::assemble::Assembler;
+use crate::control;
+use crate::decide::{Decide, Decision};
+use crate::enforce::{EnforceConfig, Enforcer, Event, Intervention};
+use crate::metrics::Metrics;
+use crate::models::ModelStore;
+use crate::record::Recording;
+
+/// Per-connection monitor state.
+struct ConnState {
+    link: Arc<ConnLink>,
+    assembler: Assembler,
+    session: Box<dyn Decide>,
+    generation: u64,
+    enforcer: Enforcer,
+    /// `None` when not recording, or after a write failed.
+    recording: Option<Recording>,
+}
+
+pub(super) struct Worker {
+    pub(super) data: Receiver<DataItem>,
+    pub(super) control: Receiver<Control>,
+    pub(super) models: Arc<ModelStore>,
+    pub(super) sinks: Sinks,
+    pub(super) metrics: Arc<Metrics>,
+    pub(super) config: MonitorConfig,
+}
+
+impl Worker {
+    pub(super) fn run(self) {
+        let mut conns: HashMap<u64, ConnState> = HashMap::new();
+        let mut frames = Vec::new();
+        let mut events = Vec::new();
+        loop {
+            select! {
+                recv(self.control) -> c => match c {
+                    Ok(Control::Close(id)) => {
+                        if let Some(state) = conns.remove(&id) {
+                            self.finish_recording(state);
+                        }
+                    }
+                    Ok(Control::Quit) | Err(_) => break,
+                },
+                recv(self.data) -> d => match d {
+                    Ok(item) => self.handle(&mut conns, item, &mut frames, &mut events),
+                    Err(_) => break,
+                },
+            }
+        }
+        for (_, state) in conns.drain() {
+            self.finish_recording(state);
+        }
+    }
+
+    fn finish_recording(&self, state: ConnState) {
+        if let Some(rec) = state.recording {
+            let path = rec.path().to_owned();
+            if let Err(err) = rec.finish() {
+                self.metrics.n_record_errors.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(path = %path.display(), %err, "could not finish the session recording");
+            }
+        }
+    }
+
+    fn new_state(&self, link: &Arc<ConnLink>) -> ConnState {
+        let slot = self.models.current();
+        let recording = self.sinks.record.as_ref().and_then(|cfg| {
+            Recording::create(cfg, link.id)
+                .map_err(|err| {
+                    self.metrics.n_record_errors.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(conn = link.id, %err, "cannot record this session");
+                })
+                .ok()
+        });
+        ConnState {
+            link: Arc::clone(link),
+            assembler: Assembler::new(self.config.assembler),
+            session: slot.factory.session(),
+            generation: slot.generation,
+            enforcer: Enforcer::new(self.config.enforce),
+            recording,
+        }
+    }
+
+    fn handle(
+        &self,
+        conns: &mut HashMap<u64, ConnState>,
+        item: DataItem,
+        frames: &mut Vec<Frame>,
+        events: &mut Vec<Event>,
+    ) {
+        self.metrics.queue_wait.record(item.queued.elapsed());
+        if !item.link.open.load(Ordering::SeqCst) {
+            return;
+        }
+        let state = conns
+            .entry(item.link.id)
+            .or_insert_with(|| self.new_state(&item.link));
+        frames.clear();
+        state.assembler.push(&item.msg, frames);
+        for frame in frames.iter() {
+            self.step(state, frame, events);
+        }
+    }
+
+    fn step(&self, state: &mut ConnState, frame: &Frame, events: &mut Vec<Event>) {
+        let slot = self.models.current();
+        if slot.generation != state.generation {
+            state.session = slot.factory.session();
+            state.generation = slot.generation;
+        }
+        if let Some(rec) = &mut state.recording {
+            if let Err(err) = rec.append(frame) {
+                self.metrics.n_record_errors.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(conn = state.link.id, %err, "session recording stopped");
+                state.recording = None;
+            }
+        }
+        let started = Instant::now();
+        let decision = state.session.step(frame);
+        events.clear();
+        state.enforcer.step(frame, decision, events);
+        self.metrics.step.record(started.elapsed());
+        self.metrics.n_frames.fetch_add(1, Ordering::Relaxed);
+        // Interventions before the frame's risk message: a lock-step client that waits for the risk
+        // reply has then seen every intervention of the frame.
+        for event in events.iter() {
+            self.handle_event(&state.link, state.enforcer.config(), frame, event);
+        }
+        if state.link.wants_risk.load(Ordering::Relaxed) {
+            self.send_risk(&state.link, frame, decision);
+        }
+    }
+
+    fn send_risk(&self, link: &ConnLink, frame: &Frame, decision: &Decision) {
+        let risk: serde_json::Map<String, serde_json::Value> = decision
+            .properties
+            .iter()
+            .map(|p| (p.name.clone(), serde_json::json!(p.risk)))
+            .collect();
+        let msg = serde_json::json!({"stamp": frame.t, "risk": risk}).to_string();
+        if link
+            .try_send(OutTopic::Risk, msg, None, &self.metrics)
+            .is_err()
+        {
+            link.n_risk_dropped.fetch_add(1, Ordering::Relaxed);
+            self.metrics.n_risk_dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn handle_event(&self, link: &ConnLink, enforce: &EnforceConfig, frame: &Frame, event: &Event) {
+        let id = link.id;
+        if let Some(log) = &self.sinks.log {
+            if log.write(id, event).is_err() {
+                self.metrics.n_log_errors.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        let intervention = match event {
+            Event::AlarmStart(i) | Event::AlarmEnd(i) => i,
+            Event::Violation { .. } => return,
+        };
+        let Ok(msg_json) = serde_json::to_string(intervention) else {
+            return;
+        };
+        match link.try_send(OutTopic::Intervention, msg_json, None, &self.metrics) {
+            Ok(()) => {
+                self.metrics.n_interventions.fetch_add(1, Ordering::Relaxed);
+                if let Some(log) = &self.sinks.log {
+                    if log.write_intervention(id, intervention).is_err() {
+                        self.metrics.n_log_errors.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+            Err(QueueError::Full) => link.overflowed.store(true, Ordering::SeqCst),
+            Err(QueueError::Closed) => return,
+        }
+        if self.config.control_command {
+            self.send_control(link, enforce, frame, intervention);
+        }
+    }
+
+    /// Queues the Apollo `ControlCommand` of an intervention (`--control-command`).
+    fn send_control(
+        &self,
+        link: &ConnLink,
+        enforce: &EnforceConfig,
+        frame: &Frame,
+        i: &Intervention,
+    ) {
+        let Some(cmd) = control::control_command(frame, i, enforce) else {
+            return;
+        };
+        let Some(json) = control::to_json(&cmd) else {
+            return;
+        };
+        let binary = Some(control::to_envelope(&cmd));
+        match link.try_send(OutTopic::Control, json, binary, &self.metrics) {
+            Ok(()) => {
+                self.metrics
+                    .n_control_commands
+                    .fetch_add(1, Ordering::Relaxed);
+            }
+            // A control command is as important as the intervention it accompanies.
+            Err(QueueError::Full) => link.overflowed.store(true, Ordering::SeqCst),
+            Err(QueueError::Closed) => {}
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! Outputs beside interventions: the Apollo `ControlCommand` (JSON and binary), session recording, and the
+//! stage metrics in the run report.
+
+use prost::Message as _;
+
+use super::*;
+use crate::record::RecordConfig;
+use crate::wire::apollo::control::ControlCommand;
+use crate::wire::apollo::{common, localization};
+
+fn pose_v(t: f64, x: f64, v: f64) -> Value {
+    json!({"op": "publish", "topic": "/apollo/localization/pose",
+        "msg": {"measurementTime": t, "pose": {"position": {"x": x, "y": 0.0}, "heading": 0.0,
+            "linearVelocity": {"x": v, "y": 0.0, "z": 0.0}}}})
+}
+
+fn binary_pose(t: f64, x: f64, v: f64) -> Message {
+    let loc = localization::LocalizationEstimate {
+        measurement_time: Some(t),
+        pose: Some(localization::Pose {
+            position: Some(common::PointEnu {
+                x: Some(x),
+                y: Some(0.0),
+                z: None,
+            }),
+            heading: Some(0.0),
+            linear_velocity: Some(common::Point3D {
+                x: Some(v),
+                y: Some(0.0),
+                z: Some(0.0),
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let env = crate::wire::Envelope {
+        channel: "/apollo/localization/pose".into(),
+        payload: loc.encode_to_vec(),
+    };
+    Message::binary(env.encode_to_vec())
+}
+
+/// Next binary frame (5 s guard), skipping text frames.
+async fn recv_binary(ws: &mut Ws) -> Vec<u8> {
+    loop {
+        let msg = tokio::time::timeout(Duration::from_secs(5), ws.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        if let Message::Binary(b) = msg {
+            return b.to_vec();
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn control_command_goes_as_json_to_subscribers_and_binary_to_binary_clients() {
+    let mut cfg = config(None);
+    cfg.monitor.control_command = true;
+    let bridge = start(cfg).await;
+    let road = json!({"op": "publish", "topic": "/avguard/road_context",
+        "msg": {"stopline_dist": 12.0}});
+
+    // JSON client: subscribes to /apollo/control.
+    let mut a = connect(bridge.addr).await;
+    send(
+        &mut a,
+        json!({"op": "subscribe", "topic": "/avguard/intervention"}),
+    )
+    .await;
+    send(
+        &mut a,
+        json!({"op": "subscribe", "topic": "/apollo/control"}),
+    )
+    .await;
+    send(&mut a, road.clone()).await;
+    send(&mut a, pose_v(0.0, 0.0, 10.0)).await;
+    send(&mut a, pose_v(0.1, 6.0, 10.0)).await;
+    let first = recv(&mut a).await;
+    assert_eq!(first["topic"], "/avguard/intervention");
+    assert_eq!(first["msg"]["action"], "stop");
+    let cmd = recv(&mut a).await;
+    assert_eq!(cmd["op"], "publish");
+    assert_eq!(cmd["topic"], "/apollo/control");
+    // Hand computation: room = 12 − 2 = 10 m, a = 10² / (2·10) = 5 m/s², brake = 100·5/8 = 62.5 %.
+    assert_eq!(cmd["msg"]["throttle"], 0.0);
+    assert_eq!(cmd["msg"]["brake"], 62.5);
+    assert_eq!(cmd["msg"]["acceleration"], -5.0);
+
+    // Binary client: gets the command as an envelope without subscribing to it.
+    let mut b = connect(bridge.addr).await;
+    send(&mut b, road).await;
+    b.send(binary_pose(0.0, 0.0, 10.0)).await.unwrap();
+    b.send(binary_pose(0.1, 6.0, 10.0)).await.unwrap();
+    let env = crate::wire::Envelope::decode(recv_binary(&mut b).await.as_slice()).unwrap();
+    assert_eq!(env.channel, "/apollo/control");
+    let cmd = ControlCommand::decode(env.payload.as_slice()).unwrap();
+    assert_eq!((cmd.throttle, cmd.brake), (Some(0.0), Some(62.5)));
+    assert!((cmd.header.unwrap().timestamp_sec.unwrap() - 0.1).abs() < 1e-9);
+
+    bridge.stop.send(()).unwrap();
+    let report = bridge.task.await.unwrap().unwrap();
+    assert_eq!(report.metrics.n_control_commands, 2);
+    assert_eq!(report.metrics.n_interventions, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_are_recorded_one_log_per_connection_and_metrics_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(None);
+    let record = RecordConfig {
+        path: dir.path().join("rec.h5"),
+        frame_period_s: 0.1,
+    };
+    cfg.record = Some(record.clone());
+    let bridge = start(cfg).await;
+    let mut a = connect(bridge.addr).await;
+    send(&mut a, json!({"op": "subscribe", "topic": "/avguard/risk"})).await;
+    let xs = [0.0, 1.0, 2.0, 6.0, 7.0];
+    for (k, x) in xs.iter().enumerate() {
+        send(&mut a, pose_v(k as f64 * 0.1, *x, 10.0)).await;
+        // Lock-step: the risk reply of each frame before the next pose.
+        let r = recv(&mut a).await;
+        assert_eq!(r["topic"], "/avguard/risk");
+    }
+    let mut b = connect(bridge.addr).await;
+    send(&mut b, json!({"op": "subscribe", "topic": "/avguard/risk"})).await;
+    send(&mut b, pose(0.0, 3.0)).await;
+    recv(&mut b).await;
+    a.close(None).await.unwrap();
+    b.close(None).await.unwrap();
+    bridge.stop.send(()).unwrap();
+    let report = bridge.task.await.unwrap().unwrap();
+
+    let log_a = scenarios::log::read_log(&record.path_for(1)).unwrap();
+    let got: Vec<f64> = log_a.frames.iter().map(|f| f.x).collect();
+    assert_eq!(got, xs);
+    assert!(log_a
+        .frames
+        .iter()
+        .all(|f| (f.speed_mps - 10.0).abs() < 1e-12));
+    assert_eq!(log_a.meta.run_id, "conn1");
+    let log_b = scenarios::log::read_log(&dir.path().join("rec_conn2.h5")).unwrap();
+    assert_eq!(log_b.frames.len(), 1);
+
+    let m = &report.metrics;
+    assert_eq!(m.n_frames, 6);
+    assert_eq!(m.step.count, 6);
+    assert_eq!(m.decode.count, 6);
+    assert_eq!(m.queue_wait.count, 6);
+    // 5 + 1 risk messages and the intervention of x = 6 (queued even without a subscriber).
+    assert_eq!(m.outbound_wait.count, 7);
+    assert!(m.outbound_high_water >= 1);
+    assert_eq!(m.n_record_errors, 0);
+    assert_eq!(m.data_queue_lens, vec![0, 0]);
+}
