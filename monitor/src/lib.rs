@@ -9,6 +9,9 @@
 //! - [`PacSummary`] evaluates the PAC sample bound (Eq. 2) per state;
 //! - [`RiskTable`] caches, per state, P(F unsafe), P(F≤k unsafe), expected steps and the most likely path,
 //!   solved exactly by [`reach`];
+//! - [`spec`] says which predicates make up each property's abstraction (`properties.toml`), and
+//!   [`abstraction`] evaluates them on frames, one encoding shared by learning ([`Learner`], [`Plan`]) and
+//!   the runtime ([`Session`]);
 //! - [`prism`] writes a chain in PRISM's explicit format so Storm or PRISM can check our numbers.
 //!
 //! **Invariant:** no I/O. Matrices and tables have private fields and are validated on construction, and
@@ -17,6 +20,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod abstraction;
 pub mod av;
 pub mod counts;
 pub mod domain;
@@ -29,7 +33,10 @@ pub mod pac;
 pub mod prism;
 pub mod property;
 pub mod reach;
+pub mod session;
+pub mod spec;
 pub mod table;
+pub mod training;
 
 pub use counts::Counts;
 pub use domain::Domain;
@@ -39,7 +46,10 @@ pub use learn::LearnConfig;
 pub use model::{LawText, Model};
 pub use pac::{PacConfig, PacSummary};
 pub use property::{BuildConfig, PropertyModel};
+pub use session::{LikelyPath, PropertyOutcome, Session, SessionConfig, StepOutcome};
+pub use spec::{PropertySpec, ResolvedProperty};
 pub use table::RiskTable;
+pub use training::{Learner, Plan};
 
 /// Index of an abstract state.
 pub type StateId = u32;

@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::abstraction::{Compiled, PropertyDef};
 use crate::error::ModelError;
 use crate::property::PropertyModel;
 
@@ -15,7 +16,7 @@ mod tests;
 /// Magic bytes at the start of every model file.
 pub const MAGIC: &[u8; 16] = b"AVGUARD-MODEL\0\0\0";
 /// The format version this build reads and writes.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// A law file's name and text, embedded so the model is self-contained.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -34,10 +35,12 @@ pub struct Model {
 }
 
 impl Model {
-    /// Assembles a model.
+    /// Assembles a model, checking that the runtime can use it: distinct property names, one frame period
+    /// and violation window for all, law texts that parse, and every property's law and predicates
+    /// resolvable against them (see [`Compiled::new`]).
     ///
     /// # Errors
-    /// Two properties with the same name.
+    /// [`ModelError::Property`] or [`ModelError::Config`] naming the first problem.
     pub fn try_new(
         laws: Vec<LawText>,
         properties: Vec<PropertyModel>,
@@ -49,8 +52,55 @@ impl Model {
                     reason: "defined twice".into(),
                 });
             }
+            let (a, b) = (p.config(), properties[0].config());
+            if a.frame_period_s != b.frame_period_s || a.window_frames != b.window_frames {
+                return Err(ModelError::Property {
+                    property: p.name().to_string(),
+                    reason: "frame period or violation window differs from the first property's"
+                        .into(),
+                });
+            }
         }
-        Ok(Model { laws, properties })
+        let m = Model { laws, properties };
+        m.compile()?;
+        Ok(m)
+    }
+
+    /// The laws and encoders of every property, ready to evaluate frames.
+    ///
+    /// # Errors
+    /// See [`Compiled::new`]; never for a model that passed [`Model::try_new`].
+    pub fn compile(&self) -> Result<Compiled, ModelError> {
+        let defs: Vec<PropertyDef<'_>> = self
+            .properties
+            .iter()
+            .map(|p| PropertyDef {
+                name: p.name(),
+                law: p.law(),
+                predicates: p.predicates(),
+                unsafe_bit: p.unsafe_bit(),
+            })
+            .collect();
+        Compiled::new(
+            &self.laws,
+            &defs,
+            self.frame_period_s(),
+            self.window_frames(),
+        )
+    }
+
+    /// Time between frames, s (the first property's; all agree). 0.1 s for a model without properties.
+    pub fn frame_period_s(&self) -> f64 {
+        self.properties
+            .first()
+            .map_or(0.1, |p| p.config().frame_period_s)
+    }
+
+    /// Length of the window predicates, frames. 100 for a model without properties.
+    pub fn window_frames(&self) -> usize {
+        self.properties
+            .first()
+            .map_or(100, |p| p.config().window_frames)
     }
 
     /// The properties, in definition order.

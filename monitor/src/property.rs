@@ -29,10 +29,12 @@ pub struct BuildConfig {
     pub max_accel_mps2: f64,
     /// Horizons of the bounded tables, in steps, strictly increasing.
     pub horizons_steps: Vec<u32>,
+    /// Length of the laws' "violated within the window" predicates (`L.w`), frames.
+    pub window_frames: usize,
 }
 
 impl Default for BuildConfig {
-    /// α = 1, ε = δ = 0.05, 10 Hz, horizons 1, 2, 3 and 5 s.
+    /// α = 1, ε = δ = 0.05, 10 Hz, horizons 1, 2, 3 and 5 s, a 10 s violation window.
     fn default() -> Self {
         BuildConfig {
             learn: LearnConfig::default(),
@@ -40,6 +42,7 @@ impl Default for BuildConfig {
             frame_period_s: 0.1,
             max_accel_mps2: 10.0,
             horizons_steps: vec![10, 20, 30, 50],
+            window_frames: 100,
         }
     }
 }
@@ -78,6 +81,7 @@ impl BuildConfig {
 #[serde(try_from = "PropertyParts")]
 pub struct PropertyModel {
     name: String,
+    law: String,
     predicates: Vec<String>,
     unsafe_bit: usize,
     config: BuildConfig,
@@ -91,6 +95,7 @@ pub struct PropertyModel {
 #[derive(Deserialize)]
 struct PropertyParts {
     name: String,
+    law: String,
     predicates: Vec<String>,
     unsafe_bit: usize,
     config: BuildConfig,
@@ -106,6 +111,7 @@ impl TryFrom<PropertyParts> for PropertyModel {
     fn try_from(p: PropertyParts) -> Result<Self, Self::Error> {
         let m = PropertyModel {
             name: p.name,
+            law: p.law,
             predicates: p.predicates,
             unsafe_bit: p.unsafe_bit,
             config: p.config,
@@ -133,12 +139,28 @@ impl PropertyModel {
         AvDomain::new(predicates.to_vec(), unsafe_bit, config.av())
     }
 
-    /// Runs smoothing, the PAC check and the reachability solve for one property.
+    /// Runs smoothing, the PAC check and the reachability solve for one property whose law has the
+    /// property's name (see [`PropertyModel::build_for_law`]).
     ///
     /// # Errors
     /// Bad configuration, or counts over a different state space.
     pub fn build(
         name: &str,
+        predicates: Vec<String>,
+        unsafe_bit: usize,
+        counts: Counts,
+        config: &BuildConfig,
+    ) -> Result<PropertyModel, ModelError> {
+        Self::build_for_law(name, name, predicates, unsafe_bit, counts, config)
+    }
+
+    /// Runs smoothing, the PAC check and the reachability solve for property `name` of law `law`.
+    ///
+    /// # Errors
+    /// Bad configuration, or counts over a different state space.
+    pub fn build_for_law(
+        name: &str,
+        law: &str,
         predicates: Vec<String>,
         unsafe_bit: usize,
         counts: Counts,
@@ -151,6 +173,7 @@ impl PropertyModel {
         let table = RiskTable::compute(&learned.dtmc, &unsafe_mask, &config.horizons_steps)?;
         let m = PropertyModel {
             name: name.to_string(),
+            law: law.to_string(),
             predicates,
             unsafe_bit,
             config: config.clone(),
@@ -211,6 +234,10 @@ impl PropertyModel {
     /// Property name (the law whose violation is unsafe, or e.g. `no_collision`).
     pub fn name(&self) -> &str {
         &self.name
+    }
+    /// The law whose violation is this property's unsafe event (its antecedent drives the baseline).
+    pub fn law(&self) -> &str {
+        &self.law
     }
     /// Predicate texts, bit 0 first.
     pub fn predicates(&self) -> &[String] {

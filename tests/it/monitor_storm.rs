@@ -63,8 +63,8 @@ fn learned_model() -> Model {
     }
     let p = PropertyModel::build("no_collision", preds, 0, counts, &cfg).unwrap();
     let laws = vec![LawText {
-        name: "demo.law".into(),
-        text: "slow = G(speed < 60);".into(),
+        name: "no_collision.law".into(),
+        text: "no_collision = G(collision == 0);".into(),
     }];
     Model::try_new(laws, vec![p]).unwrap()
 }

@@ -27,7 +27,7 @@ fn small_model() -> Model {
     Model::try_new(
         vec![LawText {
             name: "a.law".into(),
-            text: "x = G(speed < 10);".into(),
+            text: "no_collision = G(collision == 0);".into(),
         }],
         vec![p],
     )
@@ -57,10 +57,10 @@ fn rejects_foreign_future_truncated_and_corrupt_files() {
         Err(ModelError::NotAModel)
     ));
     let mut future = bytes.clone();
-    future[16] = 2;
+    future[16] = 3;
     assert!(matches!(
         Model::from_bytes(&future),
-        Err(ModelError::Version { found: 2, .. })
+        Err(ModelError::Version { found: 3, .. })
     ));
     assert!(matches!(
         Model::from_bytes(&bytes[..bytes.len() - 9]),

@@ -1,0 +1,268 @@
+//! Frames → abstract states: the one encoding used by both batch learning and the runtime [`Session`].
+//!
+//! [`Compiled`] turns the model's law texts and each property's predicate texts into evaluable form: a
+//! [`laws::Evaluator`] over only the laws the properties need (their own laws and the window predicates'
+//! laws, re-parsed from their fully expanded formulas so unrelated laws cost nothing per frame), and per
+//! property an encoder whose predicates are law-language atoms (evaluated on the frame's
+//! [`laws::Signals`]) or window predicates `L.w` (the evaluator's "violated within the window" verdict).
+//! A [`Tracker`] steps that once per frame: `Signals::from_frame` once, the evaluator once, then each
+//! encoder writes its state id. [`crate::Learner`] and [`crate::Session`] both own a `Tracker`, so the
+//! state sequences they see for a run are equal by construction (and tested).
+//!
+//! The unsafe predicate (bit 0 of resolved properties) is `L.w` for a law verdict — at the first frame
+//! where a violation of L becomes certain, "within the window" and "violated now" coincide — or an atom
+//! (`collision` for no_collision). `unsafe_now` reports the per-frame fact: the law's `violated_now`, or
+//! the atom's truth.
+//!
+//! [`Session`]: crate::Session
+
+use laws::{
+    Atom, EvalConfig, Evaluator, Formula, Frame, LawSet, LawSource, SignalContext, Signals,
+};
+
+use crate::error::ModelError;
+use crate::model::LawText;
+use crate::spec::WINDOW_SUFFIX;
+use crate::StateId;
+
+#[cfg(test)]
+mod tests;
+
+/// What a property's predicates are, as stored in a model: the law and the predicate texts.
+#[derive(Debug, Clone, Copy)]
+pub struct PropertyDef<'a> {
+    /// Property name (for errors).
+    pub name: &'a str,
+    /// The law whose violation is unsafe.
+    pub law: &'a str,
+    /// Predicate texts, bit i = predicate i.
+    pub predicates: &'a [String],
+    /// Index of the unsafe predicate.
+    pub unsafe_bit: usize,
+}
+
+#[derive(Debug, Clone)]
+enum Pred {
+    /// A law-language atom on the frame's signals.
+    Atom(Atom),
+    /// `L.w` with L's index in the reduced law set.
+    Window(usize),
+}
+
+/// How `unsafe_now` is computed.
+#[derive(Debug, Clone)]
+enum UnsafeNow {
+    /// The law (index in the reduced set) is violated at this frame.
+    Violated(usize),
+    /// An atom holds.
+    Atom(Atom),
+}
+
+/// One property's encoder.
+#[derive(Debug, Clone)]
+pub(crate) struct Encoder {
+    preds: Vec<Pred>,
+    unsafe_bit: usize,
+    unsafe_now: UnsafeNow,
+    /// The state antecedents of the property's law (the reactive baseline), empty when it has none.
+    antecedents: Vec<Formula>,
+}
+
+/// The per-frame result of one encoder.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Encoded {
+    pub state: StateId,
+    pub unsafe_state: bool,
+    pub unsafe_now: bool,
+    pub baseline: bool,
+}
+
+/// The laws and encoders of a model, ready to step.
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    laws: LawSet,
+    eval: EvalConfig,
+    encoders: Vec<Encoder>,
+}
+
+/// Collects the state antecedents of a law body: `A -> B` with A a state formula gives A; a conjunction
+/// gives those of its parts. Other shapes (e.g. `G(~collision)`'s `collision == 0`) give none.
+fn antecedents(body: &Formula, out: &mut Vec<Formula>) {
+    match body {
+        Formula::Implies(a, _) if a.is_state() => out.push((**a).clone()),
+        Formula::And(a, b) => {
+            antecedents(a, out);
+            antecedents(b, out);
+        }
+        _ => {}
+    }
+}
+
+impl Compiled {
+    /// Compiles `properties` against the law texts `laws`.
+    ///
+    /// # Errors
+    /// [`ModelError::Property`] when a law text does not parse, a property's law or window law is not among
+    /// them, or a predicate is neither an atom nor `L.w`; [`ModelError::Config`] for a bad frame period or
+    /// window.
+    pub fn new(
+        laws: &[LawText],
+        properties: &[PropertyDef<'_>],
+        frame_period_s: f64,
+        window_frames: usize,
+    ) -> Result<Compiled, ModelError> {
+        let full = crate::training::parse_laws(laws)?;
+        // The laws the properties need, in first-use order.
+        let mut needed: Vec<String> = Vec::new();
+        for p in properties {
+            let err = |reason: String| ModelError::Property {
+                property: p.name.to_string(),
+                reason,
+            };
+            if full.index_of(p.law).is_none() {
+                return Err(err(format!("unknown law '{}'", p.law)));
+            }
+            if p.unsafe_bit >= p.predicates.len() {
+                return Err(err(format!("unsafe bit {} out of range", p.unsafe_bit)));
+            }
+            let mut add = |name: &str| {
+                if !needed.iter().any(|n| n == name) {
+                    needed.push(name.to_string());
+                }
+            };
+            add(p.law);
+            for text in p.predicates {
+                if let Some(law) = text.strip_suffix(WINDOW_SUFFIX) {
+                    if full.index_of(law).is_some() {
+                        add(law);
+                        continue;
+                    }
+                }
+                Atom::parse(text).map_err(|e| err(format!("predicate '{text}': {e}")))?;
+            }
+        }
+        // Each law's formula has earlier laws inlined and prints as parseable text: the reduced set is
+        // self-contained.
+        let reduced_text: String = needed
+            .iter()
+            .filter_map(|n| full.index_of(n).map(|i| &full.laws()[i]))
+            .map(|l| format!("{} = {};\n", l.name(), l.formula()))
+            .collect();
+        let reduced = LawSet::parse(&[LawSource {
+            name: "(model laws)".into(),
+            text: reduced_text,
+        }])
+        .map_err(|e| ModelError::Property {
+            property: "(law texts)".into(),
+            reason: format!("re-parsing the needed laws failed: {e}"),
+        })?;
+        let mut encoders = Vec::with_capacity(properties.len());
+        for p in properties {
+            let index = |name: &str| reduced.index_of(name);
+            let mut preds = Vec::with_capacity(p.predicates.len());
+            for text in p.predicates {
+                let window = text.strip_suffix(WINDOW_SUFFIX).and_then(index);
+                preds.push(match window {
+                    Some(i) => Pred::Window(i),
+                    None => Pred::Atom(Atom::parse(text).map_err(|e| ModelError::Property {
+                        property: p.name.to_string(),
+                        reason: format!("predicate '{text}': {e}"),
+                    })?),
+                });
+            }
+            let law_index = index(p.law).ok_or_else(|| ModelError::Property {
+                property: p.name.to_string(),
+                reason: format!("law '{}' lost while re-parsing", p.law),
+            })?;
+            let unsafe_now = match &preds[p.unsafe_bit] {
+                Pred::Window(i) => UnsafeNow::Violated(*i),
+                Pred::Atom(a) => UnsafeNow::Atom(a.clone()),
+            };
+            let mut ante = Vec::new();
+            antecedents(reduced.laws()[law_index].body(), &mut ante);
+            encoders.push(Encoder {
+                preds,
+                unsafe_bit: p.unsafe_bit,
+                unsafe_now,
+                antecedents: ante,
+            });
+        }
+        let eval = EvalConfig {
+            frame_period_s,
+            window_frames,
+            ..EvalConfig::default()
+        };
+        // Fail now rather than in every session.
+        Evaluator::new(&reduced, &eval).map_err(|e| ModelError::Config(e.to_string()))?;
+        Ok(Compiled {
+            laws: reduced,
+            eval,
+            encoders,
+        })
+    }
+
+    /// The laws actually evaluated (the properties' laws and window laws).
+    pub fn laws(&self) -> &LawSet {
+        &self.laws
+    }
+
+    /// A fresh tracker (empty law windows) reading scenario constants from `context`.
+    pub(crate) fn tracker(&self, context: SignalContext) -> Result<Tracker, ModelError> {
+        let evaluator = Evaluator::new(&self.laws, &self.eval)
+            .map_err(|e| ModelError::Config(e.to_string()))?;
+        Ok(Tracker {
+            context,
+            evaluator,
+            encoders: self.encoders.clone(),
+            out: vec![Encoded::default(); self.encoders.len()],
+        })
+    }
+}
+
+/// Steps the laws and encoders over one run's frames.
+#[derive(Debug, Clone)]
+pub(crate) struct Tracker {
+    context: SignalContext,
+    evaluator: Evaluator,
+    encoders: Vec<Encoder>,
+    out: Vec<Encoded>,
+}
+
+impl Tracker {
+    /// Consumes one frame; returns every property's encoding. Does not allocate.
+    pub fn step(&mut self, frame: &Frame) -> &[Encoded] {
+        let signals = Signals::from_frame(frame, &self.context);
+        let verdicts = self.evaluator.step(&signals);
+        for (enc, out) in self.encoders.iter().zip(self.out.iter_mut()) {
+            let mut state: StateId = 0;
+            for (bit, pred) in enc.preds.iter().enumerate() {
+                let holds = match pred {
+                    Pred::Atom(a) => a.eval(&signals),
+                    Pred::Window(i) => verdicts.in_window(*i),
+                };
+                state |= StateId::from(holds) << bit;
+            }
+            let unsafe_now = match &enc.unsafe_now {
+                UnsafeNow::Violated(i) => verdicts.violated_now(*i),
+                UnsafeNow::Atom(a) => a.eval(&signals),
+            };
+            let baseline = enc
+                .antecedents
+                .iter()
+                .any(|f| f.eval_state(&mut |a| a.eval(&signals)) == Some(true));
+            *out = Encoded {
+                state,
+                unsafe_state: state >> enc.unsafe_bit & 1 == 1,
+                unsafe_now,
+                baseline,
+            };
+        }
+        &self.out
+    }
+
+    /// Forgets the run (a new one starts).
+    pub fn reset(&mut self) {
+        self.evaluator.reset();
+        self.out.fill(Encoded::default());
+    }
+}

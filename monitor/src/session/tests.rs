@@ -1,0 +1,223 @@
+use super::*;
+use crate::counts::Counts;
+use crate::domain::Domain;
+use crate::learn::LearnConfig;
+use crate::model::LawText;
+use crate::property::{BuildConfig, PropertyModel};
+use crate::spec::PropertySpec;
+use crate::training::Plan;
+use laws::frame::obstacle_type;
+use laws::Obstacle;
+
+const LAWS: &str = "no_collision = G(collision == 0);\n\
+                    slow_near = G(NPCAhead(10) -> F[0,1](speed < 0.5));\n";
+
+fn laws() -> Vec<LawText> {
+    vec![LawText {
+        name: "t.law".into(),
+        text: LAWS.into(),
+    }]
+}
+
+/// A car whose rear bumper is `gap_m` ahead of the ego's front.
+fn car_ahead(gap_m: f64) -> Obstacle {
+    Obstacle {
+        id: 1,
+        kind: obstacle_type::VEHICLE,
+        x: laws::signals::EGO_FRONT_M + gap_m + 2.0,
+        y: 0.0,
+        heading: 0.0,
+        speed_mps: 0.0,
+        length: 4.0,
+        width: 2.0,
+        priority: false,
+    }
+}
+
+fn frame(speed_mps: f64, gap_m: Option<f64>, collision: bool) -> Frame {
+    Frame {
+        speed_mps,
+        collision,
+        obstacles: gap_m.map(car_ahead).into_iter().collect(),
+        ..Frame::default()
+    }
+}
+
+/// no_collision over (collision, NPCAhead<=10) with α = 0 and hand-chosen counts:
+/// 0 → 2 and 0 → done once each; 2 → 3 (collision) and 2 → 0 once each. So P(F unsafe) is
+/// x0 = x2/2, x2 = 1/2 + x0/2: x0 = 1/3, x2 = 2/3; within 1 step: 0 and 1/2; within 2: 1/4 and 1/2.
+fn hand_model() -> Arc<Model> {
+    let preds: Vec<String> = vec!["collision==1".into(), "NPCAhead<=10".into()];
+    let cfg = BuildConfig {
+        learn: LearnConfig { alpha: 0.0 },
+        horizons_steps: vec![1, 2],
+        ..BuildConfig::default()
+    };
+    let d = PropertyModel::domain_for(&preds, 0, &cfg).unwrap();
+    let mut c = Counts::new(d.n_states());
+    c.observe_trace(&d, &[0, 2, 3]).unwrap();
+    c.observe_trace(&d, &[2, 0, d.done()]).unwrap();
+    let p = PropertyModel::build("no_collision", preds, 0, c, &cfg).unwrap();
+    Arc::new(Model::try_new(laws(), vec![p]).unwrap())
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-12
+}
+
+#[test]
+fn hand_built_model_gives_the_hand_computed_risks_and_absorbs() {
+    let model = hand_model();
+    let mut s = Session::new(&model, &SessionConfig::default()).unwrap();
+    // Far from anything: state 0.
+    let o = s.step(&frame(5.0, None, false)).properties[0].clone();
+    assert_eq!((o.state, o.unsafe_now, o.absorbed), (0, false, false));
+    assert!(close(o.risk_eventually, 1.0 / 3.0), "{}", o.risk_eventually);
+    assert!(close(o.risk_within[0], 0.0) && close(o.risk_within[1], 0.25));
+    assert!(!o.baseline_alarm, "G(collision == 0) has no antecedent");
+    // A car 5 m ahead: state 2 (bit 1).
+    let o = s.step(&frame(5.0, Some(5.0), false)).properties[0].clone();
+    assert_eq!(o.state, 0b10);
+    assert!(o.bit(1) && !o.bit(0));
+    assert!(close(o.risk_eventually, 2.0 / 3.0));
+    assert!(close(o.risk_within(0).unwrap(), 0.5) && close(o.risk_within[1], 0.5));
+    assert!(o.risk_upper >= o.risk_eventually);
+    // Collision: unsafe state 3, risk 1 at every horizon.
+    let out = s.step(&frame(5.0, Some(0.0), true));
+    assert_eq!(out.frame_index, 2);
+    let o = out.properties[0].clone();
+    assert_eq!((o.state, o.unsafe_now, o.absorbed), (0b11, true, true));
+    assert_eq!(o.risk_within, vec![1.0, 1.0]);
+    assert_eq!((o.risk_eventually, o.risk_upper), (1.0, 1.0));
+    // Back to an empty road: still absorbed in state 3, but the collision is no longer happening.
+    let o = s.step(&frame(5.0, None, false)).properties[0].clone();
+    assert_eq!((o.state, o.unsafe_now, o.absorbed), (0b11, false, true));
+    assert_eq!(o.risk_eventually, 1.0);
+    // A new run starts fresh.
+    s.reset();
+    let out = s.step(&frame(5.0, None, false));
+    assert_eq!(out.frame_index, 0);
+    assert_eq!(out.properties[0].state, 0);
+    assert!(close(out.properties[0].risk_eventually, 1.0 / 3.0));
+}
+
+#[test]
+fn explanations_decode_paths_and_expected_steps() {
+    let model = hand_model();
+    let s = Session::new(&model, &SessionConfig::default()).unwrap();
+    assert_eq!(s.decode(0, 0b10).unwrap(), "not collision==1, NPCAhead<=10");
+    assert_eq!(s.bit_string(0, 0b10).unwrap(), "01");
+    let path = s.most_likely_path(0, 0).unwrap();
+    assert_eq!(path.states, vec![0, 2, 3]);
+    assert!(close(path.probability, 0.25));
+    assert_eq!(path.words[2], "collision==1, NPCAhead<=10");
+    // From 2: reach 3 at step 1 w.p. 1/2, step 3 w.p. 1/8, ...: E[T | reach] = (Σ (2j+1)/4^j / 2) / (2/3) = 5/3.
+    assert!(close(s.expected_steps(0, 2).unwrap(), 5.0 / 3.0));
+    assert!(
+        s.most_likely_path(0, 4).is_none(),
+        "done never reaches unsafe"
+    );
+    assert!(s.decode(7, 0).is_none());
+}
+
+/// A plan with both laws' default properties, learned from a few runs.
+fn learned(frames_runs: &[Vec<Frame>]) -> (Plan, Arc<Model>) {
+    let specs = [
+        PropertySpec::for_law("no_collision"),
+        PropertySpec::for_law("slow_near"),
+    ];
+    let cfg = BuildConfig {
+        horizons_steps: vec![1, 5],
+        ..BuildConfig::default()
+    };
+    let plan = Plan::from_specs(laws(), &specs, cfg).unwrap();
+    let mut l = plan.learner(SignalContext::default()).unwrap();
+    for run in frames_runs {
+        l.observe_run(run).unwrap();
+    }
+    let model = Arc::new(plan.build(l.into_counts()).unwrap());
+    (plan, model)
+}
+
+/// Approach a stopped car at 5 m/s without braking: slow_near is violated 10 frames after the car is
+/// within 10 m; then a collision.
+fn approach_run() -> Vec<Frame> {
+    let mut run = Vec::new();
+    for i in 0..=30 {
+        let gap = 15.0 - 0.5 * f64::from(i);
+        run.push(frame(5.0, Some(gap.max(0.0)), gap <= 0.0));
+    }
+    run
+}
+
+#[test]
+fn law_verdicts_drive_unsafe_and_the_baseline() {
+    let (_plan, model) = learned(&[approach_run()]);
+    let slow = model.properties()[1].clone();
+    assert_eq!(
+        slow.predicates(),
+        ["slow_near.w", "NPCAhead<=10", "speed<0.5"]
+    );
+    let mut s = Session::new(&model, &SessionConfig::default()).unwrap();
+    let run = approach_run();
+    let mut first_unsafe = None;
+    for (k, f) in run.iter().enumerate() {
+        let o = s.step(f).properties[1].clone();
+        // The antecedent NPCAhead(10) holds from gap 10 m on (frame 10).
+        assert_eq!(o.baseline_alarm, k >= 10, "frame {k}");
+        if o.unsafe_now && first_unsafe.is_none() {
+            first_unsafe = Some(k);
+            assert!(o.absorbed && o.bit(0));
+        }
+        if first_unsafe.is_none() {
+            assert!(!o.absorbed);
+            let t = slow.table();
+            assert_eq!(o.risk_eventually, t.eventually(o.state).unwrap());
+            assert_eq!(o.risk_within[1], t.within(1, o.state).unwrap());
+        }
+    }
+    // Position 10 (first frame within 10 m) needs speed < 0.5 within frames 10..=20: certain at frame 20.
+    assert_eq!(first_unsafe, Some(20));
+    let mut s = Session::new(&model, &SessionConfig::default()).unwrap();
+    let collided = run
+        .iter()
+        .map(|f| s.step(f).properties[0].unsafe_now)
+        .position(|u| u);
+    assert_eq!(collided, Some(30));
+}
+
+#[test]
+fn learner_sees_the_state_sequence_the_session_reports() {
+    let mut long = approach_run();
+    // Keep pushing into the car for 20 more frames.
+    for _ in 0..20 {
+        long.push(frame(5.0, Some(0.0), true));
+    }
+    let (plan, model) = learned(&[long.clone(), approach_run()]);
+    let mut learner = plan.learner(SignalContext::default()).unwrap();
+    let traces = learner.traces(&long);
+    let mut s = Session::new(&model, &SessionConfig::default()).unwrap();
+    let mut seen: Vec<Vec<StateId>> = vec![Vec::new(); 2];
+    let mut done = [false; 2];
+    for f in &long {
+        let out = s.step(f);
+        for (p, o) in out.properties.iter().enumerate() {
+            if !done[p] {
+                seen[p].push(o.state);
+                done[p] = o.absorbed;
+            }
+        }
+    }
+    for (p, trace) in traces.iter().enumerate() {
+        assert_eq!(&trace[..seen[p].len()], seen[p].as_slice(), "property {p}");
+    }
+    // Both end unsafe: no_collision at frame 30, slow_near at frame 20 (no `done` appended).
+    assert_eq!(traces[0].len(), 31);
+    assert_eq!(traces[1].len(), 21);
+    let d = model.properties()[1].domain().unwrap();
+    assert!(d.is_unsafe(*traces[1].last().unwrap()));
+    // A run that stays safe ends in `done`.
+    let safe: Vec<Frame> = (0..5).map(|_| frame(5.0, None, false)).collect();
+    let t = learner.traces(&safe);
+    assert_eq!(t[1], vec![0, 0, 0, 0, 0, d.done()]);
+}

@@ -1,0 +1,77 @@
+use super::*;
+use laws::LawSource;
+
+fn set() -> LawSet {
+    LawSet::parse(&[LawSource {
+        name: "t".into(),
+        text: "no_collision = G(collision == 0);\n\
+               slow = G(NPCAhead(10) -> F[0,1](speed < 0.5));\n\
+               fast = G(speed <= 30);\n"
+            .into(),
+    }])
+    .unwrap()
+}
+
+#[test]
+fn default_property_is_law_atoms_plus_window_with_unsafe_first() {
+    let p = PropertySpec::for_law("slow").resolve(&set()).unwrap();
+    assert_eq!(p.predicates, ["slow.w", "NPCAhead<=10", "speed<0.5"]);
+    assert_eq!(p.unsafe_bit, 0);
+}
+
+#[test]
+fn toml_properties_with_related_laws_extra_atoms_and_an_unsafe_atom() {
+    let specs = parse_properties_toml(
+        r#"
+        [[property]]
+        name = "crash"
+        law = "no_collision"
+        law_atoms = false
+        unsafe = "collision"
+        related_laws = ["fast"]
+        extra_atoms = ["NPCAhead(10)", "speed > 30", "NPCAhead.ttc < 2"]
+        "#,
+    )
+    .unwrap();
+    let p = specs[0].resolve(&set()).unwrap();
+    assert_eq!(p.name, "crash");
+    assert_eq!(p.law, "no_collision");
+    // `speed > 30` is the negation of fast's atom `speed<=30`: one predicate.
+    assert_eq!(
+        p.predicates,
+        [
+            "collision==1",
+            "speed<=30",
+            "fast.w",
+            "NPCAhead<=10",
+            "NPCAhead.ttc<2"
+        ]
+    );
+}
+
+#[test]
+fn bad_declarations_give_clear_errors() {
+    let e = |toml: &str| match parse_properties_toml(toml) {
+        Err(e) => e.to_string(),
+        Ok(specs) => specs[0].resolve(&set()).unwrap_err().to_string(),
+    };
+    assert!(e("[[property]]\nlaw = \"nope\"").contains("unknown law 'nope'"));
+    assert!(e("[[property]]\nlaw = \"slow\"\nrelated_laws = [\"x\"]")
+        .contains("unknown related law 'x'"));
+    assert!(
+        e("[[property]]\nlaw = \"slow\"\nextra_atoms = [\"warp > 9\"]").contains("atom 'warp > 9'")
+    );
+    assert!(e("[[property]]\nlaw = \"slow\"\ncolour = 1").contains("unknown field"));
+    assert!(e("[[property]]\nlaw = \"slow\"\n[[property]]\nlaw = \"slow\"").contains("twice"));
+    assert!(e("").contains("no [[property]]"));
+    let many: Vec<String> = (1..=12).map(|i| format!("\"speed < {i}\"")).collect();
+    let text = format!(
+        "[[property]]\nlaw = \"slow\"\nextra_atoms = [{}]",
+        many.join(",")
+    );
+    assert!(
+        e(&text).contains("more than the 12 allowed"),
+        "{}",
+        e(&text)
+    );
+}
