@@ -5,5 +5,7 @@
 pub mod batch;
 pub mod cmd;
 pub mod lawdir;
+pub mod progress;
 pub mod report;
+pub mod score;
 pub mod scoring;

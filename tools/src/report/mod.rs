@@ -16,7 +16,7 @@ pub use html::render as render_html;
 pub use markdown::render as render_markdown;
 
 /// An abstract state shown in the Table 3 layout.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct StateRow {
     /// The state's predicates in words, e.g. "light yellow, stop line ≤ 2 m, moving".
     pub words: String,

@@ -1,0 +1,146 @@
+//! Scoring one log: every frame through a fresh `monitor::Session`, then `scoring::score_run` per property.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{bail, Context};
+use monitor::{Model, PropertyOutcome, Session, SessionConfig};
+
+use super::{FileResult, TraceRecord, MAX_TRACE_POINTS};
+use crate::scoring::{score_run, RunSeries};
+
+/// Which number of a `PropertyOutcome` is "the risk".
+#[derive(Debug, Clone)]
+pub enum RiskMeasure {
+    /// P(eventually unsafe).
+    Eventually,
+    /// P(unsafe within k steps): the index of k in each property's horizon list.
+    Within(Vec<usize>),
+    /// The PAC upper bound p + ε of P(eventually unsafe).
+    Upper,
+}
+
+impl RiskMeasure {
+    /// Checks the options against the model: `--horizon` must name one of its tables.
+    pub fn resolve(
+        model: &Model,
+        horizon_s: Option<f64>,
+        conservative: bool,
+    ) -> anyhow::Result<RiskMeasure> {
+        match (horizon_s, conservative) {
+            (Some(_), true) => bail!(
+                "--conservative applies to P(eventually); it cannot be combined with --horizon"
+            ),
+            (None, true) => Ok(RiskMeasure::Upper),
+            (None, false) => Ok(RiskMeasure::Eventually),
+            (Some(h), false) => {
+                let mut indices = Vec::new();
+                for p in model.properties() {
+                    let period = p.config().frame_period_s;
+                    let steps = p.table().horizons_steps();
+                    let wanted = (h / period).round();
+                    let Some(i) = steps.iter().position(|&k| f64::from(k) == wanted) else {
+                        let have: Vec<String> = steps
+                            .iter()
+                            .map(|&k| format!("{}", f64::from(k) * period))
+                            .collect();
+                        bail!(
+                            "the model has no {h} s table for property {} (it has: {} s); relearn with --horizons",
+                            p.name(),
+                            have.join(", ")
+                        );
+                    };
+                    indices.push(i);
+                }
+                Ok(RiskMeasure::Within(indices))
+            }
+        }
+    }
+
+    fn risk(&self, property: usize, outcome: &PropertyOutcome) -> f64 {
+        match self {
+            RiskMeasure::Eventually => outcome.risk_eventually,
+            RiskMeasure::Upper => outcome.risk_upper,
+            RiskMeasure::Within(idx) => idx
+                .get(property)
+                .and_then(|&h| outcome.risk_within(h))
+                .unwrap_or(outcome.risk_eventually),
+        }
+    }
+}
+
+/// Scores one log against every property of `model`.
+pub fn score_file(
+    path: &Path,
+    model: &Arc<Model>,
+    measure: &RiskMeasure,
+    thresholds: &[(String, f64)],
+) -> anyhow::Result<FileResult> {
+    let log = scenarios::log::read_log(path)?;
+    let mut session =
+        Session::new(model, &SessionConfig::default()).context("cannot start a monitor session")?;
+    if let Some(p) = model.properties().first() {
+        let model_period = p.config().frame_period_s;
+        if (model_period - log.meta.frame_period_s).abs() > 1e-9 {
+            bail!(
+                "frame period {} s differs from the model's {} s",
+                log.meta.frame_period_s,
+                model_period
+            );
+        }
+    }
+    let n = log.frames.len();
+    let mut series: Vec<RunSeries> = model
+        .properties()
+        .iter()
+        .map(|_| RunSeries {
+            t: Vec::with_capacity(n),
+            risk: Vec::with_capacity(n),
+            unsafe_now: Vec::with_capacity(n),
+            baseline_alarm: Vec::with_capacity(n),
+        })
+        .collect();
+    for frame in &log.frames {
+        let outcome = session.step(frame);
+        for (p, (s, po)) in series.iter_mut().zip(&outcome.properties).enumerate() {
+            s.t.push(frame.t);
+            s.risk.push(measure.risk(p, po));
+            s.unsafe_now.push(po.unsafe_now);
+            s.baseline_alarm.push(po.baseline_alarm);
+        }
+    }
+    let mut scores = Vec::with_capacity(series.len());
+    let mut traces = Vec::new();
+    for (property, s) in model.properties().iter().zip(&series) {
+        let score = score_run(
+            &log.meta.run_id,
+            &log.meta.scenario,
+            property.name(),
+            s,
+            thresholds,
+        );
+        if score.violated || score.alarms.values().any(|a| a.false_alarm) {
+            traces.push(thin(property.name(), s));
+        }
+        scores.push(score);
+    }
+    let file = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Ok(FileResult {
+        file,
+        n_frames: n,
+        scores,
+        traces,
+    })
+}
+
+fn thin(property: &str, s: &RunSeries) -> TraceRecord {
+    let stride = s.t.len().div_ceil(MAX_TRACE_POINTS).max(1);
+    TraceRecord {
+        property: property.to_owned(),
+        t: s.t.iter().step_by(stride).copied().collect(),
+        risk: s.risk.iter().step_by(stride).copied().collect(),
+    }
+}

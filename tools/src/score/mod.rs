@@ -1,0 +1,96 @@
+//! Batch scoring behind `avguard score`: one log at a time through `monitor::Session` (`measure`), a
+//! per-log result cache in the output folder (`cache`), and `score.json` plus the reports, also from the
+//! union of shard folders (`output`).
+
+mod cache;
+mod measure;
+mod output;
+
+use serde::{Deserialize, Serialize};
+
+use crate::scoring::{threshold_key, RunScore};
+
+pub use cache::{cached, load_cached, prepare_out, store};
+pub use measure::{score_file, RiskMeasure};
+pub use output::{merge, write_outputs};
+
+/// What a scoring run was asked for; a cache is only reused under the same settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    /// FNV-1a hash of the model file's bytes, hex.
+    pub model_hash: String,
+    /// The thresholds, in the order given.
+    pub thresholds: Vec<f64>,
+    /// `--horizon`, s.
+    pub horizon_s: Option<f64>,
+    /// `--conservative`.
+    pub conservative: bool,
+}
+
+impl Settings {
+    /// Settings of a run over the model whose file holds `model_bytes`.
+    pub fn new(
+        model_bytes: &[u8],
+        thresholds: &[f64],
+        horizon_s: Option<f64>,
+        conservative: bool,
+    ) -> Settings {
+        let hash = model_bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        Settings {
+            model_hash: format!("{hash:016x}"),
+            thresholds: thresholds.to_vec(),
+            horizon_s,
+            conservative,
+        }
+    }
+
+    /// (key, θ) pairs as `score.json` writes them.
+    pub fn threshold_pairs(&self) -> Vec<(String, f64)> {
+        self.thresholds
+            .iter()
+            .map(|&t| (threshold_key(t), t))
+            .collect()
+    }
+
+    /// The risk measure in words, for the reports.
+    pub fn risk_measure_words(&self) -> String {
+        let base = match self.horizon_s {
+            Some(h) => format!("P(unsafe within {h} s)"),
+            None => "P(eventually unsafe)".to_owned(),
+        };
+        if self.conservative {
+            format!("the PAC upper bound of {base} (p + ε)")
+        } else {
+            base
+        }
+    }
+}
+
+/// One property's risk over one run, kept for the report's plots.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TraceRecord {
+    /// The property.
+    pub property: String,
+    /// Frame times, s (down-sampled to at most `MAX_TRACE_POINTS`).
+    pub t: Vec<f64>,
+    /// Risk at those frames.
+    pub risk: Vec<f64>,
+}
+
+/// Everything scoring one log produced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileResult {
+    /// The log's file name.
+    pub file: String,
+    /// Frames in the log.
+    pub n_frames: usize,
+    /// One score per property.
+    pub scores: Vec<RunScore>,
+    /// Risk traces of the properties this run violated or false-alarmed on.
+    pub traces: Vec<TraceRecord>,
+}
+
+/// Traces are thinned to this many points; at 10 Hz that is every frame of a 60 s run.
+pub const MAX_TRACE_POINTS: usize = 600;

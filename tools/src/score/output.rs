@@ -1,0 +1,285 @@
+//! `score.json` (INTERFACES §5), `report.md` and `report.html` from a set of per-log results; and
+//! `score merge`, which does the same from the union of shard folders.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{bail, Context};
+use monitor::{Model, Session, SessionConfig};
+use serde_json::{json, Value};
+
+use super::cache::{load_all, write_atomic};
+use super::{FileResult, Settings};
+use crate::report::{self, PropertyReport, Report, RiskTrace, StateRow};
+use crate::scoring::{summarise, RunScore};
+
+/// Table 3 rows kept per property: the most visited states, then the riskiest visited ones.
+const N_COMMON_STATES: usize = 6;
+const N_RISKY_STATES: usize = 3;
+
+/// Writes `score.json`, the reports, and (when the model is at hand) `states.json` into `out`.
+pub fn write_outputs(
+    out: &Path,
+    settings: &Settings,
+    results: &[FileResult],
+    errors: &[(String, String)],
+    model: Option<&Arc<Model>>,
+    plot_runs: usize,
+) -> anyhow::Result<()> {
+    let states_path = out.join("states.json");
+    if let Some(model) = model {
+        let states = representative_states(model)?;
+        write_atomic(&states_path, &serde_json::to_vec_pretty(&states)?)?;
+    }
+    let states: BTreeMap<String, Vec<StateRow>> = match std::fs::read(&states_path) {
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .with_context(|| format!("{}: corrupt", states_path.display()))?,
+        Err(_) => BTreeMap::new(),
+    };
+    let mut runs: Vec<&RunScore> = results.iter().flat_map(|r| &r.scores).collect();
+    runs.sort_by(|a, b| {
+        (&a.run_id, &a.property, &a.scenario).cmp(&(&b.run_id, &b.property, &b.scenario))
+    });
+    let thresholds = settings.threshold_pairs();
+    let mut by_property: BTreeMap<&str, Vec<&RunScore>> = BTreeMap::new();
+    for run in &runs {
+        by_property
+            .entry(run.property.as_str())
+            .or_default()
+            .push(run);
+    }
+
+    let mut summary = serde_json::Map::new();
+    let mut baseline = serde_json::Map::new();
+    for (property, prop_runs) in &by_property {
+        let mut cells = serde_json::Map::new();
+        for (key, _) in &thresholds {
+            let s = summarise(
+                prop_runs
+                    .iter()
+                    .filter_map(|r| r.alarms.get(key).map(|a| (*r, a))),
+            );
+            cells.insert(key.clone(), serde_json::to_value(s)?);
+        }
+        summary.insert((*property).to_owned(), Value::Object(cells));
+        let b = summarise(prop_runs.iter().map(|r| (*r, &r.baseline)));
+        baseline.insert((*property).to_owned(), serde_json::to_value(b)?);
+    }
+    let errors_json: Vec<Value> = errors
+        .iter()
+        .map(|(file, error)| json!({"file": file, "error": error}))
+        .collect();
+    let score = json!({
+        "runs": runs,
+        "summary": summary,
+        "baseline": baseline,
+        "errors": errors_json,
+        "settings": settings,
+    });
+    write_atomic(
+        &out.join("score.json"),
+        serde_json::to_string_pretty(&score)?.as_bytes(),
+    )?;
+
+    let properties = by_property
+        .iter()
+        .map(|(name, prop_runs)| {
+            let traces = pick_traces(name, prop_runs, results, &thresholds, plot_runs);
+            let rows = states.get(*name).cloned().unwrap_or_default();
+            PropertyReport::from_runs(name, prop_runs, &thresholds, rows, traces)
+        })
+        .collect();
+    let n_logs = results.len();
+    let report = Report {
+        subtitle: format!(
+            "{n_logs} logs, {} properties, model {}, thresholds {}.",
+            by_property.len(),
+            settings.model_hash,
+            thresholds
+                .iter()
+                .map(|(k, _)| k.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        risk_measure: settings.risk_measure_words(),
+        properties,
+    };
+    write_atomic(
+        &out.join("report.md"),
+        report::render_markdown(&report).as_bytes(),
+    )?;
+    write_atomic(
+        &out.join("report.html"),
+        report::render_html(&report).as_bytes(),
+    )?;
+    Ok(())
+}
+
+/// Runs to plot: the violating runs predicted earliest first, then violations that were missed, then
+/// false alarms — so a reader sees a success, a miss and a false alarm when they exist.
+fn pick_traces(
+    property: &str,
+    runs: &[&RunScore],
+    results: &[FileResult],
+    thresholds: &[(String, f64)],
+    n: usize,
+) -> Vec<RiskTrace> {
+    let Some((key, _)) = thresholds.get(thresholds.len() / 2) else {
+        return Vec::new();
+    };
+    let lead = |r: &RunScore| r.alarms.get(key).and_then(|a| a.lead_s);
+    let false_alarm = |r: &RunScore| r.alarms.get(key).is_some_and(|a| a.false_alarm);
+    let mut predicted: Vec<&&RunScore> = runs.iter().filter(|r| lead(r).is_some()).collect();
+    predicted.sort_by(|a, b| lead(b).unwrap_or(0.0).total_cmp(&lead(a).unwrap_or(0.0)));
+    let missed = runs.iter().filter(|r| r.violated && lead(r).is_none());
+    let false_alarms = runs.iter().filter(|r| false_alarm(r));
+    let mut chosen: Vec<&RunScore> = Vec::new();
+    let mut queues: Vec<Vec<&RunScore>> = vec![
+        predicted.into_iter().copied().collect(),
+        missed.copied().collect(),
+        false_alarms.copied().collect(),
+    ];
+    // Round-robin over the three kinds until n runs are chosen.
+    while chosen.len() < n && queues.iter().any(|q| !q.is_empty()) {
+        for q in &mut queues {
+            if chosen.len() < n && !q.is_empty() {
+                chosen.push(q.remove(0));
+            }
+        }
+    }
+    chosen
+        .into_iter()
+        .filter_map(|run| {
+            let record = results
+                .iter()
+                .filter(|f| f.scores.iter().any(|s| std::ptr::eq(s, run)))
+                .flat_map(|f| &f.traces)
+                .find(|t| t.property == property)?;
+            Some(RiskTrace {
+                run_id: run.run_id.clone(),
+                t: record.t.clone(),
+                risk: record.risk.clone(),
+                violation_t: run.violation_t,
+            })
+        })
+        .collect()
+}
+
+/// Table 3 rows per property: the most visited states and the riskiest visited ones, in words.
+fn representative_states(model: &Arc<Model>) -> anyhow::Result<BTreeMap<String, Vec<StateRow>>> {
+    let session =
+        Session::new(model, &SessionConfig::default()).context("cannot start a monitor session")?;
+    let mut all = BTreeMap::new();
+    for (p, property) in model.properties().iter().enumerate() {
+        let pac = property.pac();
+        let table = property.table();
+        let mut visited: Vec<(u32, u64, f64)> = (0..property.n_states() as u32)
+            .filter_map(|s| {
+                let (n, _) = pac.state(s)?;
+                (n > 0).then(|| (s, n, table.eventually(s).unwrap_or(0.0)))
+            })
+            .collect();
+        visited.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let mut chosen: Vec<(u32, u64, f64)> =
+            visited.iter().take(N_COMMON_STATES).copied().collect();
+        let mut risky = visited.clone();
+        risky.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
+        let extra: Vec<(u32, u64, f64)> = risky
+            .into_iter()
+            .filter(|s| !chosen.iter().any(|c| c.0 == s.0))
+            .take(N_RISKY_STATES)
+            .collect();
+        chosen.extend(extra);
+        chosen.sort_by(|a, b| a.2.total_cmp(&b.2).then(a.0.cmp(&b.0)));
+        let rows = chosen
+            .into_iter()
+            .map(|(s, visits, p_violation)| StateRow {
+                words: session.decode(p, s).unwrap_or_else(|| format!("state {s}")),
+                p_violation,
+                visits,
+            })
+            .collect();
+        all.insert(property.name().to_owned(), rows);
+    }
+    Ok(all)
+}
+
+/// `avguard score merge`: the union of shard folders, written as one.
+pub fn merge(shards: &[PathBuf], out: &Path, plot_runs: usize) -> anyhow::Result<()> {
+    let mut settings: Option<Settings> = None;
+    let mut results: Vec<FileResult> = Vec::new();
+    let mut errors: Vec<(String, String)> = Vec::new();
+    let mut states: Option<Vec<u8>> = None;
+    for shard in shards {
+        let text = std::fs::read_to_string(shard.join("settings.json")).with_context(|| {
+            format!(
+                "{}: not a score output folder (no settings.json)",
+                shard.display()
+            )
+        })?;
+        let s: Settings = serde_json::from_str(&text)
+            .with_context(|| format!("{}: corrupt settings.json", shard.display()))?;
+        match &settings {
+            None => settings = Some(s),
+            Some(first) if *first != s => {
+                bail!(
+                    "{} was scored with another model or other options than {}",
+                    shard.display(),
+                    shards[0].display()
+                )
+            }
+            Some(_) => {}
+        }
+        results.extend(load_all(shard)?);
+        let score: Value = std::fs::read(shard.join("score.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or(Value::Null);
+        if let Some(list) = score.get("errors").and_then(Value::as_array) {
+            for e in list {
+                let field = |k: &str| {
+                    e.get(k)
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned()
+                };
+                errors.push((field("file"), field("error")));
+            }
+        }
+        if states.is_none() {
+            states = std::fs::read(shard.join("states.json")).ok();
+        }
+    }
+    let Some(settings) = settings else {
+        bail!("no shard folders given")
+    };
+    results.sort_by(|a, b| a.file.cmp(&b.file));
+    if let Some(pair) = results.windows(2).find(|w| w[0].file == w[1].file) {
+        bail!("log {} was scored by more than one shard", pair[0].file);
+    }
+    errors.sort();
+    std::fs::create_dir_all(out.join("runs"))
+        .with_context(|| format!("{}: cannot create", out.display()))?;
+    write_atomic(
+        &out.join("settings.json"),
+        &serde_json::to_vec_pretty(&settings)?,
+    )?;
+    if let Some(bytes) = states {
+        write_atomic(&out.join("states.json"), &bytes)?;
+    }
+    for r in &results {
+        write_atomic(
+            &out.join("runs").join(format!("{}.json", r.file)),
+            &serde_json::to_vec(r)?,
+        )?;
+    }
+    write_outputs(out, &settings, &results, &errors, None, plot_runs)?;
+    eprintln!(
+        "merged {} logs from {} shards into {}",
+        results.len(),
+        shards.len(),
+        out.join("score.json").display()
+    );
+    Ok(())
+}
