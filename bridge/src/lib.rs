@@ -40,5 +40,6 @@ pub mod predlog;
 pub mod record;
 pub mod rosbridge;
 pub mod server;
+pub mod session;
 pub mod shutdown;
 pub mod wire;

@@ -3,9 +3,8 @@
 //! Flags map onto `bridge::server::BridgeConfig`; the process-level policy (SIGINT/SIGTERM → graceful
 //! shutdown and exit 0, SIGHUP → reload the model from the same path) is `bridge::blocking`.
 //!
-//! Model loading goes through `monitor::Session` behind `bridge::decide::DecideFactory`. That API has not
-//! landed on this branch yet, so [`load_model`] reports it as unavailable; everything else (transport,
-//! enforcement, logs, recording, control commands, signals) is wired.
+//! Model loading goes through `monitor::Session` behind `bridge::decide::DecideFactory`
+//! (`bridge::session::MonitorFactory`); the same session code scores recorded logs in `avguard score`.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -84,13 +83,16 @@ pub struct Args {
     pub metrics_every_s: f64,
 }
 
-/// Loads the model as a decision factory.
-pub fn load_model(path: &Path) -> anyhow::Result<Box<dyn DecideFactory>> {
-    std::fs::metadata(path).with_context(|| format!("reading {}", path.display()))?;
-    anyhow::bail!(
-        "cannot load {}: live decisions need monitor::Session, which is not merged into this build yet",
-        path.display()
-    )
+/// Loads the model file as a decision factory; the risk is P(eventually unsafe), or P(unsafe within
+/// `horizon_s`) when given.
+pub fn load_model(path: &Path, horizon_s: Option<f64>) -> anyhow::Result<Box<dyn DecideFactory>> {
+    let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let model =
+        monitor::Model::from_bytes(&bytes).with_context(|| format!("{}", path.display()))?;
+    let factory =
+        bridge::session::MonitorFactory::new(model, horizon_s, path.display().to_string())
+            .with_context(|| format!("{}", path.display()))?;
+    Ok(Box::new(factory))
 }
 
 /// Runs `avguard bridge`.
@@ -107,9 +109,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "binding {} beyond loopback requires --token",
         args.listen
     );
-    let factory = load_model(&args.model)?;
+    let factory = load_model(&args.model, args.horizon)?;
     let model_path = args.model.clone();
-    let reload: Reloader = Arc::new(move || load_model(&model_path).map_err(|e| format!("{e:#}")));
+    let horizon = args.horizon;
+    let reload: Reloader =
+        Arc::new(move || load_model(&model_path, horizon).map_err(|e| format!("{e:#}")));
     let config = BridgeConfig {
         max_frame_bytes: args.max_frame_bytes,
         hard_frame_bytes: args.max_frame_bytes.saturating_mul(4),

@@ -93,7 +93,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         monitor::Model::from_bytes(&model_bytes)
             .with_context(|| format!("{}", model_path.display()))?,
     );
-    let measure = scorefile::RiskMeasure::resolve(&model, args.horizon, args.conservative)?;
+    let measure = monitor::RiskMeasure::resolve(&model, args.horizon, args.conservative)?;
     let settings = Settings::new(
         &model_bytes,
         &args.thresholds,

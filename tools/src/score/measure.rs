@@ -4,70 +4,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{bail, Context};
-use monitor::{Model, PropertyOutcome, Session, SessionConfig};
+use monitor::{Model, RiskMeasure, Session, SessionConfig};
 
 use super::{FileResult, TraceRecord, MAX_TRACE_POINTS};
 use crate::scoring::{score_run, RunSeries};
-
-/// Which number of a `PropertyOutcome` is "the risk".
-#[derive(Debug, Clone)]
-pub enum RiskMeasure {
-    /// P(eventually unsafe).
-    Eventually,
-    /// P(unsafe within k steps): the index of k in each property's horizon list.
-    Within(Vec<usize>),
-    /// The PAC upper bound p + ε of P(eventually unsafe).
-    Upper,
-}
-
-impl RiskMeasure {
-    /// Checks the options against the model: `--horizon` must name one of its tables.
-    pub fn resolve(
-        model: &Model,
-        horizon_s: Option<f64>,
-        conservative: bool,
-    ) -> anyhow::Result<RiskMeasure> {
-        match (horizon_s, conservative) {
-            (Some(_), true) => bail!(
-                "--conservative applies to P(eventually); it cannot be combined with --horizon"
-            ),
-            (None, true) => Ok(RiskMeasure::Upper),
-            (None, false) => Ok(RiskMeasure::Eventually),
-            (Some(h), false) => {
-                let mut indices = Vec::new();
-                for p in model.properties() {
-                    let period = p.config().frame_period_s;
-                    let steps = p.table().horizons_steps();
-                    let wanted = (h / period).round();
-                    let Some(i) = steps.iter().position(|&k| f64::from(k) == wanted) else {
-                        let have: Vec<String> = steps
-                            .iter()
-                            .map(|&k| format!("{}", f64::from(k) * period))
-                            .collect();
-                        bail!(
-                            "the model has no {h} s table for property {} (it has: {} s); relearn with --horizons",
-                            p.name(),
-                            have.join(", ")
-                        );
-                    };
-                    indices.push(i);
-                }
-                Ok(RiskMeasure::Within(indices))
-            }
-        }
-    }
-
-    fn risk(&self, property: usize, outcome: &PropertyOutcome) -> f64 {
-        match self {
-            RiskMeasure::Eventually => outcome.risk_eventually,
-            RiskMeasure::Upper => outcome.risk_upper,
-            RiskMeasure::Within(idx) => idx
-                .get(property)
-                .and_then(|&h| outcome.risk_within(h))
-                .unwrap_or(outcome.risk_eventually),
-        }
-    }
-}
 
 /// Scores one log against every property of `model`.
 pub fn score_file(

@@ -1,0 +1,114 @@
+use std::sync::Arc;
+
+use laws::frame::light_color;
+use laws::Frame;
+use monitor::{BuildConfig, LawText, Plan, PropertySpec, Session, SessionConfig};
+
+use super::*;
+
+const LAW: &str =
+    "law51_sub5 = G( (trafficLightAhead.color == red & stoplineAhead(2)) -> F[0,2](speed < 0.5) );";
+
+/// A run towards a red light's stop line: the driver stops in time iff `stops`.
+fn run(stops: bool) -> Vec<Frame> {
+    (0..80)
+        .map(|k| {
+            let dist = (20.0 - f64::from(k) * 0.5).max(1.0);
+            let speed = if stops && k >= 38 { 0.0 } else { 5.0 };
+            Frame {
+                t: f64::from(k) * 0.1,
+                speed_mps: speed,
+                light_color: light_color::RED,
+                signal_ahead: true,
+                stopline_dist_m: dist,
+                ..Frame::default()
+            }
+        })
+        .collect()
+}
+
+fn model() -> Model {
+    let laws = vec![LawText {
+        name: "test.law".into(),
+        text: LAW.into(),
+    }];
+    let plan = Plan::from_specs(
+        laws,
+        &[PropertySpec::for_law("law51_sub5")],
+        BuildConfig::default(),
+    )
+    .unwrap();
+    let mut learner = plan.learner(laws::SignalContext::default()).unwrap();
+    for i in 0..20 {
+        learner.observe_run(&run(i % 3 != 0)).unwrap();
+    }
+    plan.build(learner.into_counts()).unwrap()
+}
+
+#[test]
+fn adapter_reports_the_sessions_risks_and_verdicts() {
+    let model = model();
+    let mut direct = Session::new(&Arc::new(model.clone()), &SessionConfig::default()).unwrap();
+    let factory = MonitorFactory::new(model, None, "test".into()).unwrap();
+    let mut decide = factory.session();
+    let mut n_violations = 0;
+    let mut n_explained = 0;
+    for frame in run(false) {
+        let expected = direct.step(&frame).properties[0].clone();
+        let got = &decide.step(&frame).properties[0];
+        assert_eq!(got.name, "law51_sub5");
+        assert_eq!(got.risk, expected.risk_eventually);
+        assert_eq!(got.violated, expected.unsafe_now);
+        assert_eq!(
+            got.state_bits,
+            direct.bit_string(0, expected.state).unwrap()
+        );
+        assert_eq!(got.state_words, direct.decode(0, expected.state).unwrap());
+        n_violations += usize::from(got.violated);
+        n_explained += usize::from(!got.likely_path.is_empty());
+    }
+    assert!(n_violations >= 1, "the non-stopping run violates the law");
+    assert!(
+        n_explained > 0,
+        "states that can reach the violation carry a most likely path"
+    );
+}
+
+#[test]
+fn horizon_selects_the_bounded_table_and_unknown_horizons_are_refused() {
+    let model = model();
+    let mut direct = Session::new(&Arc::new(model.clone()), &SessionConfig::default()).unwrap();
+    let factory = MonitorFactory::new(model.clone(), Some(2.0), "test".into()).unwrap();
+    let mut decide = factory.session();
+    let h = direct
+        .horizons_steps(0)
+        .unwrap()
+        .iter()
+        .position(|&k| k == 20)
+        .unwrap();
+    for frame in run(false) {
+        let expected = direct.step(&frame).properties[0].risk_within(h).unwrap();
+        assert_eq!(decide.step(&frame).properties[0].risk, expected);
+    }
+    let err = MonitorFactory::new(model, Some(4.0), "test".into())
+        .err()
+        .unwrap();
+    assert!(err.to_string().contains("no 4 s table"), "{err}");
+}
+
+#[test]
+fn each_session_starts_with_fresh_windows() {
+    let factory = MonitorFactory::new(model(), None, "test".into()).unwrap();
+    let mut a = factory.session();
+    let frames = run(false);
+    let first: Vec<f64> = frames
+        .iter()
+        .map(|f| a.step(f).properties[0].risk)
+        .collect();
+    let mut b = factory.session();
+    let second: Vec<f64> = frames
+        .iter()
+        .map(|f| b.step(f).properties[0].risk)
+        .collect();
+    assert_eq!(first, second);
+}
