@@ -3,5 +3,6 @@
 mod cli;
 mod hdf5_interop;
 mod laws_rtamt;
+mod monitor_learn;
 mod monitor_storm;
 mod scenarios_cli;
