@@ -5,5 +5,6 @@ mod cli;
 mod hdf5_interop;
 mod laws_cli;
 mod laws_rtamt;
+mod monitor_learn;
 mod monitor_storm;
 mod scenarios_cli;

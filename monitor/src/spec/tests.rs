@@ -75,3 +75,45 @@ fn bad_declarations_give_clear_errors() {
         e(&text)
     );
 }
+
+#[test]
+fn the_shipped_properties_file_resolves_within_the_predicate_cap() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../laws/specs");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "law"))
+        .collect();
+    files.sort();
+    let sources: Vec<LawSource> = files
+        .iter()
+        .map(|p| LawSource {
+            name: p.display().to_string(),
+            text: std::fs::read_to_string(p).unwrap(),
+        })
+        .collect();
+    let set = LawSet::parse(&sources).unwrap();
+    let specs =
+        parse_properties_toml(&std::fs::read_to_string(dir.join("properties.toml")).unwrap())
+            .unwrap();
+    let resolved = resolve_all(&specs, &set).unwrap();
+    let names: Vec<&str> = resolved.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "law38_sub2_2",
+            "p2g_law38_sub2",
+            "law51_sub5",
+            "law53",
+            "law52",
+            "law45",
+            "no_collision"
+        ]
+    );
+    for p in &resolved {
+        assert!(p.predicates.len() <= MAX_PROPERTY_PREDICATES, "{}", p.name);
+    }
+    let nc = resolved.last().unwrap();
+    assert_eq!(nc.predicates.len(), 11);
+    assert_eq!(nc.predicates[0], "collision==1");
+}

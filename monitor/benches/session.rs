@@ -1,0 +1,160 @@
+//! `Session::step` for a model of 8 properties over the shipped laws: per-frame latency (median and p99 of
+//! individually timed steps, printed) and criterion figures, with, in the same run, the two costs every
+//! step pays as baselines: `Signals::from_frame` alone and the law evaluator alone.
+//!
+//! Run: `cargo bench -p monitor --bench session` (release). Target: median ≤ 0.5 µs, p99 ≤ 5 µs per frame.
+
+use std::hint::black_box;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use laws::frame::{light_color, obstacle_type};
+use laws::{EvalConfig, Evaluator, Frame, Obstacle, SignalContext, Signals};
+use monitor::spec::{parse_properties_toml, PropertySpec};
+use monitor::{BuildConfig, LawText, Model, Plan, Session, SessionConfig};
+
+fn shipped_laws() -> Vec<LawText> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../laws/specs");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("laws/specs")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "law"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|p| LawText {
+            name: p.display().to_string(),
+            text: std::fs::read_to_string(p).expect("law file"),
+        })
+        .collect()
+}
+
+/// A 40 s drive: approach a slower car and a light that cycles green → yellow → red, with a junction.
+fn drive(seed: u32) -> Vec<Frame> {
+    let mut frames = Vec::with_capacity(400);
+    let mut x = 0.0f64;
+    let mut v = 8.0 + f64::from(seed % 5);
+    for k in 0..400u32 {
+        let t = f64::from(k) * 0.1;
+        let gap = 60.0 - x * 0.3 + f64::from(seed % 7);
+        if gap < 15.0 {
+            v = (v - 0.4).max(0.0);
+        }
+        x += v * 0.1;
+        let phase = (k / 100) % 3;
+        frames.push(Frame {
+            t,
+            x,
+            speed_mps: v,
+            speed_limit_mps: 13.9,
+            light_color: [light_color::GREEN, light_color::YELLOW, light_color::RED]
+                [phase as usize],
+            signal_ahead: true,
+            stopline_dist_m: (120.0 - x).max(0.0),
+            junction_dist_m: (125.0 - x).max(0.0),
+            collision: gap <= 0.0,
+            obstacles: vec![Obstacle {
+                id: 1,
+                kind: obstacle_type::VEHICLE,
+                x: x + 5.7 + gap.max(0.0),
+                y: 0.0,
+                heading: 0.0,
+                speed_mps: 3.0,
+                length: 4.0,
+                width: 2.0,
+                priority: seed % 2 == 0,
+            }],
+            ..Frame::default()
+        });
+    }
+    frames
+}
+
+/// The seven properties of `laws/specs/properties.toml` plus law57's default property: 8 laws.
+fn model() -> Arc<Model> {
+    let laws = shipped_laws();
+    let toml = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../laws/specs/properties.toml"),
+    )
+    .expect("properties.toml");
+    let mut specs = parse_properties_toml(&toml).expect("valid properties");
+    specs.push(PropertySpec::for_law("law57"));
+    assert_eq!(specs.len(), 8);
+    let plan = Plan::from_specs(laws, &specs, BuildConfig::default()).expect("plan");
+    let mut learner = plan.learner(SignalContext::default()).expect("learner");
+    for seed in 0..40 {
+        learner.observe_run(&drive(seed)).expect("learn");
+    }
+    Arc::new(plan.build(learner.into_counts()).expect("model"))
+}
+
+fn percentile(sorted: &[u64], q: f64) -> u64 {
+    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
+}
+
+fn session(c: &mut Criterion) {
+    let model = model();
+    let frames: Vec<Frame> = (0..8).flat_map(drive).collect();
+    let mut s = Session::new(&model, &SessionConfig::default()).expect("session");
+
+    // Individually timed steps (Instant overhead included, so these are upper bounds).
+    let mut ns: Vec<u64> = Vec::with_capacity(frames.len() * 50);
+    for _ in 0..50 {
+        s.reset();
+        for f in &frames {
+            let t0 = Instant::now();
+            black_box(s.step(black_box(f)));
+            ns.push(t0.elapsed().as_nanos() as u64);
+        }
+    }
+    ns.sort_unstable();
+    println!(
+        "Session::step, {} properties / {} laws evaluated: median {} ns, p99 {} ns, max {} ns over {} frames",
+        model.properties().len(),
+        model.compile().expect("compiles").laws().laws().len(),
+        percentile(&ns, 0.5),
+        percentile(&ns, 0.99),
+        ns[ns.len() - 1],
+        ns.len()
+    );
+
+    let mut g = c.benchmark_group("session");
+    g.throughput(criterion::Throughput::Elements(frames.len() as u64));
+    g.bench_function("step (8 properties)", |b| {
+        b.iter(|| {
+            s.reset();
+            for f in &frames {
+                black_box(s.step(black_box(f)));
+            }
+        })
+    });
+    let ctx = SignalContext::default();
+    g.bench_function("baseline: Signals::from_frame", |b| {
+        b.iter(|| {
+            for f in &frames {
+                black_box(Signals::from_frame(black_box(f), &ctx));
+            }
+        })
+    });
+    let laws = model.compile().expect("compiles").laws().clone();
+    let mut ev = Evaluator::new(&laws, &EvalConfig::default()).expect("evaluator");
+    let signals: Vec<Signals> = frames
+        .iter()
+        .map(|f| Signals::from_frame(f, &ctx))
+        .collect();
+    g.bench_function("baseline: evaluator alone", |b| {
+        b.iter(|| {
+            ev.reset();
+            for sig in &signals {
+                black_box(ev.step(black_box(sig)).len());
+            }
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, session);
+criterion_main!(benches);

@@ -1,0 +1,175 @@
+//! `avguard learn` end to end: simulate runs, learn a model from them, read it back with `info --json`,
+//! export it and have Storm re-check every state; learning is deterministic and merging counts learned
+//! from two halves of the logs gives exactly the model learned from all of them.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use monitor::training::merge_counts;
+use monitor::{Model, PropertyModel};
+use tests::{avguard, workspace_root};
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("avguard-it-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn ok(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{:?} failed:\n{}\n{}",
+        cmd,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn simulate(scenario: &str, runs: u32, seed: u32, out: &Path) {
+    ok(avguard()
+        .current_dir(workspace_root())
+        .args(["simulate", "--scenario"])
+        .arg(workspace_root().join("scenarios").join(scenario))
+        .args([
+            "--runs",
+            &runs.to_string(),
+            "--seed",
+            &seed.to_string(),
+            "--out",
+        ])
+        .arg(out));
+}
+
+fn learn(out: &Path, logs: &[&Path]) -> String {
+    ok(avguard()
+        .args(["learn", "--laws"])
+        .arg(workspace_root().join("laws/specs"))
+        .arg("--out")
+        .arg(out)
+        .args(logs))
+}
+
+fn load(path: &Path) -> Model {
+    Model::from_bytes(&std::fs::read(path).unwrap()).unwrap()
+}
+
+#[test]
+fn learn_info_export_and_storm_on_a_learned_model() {
+    let dir = scratch("monitor-learn");
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    simulate("braking_leader.toml", 4, 1, &a);
+    simulate("yellow_light.toml", 4, 2, &b);
+    let model_path = dir.join("m.avg");
+    let summary = learn(&model_path, &[&a, &b]);
+    assert!(
+        summary.contains("learned 7 properties from 8 of 8 logs"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("no_collision: 11 predicates, 2049 states, 8 runs"),
+        "{summary}"
+    );
+    assert!(summary.contains("states meet the bound"), "{summary}");
+
+    let info = ok(avguard().args(["info", "--json"]).arg(&model_path));
+    assert_eq!(info.matches("\"name\":").count(), 7, "{info}");
+    for needle in [
+        "{\"properties\":[{\"name\":\"law38_sub2_2\"",
+        "{\"name\":\"no_collision\",\"predicates\":[\"collision==1\",\"PriorityNPCAhead==1\"",
+        "\"states\":2049",
+        "\"epsilon\":0.05,\"delta\":0.05",
+    ] {
+        assert!(info.contains(needle), "info lacks {needle}: {info}");
+    }
+    // The stored PAC summary is the one printed at learning time.
+    let model = load(&model_path);
+    let pac = model.property("no_collision").unwrap().pac();
+    assert!(summary.contains(&format!(
+        "{} / {} states meet the bound",
+        pac.met(),
+        pac.total()
+    )));
+
+    // Storm recomputes P(F unsafe) of every state of two learned properties from the export.
+    let export = dir.join("export");
+    for property in ["no_collision", "law51_sub5"] {
+        ok(avguard()
+            .args(["export", "--model"])
+            .arg(&model_path)
+            .args(["--property", property, "--out"])
+            .arg(&export));
+        let out = Command::new("python3")
+            .arg(workspace_root().join("tests/py/monitor_storm_check.py"))
+            .arg(&export)
+            .args([property, "1e-9"])
+            .output()
+            .expect("python3 must be installed to run the Storm interop test");
+        assert!(
+            out.status.success(),
+            "Storm disagrees on {property} or could not run:\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    // A bad file is named and skipped; nothing learnable is an error.
+    let junk = dir.join("junk.h5");
+    std::fs::write(&junk, b"not hdf5").unwrap();
+    let out = avguard()
+        .args(["learn", "--laws"])
+        .arg(workspace_root().join("laws/specs"))
+        .arg("--out")
+        .arg(dir.join("j.avg"))
+        .arg(&junk)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("junk.h5") && err.contains("no log could be learned"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn learning_is_deterministic_and_merging_halves_equals_learning_all() {
+    let dir = scratch("monitor-merge");
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    simulate("braking_leader.toml", 3, 7, &a);
+    simulate("red_light_queue.toml", 3, 8, &b);
+    let (all, all_again, half_a, half_b) = (
+        dir.join("all.avg"),
+        dir.join("all2.avg"),
+        dir.join("a.avg"),
+        dir.join("b.avg"),
+    );
+    learn(&all, &[&a, &b]);
+    learn(&all_again, &[&b, &a]);
+    assert_eq!(
+        std::fs::read(&all).unwrap(),
+        std::fs::read(&all_again).unwrap()
+    );
+    learn(&half_a, &[&a]);
+    learn(&half_b, &[&b]);
+    let (all, ma, mb) = (load(&all), load(&half_a), load(&half_b));
+    for (i, p) in all.properties().iter().enumerate() {
+        let mut counts = vec![ma.properties()[i].counts().clone()];
+        merge_counts(&mut counts, &[mb.properties()[i].counts().clone()]).unwrap();
+        assert_eq!(&counts[0], p.counts(), "{}", p.name());
+        let rebuilt = PropertyModel::build_for_law(
+            p.name(),
+            p.law(),
+            p.predicates().to_vec(),
+            p.unsafe_bit(),
+            counts.pop().unwrap(),
+            p.config(),
+        )
+        .unwrap();
+        assert_eq!(&rebuilt, p, "{}", p.name());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
