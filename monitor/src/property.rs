@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::av::{AvConfig, AvDomain};
+use crate::av::{AvConfig, AvDomain, SmoothingScope};
 use crate::counts::Counts;
 use crate::domain::Domain;
 use crate::dtmc::Dtmc;
@@ -31,6 +31,8 @@ pub struct BuildConfig {
     pub horizons_steps: Vec<u32>,
     /// Length of the laws' "violated within the window" predicates (`L.w`), frames.
     pub window_frames: usize,
+    /// Which valid transitions receive the Laplace α.
+    pub smoothing: SmoothingScope,
 }
 
 impl Default for BuildConfig {
@@ -43,6 +45,7 @@ impl Default for BuildConfig {
             max_accel_mps2: 10.0,
             horizons_steps: vec![10, 20, 30, 50],
             window_frames: 100,
+            smoothing: SmoothingScope::Local,
         }
     }
 }
@@ -72,6 +75,7 @@ impl BuildConfig {
         AvConfig {
             frame_period_s: self.frame_period_s,
             max_accel_mps2: self.max_accel_mps2,
+            smoothing: self.smoothing,
         }
     }
 }

@@ -22,11 +22,18 @@
 //! - a traffic light cycles green → yellow → red → green: green cannot become red, yellow cannot become
 //!   green, red cannot become yellow in one frame (changes to or from "no light"/unknown are free).
 //!
-//! **Smoothing support.** For up to [`FULL_SMOOTHING_MAX_PREDICATES`] predicates α goes to every valid
-//! transition (Algorithm 1 as written). Beyond that, dense smoothing would need `4^k` entries, so α goes
-//! to the valid transitions that change at most one predicate, plus `done` (observed transitions are
-//! always kept). At 10 Hz consecutive frames rarely differ in more than one predicate, so this keeps every
-//! valid state reachable in the chain while keeping each row at most k + 2 entries plus observations.
+//! **Smoothing support** ([`SmoothingScope`]). `Local` (the default): α goes to the valid transitions that
+//! change at most one predicate, plus `done`; observed transitions are always kept. At 10 Hz the signals
+//! behind the predicates move continuously, so consecutive frames rarely differ in more than one predicate;
+//! this keeps every valid state reachable while each row has at most k + 2 smoothed entries. `AllValid`
+//! is Algorithm 1 as written: α on every valid transition (only up to [`FULL_SMOOTHING_MAX_PREDICATES`]
+//! predicates; beyond that dense smoothing would need `4^k` entries and `Local` is used).
+//!
+//! Why `Local` is the default: smoothing mass that lands on unsafe successors is a per-step leak, and a
+//! run spends hundreds of 10 Hz steps in few states. With `AllValid`, about half of a state's valid
+//! successors carry the unsafe bit, so the leak per run is roughly α·2^(k-1) / (number of training runs) —
+//! enough to push P(eventually unsafe) towards 1 in states from which no violation was ever observed. With
+//! `Local` only one successor (the unsafe bit flipped) receives α, and the leak is about α / runs.
 
 pub mod atom;
 
@@ -46,7 +53,17 @@ pub const MAX_PREDICATES: usize = 24;
 /// Up to this many predicates, smoothing covers every valid transition.
 pub const FULL_SMOOTHING_MAX_PREDICATES: usize = 10;
 
-/// Physical limits used by the validity rules.
+/// Which valid transitions receive the Laplace α (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub enum SmoothingScope {
+    /// Valid transitions that change at most one predicate, plus `done` (and every observed one).
+    #[default]
+    Local,
+    /// Every valid transition (Algorithm 1 as written), up to [`FULL_SMOOTHING_MAX_PREDICATES`] predicates.
+    AllValid,
+}
+
+/// Physical limits used by the validity rules, and the smoothing scope.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AvConfig {
     /// Time between frames, s.
@@ -54,6 +71,8 @@ pub struct AvConfig {
     /// Largest plausible longitudinal acceleration or deceleration magnitude, m/s² (about 1 g: beyond
     /// emergency braking on dry asphalt).
     pub max_accel_mps2: f64,
+    /// Which valid transitions receive the Laplace α.
+    pub smoothing: SmoothingScope,
 }
 
 impl Default for AvConfig {
@@ -61,6 +80,7 @@ impl Default for AvConfig {
         AvConfig {
             frame_period_s: 0.1,
             max_accel_mps2: 10.0,
+            smoothing: SmoothingScope::Local,
         }
     }
 }
@@ -135,6 +155,7 @@ pub struct AvDomain {
     unsafe_bit: usize,
     groups: Vec<SignalGroup>,
     max_speed_step_kmh: f64,
+    smoothing: SmoothingScope,
 }
 
 impl AvDomain {
@@ -173,6 +194,7 @@ impl AvDomain {
             unsafe_bit,
             groups,
             max_speed_step_kmh: cfg.max_accel_mps2 * cfg.frame_period_s * 3.6,
+            smoothing: cfg.smoothing,
         })
     }
 
@@ -302,7 +324,9 @@ impl Domain for AvDomain {
 
     fn smoothing_support(&self, from: StateId, out: &mut Vec<StateId>) {
         out.clear();
-        if self.predicates.len() <= FULL_SMOOTHING_MAX_PREDICATES {
+        if self.smoothing == SmoothingScope::AllValid
+            && self.predicates.len() <= FULL_SMOOTHING_MAX_PREDICATES
+        {
             out.extend((0..self.n_states() as StateId).filter(|&to| self.can_reach(from, to)));
             return;
         }

@@ -1,4 +1,5 @@
 use super::*;
+use crate::av::SmoothingScope;
 
 const PREDS: [&str; 8] = [
     "collision",
@@ -85,7 +86,7 @@ fn speed_cannot_jump_from_standstill_to_above_thirty_in_one_frame() {
         0,
         AvConfig {
             frame_period_s: 1.0,
-            max_accel_mps2: 10.0,
+            ..AvConfig::default()
         },
     )
     .unwrap();
@@ -165,4 +166,38 @@ fn large_abstractions_smooth_over_single_predicate_changes() {
     // Itself, 12 single flips, done.
     assert_eq!(out.len(), 14);
     assert!(out.contains(&d.done()) && out.contains(&0b11) && out.contains(&0b10));
+}
+
+#[test]
+fn smoothing_scope_local_versus_all_valid_on_a_small_abstraction() {
+    let preds: Vec<String> = (0..4).map(|i| format!("p{i}")).collect();
+    let local = AvDomain::new(preds.clone(), 0, AvConfig::default()).unwrap();
+    let mut out = Vec::new();
+    local.smoothing_support(0b0110, &mut out);
+    // Local: itself, 4 single flips, done — and exactly one unsafe successor (bit 0 flipped).
+    assert_eq!(out.len(), 6);
+    assert_eq!(
+        out.iter()
+            .filter(|&&s| s != local.done() && s & 1 == 1)
+            .count(),
+        1
+    );
+    let all = AvDomain::new(
+        preds,
+        0,
+        AvConfig {
+            smoothing: SmoothingScope::AllValid,
+            ..AvConfig::default()
+        },
+    )
+    .unwrap();
+    all.smoothing_support(0b0110, &mut out);
+    // All valid: every one of the 16 bit-strings plus done; half of the bit-strings are unsafe.
+    assert_eq!(out.len(), 17);
+    assert_eq!(
+        out.iter()
+            .filter(|&&s| s != all.done() && s & 1 == 1)
+            .count(),
+        8
+    );
 }

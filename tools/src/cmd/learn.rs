@@ -32,9 +32,14 @@ pub struct Args {
     /// Properties file (default: `LAWS/properties.toml` when present, else one property per law).
     #[arg(long)]
     pub properties: Option<PathBuf>,
-    /// Laplace pseudo-count added to every valid transition.
+    /// Laplace pseudo-count added to each smoothed transition.
     #[arg(long, default_value_t = 1.0)]
     pub alpha: f64,
+    /// Which valid transitions receive α: `local` (single-predicate changes and the end of the run, plus
+    /// every observed transition) or `all-valid` (every valid transition, Algorithm 1 as written; up to
+    /// 10 predicates). `all-valid` leaks risk into states never seen to violate; see monitor::av.
+    #[arg(long, value_enum, default_value_t = Smoothing::Local)]
+    pub smoothing: Smoothing,
     /// PAC error bound ε.
     #[arg(long, default_value_t = 0.05)]
     pub epsilon: f64,
@@ -118,6 +123,15 @@ fn learn_file(plan: &Plan, path: &Path) -> anyhow::Result<Vec<Counts>> {
     Ok(learner.into_counts())
 }
 
+/// `--smoothing` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Smoothing {
+    /// Single-predicate changes, the end of the run, and observed transitions.
+    Local,
+    /// Every valid transition.
+    AllValid,
+}
+
 /// Runs `avguard learn`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let laws = read_law_dir(&args.laws)?;
@@ -129,6 +143,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             delta: args.delta,
         },
         horizons_steps: BuildConfig::steps_from_seconds(&args.horizons, defaults.frame_period_s)?,
+        smoothing: match args.smoothing {
+            Smoothing::Local => monitor::av::SmoothingScope::Local,
+            Smoothing::AllValid => monitor::av::SmoothingScope::AllValid,
+        },
         ..defaults
     };
     let plan = plan(&args, laws, config)?;
