@@ -4,6 +4,7 @@
 
 pub mod batch;
 pub mod cmd;
+pub mod demo;
 pub mod lawdir;
 pub mod progress;
 pub mod report;

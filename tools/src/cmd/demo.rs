@@ -1,10 +1,69 @@
-//! `avguard demo` (not yet built; see the issue tracker).
+//! `avguard demo`: the end-to-end demonstration (see `crate::demo`). No arguments needed.
+
+use std::path::PathBuf;
+
+/// The repository's law and scenario folders, found relative to this crate's sources (the demo is run
+/// from a checkout: `cargo xtask demo`).
+const LAWS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../laws/specs");
+const SCENARIOS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios");
 
 /// Arguments of `avguard demo`.
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Scenario kinds (file names in the scenarios folder, without `.toml`).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "red_light_queue,yellow_light,left_turn"
+    )]
+    scenarios: Vec<String>,
+    /// Training runs per scenario.
+    #[arg(long, default_value_t = 300)]
+    train_runs: u64,
+    /// Held-out runs per scenario (each is driven twice: enforcement off and on).
+    #[arg(long, default_value_t = 40)]
+    test_runs: u64,
+    /// Base seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Thresholds θ reported.
+    #[arg(long, value_delimiter = ',', default_value = "0.3,0.5,0.7")]
+    thresholds: Vec<f64>,
+    /// Threshold at which the bridge intervenes.
+    #[arg(long, default_value_t = 0.5)]
+    enforce_threshold: f64,
+    /// Folder of `.law` files and `properties.toml`.
+    #[arg(long, default_value = LAWS_DIR)]
+    laws: PathBuf,
+    /// Folder of scenario files.
+    #[arg(long, default_value = SCENARIOS_DIR)]
+    scenario_dir: PathBuf,
+    /// Where the model, prediction log and reports are written (default: a folder in the temp dir).
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
 
 /// Runs `avguard demo`.
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("`avguard demo` is not available yet")
+pub fn run(args: Args) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        args.train_runs > 0 && args.test_runs > 0,
+        "--train-runs and --test-runs must be positive"
+    );
+    let cfg = crate::demo::DemoConfig {
+        laws_dir: args.laws,
+        scenario_files: args
+            .scenarios
+            .iter()
+            .map(|s| args.scenario_dir.join(format!("{s}.toml")))
+            .collect(),
+        train_runs: args.train_runs,
+        test_runs: args.test_runs,
+        seed: args.seed,
+        thresholds: args.thresholds,
+        enforce_threshold: args.enforce_threshold,
+        out: args
+            .out
+            .unwrap_or_else(|| std::env::temp_dir().join("avguard-demo")),
+    };
+    crate::demo::run(&cfg).map(|_| ())
 }

@@ -139,6 +139,44 @@ pub fn tradeoff_curve(runs: &[&RunScore]) -> Vec<(f64, f64, f64)> {
         .collect()
 }
 
+/// Chooses up to `n` runs to plot at threshold `key`: violating runs predicted earliest first, then
+/// violations that were missed, then false alarms — round-robin, so a reader sees a success, a miss and a
+/// false alarm when they exist. `trace` looks up a run's risk trace.
+pub fn pick_traces<'a>(
+    runs: &[&'a RunScore],
+    key: &str,
+    n: usize,
+    trace: impl Fn(&'a RunScore) -> Option<RiskTrace>,
+) -> Vec<RiskTrace> {
+    let lead = |r: &RunScore| r.alarms.get(key).and_then(|a| a.lead_s);
+    let mut predicted: Vec<&'a RunScore> =
+        runs.iter().copied().filter(|r| lead(r).is_some()).collect();
+    predicted.sort_by(|a, b| lead(b).unwrap_or(0.0).total_cmp(&lead(a).unwrap_or(0.0)));
+    let missed = runs
+        .iter()
+        .copied()
+        .filter(|r| r.violated && lead(r).is_none())
+        .collect();
+    let false_alarms = runs
+        .iter()
+        .copied()
+        .filter(|r| r.alarms.get(key).is_some_and(|a| a.false_alarm))
+        .collect();
+    let mut queues: Vec<std::collections::VecDeque<&'a RunScore>> =
+        vec![predicted.into(), missed, false_alarms];
+    let mut chosen = Vec::new();
+    while chosen.len() < n && queues.iter().any(|q| !q.is_empty()) {
+        for q in &mut queues {
+            if chosen.len() < n {
+                if let Some(run) = q.pop_front() {
+                    chosen.push(run);
+                }
+            }
+        }
+    }
+    chosen.into_iter().filter_map(trace).collect()
+}
+
 /// Formats an optional number with `digits` decimals, or "–" when absent.
 fn fmt_opt(value: Option<f64>, digits: usize) -> String {
     value.map_or_else(|| "–".to_owned(), |v| format!("{v:.digits$}"))

@@ -85,7 +85,23 @@ pub fn write_outputs(
     let properties = by_property
         .iter()
         .map(|(name, prop_runs)| {
-            let traces = pick_traces(name, prop_runs, results, &thresholds, plot_runs);
+            let key = thresholds
+                .get(thresholds.len() / 2)
+                .map(|(k, _)| k.as_str())
+                .unwrap_or_default();
+            let traces = report::pick_traces(prop_runs, key, plot_runs, |run| {
+                let record = results
+                    .iter()
+                    .filter(|f| f.scores.iter().any(|s| std::ptr::eq(s, run)))
+                    .flat_map(|f| &f.traces)
+                    .find(|t| t.property == *name)?;
+                Some(RiskTrace {
+                    run_id: run.run_id.clone(),
+                    t: record.t.clone(),
+                    risk: record.risk.clone(),
+                    violation_t: run.violation_t,
+                })
+            });
             let rows = states.get(*name).cloned().unwrap_or_default();
             PropertyReport::from_runs(name, prop_runs, &thresholds, rows, traces)
         })
@@ -114,56 +130,6 @@ pub fn write_outputs(
         report::render_html(&report).as_bytes(),
     )?;
     Ok(())
-}
-
-/// Runs to plot: the violating runs predicted earliest first, then violations that were missed, then
-/// false alarms — so a reader sees a success, a miss and a false alarm when they exist.
-fn pick_traces(
-    property: &str,
-    runs: &[&RunScore],
-    results: &[FileResult],
-    thresholds: &[(String, f64)],
-    n: usize,
-) -> Vec<RiskTrace> {
-    let Some((key, _)) = thresholds.get(thresholds.len() / 2) else {
-        return Vec::new();
-    };
-    let lead = |r: &RunScore| r.alarms.get(key).and_then(|a| a.lead_s);
-    let false_alarm = |r: &RunScore| r.alarms.get(key).is_some_and(|a| a.false_alarm);
-    let mut predicted: Vec<&&RunScore> = runs.iter().filter(|r| lead(r).is_some()).collect();
-    predicted.sort_by(|a, b| lead(b).unwrap_or(0.0).total_cmp(&lead(a).unwrap_or(0.0)));
-    let missed = runs.iter().filter(|r| r.violated && lead(r).is_none());
-    let false_alarms = runs.iter().filter(|r| false_alarm(r));
-    let mut chosen: Vec<&RunScore> = Vec::new();
-    let mut queues: Vec<Vec<&RunScore>> = vec![
-        predicted.into_iter().copied().collect(),
-        missed.copied().collect(),
-        false_alarms.copied().collect(),
-    ];
-    // Round-robin over the three kinds until n runs are chosen.
-    while chosen.len() < n && queues.iter().any(|q| !q.is_empty()) {
-        for q in &mut queues {
-            if chosen.len() < n && !q.is_empty() {
-                chosen.push(q.remove(0));
-            }
-        }
-    }
-    chosen
-        .into_iter()
-        .filter_map(|run| {
-            let record = results
-                .iter()
-                .filter(|f| f.scores.iter().any(|s| std::ptr::eq(s, run)))
-                .flat_map(|f| &f.traces)
-                .find(|t| t.property == property)?;
-            Some(RiskTrace {
-                run_id: run.run_id.clone(),
-                t: record.t.clone(),
-                risk: record.risk.clone(),
-                violation_t: run.violation_t,
-            })
-        })
-        .collect()
 }
 
 /// Table 3 rows per property: the most visited states and the riskiest visited ones, in words.

@@ -1,0 +1,277 @@
+//! The demo's numbers: prediction per θ from the live risks (with the reactive baseline beside it), the
+//! effect of enforcement, and the live-versus-batch agreement check.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::Context;
+use bridge::drive::DriveReport;
+use laws::LawSet;
+use monitor::{Model, Session, SessionConfig};
+use scenarios::Scenario;
+
+use crate::report::{self, PropertyReport, Report, RiskTrace};
+use crate::scoring::{score_run, summarise, threshold_key, RunScore, RunSeries};
+
+/// One scenario's outcome with and without enforcement.
+#[derive(Debug, Clone)]
+pub struct EffectRow {
+    /// Scenario name.
+    pub scenario: String,
+    /// Runs driven in each pass.
+    pub runs: usize,
+    /// Runs violating a monitored law (other than no_collision) that the scenario stresses, without / with.
+    pub violating: (usize, usize),
+    /// Runs with a collision, without / with.
+    pub colliding: (usize, usize),
+}
+
+/// Everything the demo reports.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    /// Per property: its name and the scored enforcement-off runs of the scenarios that stress it.
+    pub properties: Vec<(String, Vec<RunScore>)>,
+    /// Thresholds, as (key, θ).
+    pub thresholds: Vec<(String, f64)>,
+    /// Per scenario.
+    pub effect: Vec<EffectRow>,
+    /// Risk values compared between the live bridge and a batch re-run of the same frames.
+    pub n_risks_compared: usize,
+    /// How many of those differ.
+    pub n_risks_differing: usize,
+    /// Interventions the bridge sent over both passes.
+    pub n_interventions: u64,
+}
+
+impl Summary {
+    /// Scores the enforcement-off runs with their live risks and compares the two passes.
+    pub fn compute(
+        model: &Model,
+        laws: &LawSet,
+        scenarios: &[Scenario],
+        off: &[(usize, DriveReport)],
+        on: &[(usize, DriveReport)],
+        thresholds: &[f64],
+        n_interventions: u64,
+    ) -> anyhow::Result<Summary> {
+        let thresholds: Vec<(String, f64)> =
+            thresholds.iter().map(|&t| (threshold_key(t), t)).collect();
+        let model = Arc::new(model.clone());
+        let period_s = model.frame_period_s();
+        let mut properties: Vec<(String, Vec<RunScore>)> = model
+            .properties()
+            .iter()
+            .map(|p| (p.name().to_owned(), Vec::new()))
+            .collect();
+        let (mut n_compared, mut n_differing) = (0, 0);
+        for (s, run) in off {
+            let scenario = &scenarios[*s];
+            // The same frames through a fresh batch session: the unsafe and baseline flags, and the check
+            // that the live bridge computed exactly the same risks.
+            let mut session = Session::new(&model, &SessionConfig::default())?;
+            let n = run.frames.len();
+            let mut series: Vec<RunSeries> = vec![RunSeries::default(); model.properties().len()];
+            for (k, frame) in run.frames.iter().enumerate() {
+                let outcome = session.step(frame);
+                for ((p, po), sr) in model
+                    .properties()
+                    .iter()
+                    .zip(&outcome.properties)
+                    .zip(&mut series)
+                {
+                    let live = run.risk.get(k).and_then(|r| r.risk.get(p.name())).copied();
+                    n_compared += 1;
+                    if live != Some(po.risk_eventually) {
+                        n_differing += 1;
+                    }
+                    sr.t.push(frame.t);
+                    sr.risk.push(live.unwrap_or(f64::NAN));
+                    sr.unsafe_now.push(po.unsafe_now);
+                    sr.baseline_alarm.push(po.baseline_alarm);
+                }
+            }
+            debug_assert!(series.iter().all(|sr| sr.t.len() == n));
+            let run_id = format!("{}-{}", scenario.name(), run.seed);
+            for ((p, sr), (_, scores)) in
+                model.properties().iter().zip(&series).zip(&mut properties)
+            {
+                if scenario.stresses().iter().any(|law| law == p.law()) {
+                    scores.push(score_run(
+                        &run_id,
+                        scenario.name(),
+                        p.name(),
+                        sr,
+                        &thresholds,
+                    ));
+                }
+            }
+        }
+        let effect = scenarios
+            .iter()
+            .enumerate()
+            .map(|(s, scenario)| -> anyhow::Result<EffectRow> {
+                let count =
+                    |runs: &[(usize, DriveReport)]| -> anyhow::Result<(usize, usize, usize)> {
+                        let mut n = 0;
+                        let mut violating = 0;
+                        let mut colliding = 0;
+                        for (_, run) in runs.iter().filter(|(i, _)| *i == s) {
+                            n += 1;
+                            colliding += usize::from(run.collision);
+                            let violated = run.violations(laws, period_s)?;
+                            violating += usize::from(violated.iter().any(|(law, _)| {
+                                law != "no_collision"
+                                    && scenario.stresses().iter().any(|s| s == law)
+                                    && model.properties().iter().any(|p| p.law() == law)
+                            }));
+                        }
+                        Ok((n, violating, colliding))
+                    };
+                let (n, v_off, c_off) = count(off)?;
+                let (_, v_on, c_on) = count(on)?;
+                Ok(EffectRow {
+                    scenario: scenario.name().to_owned(),
+                    runs: n,
+                    violating: (v_off, v_on),
+                    colliding: (c_off, c_on),
+                })
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        Ok(Summary {
+            properties,
+            thresholds,
+            effect,
+            n_risks_compared: n_compared,
+            n_risks_differing: n_differing,
+            n_interventions,
+        })
+    }
+
+    /// Prints the two tables and the agreement check.
+    pub fn print(&self, enforce_threshold: f64) {
+        println!("\nPrediction with enforcement off (risk = P(eventually violated), as sent live by the bridge)");
+        let mut header = format!("{:<16} {:>5} {:>5} |", "property", "viol.", "safe");
+        for (key, _) in &self.thresholds {
+            header.push_str(&format!(" θ={key:<4} pred  lead  FA  |"));
+        }
+        header.push_str(" baseline pred  lead  FA");
+        println!("{header}");
+        for (name, runs) in &self.properties {
+            let refs: Vec<&RunScore> = runs.iter().collect();
+            let n_viol = refs.iter().filter(|r| r.violated).count();
+            let mut line = format!("{:<16} {:>5} {:>5} |", name, n_viol, refs.len() - n_viol);
+            for (key, _) in &self.thresholds {
+                let s = summarise(
+                    refs.iter()
+                        .filter_map(|r| r.alarms.get(key).map(|a| (*r, a))),
+                );
+                line.push_str(&format!(
+                    "       {:>4} {:>5} {:>4} |",
+                    pct(s.predicted_pct),
+                    secs(s.median_lead_s),
+                    pct(s.false_alarm_pct)
+                ));
+            }
+            let b = summarise(refs.iter().map(|r| (*r, &r.baseline)));
+            line.push_str(&format!(
+                "          {:>4} {:>5} {:>4}",
+                pct(b.predicted_pct),
+                secs(b.median_lead_s),
+                pct(b.false_alarm_pct)
+            ));
+            println!("{line}");
+        }
+        println!("(pred = % of violating runs alarmed strictly before the violation; lead = median seconds ahead;");
+        println!(
+            " FA = % of safe runs with an alarm; baseline = alarm when the law's antecedent holds)"
+        );
+        println!("\nEffect of enforcement (slow-down at θ = {enforce_threshold}; AV version of the paper's Table 1)");
+        println!(
+            "{:<18} {:>5} | {:>22} | {:>22}",
+            "scenario", "runs", "monitored law violations off → on", "collisions off → on"
+        );
+        for row in &self.effect {
+            println!(
+                "{:<18} {:>5} | {:>9} → {:<10} | {:>9} → {:<10}",
+                row.scenario,
+                row.runs,
+                frac(row.violating.0, row.runs),
+                frac(row.violating.1, row.runs),
+                frac(row.colliding.0, row.runs),
+                frac(row.colliding.1, row.runs)
+            );
+        }
+        println!("interventions sent by the bridge: {}", self.n_interventions);
+        println!(
+            "live vs batch: {} risk values compared, {} differ",
+            self.n_risks_compared, self.n_risks_differing
+        );
+    }
+
+    /// Writes report.md and report.html for the enforcement-off runs.
+    pub fn write_reports(
+        &self,
+        out: &Path,
+        off: &[(usize, DriveReport)],
+        model: &Model,
+    ) -> anyhow::Result<()> {
+        let key = self
+            .thresholds
+            .get(self.thresholds.len() / 2)
+            .map(|(k, _)| k.clone())
+            .unwrap_or_default();
+        let properties = self
+            .properties
+            .iter()
+            .map(|(name, runs)| {
+                let refs: Vec<&RunScore> = runs.iter().collect();
+                let traces = report::pick_traces(&refs, &key, 3, |run| {
+                    let (_, drive) = off
+                        .iter()
+                        .find(|(_, d)| run.run_id.ends_with(&format!("-{}", d.seed)))?;
+                    Some(RiskTrace {
+                        run_id: run.run_id.clone(),
+                        t: drive.frames.iter().map(|f| f.t).collect(),
+                        risk: drive
+                            .risk
+                            .iter()
+                            .map(|r| r.risk.get(name).copied().unwrap_or(f64::NAN))
+                            .collect(),
+                        violation_t: run.violation_t,
+                    })
+                });
+                PropertyReport::from_runs(name, &refs, &self.thresholds, Vec::new(), traces)
+            })
+            .collect();
+        let report = Report {
+            subtitle: format!(
+                "avguard demo: held-out runs driven through the live bridge with enforcement off; {} properties.",
+                model.properties().len()
+            ),
+            risk_measure: "P(eventually violated)".into(),
+            properties,
+        };
+        let md = out.join("report.md");
+        std::fs::write(&md, report::render_markdown(&report))
+            .with_context(|| format!("{}: cannot write", md.display()))?;
+        let html = out.join("report.html");
+        std::fs::write(&html, report::render_html(&report))
+            .with_context(|| format!("{}: cannot write", html.display()))
+    }
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or_else(|| "–".into(), |v| format!("{v:.0}%"))
+}
+
+fn secs(v: Option<f64>) -> String {
+    v.map_or_else(|| "–".into(), |v| format!("{v:.1}"))
+}
+
+fn frac(n: usize, of: usize) -> String {
+    if of == 0 {
+        "–".into()
+    } else {
+        format!("{n} ({:.0}%)", 100.0 * n as f64 / of as f64)
+    }
+}
