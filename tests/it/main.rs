@@ -8,3 +8,4 @@ mod laws_rtamt;
 mod monitor_learn;
 mod monitor_storm;
 mod scenarios_cli;
+mod score_cli;

@@ -1,0 +1,324 @@
+//! `avguard score` and `score merge` end to end: simulate, learn, score; outputs checked against
+//! INTERFACES §5, against `avguard laws eval` (an independent path to the violation times), and across
+//! sharding, resuming and bad inputs. The report is opened in headless Chromium.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::sync::OnceLock;
+
+use serde_json::Value;
+use tests::{avguard, workspace_root};
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    model: PathBuf,
+    test_logs: PathBuf,
+}
+
+/// Training logs, a model and held-out logs, made once for every test of this module.
+fn fixture() -> &'static Fixture {
+    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
+    FIXTURE.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        let scenario = workspace_root().join("scenarios/red_light_queue.toml");
+        for (runs, seed, out) in [("40", "1", "train"), ("12", "77", "test")] {
+            let out_dir = root.join(out);
+            ok(avguard()
+                .args(["simulate", "--scenario"])
+                .arg(&scenario)
+                .args(["--runs", runs, "--seed", seed, "--out"])
+                .arg(&out_dir)
+                .output()
+                .unwrap());
+        }
+        let model = root.join("model.bin");
+        ok(avguard()
+            .args(["learn", "--laws"])
+            .arg(workspace_root().join("laws/specs"))
+            .arg("--out")
+            .arg(&model)
+            .arg(root.join("train"))
+            .output()
+            .unwrap());
+        Fixture {
+            test_logs: root.join("test"),
+            model,
+            root,
+            _dir: dir,
+        }
+    })
+}
+
+fn ok(out: Output) -> Output {
+    assert!(
+        out.status.success(),
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn score(out: &Path, extra: &[&str], logs: &[&Path]) -> Output {
+    let f = fixture();
+    let mut cmd = avguard();
+    cmd.args(["score", "--model"])
+        .arg(&f.model)
+        .args(["--thresholds", "0.3,0.5,0.7", "--out"])
+        .arg(out);
+    cmd.args(extra);
+    for log in logs {
+        cmd.arg(log);
+    }
+    cmd.output().unwrap()
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// First violation time of `law` in `log` according to `avguard laws eval`.
+fn violation_time_by_laws_eval(log: &Path, law: &str, scratch: &Path) -> Option<f64> {
+    let csv = scratch.join("verdicts.csv");
+    ok(avguard()
+        .args(["laws", "eval", "--laws"])
+        .arg(workspace_root().join("laws/specs"))
+        .arg("--out")
+        .arg(&csv)
+        .arg(log)
+        .output()
+        .unwrap());
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = header.iter().position(|h| *h == law).unwrap();
+    lines
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .find(|row| row[col] == "1")
+        .map(|row| row[0].parse().unwrap())
+}
+
+#[test]
+fn score_json_follows_interfaces_and_agrees_with_laws_eval() {
+    let f = fixture();
+    let out = f.root.join("score-main");
+    ok(score(&out, &[], &[&f.test_logs]));
+    let score = read_json(&out.join("score.json"));
+    let runs = score["runs"].as_array().unwrap();
+    assert!(!runs.is_empty());
+    let scratch = tempfile::tempdir().unwrap();
+    let mut n_checked = 0;
+    for run in runs.iter().filter(|r| r["property"] == "law51_sub5") {
+        for key in [
+            "run_id",
+            "scenario",
+            "property",
+            "violated",
+            "violation_t",
+            "alarms",
+        ] {
+            assert!(run.get(key).is_some(), "run lacks {key}: {run}");
+        }
+        let log = f
+            .test_logs
+            .join(format!("{}.h5", run["run_id"].as_str().unwrap()));
+        let expected = violation_time_by_laws_eval(&log, "law51_sub5", scratch.path());
+        assert_eq!(run["violation_t"].as_f64(), expected, "{}", run["run_id"]);
+        assert_eq!(run["violated"].as_bool(), Some(expected.is_some()));
+        for theta in ["0.3", "0.5", "0.7"] {
+            let a = &run["alarms"][theta];
+            match (expected, a["first_alarm_t"].as_f64()) {
+                (Some(v), Some(first)) => {
+                    assert!(
+                        first < v,
+                        "alarm at {first} is not before the violation at {v}"
+                    );
+                    assert!((a["lead_s"].as_f64().unwrap() - (v - first)).abs() < 1e-9);
+                    assert_eq!(a["false_alarm"], false);
+                }
+                (Some(_), None) => assert!(a["lead_s"].is_null()),
+                (None, first) => assert_eq!(a["false_alarm"].as_bool(), Some(first.is_some())),
+            }
+        }
+        n_checked += 1;
+    }
+    assert_eq!(n_checked, 12, "one law51_sub5 row per log");
+    // The summary recounted from the rows.
+    for theta in ["0.3", "0.5", "0.7"] {
+        let rows: Vec<&Value> = runs
+            .iter()
+            .filter(|r| r["property"] == "law51_sub5")
+            .collect();
+        let violating: Vec<&&Value> = rows.iter().filter(|r| r["violated"] == true).collect();
+        let predicted = violating
+            .iter()
+            .filter(|r| !r["alarms"][theta]["lead_s"].is_null())
+            .count();
+        let safe = rows.len() - violating.len();
+        let false_alarms = rows
+            .iter()
+            .filter(|r| r["alarms"][theta]["false_alarm"] == true)
+            .count();
+        let cell = &score["summary"]["law51_sub5"][theta];
+        assert_eq!(
+            cell["n_violating_runs"].as_u64(),
+            Some(violating.len() as u64)
+        );
+        assert_eq!(cell["n_safe_runs"].as_u64(), Some(safe as u64));
+        if !violating.is_empty() {
+            let pct = 100.0 * predicted as f64 / violating.len() as f64;
+            assert!((cell["predicted_pct"].as_f64().unwrap() - pct).abs() < 1e-9);
+        }
+        if safe > 0 {
+            let pct = 100.0 * false_alarms as f64 / safe as f64;
+            assert!((cell["false_alarm_pct"].as_f64().unwrap() - pct).abs() < 1e-9);
+        }
+    }
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains("Table 2 layout")
+            && md.contains("Table 3 layout")
+            && md.contains("reactive baseline")
+    );
+}
+
+#[test]
+fn sharded_scores_merge_into_the_unsharded_result() {
+    let f = fixture();
+    let whole = f.root.join("score-whole");
+    ok(score(&whole, &[], &[&f.test_logs]));
+    let (a, b, merged) = (
+        f.root.join("shard-a"),
+        f.root.join("shard-b"),
+        f.root.join("merged"),
+    );
+    ok(score(&a, &["--shard", "0/2"], &[&f.test_logs]));
+    ok(score(&b, &["--shard", "1/2"], &[&f.test_logs]));
+    let n_a = read_json(&a.join("score.json"))["runs"]
+        .as_array()
+        .unwrap()
+        .len();
+    let n_b = read_json(&b.join("score.json"))["runs"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert!(n_a > 0 && n_b > 0, "both shards got logs ({n_a}, {n_b})");
+    ok(avguard()
+        .args(["score", "merge", "--out"])
+        .arg(&merged)
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .unwrap());
+    for file in ["score.json", "report.md", "report.html"] {
+        assert_eq!(
+            std::fs::read(whole.join(file)).unwrap(),
+            std::fs::read(merged.join(file)).unwrap(),
+            "{file} differs between the unsharded and the merged run"
+        );
+    }
+}
+
+#[test]
+fn rerun_skips_scored_logs_and_a_bad_log_fails_alone() {
+    let f = fixture();
+    let out = f.root.join("score-resume");
+    ok(score(&out, &[], &[&f.test_logs]));
+    let first = std::fs::read(out.join("score.json")).unwrap();
+    let again = ok(score(&out, &[], &[&f.test_logs]));
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert!(stderr.contains("12 of 12 logs already scored"), "{stderr}");
+    assert_eq!(first, std::fs::read(out.join("score.json")).unwrap());
+
+    let bad_dir = f.root.join("with-bad");
+    std::fs::create_dir_all(&bad_dir).unwrap();
+    std::fs::write(bad_dir.join("broken.h5"), b"not an hdf5 file").unwrap();
+    let out2 = f.root.join("score-bad");
+    let result = score(&out2, &[], &[&f.test_logs, &bad_dir]);
+    assert!(
+        !result.status.success(),
+        "a bad log makes the exit code non-zero"
+    );
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(stderr.contains("broken.h5"), "{stderr}");
+    let score = read_json(&out2.join("score.json"));
+    assert_eq!(score["errors"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        score["runs"].as_array().unwrap().len(),
+        read_json(&out.join("score.json"))["runs"]
+            .as_array()
+            .unwrap()
+            .len(),
+        "every good log is still scored"
+    );
+}
+
+#[test]
+fn score_refuses_a_horizon_the_model_has_no_table_for() {
+    let f = fixture();
+    let out = score(
+        &f.root.join("score-h"),
+        &["--horizon", "4"],
+        &[&f.test_logs],
+    );
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("no 4 s table") && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+    ok(score(
+        &f.root.join("score-h2"),
+        &["--horizon", "2"],
+        &[&f.test_logs],
+    ));
+}
+
+#[test]
+fn report_html_shows_its_plots_in_a_browser() {
+    let f = fixture();
+    let out = f.root.join("score-browser");
+    ok(score(&out, &[], &[&f.test_logs]));
+    let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
+        .expect(
+            "chromium is not installed: `cargo xtask test` installs it (apt-get install chromium)",
+        );
+    let profile = tempfile::tempdir().unwrap();
+    let dom = ok(std::process::Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", out.join("report.html").display()))
+        .output()
+        .unwrap());
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    let n_properties = dom.matches("<section class=\"property\"").count();
+    assert!(
+        n_properties >= 1,
+        "no property section in the rendered page"
+    );
+    // Each property has a lead-time histogram and a trade-off curve, each an <svg> with drawn paths.
+    assert!(
+        dom.matches("class=\"plot lead-histogram\"><svg").count() >= n_properties,
+        "{dom:.2000}"
+    );
+    assert!(dom.matches("class=\"plot tradeoff\"><svg").count() >= n_properties);
+    assert!(
+        dom.contains("<polyline") || dom.contains("<path"),
+        "the plots have no lines"
+    );
+}
