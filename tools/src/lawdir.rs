@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use laws::{LawSet, LawSource};
 
-/// Reads the `.law` files of `dir` in file-name order. Each source is named by its path, so parse errors
-/// read `path:line:col: ...`.
+/// Reads the `.law` files of `dir` in file-name order. Each source is named by its file name (parse errors
+/// read `name.law:line:col: ...`), which also keeps a model's embedded law texts independent of where the
+/// folder lives.
 pub fn read_sources(dir: &Path) -> anyhow::Result<Vec<LawSource>> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("{}: cannot list the law folder", dir.display()))?
@@ -35,4 +36,15 @@ pub fn load(dir: &Path) -> anyhow::Result<LawSet> {
     let sources = read_sources(dir)?;
     // The parse error already names file, line and column.
     LawSet::parse(&sources).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// Reads the `.law` files of `dir` as the law texts a model embeds.
+pub fn read_texts(dir: &Path) -> anyhow::Result<Vec<monitor::LawText>> {
+    Ok(read_sources(dir)?
+        .into_iter()
+        .map(|s| monitor::LawText {
+            name: s.name,
+            text: s.text,
+        })
+        .collect())
 }

@@ -54,32 +54,6 @@ pub struct Args {
     pub logs: Vec<PathBuf>,
 }
 
-/// Reads the `*.law` files of `dir`, sorted by name.
-pub fn read_law_dir(dir: &Path) -> anyhow::Result<Vec<LawText>> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("{}: cannot list folder", dir.display()))?
-        .map(|e| e.map(|e| e.path()))
-        .collect::<Result<_, _>>()
-        .with_context(|| format!("{}: cannot list folder", dir.display()))?;
-    files.retain(|p| p.extension().is_some_and(|e| e == "law"));
-    files.sort();
-    if files.is_empty() {
-        bail!("{}: no .law files", dir.display());
-    }
-    files
-        .iter()
-        .map(|p| {
-            let text = std::fs::read_to_string(p)
-                .with_context(|| format!("{}: cannot read", p.display()))?;
-            let name = p
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            Ok(LawText { name, text })
-        })
-        .collect()
-}
-
 fn plan(args: &Args, laws: Vec<LawText>, config: BuildConfig) -> anyhow::Result<Plan> {
     let default_file = args.laws.join("properties.toml");
     let file = args
@@ -134,7 +108,7 @@ pub enum Smoothing {
 
 /// Runs `avguard learn`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let laws = read_law_dir(&args.laws)?;
+    let laws = crate::lawdir::read_texts(&args.laws)?;
     let defaults = BuildConfig::default();
     let config = BuildConfig {
         learn: LearnConfig { alpha: args.alpha },

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use anyhow::{bail, Context};
-use monitor::{BuildConfig, LawText, Model, Plan, PropertySpec};
+use monitor::{BuildConfig, Model, Plan, PropertySpec};
 use rayon::prelude::*;
 use scenarios::Scenario;
 
@@ -15,13 +15,7 @@ pub fn learn(
     runs: u64,
     base_seed: u64,
 ) -> anyhow::Result<Model> {
-    let laws: Vec<LawText> = crate::lawdir::read_sources(laws_dir)?
-        .into_iter()
-        .map(|s| LawText {
-            name: s.name,
-            text: s.text,
-        })
-        .collect();
+    let laws = crate::lawdir::read_texts(laws_dir)?;
     let properties_path = laws_dir.join("properties.toml");
     let text = std::fs::read_to_string(&properties_path)
         .with_context(|| format!("{}: cannot read", properties_path.display()))?;
