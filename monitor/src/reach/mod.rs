@@ -6,7 +6,7 @@
 //! components in reverse topological order together with the `prob0` (cannot reach unsafe) and `prob1`
 //! (reaches it almost surely) classification; [`graph`] keeps the textbook backward searches as an
 //! independent check. The solve ([`solve`]) then goes component by component, so each one is solved once
-//! its successors are known: closed form, dense LU when small, Krylov plus certified Gauss-Seidel when
+//! its successors are known: closed form, dense LU when small, Krylov plus certifying sweeps when
 //! large, with cache-blocked products ([`spmv`]) on big chains.
 
 pub mod bounded;

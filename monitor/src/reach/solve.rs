@@ -8,7 +8,7 @@
 //! - one state: closed form `x = rhs / (1 − P(s,s))`;
 //! - up to [`DENSE_MAX`] states: Gaussian elimination with partial pivoting on `(I − A)x = rhs`;
 //! - larger: Jacobi-preconditioned BiCGSTAB on a cache-blocked local copy ([`BlockedMatrix`]) for speed,
-//!   then Gauss-Seidel sweeps on the chain itself to certify it. Plain "change below tolerance" is not an
+//!   then Jacobi sweeps on the same copy to certify it. Plain "change below tolerance" is not an
 //!   error bound for a slowly contracting iteration, so we estimate the contraction rate ρ from successive
 //!   changes and stop only when `change·ρ/(1 − ρ)` (the geometric tail bound on the remaining error) is
 //!   below [`SOLVE_TOLERANCE`], or when a sweep changes nothing beyond a few ulps.
@@ -21,7 +21,7 @@ use crate::dtmc::Dtmc;
 /// Largest component solved by dense elimination (n³/3 ≈ 6·10⁶ flops at this size).
 pub const DENSE_MAX: usize = 256;
 
-/// Iteration cap of Gauss-Seidel on one component; reached only by pathological, nearly closed chains.
+/// Iteration cap of the certifying sweeps on one component; reached only by pathological, nearly closed chains.
 const MAX_SWEEPS: usize = 1_000_000;
 
 /// Marks "not a member of the component being solved" in the local-index scratch array.
@@ -212,7 +212,7 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 
 /// Jacobi-preconditioned BiCGSTAB on `(I − A)x = rhs`. Krylov methods converge in a few dozen products
 /// where Gauss-Seidel needs thousands of sweeps on slowly mixing chains (long self-loops, rare exits).
-/// Returns the iterate; the caller polishes it with Gauss-Seidel, whose stopping rule certifies accuracy.
+/// Returns the iterate; the caller polishes it with Jacobi sweeps, whose stopping rule certifies accuracy.
 fn bicgstab(block: &Block, rhs: &[f64]) -> Vec<f64> {
     let m = rhs.len();
     let mut x = vec![0.0; m];
@@ -266,39 +266,23 @@ fn bicgstab(block: &Block, rhs: &[f64]) -> Vec<f64> {
     x
 }
 
-/// Solves one large component: BiCGSTAB on a local copy, then Gauss-Seidel sweeps in place on the global
-/// vector `x` to certify the result (see the module docs for the stopping rule).
-///
-/// The sweeps read the chain's own rows: every successor outside the component holds its final value in
-/// `x`, so `b_s + Σ_{j≠s} P(s,j)·x_j` is exactly the component's equation without a local copy.
+/// Solves one large component: BiCGSTAB, then Jacobi sweeps `x ← D⁻¹(rhs + A_off·x)` with the blocked
+/// product to certify the result (see the module docs for the stopping rule). After a converged Krylov
+/// solve one sweep normally suffices; if BiCGSTAB broke down the sweeps carry the whole solve.
 fn solve_large(dtmc: &Dtmc, members: &[u32], local: &[u32], b: Option<&[f64]>, x: &mut [f64]) {
     let (block, rhs) = Block::new(dtmc, members, local, b, x);
-    let start = bicgstab(&block, &rhs);
-    drop(rhs);
-    for (&s, &v) in members.iter().zip(&start) {
-        x[s as usize] = v;
-    }
-    drop(start);
-    let Block { off, diag } = block;
-    drop(off);
-    let (row_ptr, cols, probs) = dtmc.csr();
+    let mut xl = bicgstab(&block, &rhs);
+    let mut t = vec![0.0; xl.len()];
     let mut prev_change = f64::INFINITY;
     for _ in 0..MAX_SWEEPS {
+        block.off.mul(&xl, &mut t);
         let mut change = 0.0f64;
         let mut size = 0.0f64;
-        for (&s, &d) in members.iter().zip(&diag) {
-            let s = s as usize;
-            let mut acc = b.map_or(0.0, |b| b[s]);
-            for k in row_ptr[s]..row_ptr[s + 1] {
-                let j = cols[k] as usize;
-                if j != s {
-                    acc += probs[k] * x[j];
-                }
-            }
-            let new = acc / d;
-            change = change.max((new - x[s]).abs());
+        for (((xi, &ti), &ri), &d) in xl.iter_mut().zip(&t).zip(&rhs).zip(&block.diag) {
+            let new = (ri + ti) / d;
+            change = change.max((new - *xi).abs());
             size = size.max(new.abs());
-            x[s] = new;
+            *xi = new;
         }
         // Below a few ulps of the solution's size no sweep can improve it further.
         if change <= 4.0 * f64::EPSILON * size.max(1.0) {
@@ -311,5 +295,8 @@ fn solve_large(dtmc: &Dtmc, members: &[u32], local: &[u32], b: Option<&[f64]>, x
         if !first && change * rho / (1.0 - rho) < SOLVE_TOLERANCE {
             break;
         }
+    }
+    for (&s, &v) in members.iter().zip(&xl) {
+        x[s as usize] = v;
     }
 }
