@@ -87,3 +87,34 @@ pub fn expected_steps_with(
     }
     out
 }
+
+/// Everything a risk table stores, from [`analyse`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Analysis {
+    /// P(F unsafe) per state.
+    pub eventually: Vec<f64>,
+    /// P(F≤k unsafe) per requested horizon, `within[h][s]`.
+    pub within: Vec<Vec<f64>>,
+    /// E[steps to unsafe | unsafe reached] per state.
+    pub expected_steps: Vec<f64>,
+    /// Most likely path to unsafe from each state.
+    pub most_likely: path::MostLikely,
+}
+
+/// All per-state quantities at once, sharing one graph decomposition between the unbounded and the
+/// expected-steps solves (the separate functions each decompose again).
+///
+/// # Panics
+/// If `unsafe_states.len() != dtmc.n_states()` (a caller bug).
+pub fn analyse(dtmc: &Dtmc, unsafe_states: &[bool], horizons_steps: &[u32]) -> Analysis {
+    let dec = decompose::decompose(dtmc, unsafe_states);
+    let eventually = eventually_with(dtmc, unsafe_states, &dec);
+    let expected_steps = expected_steps_with(dtmc, unsafe_states, &dec, &eventually);
+    drop(dec);
+    Analysis {
+        within: bounded::within(dtmc, unsafe_states, horizons_steps),
+        most_likely: path::most_likely(dtmc, unsafe_states),
+        eventually,
+        expected_steps,
+    }
+}

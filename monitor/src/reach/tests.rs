@@ -314,3 +314,15 @@ fn multi_block_component_solves_to_tolerance() {
     }
     assert!(worst < 1e-13, "max residual {worst}");
 }
+
+#[test]
+fn analyse_equals_the_separate_functions() {
+    let (d, target) = random_chain(500, 3, 21);
+    let a = analyse(&d, &target, &[1, 5, 30]);
+    let x = eventually(&d, &target);
+    assert_eq!(a.eventually, x);
+    assert_eq!(a.within, bounded::within(&d, &target, &[1, 5, 30]));
+    let e = expected_steps(&d, &target, &x);
+    assert!(a.expected_steps.iter().zip(&e).all(|(p, q)| p == q));
+    assert_eq!(a.most_likely, path::most_likely(&d, &target));
+}
