@@ -1,96 +1,105 @@
-//! Solving `x_s = b_s + Σ_{j in mask} P(s,j)·x_j` for the states of a mask, block by block.
+//! Solving `x_s = b_s + Σ_j P(s,j)·x_j` component by component, in the order of a [`Decomposition`].
 //!
-//! Components are visited in reverse topological order, so every value a component depends on from outside
-//! is final when it is solved. Per component:
-//! - one state: closed form `x = (b + Σ_outside P·x) / (1 − P(s,s))`;
+//! Components come in reverse topological order, so every value a component depends on from outside is
+//! final when it is solved. The caller seeds `x` with the known values (1 for targets and `prob1` states
+//! in a reachability query, 0 elsewhere) and leaves the members of the components to solve at 0, so a
+//! member's right-hand side is simply `b_s + Σ_j P(s,j)·x_j` over all its successors: members of its own
+//! component still hold 0 and contribute nothing. Per component:
+//! - one state: closed form `x = rhs / (1 − P(s,s))`;
 //! - up to [`DENSE_MAX`] states: Gaussian elimination with partial pivoting on `(I − A)x = rhs`;
-//! - larger: Jacobi-preconditioned BiCGSTAB for speed, then Gauss-Seidel sweeps to certify it. Plain "change below tolerance" is not an error bound for a slowly contracting
-//!   iteration, so we estimate the contraction rate ρ from successive changes and stop only when
-//!   `change·ρ/(1 − ρ)` (the geometric tail bound on the remaining error) is below [`SOLVE_TOLERANCE`].
+//! - larger: Jacobi-preconditioned BiCGSTAB on a cache-blocked local copy ([`BlockedMatrix`]) for speed,
+//!   then Jacobi sweeps on the same copy to certify it. Plain "change below tolerance" is not an
+//!   error bound for a slowly contracting iteration, so we estimate the contraction rate ρ from successive
+//!   changes and stop only when `change·ρ/(1 − ρ)` (the geometric tail bound on the remaining error) is
+//!   below [`SOLVE_TOLERANCE`], or when a sweep changes nothing beyond a few ulps.
 
-use super::scc::sccs;
+use super::decompose::{Class, Decomposition};
+use super::spmv::BlockedMatrix;
 use super::SOLVE_TOLERANCE;
 use crate::dtmc::Dtmc;
 
 /// Largest component solved by dense elimination (n³/3 ≈ 6·10⁶ flops at this size).
 pub const DENSE_MAX: usize = 256;
 
-/// Iteration cap of Gauss-Seidel on one component; reached only by pathological, nearly closed chains.
+/// Iteration cap of the certifying sweeps on one component; reached only by pathological, nearly closed chains.
 const MAX_SWEEPS: usize = 1_000_000;
 
-/// Solves the masked system; entries outside the mask are returned as 0.
+/// Marks "not a member of the component being solved" in the local-index scratch array.
+const NOT_MEMBER: u32 = u32::MAX;
+
+/// Solves the components of `dec` whose class satisfies `solve`, in order, writing into `x`.
 ///
-/// The system must be nonsingular: every masked state must be able to leave the mask (which graph
-/// preprocessing guarantees for reachability systems).
-pub fn solve_masked(dtmc: &Dtmc, mask: &[bool], b: &[f64]) -> Vec<f64> {
+/// `x` must hold the final value of every state outside those components and 0 on their members; `b` is
+/// the constant term (`None` for 0). Each solved component must be able to leave itself (true for the
+/// `Maybe` components of a reachability query and for any component that reaches a target), so every
+/// block `I − A` is nonsingular.
+///
+/// # Panics
+/// If `x` (or `b`) is shorter than the number of states (a caller bug).
+pub fn solve_components(
+    dtmc: &Dtmc,
+    dec: &Decomposition,
+    solve: impl Fn(Class) -> bool,
+    b: Option<&[f64]>,
+    x: &mut [f64],
+) {
     let n = dtmc.n_states();
     let (row_ptr, cols, probs) = dtmc.csr();
-    let (order, starts) = sccs(dtmc, mask);
-    let mut x = vec![0.0; n];
-    let mut comp_of = vec![u32::MAX; n];
-    for c in 0..starts.len() - 1 {
-        for &s in &order[starts[c]..starts[c + 1]] {
-            comp_of[s as usize] = c as u32;
+    let mut local = vec![NOT_MEMBER; n];
+    let b_of = |s: usize| b.map_or(0.0, |b| b[s]);
+    for c in 0..dec.len() {
+        let (members, class) = dec.component(c);
+        if !solve(class) {
+            continue;
         }
-    }
-    let mut local = vec![u32::MAX; n];
-    for c in 0..starts.len() - 1 {
-        let members = &order[starts[c]..starts[c + 1]];
-        let c32 = c as u32;
-        // Right-hand side of each member: b plus the already-final values outside the component.
-        let mut rhs: Vec<f64> = Vec::with_capacity(members.len());
-        for &s in members {
+        if let [s] = *members {
             let s = s as usize;
-            let mut acc = b[s];
+            let mut acc = b_of(s);
+            let mut self_p = 0.0;
             for k in row_ptr[s]..row_ptr[s + 1] {
                 let j = cols[k] as usize;
-                if mask[j] && comp_of[j] != c32 {
+                if j == s {
+                    self_p = probs[k];
+                } else {
                     acc += probs[k] * x[j];
                 }
             }
-            rhs.push(acc);
-        }
-        if members.len() == 1 {
-            let s = members[0] as usize;
-            let self_p = dtmc.prob(s as u32, s as u32);
             x[s] = if self_p < 1.0 {
-                rhs[0] / (1.0 - self_p)
+                acc / (1.0 - self_p)
             } else {
                 0.0
             };
-        } else if members.len() <= DENSE_MAX {
-            for (i, &s) in members.iter().enumerate() {
-                local[s as usize] = i as u32;
-            }
-            let sol = dense_solve(dtmc, members, &local, c32, &comp_of, rhs);
-            for (i, &s) in members.iter().enumerate() {
-                x[s as usize] = sol[i];
-            }
+            continue;
+        }
+        for (i, &s) in members.iter().enumerate() {
+            local[s as usize] = i as u32;
+        }
+        if members.len() <= DENSE_MAX {
+            dense_solve(dtmc, members, &local, b, x);
         } else {
-            gauss_seidel(dtmc, members, c32, &comp_of, &rhs, &mut x);
+            solve_large(dtmc, members, &local, b, x);
+        }
+        for &s in members {
+            local[s as usize] = NOT_MEMBER;
         }
     }
-    x
 }
 
-fn dense_solve(
-    dtmc: &Dtmc,
-    members: &[u32],
-    local: &[u32],
-    comp: u32,
-    comp_of: &[u32],
-    mut rhs: Vec<f64>,
-) -> Vec<f64> {
+/// Dense elimination on a small component; `local` maps members to `0..m`, others to [`NOT_MEMBER`].
+fn dense_solve(dtmc: &Dtmc, members: &[u32], local: &[u32], b: Option<&[f64]>, x: &mut [f64]) {
     let m = members.len();
     let (row_ptr, cols, probs) = dtmc.csr();
     let mut a = vec![0.0; m * m];
+    let mut rhs = vec![0.0; m];
     for (i, &s) in members.iter().enumerate() {
         let s = s as usize;
         a[i * m + i] = 1.0;
+        rhs[i] = b.map_or(0.0, |b| b[s]);
         for k in row_ptr[s]..row_ptr[s + 1] {
             let j = cols[k] as usize;
-            if comp_of[j] == comp {
-                a[i * m + local[j] as usize] -= probs[k];
+            match local[j] {
+                NOT_MEMBER => rhs[i] += probs[k] * x[j],
+                l => a[i * m + l as usize] -= probs[k],
             }
         }
     }
@@ -127,55 +136,72 @@ fn dense_solve(
         let d = a[r * m + r];
         sol[r] = if d == 0.0 { 0.0 } else { acc / d };
     }
-    sol
+    for (&s, &v) in members.iter().zip(&sol) {
+        x[s as usize] = v;
+    }
 }
 
 /// A strongly connected block with local indices: `x_i = rhs_i + Σ p_ij x_j` over its members.
 struct Block {
-    ptr: Vec<usize>,
-    cols: Vec<u32>,
-    probs: Vec<f64>,
+    /// Off-diagonal entries `p_ij` (i ≠ j, both members), cache-blocked.
+    off: BlockedMatrix,
     /// `1 − P(i, i)`, the diagonal of `I − A`.
     diag: Vec<f64>,
 }
 
 impl Block {
-    fn new(dtmc: &Dtmc, members: &[u32], comp: u32, comp_of: &[u32], local: &mut [u32]) -> Block {
+    /// Builds the block and its right-hand side `b_s + Σ_{j outside} P(s,j)·x_j` in one pass over the
+    /// members' rows (one random access per entry: `local[j]`).
+    fn new(
+        dtmc: &Dtmc,
+        members: &[u32],
+        local: &[u32],
+        b: Option<&[f64]>,
+        x: &[f64],
+    ) -> (Block, Vec<f64>) {
         let (row_ptr, cols, probs) = dtmc.csr();
+        let m = members.len();
+        let mut diag = vec![1.0; m];
+        let mut rhs = vec![0.0; m];
+        // Row-major local entries first (sequential appends), then the blocked copy from them.
+        let mut e_rows: Vec<u32> = Vec::new();
+        let mut e_cols: Vec<u32> = Vec::new();
+        let mut e_vals: Vec<f64> = Vec::new();
         for (i, &s) in members.iter().enumerate() {
-            local[s as usize] = i as u32;
-        }
-        let mut b = Block {
-            ptr: vec![0],
-            cols: Vec::new(),
-            probs: Vec::new(),
-            diag: Vec::with_capacity(members.len()),
-        };
-        for &s in members {
             let s = s as usize;
-            let mut self_p = 0.0;
+            let mut acc = b.map_or(0.0, |b| b[s]);
             for k in row_ptr[s]..row_ptr[s + 1] {
                 let j = cols[k] as usize;
                 if j == s {
-                    self_p = probs[k];
-                } else if comp_of[j] == comp {
-                    b.cols.push(local[j]);
-                    b.probs.push(probs[k]);
+                    diag[i] = 1.0 - probs[k];
+                } else {
+                    match local[j] {
+                        NOT_MEMBER => acc += probs[k] * x[j],
+                        l => {
+                            e_rows.push(i as u32);
+                            e_cols.push(l);
+                            e_vals.push(probs[k]);
+                        }
+                    }
                 }
             }
-            b.diag.push(1.0 - self_p);
-            b.ptr.push(b.cols.len());
+            rhs[i] = acc;
         }
-        b
+        let off = BlockedMatrix::from_row_major(m, || {
+            e_rows
+                .iter()
+                .zip(&e_cols)
+                .zip(&e_vals)
+                .map(|((&r, &c), &v)| (r, c, v))
+        });
+        (Block { off, diag }, rhs)
     }
 
     /// `out = (I − A) y`.
     fn apply(&self, y: &[f64], out: &mut [f64]) {
-        for i in 0..self.diag.len() {
-            let off: f64 = (self.ptr[i]..self.ptr[i + 1])
-                .map(|k| self.probs[k] * y[self.cols[k] as usize])
-                .sum();
-            out[i] = self.diag[i] * y[i] - off;
+        self.off.mul(y, out);
+        for ((o, &d), &yi) in out.iter_mut().zip(&self.diag).zip(y) {
+            *o = d * yi - *o;
         }
     }
 }
@@ -186,7 +212,7 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 
 /// Jacobi-preconditioned BiCGSTAB on `(I − A)x = rhs`. Krylov methods converge in a few dozen products
 /// where Gauss-Seidel needs thousands of sweeps on slowly mixing chains (long self-loops, rare exits).
-/// Returns the iterate; the caller polishes it with Gauss-Seidel, whose stopping rule certifies accuracy.
+/// Returns the iterate; the caller polishes it with Jacobi sweeps, whose stopping rule certifies accuracy.
 fn bicgstab(block: &Block, rhs: &[f64]) -> Vec<f64> {
     let m = rhs.len();
     let mut x = vec![0.0; m];
@@ -240,29 +266,23 @@ fn bicgstab(block: &Block, rhs: &[f64]) -> Vec<f64> {
     x
 }
 
-fn gauss_seidel(
-    dtmc: &Dtmc,
-    members: &[u32],
-    comp: u32,
-    comp_of: &[u32],
-    rhs: &[f64],
-    x: &mut [f64],
-) {
-    let mut local = vec![0u32; dtmc.n_states()];
-    let block = Block::new(dtmc, members, comp, comp_of, &mut local);
-    let mut xl = bicgstab(&block, rhs);
+/// Solves one large component: BiCGSTAB, then Jacobi sweeps `x ← D⁻¹(rhs + A_off·x)` with the blocked
+/// product to certify the result (see the module docs for the stopping rule). After a converged Krylov
+/// solve one sweep normally suffices; if BiCGSTAB broke down the sweeps carry the whole solve.
+fn solve_large(dtmc: &Dtmc, members: &[u32], local: &[u32], b: Option<&[f64]>, x: &mut [f64]) {
+    let (block, rhs) = Block::new(dtmc, members, local, b, x);
+    let mut xl = bicgstab(&block, &rhs);
+    let mut t = vec![0.0; xl.len()];
     let mut prev_change = f64::INFINITY;
     for _ in 0..MAX_SWEEPS {
+        block.off.mul(&xl, &mut t);
         let mut change = 0.0f64;
         let mut size = 0.0f64;
-        for i in 0..xl.len() {
-            let off: f64 = (block.ptr[i]..block.ptr[i + 1])
-                .map(|k| block.probs[k] * xl[block.cols[k] as usize])
-                .sum();
-            let new = (rhs[i] + off) / block.diag[i];
-            change = change.max((new - xl[i]).abs());
+        for (((xi, &ti), &ri), &d) in xl.iter_mut().zip(&t).zip(&rhs).zip(&block.diag) {
+            let new = (ri + ti) / d;
+            change = change.max((new - *xi).abs());
             size = size.max(new.abs());
-            xl[i] = new;
+            *xi = new;
         }
         // Below a few ulps of the solution's size no sweep can improve it further.
         if change <= 4.0 * f64::EPSILON * size.max(1.0) {
@@ -276,7 +296,7 @@ fn gauss_seidel(
             break;
         }
     }
-    for (i, &s) in members.iter().enumerate() {
-        x[s as usize] = xl[i];
+    for (&s, &v) in members.iter().zip(&xl) {
+        x[s as usize] = v;
     }
 }

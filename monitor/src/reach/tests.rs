@@ -174,3 +174,155 @@ fn large_components_use_gauss_seidel_and_stay_exact() {
     let worst = (0..600).map(|s| (x[s] - r[s]).abs()).fold(0.0, f64::max);
     assert!(worst < 1e-12, "max error {worst}");
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    /// The one-pass decomposition agrees with the two textbook backward searches, its components are a
+    /// partition of the non-target states in reverse topological order.
+    #[test]
+    fn decomposition_matches_backward_searches(n in 2usize..80, deg in 1usize..5, seed in any::<u64>()) {
+        let (d, target) = random_chain(n, deg, seed);
+        let dec = decompose::decompose(&d, &target);
+        let no = graph::prob0(&d, &target);
+        let yes = graph::prob1(&d, &target, &no);
+        let classes = dec.state_classes(n);
+        let mut comp_of = vec![usize::MAX; n];
+        for c in 0..dec.len() {
+            for &s in dec.component(c).0 {
+                prop_assert_eq!(comp_of[s as usize], usize::MAX, "state in two components");
+                comp_of[s as usize] = c;
+            }
+        }
+        for s in 0..n {
+            let expected = if target[s] {
+                None
+            } else if no[s] {
+                Some(decompose::Class::No)
+            } else if yes[s] {
+                Some(decompose::Class::Yes)
+            } else {
+                Some(decompose::Class::Maybe)
+            };
+            prop_assert_eq!(classes[s], expected, "state {}", s);
+            // Every edge between non-targets goes to the same or an earlier component.
+            if !target[s] {
+                for &j in d.row(s as u32).0 {
+                    if !target[j as usize] {
+                        prop_assert!(comp_of[j as usize] <= comp_of[s]);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Expected steps agree with a dense solve of `y = x + A·y` on the states that reach unsafe.
+    #[test]
+    fn expected_steps_match_a_dense_solve(n in 2usize..50, deg in 1usize..4, seed in any::<u64>()) {
+        let (d, target) = random_chain(n, deg, seed);
+        let x = dense_reference(&d, &target);
+        let e = expected_steps(&d, &target, &eventually(&d, &target));
+        let sys: Vec<usize> = (0..n).filter(|&s| !target[s] && x[s] > 0.0).collect();
+        let m = sys.len();
+        let pos: Vec<Option<usize>> = (0..n).map(|s| sys.iter().position(|&t| t == s)).collect();
+        let mut a = vec![vec![0.0; m + 1]; m];
+        for (i, &s) in sys.iter().enumerate() {
+            a[i][i] += 1.0;
+            a[i][m] = x[s];
+            let (cols, probs) = d.row(s as u32);
+            for (&j, &p) in cols.iter().zip(probs) {
+                if let Some(k) = pos[j as usize] {
+                    a[i][k] -= p;
+                }
+            }
+        }
+        for c in 0..m {
+            let p = (c..m).max_by(|&i, &j| a[i][c].abs().total_cmp(&a[j][c].abs())).unwrap();
+            a.swap(c, p);
+            for r in 0..m {
+                if r != c && a[r][c] != 0.0 {
+                    let f = a[r][c] / a[c][c];
+                    for k in c..=m {
+                        a[r][k] -= f * a[c][k];
+                    }
+                }
+            }
+        }
+        for (i, &s) in sys.iter().enumerate() {
+            let hand = a[i][m] / a[i][i] / x[s];
+            prop_assert!((e[s] - hand).abs() <= 1e-9 * hand.max(1.0), "state {}: {} vs {}", s, e[s], hand);
+        }
+        for s in 0..n {
+            if target[s] {
+                prop_assert_eq!(e[s], 0.0);
+            } else if x[s] == 0.0 {
+                prop_assert!(e[s].is_infinite());
+            }
+        }
+    }
+}
+
+/// The blocked product equals the row-order CSR sum bit for bit, across several column blocks.
+#[test]
+fn blocked_product_is_the_csr_product() {
+    let n = 3 * spmv::BLOCK_COLS + 17;
+    let (d, _) = random_chain(n, 6, 11);
+    let (row_ptr, cols, probs) = d.csr();
+    let m = spmv::BlockedMatrix::from_row_major(n, || {
+        (0..n).flat_map(move |s| {
+            (row_ptr[s]..row_ptr[s + 1]).map(move |k| (s as u32, cols[k], probs[k]))
+        })
+    });
+    assert_eq!(m.nnz(), d.n_transitions());
+    let x: Vec<f64> = (0..n).map(|i| ((i * 7919) % 1000) as f64 / 999.0).collect();
+    let mut y = vec![f64::NAN; n];
+    m.mul(&x, &mut y);
+    for s in 0..n {
+        let csr: f64 = (row_ptr[s]..row_ptr[s + 1])
+            .map(|k| probs[k] * x[cols[k] as usize])
+            .sum();
+        assert_eq!(y[s].to_bits(), csr.to_bits(), "row {s}");
+    }
+}
+
+/// A component spanning several column blocks: the solution satisfies its equations to 1e-13.
+#[test]
+fn multi_block_component_solves_to_tolerance() {
+    let n = 2 * spmv::BLOCK_COLS + 1000;
+    let (d, target) = random_chain(n, 5, 5);
+    let dec = decompose::decompose(&d, &target);
+    let biggest = (0..dec.len())
+        .map(|c| dec.component(c).0.len())
+        .max()
+        .unwrap();
+    assert!(
+        biggest > spmv::BLOCK_COLS,
+        "chain too fragmented: {biggest}"
+    );
+    let x = eventually(&d, &target);
+    let classes = dec.state_classes(n);
+    let mut worst = 0.0f64;
+    for s in 0..n {
+        if classes[s] == Some(decompose::Class::Maybe) {
+            let (cols, probs) = d.row(s as u32);
+            let v: f64 = cols
+                .iter()
+                .zip(probs)
+                .map(|(&j, &p)| p * x[j as usize])
+                .sum();
+            worst = worst.max((v - x[s]).abs());
+        }
+    }
+    assert!(worst < 1e-13, "max residual {worst}");
+}
+
+#[test]
+fn analyse_equals_the_separate_functions() {
+    let (d, target) = random_chain(500, 3, 21);
+    let a = analyse(&d, &target, &[1, 5, 30]);
+    let x = eventually(&d, &target);
+    assert_eq!(a.eventually, x);
+    assert_eq!(a.within, bounded::within(&d, &target, &[1, 5, 30]));
+    let e = expected_steps(&d, &target, &x);
+    assert!(a.expected_steps.iter().zip(&e).all(|(p, q)| p == q));
+    assert_eq!(a.most_likely, path::most_likely(&d, &target));
+}
