@@ -157,13 +157,12 @@ impl RiskTable {
                 found: unsafe_states.len(),
             });
         }
-        let eventually = reach::eventually(dtmc, unsafe_states);
-        let within: Vec<f64> = reach::bounded::within(dtmc, unsafe_states, horizons_steps)
-            .into_iter()
-            .flatten()
-            .collect();
-        let expected_steps = reach::expected_steps(dtmc, unsafe_states, &eventually);
-        let path_next = reach::path::most_likely(dtmc, unsafe_states).next;
+        // One graph decomposition shared by the unbounded and expected-steps solves.
+        let analysis = reach::analyse(dtmc, unsafe_states, horizons_steps);
+        let eventually = analysis.eventually;
+        let within: Vec<f64> = analysis.within.into_iter().flatten().collect();
+        let expected_steps = analysis.expected_steps;
+        let path_next = analysis.most_likely.next;
         // Clamp solver rounding into [0, 1] before validation.
         let clamp =
             |v: Vec<f64>| -> Vec<f64> { v.into_iter().map(|p| p.clamp(0.0, 1.0)).collect() };
