@@ -42,3 +42,51 @@ pub fn shared_dir() -> PathBuf {
         .expect("the workspace has a parent folder")
         .join("shared")
 }
+
+/// Simulated red-light logs and a model learned from them, made once per test binary and shared.
+pub struct Fixture {
+    _dir: tempfile::TempDir,
+    /// The folder holding everything below (tests may add their own outputs in it).
+    pub root: PathBuf,
+    /// The model learned from 40 training runs (`avguard learn --laws laws/specs`).
+    pub model: PathBuf,
+    /// 12 held-out logs.
+    pub test_logs: PathBuf,
+}
+
+/// The shared [`Fixture`], made on first use with the `avguard` binary itself.
+pub fn fixture() -> &'static Fixture {
+    static FIXTURE: std::sync::OnceLock<Fixture> = std::sync::OnceLock::new();
+    FIXTURE.get_or_init(|| {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path().to_path_buf();
+        let scenario = workspace_root().join("scenarios/red_light_queue.toml");
+        for (runs, seed, out) in [("40", "1", "train"), ("12", "77", "test")] {
+            let out_dir = root.join(out);
+            let status = avguard()
+                .args(["simulate", "--scenario"])
+                .arg(&scenario)
+                .args(["--runs", runs, "--seed", seed, "--out"])
+                .arg(&out_dir)
+                .status()
+                .expect("run avguard simulate");
+            assert!(status.success(), "avguard simulate failed");
+        }
+        let model = root.join("model.bin");
+        let status = avguard()
+            .args(["learn", "--laws"])
+            .arg(workspace_root().join("laws/specs"))
+            .arg("--out")
+            .arg(&model)
+            .arg(root.join("train"))
+            .status()
+            .expect("run avguard learn");
+        assert!(status.success(), "avguard learn failed");
+        Fixture {
+            test_logs: root.join("test"),
+            model,
+            root,
+            _dir: dir,
+        }
+    })
+}

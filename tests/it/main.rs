@@ -1,6 +1,7 @@
 //! avguard's integration tests, compiled as one binary. One module per area.
 
 mod bridge_cli;
+mod bridge_e2e;
 mod cli;
 mod hdf5_interop;
 mod laws_cli;

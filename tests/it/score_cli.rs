@@ -4,52 +4,9 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use std::sync::OnceLock;
 
 use serde_json::Value;
-use tests::{avguard, workspace_root};
-
-struct Fixture {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-    model: PathBuf,
-    test_logs: PathBuf,
-}
-
-/// Training logs, a model and held-out logs, made once for every test of this module.
-fn fixture() -> &'static Fixture {
-    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
-    FIXTURE.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().to_path_buf();
-        let scenario = workspace_root().join("scenarios/red_light_queue.toml");
-        for (runs, seed, out) in [("40", "1", "train"), ("12", "77", "test")] {
-            let out_dir = root.join(out);
-            ok(avguard()
-                .args(["simulate", "--scenario"])
-                .arg(&scenario)
-                .args(["--runs", runs, "--seed", seed, "--out"])
-                .arg(&out_dir)
-                .output()
-                .unwrap());
-        }
-        let model = root.join("model.bin");
-        ok(avguard()
-            .args(["learn", "--laws"])
-            .arg(workspace_root().join("laws/specs"))
-            .arg("--out")
-            .arg(&model)
-            .arg(root.join("train"))
-            .output()
-            .unwrap());
-        Fixture {
-            test_logs: root.join("test"),
-            model,
-            root,
-            _dir: dir,
-        }
-    })
-}
+use tests::{avguard, fixture, workspace_root};
 
 fn ok(out: Output) -> Output {
     assert!(
