@@ -8,6 +8,7 @@
 use laws::Frame;
 use rand_chacha::ChaCha8Rng;
 
+use crate::collision::Rect;
 use crate::ego::{Driver, MAX_BRAKE_MPS2};
 use crate::light::Light;
 use crate::npc::{NpcView, Traffic};
@@ -28,6 +29,11 @@ const WHEELBASE_M: f64 = 2.697298;
 const MAX_STEER_RAD: f64 = 0.6;
 /// Deceleration bound of the AV controller obeying a speed cap, m/s².
 const CAP_DECEL_MPS2: f64 = 6.0;
+/// Inside the junction the ego claims this much road ahead of its front bumper, m, plus its speed times
+/// [`CLAIM_TIME_S`]; crossing NPCs treat the claim as an obstacle.
+const CLAIM_BASE_M: f64 = 2.0;
+/// See [`CLAIM_BASE_M`], s.
+const CLAIM_TIME_S: f64 = 1.5;
 /// Frames emitted after the destination is reached / after a collision.
 const DESTINATION_TAIL: u32 = 5;
 const COLLISION_TAIL_S: f64 = 1.0;
@@ -113,6 +119,18 @@ impl Simulation {
         }
     }
 
+    /// The ego footprint at the current state (map frame).
+    fn ego_rect(&self) -> Rect {
+        let pose = self.road.pose(self.s);
+        Rect {
+            centre_x: pose.x + (EGO_FRONT_M - EGO_REAR_M) / 2.0 * pose.heading.cos(),
+            centre_y: pose.y + (EGO_FRONT_M - EGO_REAR_M) / 2.0 * pose.heading.sin(),
+            heading: pose.heading,
+            half_length_m: (EGO_FRONT_M + EGO_REAR_M) / 2.0,
+            half_width_m: EGO_WIDTH_M / 2.0,
+        }
+    }
+
     fn t(&self) -> f64 {
         self.k as f64 * self.dt
     }
@@ -164,13 +182,24 @@ impl Simulation {
 
         // Advance.
         let v_new = (self.v + a * self.dt).max(0.0);
+        let ego_in_junction = self.road.in_junction(self.s + EGO_FRONT_M)
+            || self.road.in_junction(self.s - EGO_REAR_M);
+        let mut ego_claim = self.ego_rect();
+        if ego_in_junction {
+            // Inside the box the ego claims the road it is about to cover: crossing drivers keep clear of
+            // it instead of pulling into its path.
+            let reach_m = CLAIM_BASE_M + CLAIM_TIME_S * self.v;
+            ego_claim.half_length_m += reach_m / 2.0;
+            ego_claim.centre_x += reach_m / 2.0 * ego_claim.heading.cos();
+            ego_claim.centre_y += reach_m / 2.0 * ego_claim.heading.sin();
+        }
         let view = NpcView {
             road: &self.road,
             light: self.light.as_ref(),
             t,
             dt: self.dt,
-            ego_in_junction: self.road.in_junction(self.s + EGO_FRONT_M)
-                || self.road.in_junction(self.s - EGO_REAR_M),
+            ego_in_junction,
+            ego: ego_claim,
         };
         self.traffic.step(&view);
         self.s += 0.5 * (self.v + v_new) * self.dt;

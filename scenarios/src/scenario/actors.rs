@@ -90,7 +90,8 @@ pub enum VehicleRole {
     /// Cross traffic on the other road, northbound, stopping at its own stop line when the junction has a
     /// stop sign.
     Cross,
-    /// Stationary cross traffic jammed inside the junction, released after a hold time.
+    /// A cross-traffic stream whose exit is blocked: the first vehicle stops `gap_m` past the junction box
+    /// for `hold_s` and the followers queue back into the box, jamming it until the head drives on.
     Jam,
 }
 
@@ -107,7 +108,7 @@ pub struct VehicleSpec {
     #[serde(default = "default_npc_speed")]
     pub speed_kph: Span,
     /// Lead: gap from the ego front bumper to the first vehicle's rear, m. Queue: gap between queued cars.
-    /// Oncoming/cross: unused.
+    /// Jam: how far past the junction box the head's front stops, m. Oncoming/cross: unused.
     #[serde(default = "default_gap")]
     pub gap_m: Span,
     /// Oncoming/cross: time the first vehicle needs to reach the junction centre, s.
@@ -124,7 +125,7 @@ pub struct VehicleSpec {
     /// Lead: speed the braking event ends at, km/h.
     #[serde(default = "zero")]
     pub brake_to_kph: Span,
-    /// Lead: how long the braked speed is held, s. Jam: hold time before the jam releases, s. Cross: wait at
+    /// Lead: how long the braked speed is held, s. Jam: how long the head stays blocked, s. Cross: wait at
     /// the stop sign, s.
     #[serde(default = "default_hold")]
     pub hold_s: Span,

@@ -4,8 +4,7 @@
 use laws::frame::{gear, light_color, planned_turn, turn_signal};
 use laws::Frame;
 
-use super::{Simulation, EGO_FRONT_M, EGO_REAR_M, EGO_WIDTH_M, MAX_STEER_RAD, WHEELBASE_M};
-use crate::collision::Rect;
+use super::{Simulation, EGO_REAR_M, MAX_STEER_RAD, WHEELBASE_M};
 use crate::ego::Perception;
 use crate::npc::Lane;
 use crate::road::LANE_CENTRE_M;
@@ -17,13 +16,7 @@ impl Simulation {
         let pose = self.road.pose(self.s);
         let rear_s = self.s - EGO_REAR_M;
         let junction = self.road.junction().cloned();
-        let ego_rect = Rect {
-            centre_x: pose.x + (EGO_FRONT_M - EGO_REAR_M) / 2.0 * pose.heading.cos(),
-            centre_y: pose.y + (EGO_FRONT_M - EGO_REAR_M) / 2.0 * pose.heading.sin(),
-            heading: pose.heading,
-            half_length_m: (EGO_FRONT_M + EGO_REAR_M) / 2.0,
-            half_width_m: EGO_WIDTH_M / 2.0,
-        };
+        let ego_rect = self.ego_rect();
         let mut p = Perception {
             t,
             v: self.v,

@@ -9,6 +9,13 @@ use crate::npc::{Lane, PEDESTRIAN, PED_SIZE_M, VEHICLE};
 use crate::road::{Junction, Pose, Road, LANE_CENTRE_M, LANE_WIDTH_M};
 use crate::scenario::ControlSpec;
 
+/// An oncoming vehicle has right of way over the left-turning ego while it would reach the conflict zone
+/// within this time, s (a gap smaller than the time the ego needs to clear the zone from the yield point).
+const ONCOMING_PRIORITY_S: f64 = 4.5;
+
+/// The ego is "at the turn" when its front is within this distance of the yield point (or past it), m.
+const AT_TURN_M: f64 = 2.0;
+
 /// What the driver-side decisions need from the road users of one frame.
 pub(super) struct Users {
     /// Nearest road user in the ego path: `(gap_m, speed_along_route_mps)`.
@@ -89,7 +96,11 @@ impl Simulation {
                         (front_x - c.x_hi) / judged_v
                     };
                     min_tta = min_tta.min(tta);
-                    priority = tta < 5.0;
+                    // Right of way matters once the ego is at the turn (front within AT_TURN_M of the
+                    // yield point or past it): oncoming cars passing the ego on its approach do not have to
+                    // be yielded to yet.
+                    let at_turn = front_s > c.s_lo - 0.5 - AT_TURN_M;
+                    priority = at_turn && tta < ONCOMING_PRIORITY_S;
                 }
             }
             if let (Some(j), Lane::Line { id: 2, .. }) = (junction, veh.lane) {
