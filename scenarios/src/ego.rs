@@ -216,7 +216,10 @@ impl Driver {
             // metres a driver brakes to a standstill at the point instead, and stays there.
             let to_point = dist - 0.5;
             if to_point < FINAL_STOP_M && p.v < 3.0 {
-                a = a.min(-p.v * p.v / (2.0 * to_point.max(0.05)));
+                // Never harder than the driver's comfortable deceleration: with the reaction delay a
+                // purely kinematic demand would keep growing; a small overshoot is absorbed by the 0.5 m
+                // margin.
+                a = a.min(-(p.v * p.v / (2.0 * to_point.max(0.05))).min(b));
             }
         };
         if let Some((color, dist)) = p.light {

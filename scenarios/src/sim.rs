@@ -172,8 +172,9 @@ impl Simulation {
         if frame.collision {
             a = -MAX_BRAKE_MPS2;
         }
-        if self.v <= 0.0 && a < 0.0 {
-            a = 0.0;
+        if a < 0.0 {
+            // Braking ends at a standstill: record the deceleration that is actually applied.
+            a = a.max(-self.v / self.dt);
         }
         frame.accel_mps2 = a;
         frame.throttle_pct =
