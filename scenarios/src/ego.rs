@@ -40,6 +40,12 @@ pub(crate) fn idm(p: &IdmParams, v: f64, v0: f64, leader: Option<(f64, f64)>) ->
     p.max_accel_mps2 * (free - interaction)
 }
 
+/// Within this distance of a jammed junction's entry, a driver who respects the jam stops at once, m.
+const JAM_WAIT_RANGE_M: f64 = 40.0;
+
+/// Within this distance of a stop point the driver brakes kinematically to a standstill, m.
+const FINAL_STOP_M: f64 = 1.5;
+
 /// Hardest braking the ego can do, m/s².
 pub(crate) const MAX_BRAKE_MPS2: f64 = 8.0;
 
@@ -92,6 +98,7 @@ pub(crate) struct Driver {
     pub judgement_error: f64,
     rolling_stop: bool,
     jam_ignore: bool,
+    jam_stop_decel_mps2: f64,
     ped_ignore: bool,
     lateral_accel_mps2: f64,
     /// Uses the turn signal before turning.
@@ -127,6 +134,7 @@ impl Driver {
             judgement_error: spec.speed_judgement_error.sample(rng),
             rolling_stop: chance(spec.rolling_stop_prob, rng),
             jam_ignore: chance(spec.jam_ignore_prob, rng),
+            jam_stop_decel_mps2: spec.jam_stop_decel_mps2.sample(rng),
             ped_ignore: chance(spec.ped_ignore_prob, rng),
             lateral_accel_mps2: spec.lateral_accel_mps2.sample(rng),
             signals_turns: rng.random_bool(0.95),
@@ -194,6 +202,7 @@ impl Driver {
             // with a firmer, bounded brake.
             a = a.min(-(p.v - v0).min(b));
         }
+        let mut jam_brake = f64::INFINITY;
         let mut stop_at = |dist: f64| {
             // A stopped virtual leader 0.5 m past the stop point's standstill gap: the front stops ~0.5 m
             // before it.
@@ -203,6 +212,15 @@ impl Driver {
                 v0,
                 Some((dist + self.idm.min_gap_m - 0.5, 0.0)),
             ));
+            // IDM approaches a standstill point asymptotically (a long creep at walking pace); in the last
+            // metres a driver brakes to a standstill at the point instead, and stays there.
+            let to_point = dist - 0.5;
+            if to_point < FINAL_STOP_M && p.v < 3.0 {
+                // Never harder than the driver's comfortable deceleration: with the reaction delay a
+                // purely kinematic demand would keep growing; a small overshoot is absorbed by the 0.5 m
+                // margin.
+                a = a.min(-(p.v * p.v / (2.0 * to_point.max(0.05))).min(b));
+            }
         };
         if let Some((color, dist)) = p.light {
             if color != self.light_seen {
@@ -256,6 +274,16 @@ impl Driver {
         if let Some(dist) = p.jam {
             if !self.jam_ignore && dist > -0.5 {
                 stop_at(dist - 0.3);
+                if dist < JAM_WAIT_RANGE_M {
+                    let a = &mut jam_brake;
+                    // Close to a jammed junction a driver stops where they are and waits, rather than
+                    // creeping up to the entry.
+                    *a = a.min(if p.v > 0.0 {
+                        -self.jam_stop_decel_mps2
+                    } else {
+                        0.0
+                    });
+                }
             }
         }
         if let Some((dist, near_lane)) = p.crosswalk {
@@ -263,7 +291,7 @@ impl Driver {
                 stop_at(dist);
             }
         }
-        a
+        a.min(jam_brake)
     }
 }
 

@@ -1,17 +1,21 @@
 //! Other road users: NPC vehicles (lawful IDM drivers on fixed lanes) and pedestrians on the crosswalk.
 //!
 //! NPCs are deliberately simple and law-abiding; the diversity of outcomes comes from the ego driver and
-//! from the sampled timing of the NPCs (arrival times, headways, jam release, braking events). NPCs do not
-//! react to the ego except where the scenario needs it (cross traffic at a stop sign waits while the ego is
-//! inside the junction); oncoming traffic has priority and does not yield.
+//! from the sampled timing of the NPCs (arrival times, headways, jam formation and release, braking
+//! events). Cross traffic (including the jam stream) treats the ego as an obstacle when the ego's footprint
+//! is on its lane ahead of it, so it never drives into an ego that occupies the box (cross traffic at a
+//! stop sign also waits while the ego is inside the junction). Oncoming traffic has priority over a
+//! left-turning ego and does not react to it, by design: a left-turn collision is the ego's fault (it took
+//! a gap that was too small), which is the outcome the left-turn scenario measures.
 
 use laws::frame::obstacle_type;
 use rand::Rng;
 
+use crate::collision::Rect;
 use crate::ego::{idm, IdmParams};
 use crate::light::Light;
 use crate::road::{Road, LANE_CENTRE_M, LANE_WIDTH_M};
-use crate::scenario::{ControlSpec, Scenario, VehicleRole, VehicleSpec};
+use crate::scenario::{ControlSpec, Scenario, VehicleRole};
 
 /// Where an NPC vehicle drives.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -70,9 +74,20 @@ pub(crate) struct Vehicle {
     pub arrived_t: Option<f64>,
     /// Passed its stop line (no more stopping).
     cleared_line: bool,
-    /// Stationary until this time (jam).
+    /// Stationary until this time.
     release_t: f64,
     brake: Option<BrakeEvent>,
+    /// Jam head: lane position where its front stops (the blocked exit beyond the box) and how long it
+    /// stays there; its followers queue back into the box.
+    block: Option<Block>,
+}
+
+/// A blocked exit: the jam head stops here for `hold_s`, then drives on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Block {
+    front_s: f64,
+    hold_s: f64,
+    since_t: Option<f64>,
 }
 
 /// A pedestrian walking across the crosswalk (north or south).
@@ -96,6 +111,9 @@ pub(crate) struct NpcView<'a> {
     pub dt: f64,
     /// Whether any part of the ego is inside the junction.
     pub ego_in_junction: bool,
+    /// The ego footprint (map frame), extended ahead of the ego while it is inside the junction (the road
+    /// it is about to cover).
+    pub ego: Rect,
 }
 
 const NPC_IDM: IdmParams = IdmParams {
@@ -144,12 +162,30 @@ impl Vehicle {
             return -9.0;
         }
         let v0 = self.desired_speed(view.t);
-        let mut a = idm(
-            &NPC_IDM,
-            self.v,
-            v0,
-            leader.map(|(rear, v)| (rear - self.front(), v)),
-        );
+        let mut leader = leader.map(|(rear, v)| (rear - self.front(), v));
+        if let Some(gap) = self.ego_gap(&view.ego) {
+            if leader.is_none_or(|(g, _)| gap < g) {
+                leader = Some((gap, 0.0));
+            }
+        }
+        let mut a = idm(&NPC_IDM, self.v, v0, leader);
+        let front = self.front();
+        if let Some(block) = &mut self.block {
+            let gap = block.front_s - front;
+            match block.since_t {
+                None if self.v < 0.2 && gap < 1.5 => block.since_t = Some(view.t),
+                Some(since) if view.t >= since + block.hold_s => self.block = None,
+                _ => {}
+            }
+            if self.block.is_some() {
+                a = a.min(idm(
+                    &NPC_IDM,
+                    self.v,
+                    v0,
+                    Some((gap + NPC_IDM.min_gap_m - 0.5, 0.0)),
+                ));
+            }
+        }
         if let Some(b) = self.brake {
             if view.t >= b.at_t && self.v > v0 + 0.05 {
                 a = a.min(-b.decel_mps2);
@@ -169,6 +205,36 @@ impl Vehicle {
             }
         }
         a
+    }
+
+    /// Cross traffic only: the gap from this vehicle's front to the ego footprint when the ego is on its
+    /// lane ahead (the lane corridor is the vehicle's width plus 0.3 m each side).
+    fn ego_gap(&self, ego: &Rect) -> Option<f64> {
+        let Lane::Line {
+            x0,
+            y0,
+            heading,
+            id: 2,
+        } = self.lane
+        else {
+            return None;
+        };
+        let (c, s) = (heading.cos(), heading.sin());
+        let half_corridor = self.width_m / 2.0 + 0.3;
+        let (mut along_lo, mut lat_lo, mut lat_hi) =
+            (f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY);
+        for (x, y) in ego.corners() {
+            let (dx, dy) = (x - x0, y - y0);
+            along_lo = along_lo.min(dx * c + dy * s);
+            let lat = -dx * s + dy * c;
+            lat_lo = lat_lo.min(lat);
+            lat_hi = lat_hi.max(lat);
+        }
+        let on_lane = lat_lo < half_corridor && lat_hi > -half_corridor;
+        let gap = along_lo - self.front();
+        // A corner test is exact for the lane-aligned extremes of a rectangle crossing the lane at an angle
+        // up to the ego's own width; an ego already beside the front (gap < -1 m) is not "ahead".
+        (on_lane && gap > -1.0 && gap < 60.0).then_some(gap.max(0.0))
     }
 
     /// Whether the vehicle must (still) hold at its stop line.
@@ -254,7 +320,7 @@ impl Traffic {
             let count = spec.count.sample(rng).round() as usize;
             let mut cursor = f64::NAN;
             for k in 0..count {
-                let v = vehicle(spec, road, ego_front_s, k, &mut cursor, rng, next_id);
+                let v = spawn::vehicle(spec, road, ego_front_s, k, &mut cursor, rng, next_id);
                 next_id += 1;
                 vehicles.push(v);
             }
@@ -326,95 +392,7 @@ fn same_lane(a: Lane, b: Lane) -> bool {
     }
 }
 
-fn vehicle(
-    spec: &VehicleSpec,
-    road: &Road,
-    ego_front_s: f64,
-    k: usize,
-    cursor: &mut f64,
-    rng: &mut impl Rng,
-    id: i32,
-) -> Vehicle {
-    let length_m = rng.random_range(4.3..=5.0);
-    let width_m = rng.random_range(1.8..=2.0);
-    let v_des = spec.speed_kph.sample(rng) / 3.6;
-    let junction = road.junction();
-    let half = junction.map_or(10.0, |j| j.half_size_m);
-    let mut veh = Vehicle {
-        id,
-        role: spec.role,
-        lane: Lane::Route,
-        s: 0.0,
-        v: v_des,
-        length_m,
-        width_m,
-        v_des,
-        stop_front_s: None,
-        wait_s: spec.hold_s.sample(rng),
-        arrived_t: None,
-        cleared_line: false,
-        release_t: f64::NEG_INFINITY,
-        brake: None,
-    };
-    match spec.role {
-        VehicleRole::Lead => {
-            let rear = if k == 0 {
-                ego_front_s + spec.gap_m.sample(rng)
-            } else {
-                *cursor + spec.gap_m.sample(rng)
-            };
-            veh.s = rear + length_m / 2.0;
-            *cursor = rear + length_m;
-            veh.stop_front_s = junction.and_then(|j| j.stop_line_s);
-            veh.brake = spec.brake_at_s.map(|at| BrakeEvent {
-                at_t: at.sample(rng),
-                decel_mps2: spec.brake_decel_mps2.sample(rng),
-                to_mps: spec.brake_to_kph.sample(rng) / 3.6,
-                hold_s: spec.hold_s.sample(rng),
-            });
-        }
-        VehicleRole::Queue => {
-            let line = junction
-                .and_then(|j| j.stop_line_s.or(Some(j.entry_s)))
-                .unwrap_or(road.end_s());
-            let front = if k == 0 {
-                line - rng.random_range(0.3..=1.2)
-            } else {
-                *cursor - spec.gap_m.sample(rng)
-            };
-            veh.s = front - length_m / 2.0;
-            *cursor = front - length_m;
-            veh.v = 0.0;
-            veh.stop_front_s = junction.and_then(|j| j.stop_line_s);
-        }
-        VehicleRole::Oncoming | VehicleRole::Cross => {
-            veh.lane = if spec.role == VehicleRole::Oncoming {
-                ONCOMING
-            } else {
-                CROSS
-            };
-            let t_arrive = if k == 0 {
-                spec.first_arrival_s.sample(rng)
-            } else {
-                *cursor + spec.headway_s.sample(rng)
-            };
-            *cursor = t_arrive;
-            veh.s = -v_des * t_arrive;
-            if spec.role == VehicleRole::Cross
-                && junction.is_some_and(|j| j.control != ControlSpec::None)
-            {
-                veh.stop_front_s = Some(-half - 1.0);
-            }
-        }
-        VehicleRole::Jam => {
-            veh.lane = CROSS;
-            veh.s = -half + 3.0 + k as f64 * (length_m + rng.random_range(1.0..=2.0));
-            veh.v = 0.0;
-            veh.release_t = spec.hold_s.sample(rng);
-        }
-    }
-    veh
-}
+mod spawn;
 
 #[cfg(test)]
 mod tests;

@@ -12,7 +12,7 @@
 
 use std::f64::consts::FRAC_PI_2;
 
-use crate::scenario::{ControlSpec, RoadSpec, TurnSpec};
+use crate::scenario::{ControlSpec, CrosswalkSide, RoadSpec, TurnSpec};
 
 /// Lane width, m.
 pub const LANE_WIDTH_M: f64 = 3.5;
@@ -59,7 +59,7 @@ pub struct Junction {
     pub exit_s: f64,
     /// Route position of the ego stop line, m (lights and stop signs).
     pub stop_line_s: Option<f64>,
-    /// Route interval of the crosswalk before the entry, m.
+    /// Route interval of the crosswalk (before the entry or after the exit), m.
     pub crosswalk_s: Option<(f64, f64)>,
     arc: Option<Arc>,
 }
@@ -113,10 +113,15 @@ impl Road {
                         )
                     }
                 };
-                let crosswalk_s = j
-                    .crosswalk
-                    .then_some((entry_s - CROSSWALK_WIDTH_M, entry_s));
-                let line_ref = crosswalk_s.map_or(entry_s, |(a, _)| a);
+                let exit_s = entry_s + len;
+                let crosswalk_s = j.crosswalk.then_some(match j.crosswalk_side {
+                    CrosswalkSide::Entry => (entry_s - CROSSWALK_WIDTH_M, entry_s),
+                    CrosswalkSide::Exit => (exit_s, exit_s + CROSSWALK_WIDTH_M),
+                });
+                let line_ref = match (j.crosswalk_side, crosswalk_s) {
+                    (CrosswalkSide::Entry, Some((a, _))) => a,
+                    _ => entry_s,
+                };
                 let stop_line_s = match j.control {
                     ControlSpec::None => None,
                     ControlSpec::Light | ControlSpec::StopSign => {

@@ -56,22 +56,53 @@ fn same_seed_gives_byte_identical_logs() {
     }
 }
 
+/// Every shipped scenario file, with 40 runs each: for every stressed law (and the collision count) both
+/// outcomes occur, so each file really exercises what it declares.
 #[test]
-fn simulate_reports_counts_with_both_outcomes() {
-    let out = scratch("counts");
-    let text = simulate("braking_leader.toml", 80, 3, &out);
-    // "braking_leader: 80 runs written to ...; K with a collision"
-    let k: u32 = text
-        .split("; ")
-        .nth(1)
-        .and_then(|s| s.split_whitespace().next())
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("no collision count in {text}"));
+fn every_scenario_shows_both_outcomes_of_each_stressed_law() {
+    const RUNS: u32 = 40;
+    let mut files: Vec<PathBuf> = std::fs::read_dir(workspace_root().join("scenarios"))
+        .expect("list scenarios/")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml") && !p.ends_with("Cargo.toml"))
+        .collect();
+    files.sort();
     assert!(
-        k > 0 && k < 80,
-        "expected both outcomes, got {k} collisions of 80:\n{text}"
+        files.len() >= 8,
+        "expected the 8 shipped scenarios, found {files:?}"
     );
-    assert!(text.contains("no_collision: "), "no per-law count:\n{text}");
+    let mut failures = Vec::new();
+    for file in &files {
+        let name = file
+            .file_name()
+            .and_then(|n| n.to_str())
+            .expect("file name");
+        let out = scratch(&format!("all-{name}"));
+        let text = simulate(name, RUNS, 1, &out);
+        // "  law53: K of 40 runs violate it (P %)" per stressed law.
+        let counts: Vec<(&str, u32)> = text
+            .lines()
+            .filter_map(|l| {
+                let (law, rest) = l.trim().split_once(": ")?;
+                let k = rest
+                    .strip_suffix(")")?
+                    .split_whitespace()
+                    .next()?
+                    .parse()
+                    .ok()?;
+                Some((law, k))
+            })
+            .collect();
+        if counts.is_empty() {
+            failures.push(format!("{name}: no per-law counts in\n{text}"));
+        }
+        for (law, k) in counts {
+            if k == 0 || k == RUNS {
+                failures.push(format!("{name}: {law} violated in {k} of {RUNS} runs"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 #[test]

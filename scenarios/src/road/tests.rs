@@ -14,6 +14,7 @@ fn spec(turn: TurnSpec) -> RoadSpec {
             control: ControlSpec::Light,
             stop_line_gap_m: 1.0,
             crosswalk: true,
+            crosswalk_side: crate::scenario::CrosswalkSide::Entry,
         }),
     }
 }

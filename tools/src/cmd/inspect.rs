@@ -119,53 +119,33 @@ fn text_line(path: &Path, result: &Result<Summary, scenarios::log::LogError>) ->
 }
 
 fn json_line(path: &Path, result: &Result<Summary, scenarios::log::LogError>) -> String {
-    let file = json_str(&path.display().to_string());
-    match result {
-        Err(e) => format!(
-            "{{\"file\":{file},\"ok\":false,\"frames\":null,\"duration_s\":null,\"collision\":null,\"error\":{}}}",
-            json_str(&e.to_string())
-        ),
-        Ok(s) => format!(
-            "{{\"file\":{file},\"ok\":true,\"frames\":{},\"duration_s\":{},\"collision\":{},\"error\":null,\
-             \"scenario\":{},\"run_id\":{},\"first_collision_t\":{},\"destination\":{},\"max_speed_kph\":{},\
-             \"max_over_limit_kph\":{},\"max_decel_mps2\":{},\"min_obstacle_gap_m\":{},\"moving_on_red_in_junction\":{}}}",
-            s.frames,
-            json_num(s.duration_s),
-            s.collision,
-            json_str(&s.scenario),
-            json_str(&s.run_id),
-            s.first_collision_t.map_or("null".to_owned(), json_num),
-            s.destination,
-            json_num(s.max_speed_kph),
-            json_num(s.max_over_limit_kph),
-            json_num(s.max_decel_mps2),
-            json_num(s.min_obstacle_gap_m),
-            s.ran_red,
-        ),
-    }
+    let file = path.display().to_string();
+    let value = match result {
+        Err(e) => serde_json::json!({
+            "file": file, "ok": false, "frames": null, "duration_s": null, "collision": null,
+            "error": e.to_string(),
+        }),
+        Ok(s) => serde_json::json!({
+            "file": file, "ok": true, "frames": s.frames, "duration_s": num(s.duration_s),
+            "collision": s.collision, "error": null,
+            "scenario": s.scenario, "run_id": s.run_id,
+            "first_collision_t": s.first_collision_t.map(num),
+            "destination": s.destination,
+            "max_speed_kph": num(s.max_speed_kph),
+            "max_over_limit_kph": num(s.max_over_limit_kph),
+            "max_decel_mps2": num(s.max_decel_mps2),
+            "min_obstacle_gap_m": num(s.min_obstacle_gap_m),
+            "moving_on_red_in_junction": s.ran_red,
+        }),
+    };
+    value.to_string()
 }
 
-/// A JSON number; non-finite values (no obstacles, no limit) become `null`.
-fn json_num(v: f64) -> String {
+/// A JSON number rounded to 1e-3; non-finite values (no obstacles, no limit) become `null`.
+fn num(v: f64) -> serde_json::Value {
     if v.is_finite() {
-        format!("{}", (v * 1000.0).round() / 1000.0)
+        serde_json::Value::from((v * 1000.0).round() / 1000.0)
     } else {
-        "null".to_owned()
+        serde_json::Value::Null
     }
-}
-
-/// A JSON string literal.
-fn json_str(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }

@@ -4,11 +4,17 @@
 //! seed gives byte-identical files. After writing, every run is evaluated against the law files (`--laws`,
 //! default `laws/specs` when it exists) and the command prints, for the scenario's stressed laws, how many
 //! runs violate each one and how many collide, so that a scenario's tuning can be checked at a glance.
+//!
+//! Runs are simulated, evaluated and written in parallel (rayon); each run depends only on its own seed,
+//! so the files are byte-identical to a serial loop. Batches of 50 runs or more show a progress bar on
+//! stderr.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use laws::{EvalConfig, Evaluator, LawSet, Signals};
+use rayon::prelude::*;
 use scenarios::log::{write_log, RunLog, RunMeta};
 use scenarios::{run_seed, Scenario};
 
@@ -48,27 +54,23 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Some(dir) => Some(Tally::new(dir, &scenario)?),
         None => None,
     };
-    let mut collisions = 0u64;
-    for i in 0..args.runs {
-        let seed = run_seed(args.seed, i);
-        let frames = scenarios::run(&scenario, seed);
-        if frames.iter().any(|f| f.collision) {
-            collisions += 1;
+    let bar = progress_bar(args.runs);
+    // Every run has its own seed, so running them in parallel gives the same files as a serial loop; the
+    // per-run outcomes are collected in run order.
+    let outcomes: Vec<Outcome> = (0..args.runs)
+        .into_par_iter()
+        .map(|i| {
+            let outcome = simulate_one(&scenario, &args, i, tally.as_ref());
+            bar.inc(1);
+            outcome
+        })
+        .collect::<anyhow::Result<_>>()?;
+    bar.finish_and_clear();
+    let collisions = outcomes.iter().filter(|o| o.collision).count();
+    if let Some(tally) = &mut tally {
+        for o in &outcomes {
+            tally.add(&o.violated);
         }
-        if let Some(tally) = &mut tally {
-            tally.add(&frames);
-        }
-        let log = RunLog {
-            meta: RunMeta {
-                scenario: scenario.name().to_owned(),
-                run_id: format!("{}_{i:04}", scenario.name()),
-                frame_period_s: scenario.frame_period_s(),
-                seed: Some(seed),
-            },
-            frames,
-        };
-        let path = args.out.join(format!("{}_{i:04}.h5", scenario.name()));
-        write_log(&path, &log).with_context(|| format!("writing {}", path.display()))?;
     }
     println!(
         "{}: {} runs written to {}; {collisions} with a collision",
@@ -81,6 +83,55 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         None => println!("  (no law directory: pass --laws DIR for per-law counts)"),
     }
     Ok(())
+}
+
+/// What one run produced, for the summary.
+struct Outcome {
+    collision: bool,
+    /// Per law of the set: violated in this run (empty without a law set).
+    violated: Vec<bool>,
+}
+
+/// Simulates run `i`, evaluates it and writes its log.
+fn simulate_one(
+    scenario: &Scenario,
+    args: &Args,
+    i: u64,
+    tally: Option<&Tally>,
+) -> anyhow::Result<Outcome> {
+    let seed = run_seed(args.seed, i);
+    let frames = scenarios::run(scenario, seed);
+    let outcome = Outcome {
+        collision: frames.iter().any(|f| f.collision),
+        violated: tally.map_or_else(Vec::new, |t| t.violations(&frames)),
+    };
+    let log = RunLog {
+        meta: RunMeta {
+            scenario: scenario.name().to_owned(),
+            run_id: format!("{}_{i:04}", scenario.name()),
+            frame_period_s: scenario.frame_period_s(),
+            seed: Some(seed),
+        },
+        frames,
+    };
+    let path = args.out.join(format!("{}_{i:04}.h5", scenario.name()));
+    write_log(&path, &log).with_context(|| format!("writing {}", path.display()))?;
+    Ok(outcome)
+}
+
+/// A progress bar on stderr for batches long enough to need one (hidden when stderr is not a terminal).
+fn progress_bar(runs: u64) -> ProgressBar {
+    if runs < 50 {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(runs), ProgressDrawTarget::stderr());
+    if let Ok(style) =
+        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} runs ({eta} left)")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message("simulating");
+    bar
 }
 
 /// Counts of runs violating each stressed law.
@@ -108,17 +159,23 @@ impl Tally {
         Ok(Tally { laws, cfg, counts })
     }
 
-    fn add(&mut self, frames: &[laws::Frame]) {
-        let Ok(mut eval) = Evaluator::new(&self.laws, &self.cfg) else {
-            return;
-        };
+    /// Which laws of the set `frames` violate (all false when the evaluator cannot be built, which
+    /// [`Tally::new`] has ruled out).
+    fn violations(&self, frames: &[laws::Frame]) -> Vec<bool> {
         let mut violated = vec![false; self.laws.laws().len()];
+        let Ok(mut eval) = Evaluator::new(&self.laws, &self.cfg) else {
+            return violated;
+        };
         for frame in frames {
             let verdicts = eval.step(&Signals::from_frame(frame, &self.cfg.context));
             for (i, v) in violated.iter_mut().enumerate() {
                 *v |= verdicts.violated_now(i);
             }
         }
+        violated
+    }
+
+    fn add(&mut self, violated: &[bool]) {
         for (_, index, count) in &mut self.counts {
             if index.is_some_and(|i| violated.get(i).copied().unwrap_or(false)) {
                 *count += 1;
