@@ -64,7 +64,8 @@ impl Cmp {
     }
 
     #[inline]
-    fn apply(self, a: f64, b: f64) -> bool {
+    /// Whether `a CMP b` holds.
+    pub fn apply(self, a: f64, b: f64) -> bool {
         match self {
             Cmp::Lt => a < b,
             Cmp::Le => a <= b,

@@ -35,8 +35,6 @@
 //! enough to push P(eventually unsafe) towards 1 in states from which no violation was ever observed. With
 //! `Local` only one successor (the unsafe bit flipped) receives α, and the leak is about α / runs.
 
-pub mod atom;
-
 #[cfg(test)]
 mod tests;
 
@@ -45,7 +43,7 @@ use std::collections::BTreeMap;
 use crate::domain::Domain;
 use crate::error::ModelError;
 use crate::StateId;
-use atom::{Atom, Cmp, LIGHT_COLOR, SPEED};
+use laws::{Cmp, Signal};
 
 /// Most predicates a property may have (2^24 + 1 states).
 pub const MAX_PREDICATES: usize = 24;
@@ -143,7 +141,7 @@ impl SignalGroup {
         self.cells.iter().filter(move |c| {
             self.atoms
                 .iter()
-                .all(|&(bit, cmp, v)| cmp.holds(c.rep, v) == (state >> bit & 1 == 1))
+                .all(|&(bit, cmp, v)| cmp.apply(c.rep, v) == (state >> bit & 1 == 1))
         })
     }
 }
@@ -181,8 +179,16 @@ impl AvDomain {
         }
         let mut by_signal: BTreeMap<String, Vec<(usize, Cmp, f64)>> = BTreeMap::new();
         for (bit, text) in predicates.iter().enumerate() {
-            if let Atom::Threshold { signal, cmp, value } = Atom::parse(text) {
-                by_signal.entry(signal).or_default().push((bit, cmp, value));
+            // A predicate that compares one signal with a constant takes part in that signal's rules; any
+            // other (window predicates, compound atoms) in none.
+            if let Some((signal, cmp, value)) = laws::Atom::parse(text)
+                .ok()
+                .and_then(|a| a.signal_vs_const())
+            {
+                by_signal
+                    .entry(signal.name().to_owned())
+                    .or_default()
+                    .push((bit, cmp, value));
             }
         }
         let groups = by_signal
@@ -251,7 +257,7 @@ impl AvDomain {
     }
 
     fn speed_ok(&self, from: StateId, to: StateId) -> bool {
-        let Some(g) = self.group(SPEED) else {
+        let Some(g) = self.group(Signal::Speed.name()) else {
             return true;
         };
         g.feasible(from).any(|a| {
@@ -261,7 +267,7 @@ impl AvDomain {
     }
 
     fn light_ok(&self, from: StateId, to: StateId) -> bool {
-        let Some(g) = self.group(LIGHT_COLOR) else {
+        let Some(g) = self.group(Signal::LightColor.name()) else {
             return true;
         };
         let colours = |s: StateId| -> Vec<i32> {
@@ -269,7 +275,7 @@ impl AvDomain {
                 .filter(|&c| {
                     g.atoms
                         .iter()
-                        .all(|&(bit, cmp, v)| cmp.holds(f64::from(c), v) == (s >> bit & 1 == 1))
+                        .all(|&(bit, cmp, v)| cmp.apply(f64::from(c), v) == (s >> bit & 1 == 1))
                 })
                 .collect()
         };

@@ -127,37 +127,6 @@ fn the_light_cycles_green_yellow_red_green() {
 }
 
 #[test]
-fn atoms_are_classified_by_meaning() {
-    use atom::{Atom, Cmp};
-    assert_eq!(
-        Atom::parse("NPCAhead(10)"),
-        Atom::Threshold {
-            signal: "NPCAhead".into(),
-            cmp: Cmp::Le,
-            value: 10.0
-        }
-    );
-    assert_eq!(
-        Atom::parse("trafficLightAheadcolor == yellow"),
-        Atom::Threshold {
-            signal: LIGHT_COLOR.into(),
-            cmp: Cmp::Eq,
-            value: 2.0
-        }
-    );
-    assert_eq!(
-        Atom::parse("speed>=30"),
-        Atom::Threshold {
-            signal: "speed".into(),
-            cmp: Cmp::Ge,
-            value: 30.0
-        }
-    );
-    assert_eq!(Atom::parse("PriorityNPCAhead"), Atom::Other);
-    assert_eq!(Atom::parse("a & b"), Atom::Other);
-}
-
-#[test]
 fn large_abstractions_smooth_over_single_predicate_changes() {
     let preds: Vec<String> = (0..12).map(|i| format!("p{i}")).collect();
     let d = AvDomain::new(preds, 0, AvConfig::default()).unwrap();
