@@ -5,8 +5,8 @@ use std::process::Command;
 
 /// The `avguard` binary built by the same `cargo test --workspace` run.
 ///
-/// Test binaries live in `target/<profile>/deps/`; the `avguard` binary sits one level up. Cargo builds
-/// every binary of the workspace before it runs the tests of a `--workspace` invocation.
+/// Test binaries live in `target/<profile>/deps/`; the `avguard` binary sits one level up. Cargo does not
+/// build another package's binary for these tests, so `cargo xtask test` builds it before `cargo test`.
 pub fn avguard_bin() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
     let profile_dir = exe
@@ -16,7 +16,7 @@ pub fn avguard_bin() -> PathBuf {
     let bin = profile_dir.join(format!("avguard{}", std::env::consts::EXE_SUFFIX));
     assert!(
         bin.exists(),
-        "{} is missing: run the tests with `cargo test --workspace` so that the binary is built",
+        "{} is missing: build it first (`cargo build -p tools --bin avguard`), or run `cargo xtask test`",
         bin.display()
     );
     bin
