@@ -246,7 +246,6 @@ impl ObstacleSignals {
             return out;
         }
         let need_ahead = needs.ahead || needs.priority_npc;
-        let need_wedge_vehicle = needs.opposite || needs.priority_npc;
         let ego = ego_rect();
         let ego_radius_m = ego.half_len.hypot(ego.half_wid);
         let (sin_h, cos_h) = f.heading.sin_cos();
@@ -279,8 +278,12 @@ impl ObstacleSignals {
                 // The exact gap is needed only where some signal could use it: for the nearest vehicle, for
                 // vehicles in the wedge within the opposite/priority ranges. Elsewhere the lower bound proves
                 // it would change nothing.
+                // In the wedge the gap matters for `NPCOpposite` and, for a priority vehicle, for
+                // `PriorityNPCAhead` until that is already known to be true.
+                let wedge_use =
+                    needs.opposite || (needs.priority_npc && o.priority && !out.priority_npc_ahead);
                 let gap_needed = (needs.nearest && lower_m < out.nearest_npc_m)
-                    || (need_wedge_vehicle
+                    || (wedge_use
                         && wedge
                         && lower_m <= OPPOSITE_RANGE_M.max(PRIORITY_NPC_RANGE_M));
                 // Ahead in lane: the bumper gap is at least the centre's distance minus the circumradius.
