@@ -235,7 +235,14 @@ impl Evaluator {
         let k = self.k;
         self.atoms.eval_all(s);
         let words = self.atoms.words();
-        for (i, law) in self.laws.iter_mut().enumerate() {
+        // Zipped rather than indexed: the three vectors have one entry per law, and iterating them together
+        // leaves no bounds check in the loop.
+        for ((law, violated_out), in_window_out) in self
+            .laws
+            .iter_mut()
+            .zip(self.violated.iter_mut())
+            .zip(self.in_window.iter_mut())
+        {
             let mut skip = false;
             if let Some(rel) = &mut law.relevance {
                 if rel.guard.step(k, words) {
@@ -264,8 +271,8 @@ impl Evaluator {
             if violated {
                 law.last_violation = k;
             }
-            self.violated[i] = violated;
-            self.in_window[i] = law.last_violation > k - self.window_frames;
+            *violated_out = violated;
+            *in_window_out = law.last_violation > k - self.window_frames;
         }
         self.k += 1;
         self.stats.n_frames += 1;
