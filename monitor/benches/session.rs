@@ -141,6 +141,18 @@ fn session(c: &mut Criterion) {
     });
     let laws = model.compile().expect("compiles").laws().clone();
     let mut ev = Evaluator::new(&laws, &EvalConfig::default()).expect("evaluator");
+    // The signals the laws' atoms read (the session also adds its predicates' atoms to this set).
+    let needed = ev.needed_signals();
+    g.bench_function(
+        "baseline: Signals::from_frame_needed (laws' signals)",
+        |b| {
+            b.iter(|| {
+                for f in &frames {
+                    black_box(Signals::from_frame_needed(black_box(f), &ctx, needed));
+                }
+            })
+        },
+    );
     let signals: Vec<Signals> = frames
         .iter()
         .map(|f| Signals::from_frame(f, &ctx))

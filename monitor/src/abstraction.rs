@@ -16,6 +16,8 @@
 //!
 //! [`Session`]: crate::Session
 
+use laws::eval::StateHandle;
+use laws::signals::SignalSet;
 use laws::{
     Atom, EvalConfig, Evaluator, Formula, Frame, LawSet, LawSource, SignalContext, Signals,
 };
@@ -207,49 +209,111 @@ impl Compiled {
     }
 
     /// A fresh tracker (empty law windows) reading scenario constants from `context`.
+    ///
+    /// Every atom predicate, unsafe atom and baseline antecedent is registered with the tracker's
+    /// evaluator as a state formula, so each distinct atom (shared between laws and properties) is
+    /// evaluated once per frame, and the frame's signals are computed only where some atom reads them.
     pub(crate) fn tracker(&self, context: SignalContext) -> Result<Tracker, ModelError> {
-        let evaluator = Evaluator::new(&self.laws, &self.eval)
-            .map_err(|e| ModelError::Config(e.to_string()))?;
+        let config = |e: laws::EvalError| ModelError::Config(e.to_string());
+        let mut evaluator = Evaluator::new(&self.laws, &self.eval).map_err(config)?;
+        let mut encoders = Vec::with_capacity(self.encoders.len());
+        for enc in &self.encoders {
+            let mut atom = |a: &Atom| evaluator.add_state(&Formula::Atom(a.clone()));
+            let preds = enc
+                .preds
+                .iter()
+                .map(|p| match p {
+                    Pred::Atom(a) => atom(a).map(RtPred::State),
+                    Pred::Window(i) => Ok(RtPred::Window(*i)),
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(config)?;
+            let unsafe_now = match &enc.unsafe_now {
+                UnsafeNow::Violated(i) => RtUnsafe::Violated(*i),
+                UnsafeNow::Atom(a) => RtUnsafe::State(atom(a).map_err(config)?),
+            };
+            // "Any antecedent holds" is one state formula: their disjunction.
+            let baseline = enc
+                .antecedents
+                .iter()
+                .cloned()
+                .reduce(|a, b| Formula::Or(Box::new(a), Box::new(b)))
+                .map(|f| evaluator.add_state(&f))
+                .transpose()
+                .map_err(config)?;
+            encoders.push(RtEncoder {
+                preds,
+                unsafe_bit: enc.unsafe_bit,
+                unsafe_now,
+                baseline,
+            });
+        }
         Ok(Tracker {
             context,
+            needed: evaluator.needed_signals(),
             evaluator,
-            encoders: self.encoders.clone(),
-            out: vec![Encoded::default(); self.encoders.len()],
+            out: vec![Encoded::default(); encoders.len()],
+            encoders,
         })
     }
+}
+
+/// A predicate as the tracker reads it.
+#[derive(Debug, Clone, Copy)]
+enum RtPred {
+    /// An atom registered with the evaluator.
+    State(StateHandle),
+    /// `L.w` with L's index in the reduced law set.
+    Window(usize),
+}
+
+/// How the tracker reads `unsafe_now`.
+#[derive(Debug, Clone, Copy)]
+enum RtUnsafe {
+    Violated(usize),
+    State(StateHandle),
+}
+
+/// One property's encoder, compiled against a tracker's evaluator.
+#[derive(Debug, Clone)]
+struct RtEncoder {
+    preds: Vec<RtPred>,
+    unsafe_bit: usize,
+    unsafe_now: RtUnsafe,
+    /// The disjunction of the law's antecedents; `None` when it has none (no baseline alarm).
+    baseline: Option<StateHandle>,
 }
 
 /// Steps the laws and encoders over one run's frames.
 #[derive(Debug, Clone)]
 pub(crate) struct Tracker {
     context: SignalContext,
+    /// The signals some atom reads (the others are not computed).
+    needed: SignalSet,
     evaluator: Evaluator,
-    encoders: Vec<Encoder>,
+    encoders: Vec<RtEncoder>,
     out: Vec<Encoded>,
 }
 
 impl Tracker {
     /// Consumes one frame; returns every property's encoding. Does not allocate.
     pub fn step(&mut self, frame: &Frame) -> &[Encoded] {
-        let signals = Signals::from_frame(frame, &self.context);
+        let signals = Signals::from_frame_needed(frame, &self.context, self.needed);
         let verdicts = self.evaluator.step(&signals);
         for (enc, out) in self.encoders.iter().zip(self.out.iter_mut()) {
             let mut state: StateId = 0;
             for (bit, pred) in enc.preds.iter().enumerate() {
-                let holds = match pred {
-                    Pred::Atom(a) => a.eval(&signals),
-                    Pred::Window(i) => verdicts.in_window(*i),
+                let holds = match *pred {
+                    RtPred::State(h) => verdicts.state(h),
+                    RtPred::Window(i) => verdicts.in_window(i),
                 };
                 state |= StateId::from(holds) << bit;
             }
-            let unsafe_now = match &enc.unsafe_now {
-                UnsafeNow::Violated(i) => verdicts.violated_now(*i),
-                UnsafeNow::Atom(a) => a.eval(&signals),
+            let unsafe_now = match enc.unsafe_now {
+                RtUnsafe::Violated(i) => verdicts.violated_now(i),
+                RtUnsafe::State(h) => verdicts.state(h),
             };
-            let baseline = enc
-                .antecedents
-                .iter()
-                .any(|f| f.eval_state(&mut |a| a.eval(&signals)) == Some(true));
+            let baseline = enc.baseline.is_some_and(|h| verdicts.state(h));
             *out = Encoded {
                 state,
                 unsafe_state: state >> enc.unsafe_bit & 1 == 1,

@@ -25,9 +25,11 @@ pub use program::to_frames;
 
 use atoms::AtomTable;
 use program::{Compiler, Program};
+use state::StateFn;
 
+use crate::lang::formula::Formula;
 use crate::lang::lawset::LawSet;
-use crate::signals::{SignalContext, Signals};
+use crate::signals::{SignalContext, SignalSet, Signals};
 
 /// Evaluation settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -86,6 +88,9 @@ pub enum EvalError {
     /// The configuration itself is invalid.
     #[error("invalid evaluation config: {0}")]
     Config(&'static str),
+    /// [`Evaluator::add_state`] was given a formula with a temporal operator.
+    #[error("'{0}' is not a state formula (it has a temporal operator)")]
+    NotState(String),
 }
 
 /// Work counters.
@@ -122,6 +127,8 @@ struct LawState {
 pub struct Verdicts<'a> {
     violated: &'a [bool],
     in_window: &'a [bool],
+    words: &'a [u64],
+    states: &'a [StateFn],
 }
 
 impl Verdicts<'_> {
@@ -135,6 +142,16 @@ impl Verdicts<'_> {
         self.in_window[i]
     }
 
+    /// The value at this frame of the state formula registered as `handle` by [`Evaluator::add_state`]
+    /// (false for an unknown handle). It reads the atom bits the evaluator computed for this frame, so
+    /// atoms shared with the laws or with other state formulas are evaluated once.
+    #[inline]
+    pub fn state(&self, handle: StateHandle) -> bool {
+        self.states
+            .get(handle.0)
+            .is_some_and(|f| f.eval(self.words))
+    }
+
     /// Number of laws.
     pub fn len(&self) -> usize {
         self.violated.len()
@@ -146,10 +163,16 @@ impl Verdicts<'_> {
     }
 }
 
+/// A state formula registered with [`Evaluator::add_state`], read back with [`Verdicts::state`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StateHandle(usize);
+
 /// Evaluates every law of a set, one frame at a time.
 #[derive(Debug, Clone)]
 pub struct Evaluator {
     atoms: AtomTable,
+    /// Caller-registered state formulas over the same atom table.
+    states: Vec<StateFn>,
     laws: Vec<LawState>,
     violated: Vec<bool>,
     in_window: Vec<bool>,
@@ -195,6 +218,7 @@ impl Evaluator {
         let n = states.len();
         Ok(Evaluator {
             atoms,
+            states: Vec::new(),
             laws: states,
             violated: vec![false; n],
             in_window: vec![false; n],
@@ -211,7 +235,14 @@ impl Evaluator {
         let k = self.k;
         self.atoms.eval_all(s);
         let words = self.atoms.words();
-        for (i, law) in self.laws.iter_mut().enumerate() {
+        // Zipped rather than indexed: the three vectors have one entry per law, and iterating them together
+        // leaves no bounds check in the loop.
+        for ((law, violated_out), in_window_out) in self
+            .laws
+            .iter_mut()
+            .zip(self.violated.iter_mut())
+            .zip(self.in_window.iter_mut())
+        {
             let mut skip = false;
             if let Some(rel) = &mut law.relevance {
                 if rel.guard.step(k, words) {
@@ -240,15 +271,40 @@ impl Evaluator {
             if violated {
                 law.last_violation = k;
             }
-            self.violated[i] = violated;
-            self.in_window[i] = law.last_violation > k - self.window_frames;
+            *violated_out = violated;
+            *in_window_out = law.last_violation > k - self.window_frames;
         }
         self.k += 1;
         self.stats.n_frames += 1;
         Verdicts {
             violated: &self.violated,
             in_window: &self.in_window,
+            words: self.atoms.words(),
+            states: &self.states,
         }
+    }
+
+    /// Registers a state formula (e.g. a monitor predicate or a law's antecedent) to be read each frame
+    /// with [`Verdicts::state`]. Its atoms join the evaluator's atom table, which evaluates every distinct
+    /// atom once per frame, and the formula is compiled to a truth table over their bits.
+    ///
+    /// # Errors
+    /// [`EvalError::NotState`] when `f` has a temporal operator.
+    pub fn add_state(&mut self, f: &Formula) -> Result<StateHandle, EvalError> {
+        let compiled =
+            StateFn::new(f, &mut self.atoms).ok_or_else(|| EvalError::NotState(f.to_string()))?;
+        self.states.push(compiled);
+        Ok(StateHandle(self.states.len() - 1))
+    }
+
+    /// Every signal some atom of the evaluator (laws and registered state formulas) reads: pass it to
+    /// [`Signals::from_frame_needed`] to skip computing the others.
+    pub fn needed_signals(&self) -> SignalSet {
+        let mut set = SignalSet::EMPTY;
+        for atom in self.atoms.atoms() {
+            set.insert_atom(atom);
+        }
+        set
     }
 
     /// Forgets every frame seen (a new run starts); the work counters are kept.

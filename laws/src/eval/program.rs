@@ -364,8 +364,11 @@ impl Program {
     /// Advances to step `k` (frame index) and returns the root's value at position `k - horizon`.
     #[inline]
     pub fn step(&mut self, k: i64, words: &[u64]) -> bool {
-        for n in 0..self.ops.len() {
-            let v = match &mut self.ops[n] {
+        // `vals` has one entry per operator; slicing it to the operators' length lets the compiler drop the
+        // bounds check on the write below (children are earlier operators, checked on read).
+        let vals = &mut self.vals[..self.ops.len()];
+        for (n, op) in self.ops.iter_mut().enumerate() {
+            let v = match op {
                 Op::State(f) => f.eval(words),
                 Op::ImpliesEventually(op) => {
                     let ImpliesEventually {
@@ -383,10 +386,10 @@ impl Program {
                     let i = k - *hi;
                     !a_ring.get(i) || *last_b >= i + *lo
                 }
-                Op::Not(c) => !self.vals[*c],
-                Op::And(a, b) => self.vals[*a] & self.vals[*b],
-                Op::Or(a, b) => self.vals[*a] | self.vals[*b],
-                Op::Delay { child, line } => line.push(self.vals[*child]),
+                Op::Not(c) => !vals[*c],
+                Op::And(a, b) => vals[*a] & vals[*b],
+                Op::Or(a, b) => vals[*a] | vals[*b],
+                Op::Delay { child, line } => line.push(vals[*child]),
                 Op::Eventually {
                     child,
                     child_delay,
@@ -395,7 +398,7 @@ impl Program {
                     last_true,
                 } => {
                     let pc = k - *child_delay;
-                    if pc >= 0 && self.vals[*child] {
+                    if pc >= 0 && vals[*child] {
                         *last_true = pc;
                     }
                     *last_true >= k - *delay + *lo
@@ -408,7 +411,7 @@ impl Program {
                     last_false,
                 } => {
                     let pc = k - *child_delay;
-                    if pc >= 0 && !self.vals[*child] {
+                    if pc >= 0 && !vals[*child] {
                         *last_false = pc;
                     }
                     *last_false < k - *delay + *lo
@@ -425,10 +428,10 @@ impl Program {
                     } = &mut **u;
                     let pc = k - *child_delay;
                     if pc >= 0 {
-                        if self.vals[*q] {
+                        if vals[*q] {
                             q_true.push_back(pc);
                         }
-                        if !self.vals[*p] {
+                        if !vals[*p] {
                             p_false.push_back(pc);
                         }
                     }
@@ -445,9 +448,9 @@ impl Program {
                         .is_some_and(|&j| j <= (i + *hi).min(first_fail))
                 }
             };
-            self.vals[n] = v;
+            vals[n] = v;
         }
-        self.vals[self.root]
+        vals[self.root]
     }
 
     /// Forgets all history (as if no frame had been seen).

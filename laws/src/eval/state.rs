@@ -36,6 +36,13 @@ impl Node {
 /// A compiled state formula.
 #[derive(Debug, Clone)]
 pub enum StateFn {
+    /// A single atom, possibly negated: one bit read (the common monitor predicate).
+    Bit {
+        /// Atom index.
+        atom: usize,
+        /// True for `~atom`.
+        negated: bool,
+    },
     /// Bit `idx` of `table` is the value when atom `atoms[j]` has the value of bit `j` of `idx`.
     Table {
         /// Atom indices (into the evaluator's [`AtomTable`]), one per index bit.
@@ -78,6 +85,23 @@ impl StateFn {
         if !f.is_state() {
             return None;
         }
+        match f {
+            Formula::Atom(a) => {
+                return Some(StateFn::Bit {
+                    atom: atoms.intern(a),
+                    negated: false,
+                })
+            }
+            Formula::Not(p) => {
+                if let Formula::Atom(a) = &**p {
+                    return Some(StateFn::Bit {
+                        atom: atoms.intern(a),
+                        negated: true,
+                    });
+                }
+            }
+            _ => {}
+        }
         let ids = distinct_atoms(f, atoms);
         if ids.len() > MAX_TABLE_ATOMS {
             return tree(f, atoms).map(|n| StateFn::Tree(Box::new(n)));
@@ -105,6 +129,7 @@ impl StateFn {
     #[inline]
     pub fn eval(&self, words: &[u64]) -> bool {
         match self {
+            StateFn::Bit { atom, negated } => bit(words, *atom) != *negated,
             StateFn::Table { atoms, table } => {
                 let mut row = 0usize;
                 for (j, &a) in atoms.iter().enumerate() {

@@ -19,7 +19,9 @@ mod obstacles;
 
 use crate::frame::{turn_signal, Frame};
 
-pub use obstacles::{ObstacleSignals, EGO_FRONT_M, EGO_LENGTH_M, EGO_REAR_M, EGO_WIDTH_M};
+pub use obstacles::{
+    ObstacleNeeds, ObstacleSignals, EGO_FRONT_M, EGO_LENGTH_M, EGO_REAR_M, EGO_WIDTH_M,
+};
 
 /// The value type and the way a signal may be used in a formula.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,7 +52,7 @@ macro_rules! signals {
             }
 
             /// How the signal may be used in a formula.
-            pub fn kind(self) -> SignalKind {
+            pub const fn kind(self) -> SignalKind {
                 match self { $(Signal::$variant => SignalKind::$kind,)* }
             }
 
@@ -196,28 +198,106 @@ pub struct Signals {
     values: [f64; N_SIGNALS],
 }
 
+/// The value of every signal before a frame is read: 0, except distances, the speeds of absent vehicles
+/// and `NPCAhead.ttc` (+inf), and the scenario defaults. Built at compile time so that a frame starts from
+/// one copy.
+const DEFAULT_VALUES: [f64; N_SIGNALS] = {
+    let mut v = [0.0; N_SIGNALS];
+    let mut i = 0;
+    while i < N_SIGNALS {
+        if matches!(Signal::ALL[i].kind(), SignalKind::Distance) {
+            v[i] = f64::INFINITY;
+        }
+        i += 1;
+    }
+    v[Signal::NpcAheadTtc as usize] = f64::INFINITY;
+    v[Signal::NpcAheadSpeed as usize] = f64::INFINITY;
+    v[Signal::NearestNpcSpeed as usize] = f64::INFINITY;
+    v[Signal::NpcOppositeSpeed as usize] = f64::INFINITY;
+    // SignalContext::default(), spelled out because trait methods are not const.
+    v[Signal::Time as usize] = 12.0;
+    v[Signal::Visibility as usize] = 100.0;
+    v
+};
+
 impl Default for Signals {
     /// Every signal 0 except distances, the speeds of absent vehicles and `NPCAhead.ttc` (+inf), and the
     /// scenario defaults.
     fn default() -> Self {
-        let mut s = Signals {
-            values: [0.0; N_SIGNALS],
-        };
-        for &sig in Signal::ALL {
-            if sig.kind() == SignalKind::Distance {
-                s.set(sig, f64::INFINITY);
-            }
+        Signals {
+            values: DEFAULT_VALUES,
         }
-        for sig in [
-            Signal::NpcAheadTtc,
-            Signal::NpcAheadSpeed,
-            Signal::NearestNpcSpeed,
-            Signal::NpcOppositeSpeed,
-        ] {
-            s.set(sig, f64::INFINITY);
+    }
+}
+
+/// A set of signals, e.g. the ones some loaded atom reads (bit `i` = the signal with index `i`).
+///
+/// [`Signals::from_frame_needed`] uses it to skip what nobody reads, above all the obstacle geometry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct SignalSet(u64);
+
+const _: () = assert!(
+    N_SIGNALS <= 64,
+    "SignalSet holds one bit per signal in a u64"
+);
+
+impl SignalSet {
+    /// No signal.
+    pub const EMPTY: SignalSet = SignalSet(0);
+    /// Every signal.
+    pub const ALL: SignalSet = SignalSet(if N_SIGNALS == 64 {
+        u64::MAX
+    } else {
+        (1u64 << N_SIGNALS) - 1
+    });
+
+    /// Adds a signal.
+    pub fn insert(&mut self, sig: Signal) {
+        self.0 |= 1 << (sig as u32);
+    }
+
+    /// True when `sig` is in the set.
+    pub fn contains(self, sig: Signal) -> bool {
+        self.0 >> (sig as u32) & 1 == 1
+    }
+
+    /// The union of two sets.
+    pub fn union(self, other: SignalSet) -> SignalSet {
+        SignalSet(self.0 | other.0)
+    }
+
+    /// True when some signal of `sigs` is in the set.
+    pub fn contains_any(self, sigs: &[Signal]) -> bool {
+        sigs.iter().any(|&s| self.contains(s))
+    }
+
+    /// Every signal the atom reads, added.
+    pub fn insert_atom(&mut self, atom: &crate::lang::atom::Atom) {
+        for sig in atom.signals() {
+            self.insert(sig);
         }
-        s.set_context(&SignalContext::default());
-        s
+    }
+
+    /// Which obstacle signal groups the set reads.
+    pub fn obstacle_needs(self) -> ObstacleNeeds {
+        use Signal::*;
+        ObstacleNeeds {
+            ahead: self.contains_any(&[NpcAhead, NpcAheadSpeed, NpcAheadTtc, NpcAheadClosing]),
+            nearest: self.contains_any(&[NearestNpc, NearestNpcSpeed]),
+            opposite: self.contains_any(&[NpcOpposite, NpcOppositeSpeed]),
+            priority_npc: self.contains(PriorityNpcAhead),
+            priority_peds: self.contains(PriorityPedsAhead),
+        }
+    }
+}
+
+impl FromIterator<Signal> for SignalSet {
+    fn from_iter<I: IntoIterator<Item = Signal>>(iter: I) -> Self {
+        let mut set = SignalSet::EMPTY;
+        for sig in iter {
+            set.insert(sig);
+        }
+        set
     }
 }
 
@@ -232,6 +312,14 @@ fn flag(b: bool) -> f64 {
 impl Signals {
     /// Computes every signal from a frame and the scenario constants.
     pub fn from_frame(f: &Frame, ctx: &SignalContext) -> Signals {
+        Self::from_frame_needed(f, ctx, SignalSet::ALL)
+    }
+
+    /// Computes the signals of `needed` from a frame and the scenario constants; every signal in `needed`
+    /// has exactly its [`Signals::from_frame`] value. The cheap per-frame signals are always computed; the
+    /// obstacle-derived ones outside `needed` keep their "no such NPC" defaults and their geometry is
+    /// skipped (all of it when no obstacle signal is needed).
+    pub fn from_frame_needed(f: &Frame, ctx: &SignalContext, needed: SignalSet) -> Signals {
         let mut s = Signals::default();
         s.set(Signal::Speed, f.speed_mps * 3.6);
         s.set(Signal::Acc, f.accel_mps2);
@@ -265,7 +353,7 @@ impl Signals {
         );
         s.set(Signal::Collision, flag(f.collision));
         s.set(Signal::Destination, flag(f.destination));
-        let o = ObstacleSignals::from_frame(f);
+        let o = ObstacleSignals::from_frame_needed(f, needed.obstacle_needs());
         s.set(Signal::NpcAhead, o.npc_ahead_m);
         s.set(Signal::NpcAheadSpeed, o.npc_ahead_speed_mps);
         s.set(Signal::NpcAheadTtc, o.npc_ahead_ttc_s);

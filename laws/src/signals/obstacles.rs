@@ -138,13 +138,6 @@ fn gap_m(a: &Rect, b: &Rect) -> f64 {
     best.sqrt()
 }
 
-/// A lower bound of [`gap_m`] that costs one square root: centre distance minus both circumradii (less
-/// a margin for rounding). Used to skip the exact gap when no signal could use it.
-fn gap_lower_bound_m(a: &Rect, b: &Rect) -> f64 {
-    let radius = |r: &Rect| r.half_len.hypot(r.half_wid);
-    (b.cx - a.cx).hypot(b.cy - a.cy) - radius(a) - radius(b) - 1e-6
-}
-
 fn ego_rect() -> Rect {
     Rect {
         cx: (EGO_FRONT_M + EGO_REAR_M) / 2.0,
@@ -171,68 +164,171 @@ fn in_wedge(lon_m: f64, lat_m: f64) -> bool {
     from_front >= 0.0 && lat_m.abs() <= EGO_WIDTH_M / 2.0 + from_front
 }
 
+/// Which groups of obstacle signals a caller reads; the others are left at their "no such NPC" values and
+/// their geometry is skipped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ObstacleNeeds {
+    /// `NPCAhead` and its speed, closing speed and time to collision.
+    pub ahead: bool,
+    /// `NearestNPC` and its speed.
+    pub nearest: bool,
+    /// `NPCOpposite` and its speed.
+    pub opposite: bool,
+    /// `PriorityNPCAhead` (also reads the vehicle ahead: within 3 m counts).
+    pub priority_npc: bool,
+    /// `PriorityPedsAhead`.
+    pub priority_peds: bool,
+}
+
+impl ObstacleNeeds {
+    /// Every obstacle signal.
+    pub const ALL: ObstacleNeeds = ObstacleNeeds {
+        ahead: true,
+        nearest: true,
+        opposite: true,
+        priority_npc: true,
+        priority_peds: true,
+    };
+
+    /// True when no obstacle signal is needed (the obstacle loop is skipped).
+    pub fn is_none(&self) -> bool {
+        !(self.ahead || self.nearest || self.opposite || self.priority_npc || self.priority_peds)
+    }
+}
+
+/// An obstacle's heading relative to the ego, wrapped, with its cosine and sine (computed only for the
+/// obstacles some needed signal could use: the trigonometry is the expensive part of an obstacle).
+#[derive(Debug, Clone, Copy)]
+struct RelHeading {
+    rad: f64,
+    cos: f64,
+    sin: f64,
+}
+
+impl RelHeading {
+    fn new(o: &Obstacle, ego_heading: f64) -> RelHeading {
+        let rad = wrap_rad(o.heading - ego_heading);
+        let (sin, cos) = rad.sin_cos();
+        RelHeading { rad, cos, sin }
+    }
+}
+
 impl ObstacleSignals {
+    /// No obstacle: distances +inf, speeds +inf, no priority.
+    pub const NONE: ObstacleSignals = ObstacleSignals {
+        npc_ahead_m: f64::INFINITY,
+        // No vehicle: +inf, so that "the vehicle ahead is slow" is false (see `Signal::NpcAheadSpeed`).
+        npc_ahead_speed_mps: f64::INFINITY,
+        npc_ahead_closing_mps: 0.0,
+        npc_ahead_ttc_s: f64::INFINITY,
+        nearest_npc_m: f64::INFINITY,
+        nearest_npc_speed_mps: f64::INFINITY,
+        npc_opposite_m: f64::INFINITY,
+        npc_opposite_speed_mps: f64::INFINITY,
+        priority_npc_ahead: false,
+        priority_peds_ahead: false,
+    };
+
     /// Computes the obstacle signals of a frame.
     pub fn from_frame(f: &Frame) -> ObstacleSignals {
-        let mut out = ObstacleSignals {
-            npc_ahead_m: f64::INFINITY,
-            // No vehicle: +inf, so that "the vehicle ahead is slow" is false (see `Signal::NpcAheadSpeed`).
-            npc_ahead_speed_mps: f64::INFINITY,
-            npc_ahead_closing_mps: 0.0,
-            npc_ahead_ttc_s: f64::INFINITY,
-            nearest_npc_m: f64::INFINITY,
-            nearest_npc_speed_mps: f64::INFINITY,
-            npc_opposite_m: f64::INFINITY,
-            npc_opposite_speed_mps: f64::INFINITY,
-            priority_npc_ahead: false,
-            priority_peds_ahead: false,
-        };
+        Self::from_frame_needed(f, ObstacleNeeds::ALL)
+    }
+
+    /// Computes the obstacle signals of a frame that `needs` asks for; the others keep their
+    /// [`ObstacleSignals::NONE`] values. The needed ones are exactly those of [`ObstacleSignals::from_frame`].
+    ///
+    /// Per obstacle, positions are rotated into the ego frame with the ego heading's cosine and sine taken
+    /// once per frame; an obstacle that a cheap bound (centre distance minus circumradii, no trigonometry)
+    /// shows cannot change any needed signal is rejected before its relative heading is computed.
+    pub fn from_frame_needed(f: &Frame, needs: ObstacleNeeds) -> ObstacleSignals {
+        let mut out = ObstacleSignals::NONE;
+        if needs.is_none() {
+            return out;
+        }
+        let need_ahead = needs.ahead || needs.priority_npc;
         let ego = ego_rect();
-        let (cos_h, sin_h) = (f.heading.cos(), f.heading.sin());
+        let ego_radius_m = ego.half_len.hypot(ego.half_wid);
+        let (sin_h, cos_h) = f.heading.sin_cos();
         for o in &f.obstacles {
             // ego_from_map: translate to the reference point, rotate by −heading.
             let (dx, dy) = (o.x - f.x, o.y - f.y);
             let lon_m = dx * cos_h + dy * sin_h;
             let lat_m = -dx * sin_h + dy * cos_h;
-            let rel_heading = wrap_rad(o.heading - f.heading);
-            let rect = Rect {
-                cx: lon_m,
-                cy: lat_m,
-                cos: rel_heading.cos(),
-                sin: rel_heading.sin(),
-                half_len: o.length / 2.0,
-                half_wid: o.width / 2.0,
-            };
+            let (half_len, half_wid) = (o.length / 2.0, o.width / 2.0);
+            let radius_m = half_len.hypot(half_wid);
             let wedge = in_wedge(lon_m, lat_m);
-            // The exact gap is needed only where some signal could use it: for the nearest vehicle, for
-            // vehicles in the wedge within the opposite/priority ranges, and for pedestrians in the wedge
-            // within the pedestrian ranges. Elsewhere a cheap lower bound proves it would change nothing.
-            let lower_m = gap_lower_bound_m(&ego, &rect);
+            // A lower bound of the exact footprint gap (see `gap_lower_bound_m`).
+            let lower_m = (lon_m - ego.cx).hypot(lat_m - ego.cy) - ego_radius_m - radius_m - 1e-6;
+            let mut rel: Option<RelHeading> = None;
+            let rect_of = |rel: &mut Option<RelHeading>| {
+                let r = *rel.get_or_insert_with(|| RelHeading::new(o, f.heading));
+                (
+                    Rect {
+                        cx: lon_m,
+                        cy: lat_m,
+                        cos: r.cos,
+                        sin: r.sin,
+                        half_len,
+                        half_wid,
+                    },
+                    r,
+                )
+            };
             if is_vehicle(o) {
-                let needed = lower_m < out.nearest_npc_m
-                    || (wedge && lower_m <= OPPOSITE_RANGE_M.max(PRIORITY_NPC_RANGE_M));
-                let gap = if needed {
+                // The exact gap is needed only where some signal could use it: for the nearest vehicle, for
+                // vehicles in the wedge within the opposite/priority ranges. Elsewhere the lower bound proves
+                // it would change nothing.
+                // In the wedge the gap matters for `NPCOpposite` and, for a priority vehicle, for
+                // `PriorityNPCAhead` until that is already known to be true.
+                let wedge_use =
+                    needs.opposite || (needs.priority_npc && o.priority && !out.priority_npc_ahead);
+                let gap_needed = (needs.nearest && lower_m < out.nearest_npc_m)
+                    || (wedge_use
+                        && wedge
+                        && lower_m <= OPPOSITE_RANGE_M.max(PRIORITY_NPC_RANGE_M));
+                // Ahead in lane: the bumper gap is at least the centre's distance minus the circumradius.
+                let ahead_candidate = need_ahead
+                    && lon_m > EGO_FRONT_M
+                    && lat_m.abs() <= LANE_HALF_WIDTH_M + o.width / 2.0
+                    && {
+                        let ahead_lower_m = lon_m - radius_m - EGO_FRONT_M - 1e-6;
+                        ahead_lower_m <= AHEAD_RANGE_M && ahead_lower_m < out.npc_ahead_m
+                    };
+                if !(gap_needed || ahead_candidate) {
+                    continue;
+                }
+                let (rect, r) = rect_of(&mut rel);
+                let gap = if gap_needed {
                     gap_m(&ego, &rect)
                 } else {
                     f64::INFINITY
                 };
-                out.consider_vehicle(f, o, &rect, gap, wedge, rel_heading);
-            } else if o.kind == obstacle_type::PEDESTRIAN
+                out.consider_vehicle(f, o, &rect, gap, wedge, r.rad, r.cos, needs);
+            } else if needs.priority_peds
+                && o.kind == obstacle_type::PEDESTRIAN
                 && wedge
                 && lower_m <= PRIORITY_PED_RANGE_M.max(CLOSE_RANGE_M)
             {
+                let (rect, _) = rect_of(&mut rel);
                 let gap = gap_m(&ego, &rect);
                 if (o.priority && gap <= PRIORITY_PED_RANGE_M) || gap <= CLOSE_RANGE_M {
                     out.priority_peds_ahead = true;
                 }
             }
         }
-        if out.npc_ahead_m <= CLOSE_RANGE_M {
+        if needs.priority_npc && out.npc_ahead_m <= CLOSE_RANGE_M {
             out.priority_npc_ahead = true;
+        }
+        if !needs.ahead {
+            out.npc_ahead_m = f64::INFINITY;
+            out.npc_ahead_speed_mps = f64::INFINITY;
+            out.npc_ahead_closing_mps = 0.0;
+            out.npc_ahead_ttc_s = f64::INFINITY;
         }
         out
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn consider_vehicle(
         &mut self,
         f: &Frame,
@@ -240,20 +336,22 @@ impl ObstacleSignals {
         rect: &Rect,
         gap: f64,
         wedge: bool,
-        rel: f64,
+        rel_rad: f64,
+        rel_cos: f64,
+        needs: ObstacleNeeds,
     ) {
-        if gap < self.nearest_npc_m {
+        if needs.nearest && gap < self.nearest_npc_m {
             self.nearest_npc_m = gap;
             self.nearest_npc_speed_mps = o.speed_mps;
         }
         let in_corridor = rect.cy.abs() <= LANE_HALF_WIDTH_M + o.width / 2.0;
-        if rect.cx > EGO_FRONT_M && in_corridor {
+        if (needs.ahead || needs.priority_npc) && rect.cx > EGO_FRONT_M && in_corridor {
             // Bumper-to-bumper gap along the ego axis.
             let ahead_gap = (rect.cx - rect.half_extent_on(1.0, 0.0) - EGO_FRONT_M).max(0.0);
             if ahead_gap <= AHEAD_RANGE_M && ahead_gap < self.npc_ahead_m {
                 self.npc_ahead_m = ahead_gap;
                 self.npc_ahead_speed_mps = o.speed_mps;
-                self.npc_ahead_closing_mps = f.speed_mps - o.speed_mps * rel.cos();
+                self.npc_ahead_closing_mps = f.speed_mps - o.speed_mps * rel_cos;
                 self.npc_ahead_ttc_s = if self.npc_ahead_closing_mps > 0.0 {
                     ahead_gap / self.npc_ahead_closing_mps
                 } else {
@@ -262,12 +360,12 @@ impl ObstacleSignals {
             }
         }
         if wedge {
-            let oncoming = rel.abs() >= 0.75 * std::f64::consts::PI;
-            if oncoming && gap <= OPPOSITE_RANGE_M && gap < self.npc_opposite_m {
+            let oncoming = rel_rad.abs() >= 0.75 * std::f64::consts::PI;
+            if needs.opposite && oncoming && gap <= OPPOSITE_RANGE_M && gap < self.npc_opposite_m {
                 self.npc_opposite_m = gap;
                 self.npc_opposite_speed_mps = o.speed_mps;
             }
-            if o.priority && gap <= PRIORITY_NPC_RANGE_M {
+            if needs.priority_npc && o.priority && gap <= PRIORITY_NPC_RANGE_M {
                 self.priority_npc_ahead = true;
             }
         }

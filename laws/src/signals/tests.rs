@@ -45,3 +45,124 @@ fn every_signal_name_round_trips() {
     }
     assert_eq!(Signal::ALL.len(), N_SIGNALS);
 }
+
+#[test]
+fn default_values_are_the_documented_ones() {
+    let s = Signals::default();
+    for &sig in Signal::ALL {
+        let want = match sig {
+            Signal::Time => 12.0,
+            Signal::Visibility => 100.0,
+            Signal::NpcAheadTtc
+            | Signal::NpcAheadSpeed
+            | Signal::NearestNpcSpeed
+            | Signal::NpcOppositeSpeed => f64::INFINITY,
+            _ if sig.kind() == SignalKind::Distance => f64::INFINITY,
+            _ => 0.0,
+        };
+        assert_eq!(s.get(sig), want, "{}", sig.name());
+    }
+}
+
+/// Random frames with obstacles of every kind around the ego (many within the priority and opposite
+/// ranges, some far): for every needed set, the needed signals equal the full computation's.
+#[test]
+fn needed_signals_equal_the_full_computation() {
+    use crate::frame::{obstacle_type, Obstacle};
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut rnd = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let groups: [&[Signal]; 6] = [
+        &[
+            Signal::NpcAhead,
+            Signal::NpcAheadSpeed,
+            Signal::NpcAheadTtc,
+            Signal::NpcAheadClosing,
+        ],
+        &[Signal::NearestNpc, Signal::NearestNpcSpeed],
+        &[Signal::NpcOpposite, Signal::NpcOppositeSpeed],
+        &[Signal::PriorityNpcAhead],
+        &[Signal::PriorityPedsAhead],
+        &[Signal::Speed, Signal::StoplineAhead],
+    ];
+    let ctx = SignalContext::default();
+    let mut n_checked = 0;
+    for _ in 0..400 {
+        let heading = (rnd() - 0.5) * 8.0;
+        let (ex, ey) = (rnd() * 100.0, rnd() * 100.0);
+        let n_obs = (rnd() * 8.0) as usize;
+        let obstacles = (0..n_obs)
+            .map(|i| {
+                let range = if rnd() < 0.7 { 40.0 } else { 250.0 };
+                Obstacle {
+                    id: i as i32,
+                    kind: [
+                        obstacle_type::VEHICLE,
+                        obstacle_type::BICYCLE,
+                        obstacle_type::PEDESTRIAN,
+                    ][(rnd() * 3.0) as usize % 3],
+                    x: ex + (rnd() - 0.5) * range,
+                    y: ey + (rnd() - 0.5) * range * 0.3,
+                    heading: (rnd() - 0.5) * 8.0,
+                    speed_mps: rnd() * 15.0,
+                    length: 0.5 + rnd() * 5.0,
+                    width: 0.5 + rnd() * 2.0,
+                    priority: rnd() < 0.5,
+                }
+            })
+            .collect();
+        let f = Frame {
+            x: ex,
+            y: ey,
+            heading,
+            speed_mps: rnd() * 15.0,
+            obstacles,
+            ..Frame::default()
+        };
+        let full = Signals::from_frame(&f, &ctx);
+        for mask in 0u32..(1 << groups.len()) {
+            let needed: SignalSet = (0..groups.len())
+                .filter(|g| mask >> g & 1 == 1)
+                .flat_map(|g| groups[g].iter().copied())
+                .collect();
+            let part = Signals::from_frame_needed(&f, &ctx, needed);
+            for &sig in Signal::ALL {
+                if needed.contains(sig) {
+                    assert_eq!(
+                        part.get(sig).to_bits(),
+                        full.get(sig).to_bits(),
+                        "{} with mask {mask:b} on {f:?}",
+                        sig.name()
+                    );
+                    n_checked += 1;
+                }
+            }
+        }
+    }
+    assert!(n_checked > 10_000);
+    // The obstacle geometry is skipped when no obstacle signal is needed, leaving the defaults.
+    let f = Frame {
+        obstacles: vec![Obstacle {
+            id: 1,
+            kind: obstacle_type::VEHICLE,
+            x: 10.0,
+            y: 0.0,
+            heading: 0.0,
+            speed_mps: 0.0,
+            length: 4.0,
+            width: 2.0,
+            priority: false,
+        }],
+        ..Frame::default()
+    };
+    let none: SignalSet = [Signal::Speed].into_iter().collect();
+    assert_eq!(
+        Signals::from_frame_needed(&f, &ctx, none).get(Signal::NpcAhead),
+        f64::INFINITY
+    );
+    assert!(Signals::from_frame(&f, &ctx).get(Signal::NpcAhead) < 10.0);
+}
