@@ -69,9 +69,11 @@ pub fn write_verdicts(
         write!(out, ",{0},{0}.w", law.name())?;
     }
     writeln!(out)?;
+    // Only the signals some law reads are computed (same values as a full computation).
+    let needed = evaluator.needed_signals();
     let mut row = String::new();
     for frame in &log.frames {
-        let verdicts = evaluator.step(&Signals::from_frame(frame, &cfg.context));
+        let verdicts = evaluator.step(&Signals::from_frame_needed(frame, &cfg.context, needed));
         row.clear();
         row.push_str(&format!("{}", frame.t));
         for i in 0..verdicts.len() {
