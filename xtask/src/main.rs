@@ -71,25 +71,48 @@ fn demo(args: &[String]) -> Result<(), String> {
 fn test() -> Result<(), String> {
     ensure_hdf5()?;
     ensure_test_tools()?;
-    step("cargo fmt --check");
-    run(
-        cargo().args(["fmt", "--all", "--", "--check"]),
-        "cargo fmt --check",
+    timed("cargo fmt --check", || {
+        run(
+            cargo().args(["fmt", "--all", "--", "--check"]),
+            "cargo fmt --check",
+        )
+    })?;
+    timed("cargo clippy (warnings are errors)", || {
+        run(
+            cargo().args([
+                "clippy",
+                "--workspace",
+                "--all-targets",
+                "--",
+                "-D",
+                "warnings",
+            ]),
+            "cargo clippy",
+        )
+    })?;
+    // The integration tests (tests/) run the `avguard` binary; `cargo test` builds a package's binaries
+    // only for that package's own integration tests, so build it first.
+    timed(
+        "cargo build --bin avguard (used by the integration tests)",
+        || {
+            run(
+                cargo().args(["build", "--package", "tools", "--bin", "avguard"]),
+                "cargo build",
+            )
+        },
     )?;
-    step("cargo clippy (warnings are errors)");
-    run(
-        cargo().args([
-            "clippy",
-            "--workspace",
-            "--all-targets",
-            "--",
-            "-D",
-            "warnings",
-        ]),
-        "cargo clippy",
-    )?;
-    step("cargo test --workspace");
-    run(cargo().args(["test", "--workspace"]), "cargo test")
+    timed("cargo test --workspace", || {
+        run(cargo().args(["test", "--workspace"]), "cargo test")
+    })
+}
+
+/// Runs one step of a command, saying what it is and how long it took.
+fn timed(what: &str, f: impl FnOnce() -> Result<(), String>) -> Result<(), String> {
+    step(what);
+    let start = std::time::Instant::now();
+    let result = f();
+    eprintln!("    ({what}: {:.0} s)", start.elapsed().as_secs_f64());
+    result
 }
 
 /// The `hdf5` crate links Debian's HDF5 through pkg-config.
