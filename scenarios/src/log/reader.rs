@@ -13,7 +13,14 @@ use super::{RunLog, RunMeta, FORMAT};
 
 /// Reads and validates the log at `path`.
 pub fn read_log(path: &Path) -> Result<RunLog, LogError> {
-    let file = File::open(path).map_err(LogError::hdf5(path.display().to_string()))?;
+    // Read without HDF5's advisory file lock. The lock belongs to the open file description, so a child
+    // process forked while a writer had the file open (anything this process spawns) keeps it locked after
+    // the writer closed it, and a locking reader then fails with EAGAIN. A reader gains nothing from the
+    // lock: it reads files that are finished.
+    let file = File::with_options()
+        .with_fapl(|p| p.file_locking(false))
+        .open(path)
+        .map_err(LogError::hdf5(path.display().to_string()))?;
     let meta = read_meta(&file)?;
     let frames_group = group(&file, "frames")?;
     let t: Vec<f64> = read_column(&frames_group, "/frames", "t", Kind::Float, None)?;
