@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use futures_util::{SinkExt, StreamExt};
+use futures_util::{FutureExt, SinkExt, StreamExt};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
@@ -85,6 +85,7 @@ pub async fn serve(
         subscribed: HashSet::new(),
         binary_client: false,
         burst: Vec::with_capacity(MAX_OUT_BATCH),
+        inbox: Vec::with_capacity(MAX_IN_BATCH),
     };
     let reason = conn.run(out_rx, &cancel).await;
     conn.ctx.monitor.close(&conn.link);
@@ -107,7 +108,13 @@ struct Conn {
     binary_client: bool,
     /// Queue times of the results in the current outbound burst (reused buffer).
     burst: Vec<std::time::Instant>,
+    /// Messages decoded from the current inbound burst, handed to the monitor together (reused buffer).
+    inbox: Vec<SimMessage>,
 }
+
+/// Most inbound frames handled before their messages are handed to the monitor (see
+/// [`Conn::handle_burst`]).
+const MAX_IN_BATCH: usize = 64;
 
 /// Most monitor results written per flush (see [`Conn::forward_burst`]).
 const MAX_OUT_BATCH: usize = 64;
@@ -138,7 +145,7 @@ impl Conn {
                 },
                 incoming = self.ws.next() => match incoming {
                     None | Some(Ok(Message::Close(_))) => return ShutdownReason::ClientClosed,
-                    Some(Ok(msg)) => self.handle(msg).await,
+                    Some(Ok(msg)) => self.handle_burst(msg).await,
                     Some(Err(err)) => return classify(&err),
                 },
             };
@@ -243,6 +250,30 @@ impl Conn {
         }
     }
 
+    /// Handles `first` and then every frame already received and buffered (up to [`MAX_IN_BATCH`]),
+    /// without waiting for more, and hands the decoded messages to the monitor in one go. A worker that
+    /// is asleep is then woken once per burst instead of once per message. The client closing, or a
+    /// socket error, in the middle of a burst ends the connection after the messages before it are
+    /// handed on.
+    async fn handle_burst(&mut self, first: Message) -> Sent {
+        let mut result = self.handle(first).await;
+        let mut n = 1;
+        while result.is_ok() && n < MAX_IN_BATCH {
+            match self.ws.next().now_or_never() {
+                None => break,
+                Some(None | Some(Ok(Message::Close(_)))) => {
+                    result = Err(ShutdownReason::ClientClosed)
+                }
+                Some(Some(Ok(msg))) => result = self.handle(msg).await,
+                Some(Some(Err(err))) => result = Err(classify(&err)),
+            }
+            n += 1;
+        }
+        self.ctx.monitor.send_all(&self.link, &mut self.inbox);
+        result
+    }
+
+    /// Decodes one frame into [`Conn::inbox`], or answers it with a `status` error.
     async fn handle(&mut self, msg: Message) -> Sent {
         let limit = self.ctx.config.max_frame_bytes;
         match msg {
@@ -283,7 +314,7 @@ impl Conn {
                 match SimMessage::decode_envelope(&bytes) {
                     Ok(msg) => {
                         self.ctx.monitor.metrics().decode.record(started.elapsed());
-                        self.ctx.monitor.send(&self.link, msg);
+                        self.inbox.push(msg);
                         Ok(())
                     }
                     Err(err) => self.reject(None, &err.to_string()).await,
@@ -313,7 +344,7 @@ impl Conn {
                 match SimMessage::decode(&topic, Payload::Json(&msg)) {
                     Ok(m) => {
                         self.ctx.monitor.metrics().decode.record(started.elapsed());
-                        self.ctx.monitor.send(&self.link, m);
+                        self.inbox.push(m);
                         Ok(())
                     }
                     Err(err) => self.reject(id.as_deref(), &err.to_string()).await,
