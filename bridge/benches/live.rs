@@ -1,8 +1,9 @@
 //! Live-path benchmarks, each against a baseline measured in the same run:
 //!
-//! (a) throughput: rosbridge pose messages per second through websocket → decode → assemble → decide →
-//!     enforce → risk reply, vs a bare tokio-tungstenite echo server answering the same frames
-//!     (target: ≥ 50 % of the echo rate). Both pipelined with the same window of frames in flight.
+//! (a) throughput, once with rosbridge JSON poses and once with binary envelopes: messages per second
+//!     through websocket → decode → assemble → decide → enforce → risk reply, vs a bare tokio-tungstenite
+//!     echo server answering the same frames (target: ≥ 50 % of the echo rate). Both pipelined with the
+//!     same window of frames in flight; echo and bridge alternate, best of 3 each.
 //! (b) latency from sending the frame that crosses θ to receiving its intervention, at the client
 //!     (p50/p99), vs the echo round trip of the same frame in lock-step.
 //! (c) per-frame decision latency inside the monitor stage (decide + enforce, 8 properties) with a
@@ -101,6 +102,22 @@ fn scale() -> usize {
         .unwrap_or(1)
 }
 
+/// A pose as a binary envelope (`LocalizationEstimate`, protobuf wire encoding).
+fn pose_binary(t: f64, x: f64) -> Vec<u8> {
+    use prost::Message as _;
+    let frame = Frame {
+        t,
+        x,
+        speed_mps: 10.0,
+        ..Frame::default()
+    };
+    bridge::wire::Envelope {
+        channel: "/apollo/localization/pose".into(),
+        payload: bridge::drive::encode::localization(&frame).encode_to_vec(),
+    }
+    .encode_to_vec()
+}
+
 fn pose(t: f64, x: f64) -> String {
     json!({"op": "publish", "topic": "/apollo/localization/pose",
         "msg": {"measurementTime": t, "pose": {"position": {"x": x, "y": 0.0}, "heading": 0.0,
@@ -119,7 +136,7 @@ async fn echo_server() -> SocketAddr {
                     return;
                 };
                 while let Some(Ok(msg)) = ws.next().await {
-                    if msg.is_text() && ws.send(msg).await.is_err() {
+                    if (msg.is_text() || msg.is_binary()) && ws.send(msg).await.is_err() {
                         return;
                     }
                 }
@@ -182,14 +199,28 @@ async fn next_json(ws: &mut Ws) -> Value {
     }
 }
 
-/// Sends `n` poses with up to `window` unanswered; returns messages per second.
-async fn pipelined(ws: &mut Ws, n: usize, window: usize) -> f64 {
-    let frames: Vec<String> = (0..n).map(|k| pose(k as f64 * 0.1, 0.0)).collect();
+/// `n` poses, 0.1 s apart, as rosbridge JSON (`binary` false) or binary envelopes.
+fn poses(n: usize, binary: bool) -> Vec<Message> {
+    (0..n)
+        .map(|k| {
+            let t = k as f64 * 0.1;
+            if binary {
+                Message::binary(pose_binary(t, 0.0))
+            } else {
+                Message::text(pose(t, 0.0))
+            }
+        })
+        .collect()
+}
+
+/// Sends `frames` with up to `window` unanswered (one reply per frame); returns messages per second.
+async fn pipelined(ws: &mut Ws, frames: &[Message], window: usize) -> f64 {
+    let n = frames.len();
     let started = Instant::now();
     let (mut sent, mut got) = (0, 0);
     while got < n {
         while sent < n && sent - got < window {
-            ws.feed(Message::text(frames[sent].clone())).await.unwrap();
+            ws.feed(frames[sent].clone()).await.unwrap();
             sent += 1;
         }
         ws.flush().await.unwrap();
@@ -211,23 +242,31 @@ async fn live_benches() {
     let echo = echo_server().await;
     let (bridge, stop) = bridge_server().await;
 
-    // (a) throughput.
+    // (a) throughput, per encoding; the bridge answers every pose with its risk message. Echo and bridge
+    // alternate, best of `rounds`, so that a burst of load on the machine does not land on one side only.
+    for binary in [false, true] {
+        let frames = poses(n, binary);
+        let (mut echo_rate, mut bridge_rate) = (0.0f64, 0.0f64);
+        for _ in 0..3 {
+            let mut e = connect(echo).await;
+            echo_rate = echo_rate.max(pipelined(&mut e, &frames, window).await);
+            let mut b = connect(bridge).await;
+            b.send(Message::text(
+                json!({"op": "subscribe", "topic": "/avguard/risk"}).to_string(),
+            ))
+            .await
+            .unwrap();
+            bridge_rate = bridge_rate.max(pipelined(&mut b, &frames, window).await);
+        }
+        println!(
+            "(a) throughput, {}: bridge {:.0} msg/s, echo {:.0} msg/s, ratio {:.2} (target >= 0.50)",
+            if binary { "binary envelopes" } else { "rosbridge JSON" },
+            bridge_rate,
+            echo_rate,
+            bridge_rate / echo_rate
+        );
+    }
     let mut e = connect(echo).await;
-    let echo_rate = pipelined(&mut e, n, window).await;
-    let mut b = connect(bridge).await;
-    b.send(Message::text(
-        json!({"op": "subscribe", "topic": "/avguard/risk"}).to_string(),
-    ))
-    .await
-    .unwrap();
-    let bridge_rate = pipelined(&mut b, n, window).await;
-    println!(
-        "(a) throughput: bridge {:.0} msg/s, echo {:.0} msg/s, ratio {:.2} (target >= 0.50)",
-        bridge_rate,
-        echo_rate,
-        bridge_rate / echo_rate
-    );
-    drop(b);
 
     // (b) θ-crossing latency vs echo round trip, lock-step.
     let k = 2_000 * scale();

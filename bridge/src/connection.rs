@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use futures_util::{SinkExt, StreamExt};
+use futures_util::{FutureExt, SinkExt, StreamExt};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
@@ -84,6 +84,8 @@ pub async fn serve(
         ctx,
         subscribed: HashSet::new(),
         binary_client: false,
+        burst: Vec::with_capacity(MAX_OUT_BATCH),
+        inbox: Vec::with_capacity(MAX_IN_BATCH),
     };
     let reason = conn.run(out_rx, &cancel).await;
     conn.ctx.monitor.close(&conn.link);
@@ -104,7 +106,18 @@ struct Conn {
     subscribed: HashSet<OutTopic>,
     /// The client has sent binary envelopes: it gets `/apollo/control` as a binary envelope too.
     binary_client: bool,
+    /// Queue times of the results in the current outbound burst (reused buffer).
+    burst: Vec<std::time::Instant>,
+    /// Messages decoded from the current inbound burst, handed to the monitor together (reused buffer).
+    inbox: Vec<SimMessage>,
 }
+
+/// Most inbound frames handled before their messages are handed to the monitor (see
+/// [`Conn::handle_burst`]).
+const MAX_IN_BATCH: usize = 64;
+
+/// Most monitor results written per flush (see [`Conn::forward_burst`]).
+const MAX_OUT_BATCH: usize = 64;
 
 /// The outcome of sending to the client.
 type Sent = Result<(), ShutdownReason>;
@@ -126,13 +139,13 @@ impl Conn {
                     return self.close(CloseCode::Away, "avguard bridge shutting down", reason).await;
                 }
                 out = out_rx.recv() => match out {
-                    Some(out) => self.forward(out).await,
+                    Some(out) => self.forward_burst(out, &mut out_rx).await,
                     // The link holds a sender, so the queue cannot close while we run.
                     None => Err(ShutdownReason::MonitorGone),
                 },
                 incoming = self.ws.next() => match incoming {
                     None | Some(Ok(Message::Close(_))) => return ShutdownReason::ClientClosed,
-                    Some(Ok(msg)) => self.handle(msg).await,
+                    Some(Ok(msg)) => self.handle_burst(msg).await,
                     Some(Err(err)) => return classify(&err),
                 },
             };
@@ -184,43 +197,83 @@ impl Conn {
         self.send_text(rosbridge::status(level, id, msg)).await
     }
 
-    /// Sends a monitor result: JSON to subscribers of its topic; an Apollo `ControlCommand` also (or only)
-    /// as a binary envelope to clients that speak binary.
-    async fn forward(&mut self, out: Outbound) -> Sent {
-        let subscribed = self.subscribed.contains(&out.topic);
-        let result = if subscribed {
-            self.send_text(rosbridge::publish(out_topic_name(out.topic), &out.msg_json))
-                .await
-        } else {
-            Ok(())
-        };
-        let result = match (result, out.binary) {
-            (Ok(()), Some(bytes)) if self.binary_client && !subscribed => {
-                self.send_binary(bytes).await
+    /// Sends a burst of monitor results: `first`, then whatever else is already queued (up to
+    /// [`MAX_OUT_BATCH`]), written into tungstenite's buffer and flushed to the socket once. On a busy
+    /// connection this turns one `send` syscall per result into one per burst; on a quiet one the burst is
+    /// a single result and nothing changes. The whole burst shares one `send_timeout`.
+    async fn forward_burst(
+        &mut self,
+        first: Outbound,
+        out_rx: &mut tokio::sync::mpsc::Receiver<Outbound>,
+    ) -> Sent {
+        self.burst.clear();
+        let timeout = self.ctx.config.send_timeout;
+        let result = tokio::time::timeout(timeout, async {
+            let mut pending = self.feed_out(first).await?;
+            while self.burst.len() < MAX_OUT_BATCH {
+                let Ok(out) = out_rx.try_recv() else { break };
+                pending |= self.feed_out(out).await?;
             }
-            (result, _) => result,
-        };
-        self.ctx
-            .monitor
-            .metrics()
-            .outbound_wait
-            .record(out.queued.elapsed());
-        result
-    }
-
-    async fn send_binary(&mut self, bytes: Vec<u8>) -> Sent {
-        match tokio::time::timeout(
-            self.ctx.config.send_timeout,
-            self.ws.send(Message::binary(bytes)),
-        )
-        .await
-        {
+            if pending {
+                self.ws.flush().await?;
+            }
+            Ok::<(), WsError>(())
+        })
+        .await;
+        let metrics = self.ctx.monitor.metrics();
+        for queued in &self.burst {
+            metrics.outbound_wait.record(queued.elapsed());
+        }
+        match result {
             Ok(Ok(())) => Ok(()),
             Ok(Err(err)) => Err(classify(&err)),
             Err(_) => Err(ShutdownReason::SlowClient),
         }
     }
 
+    /// Writes one monitor result into the websocket buffer without flushing: JSON to subscribers of its
+    /// topic; an Apollo `ControlCommand` also (or only) as a binary envelope to clients that speak binary.
+    /// Returns whether anything was written.
+    async fn feed_out(&mut self, out: Outbound) -> Result<bool, WsError> {
+        self.burst.push(out.queued);
+        if self.subscribed.contains(&out.topic) {
+            let text = rosbridge::publish(out_topic_name(out.topic), &out.msg_json);
+            self.ws.feed(Message::text(text)).await?;
+            return Ok(true);
+        }
+        match out.binary {
+            Some(bytes) if self.binary_client => {
+                self.ws.feed(Message::binary(bytes)).await?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// Handles `first` and then every frame already received and buffered (up to [`MAX_IN_BATCH`]),
+    /// without waiting for more, and hands the decoded messages to the monitor in one go. A worker that
+    /// is asleep is then woken once per burst instead of once per message. The client closing, or a
+    /// socket error, in the middle of a burst ends the connection after the messages before it are
+    /// handed on.
+    async fn handle_burst(&mut self, first: Message) -> Sent {
+        let mut result = self.handle(first).await;
+        let mut n = 1;
+        while result.is_ok() && n < MAX_IN_BATCH {
+            match self.ws.next().now_or_never() {
+                None => break,
+                Some(None | Some(Ok(Message::Close(_)))) => {
+                    result = Err(ShutdownReason::ClientClosed)
+                }
+                Some(Some(Ok(msg))) => result = self.handle(msg).await,
+                Some(Some(Err(err))) => result = Err(classify(&err)),
+            }
+            n += 1;
+        }
+        self.ctx.monitor.send_all(&self.link, &mut self.inbox);
+        result
+    }
+
+    /// Decodes one frame into [`Conn::inbox`], or answers it with a `status` error.
     async fn handle(&mut self, msg: Message) -> Sent {
         let limit = self.ctx.config.max_frame_bytes;
         match msg {
@@ -261,7 +314,7 @@ impl Conn {
                 match SimMessage::decode_envelope(&bytes) {
                     Ok(msg) => {
                         self.ctx.monitor.metrics().decode.record(started.elapsed());
-                        self.ctx.monitor.send(&self.link, msg);
+                        self.inbox.push(msg);
                         Ok(())
                     }
                     Err(err) => self.reject(None, &err.to_string()).await,
@@ -291,7 +344,7 @@ impl Conn {
                 match SimMessage::decode(&topic, Payload::Json(&msg)) {
                     Ok(m) => {
                         self.ctx.monitor.metrics().decode.record(started.elapsed());
-                        self.ctx.monitor.send(&self.link, m);
+                        self.inbox.push(m);
                         Ok(())
                     }
                     Err(err) => self.reject(id.as_deref(), &err.to_string()).await,

@@ -222,6 +222,13 @@ impl MonitorHandle {
         self.metrics.n_data_dropped.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Queues every message of `msgs`, in order, leaving it empty (same policy as [`MonitorHandle::send`]).
+    pub fn send_all(&self, link: &Arc<ConnLink>, msgs: &mut Vec<SimMessage>) {
+        for msg in msgs.drain(..) {
+            self.send(link, msg);
+        }
+    }
+
     /// Tells the worker that the connection is gone.
     pub fn close(&self, link: &ConnLink) {
         link.open.store(false, Ordering::SeqCst);

@@ -146,12 +146,13 @@ impl Worker {
     }
 
     fn send_risk(&self, link: &ConnLink, frame: &Frame, decision: &Decision) {
-        let risk: serde_json::Map<String, serde_json::Value> = decision
-            .properties
-            .iter()
-            .map(|p| (p.name.clone(), serde_json::json!(p.risk)))
-            .collect();
-        let msg = serde_json::json!({"stamp": frame.t, "risk": risk}).to_string();
+        // Serialized straight from the decision (no intermediate map or name copies).
+        let Ok(msg) = serde_json::to_string(&RiskMsg {
+            stamp: frame.t,
+            risk: RiskMap(decision),
+        }) else {
+            return;
+        };
         if link
             .try_send(OutTopic::Risk, msg, None, &self.metrics)
             .is_err()
@@ -217,5 +218,26 @@ impl Worker {
             Err(QueueError::Full) => link.overflowed.store(true, Ordering::SeqCst),
             Err(QueueError::Closed) => {}
         }
+    }
+}
+
+/// The `/avguard/risk` message: `{"stamp": s, "risk": {property: p}}` (INTERFACES §3).
+#[derive(serde::Serialize)]
+struct RiskMsg<'a> {
+    stamp: f64,
+    risk: RiskMap<'a>,
+}
+
+/// Property name → risk, in the decision's property order (names are unique per model).
+struct RiskMap<'a>(&'a Decision);
+
+impl serde::Serialize for RiskMap<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(self.0.properties.len()))?;
+        for p in &self.0.properties {
+            map.serialize_entry(&p.name, &p.risk)?;
+        }
+        map.end()
     }
 }

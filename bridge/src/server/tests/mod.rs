@@ -405,3 +405,49 @@ async fn roslibpy_client_publishes_and_receives_interventions() {
     let report = bridge.task.await.unwrap().unwrap();
     assert_eq!(report.n_decode_errors, 0);
 }
+
+/// Frames that arrive together are handled as one burst: every pose is stepped in order, the bad frame
+/// in the middle gets its status error, and each frame's risk reply comes back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_frames_is_stepped_in_order_with_errors_answered() {
+    let bridge = start(config(None)).await;
+    let mut ws = connect(bridge.addr).await;
+    send(
+        &mut ws,
+        json!({"op": "subscribe", "topic": "/avguard/risk"}),
+    )
+    .await;
+    // Within the outbound capacity (64), so that no risk reply is dropped as telemetry.
+    let n = 60;
+    for k in 0..n {
+        if k == 30 {
+            ws.feed(Message::text("{not json")).await.unwrap();
+        }
+        ws.feed(Message::text(pose(k as f64 * 0.1, 0.0).to_string()))
+            .await
+            .unwrap();
+    }
+    ws.flush().await.unwrap();
+    let (mut stamps, mut errors) = (Vec::new(), 0);
+    while stamps.len() < n {
+        let Ok(v) = tokio::time::timeout(Duration::from_secs(2), recv(&mut ws)).await else {
+            panic!(
+                "got {} risk replies, {errors} errors: {stamps:?}",
+                stamps.len()
+            );
+        };
+        match v["op"].as_str() {
+            Some("status") => errors += 1,
+            _ => stamps.push(v["msg"]["stamp"].as_f64().unwrap()),
+        }
+    }
+    let expected: Vec<f64> = (0..n).map(|k| k as f64 * 0.1).collect();
+    assert_eq!(stamps, expected);
+    assert_eq!(errors, 1);
+    bridge.stop.send(()).unwrap();
+    let report = bridge.task.await.unwrap().unwrap();
+    assert_eq!(report.n_frames, n as u64);
+    assert_eq!(report.n_decode_errors, 1);
+    assert_eq!(report.n_data_dropped, 0);
+    assert_eq!(report.metrics.n_risk_dropped, 0);
+}
