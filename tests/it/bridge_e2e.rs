@@ -144,3 +144,114 @@ fn recorded_live_session_rescores_to_the_same_alarms() {
     }
     assert!(n_compared >= 2, "compared {n_compared} property runs");
 }
+
+/// Reads text frames until a rosbridge `status` op arrives (bounded: the bridge answers every control
+/// message with one).
+fn next_status(
+    ws: &mut tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<std::net::TcpStream>>,
+) -> Value {
+    for _ in 0..100 {
+        let msg = ws.read().expect("read from the bridge");
+        if let tungstenite::Message::Text(text) = msg {
+            let v: Value = serde_json::from_str(text.as_str()).unwrap();
+            if v["op"] == "status" {
+                return v;
+            }
+        }
+    }
+    panic!("no status reply in 100 messages");
+}
+
+#[test]
+fn model_reloads_on_control_message_and_sighup_and_survives_a_bad_file() {
+    let f = fixture();
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("model.bin");
+    std::fs::copy(&f.model, &model).unwrap();
+    let mut bridge = avguard()
+        .args([
+            "bridge",
+            "--listen",
+            "127.0.0.1:0",
+            "--threshold",
+            "0.5",
+            "--model",
+        ])
+        .arg(&model)
+        .env("AVGUARD_LOG", "info")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = BufReader::new(bridge.stderr.take().unwrap());
+    let (lines_tx, lines) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            if lines_tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let wait_for = |needle: &str| -> String {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match lines.recv_timeout(left) {
+                Ok(line) if line.contains(needle) => return line,
+                Ok(_) => {}
+                Err(_) => panic!("the bridge never logged {needle:?}"),
+            }
+        }
+    };
+    let first = wait_for("listening on");
+    let url = first
+        .split_whitespace()
+        .find(|w| w.starts_with("ws://"))
+        .unwrap()
+        .to_owned();
+    let (mut ws, _) = tungstenite::connect(url.as_str()).unwrap();
+    let reload =
+        json_text(r#"{"op":"publish","topic":"/avguard/control","msg":{"command":"reload"}}"#);
+
+    ws.send(reload.clone()).unwrap();
+    let ok = next_status(&mut ws);
+    assert_eq!(ok["level"], "info", "{ok}");
+    assert!(ok["msg"].as_str().unwrap().contains("generation 1"), "{ok}");
+
+    // A corrupt model file: the reload is refused with a reason and the current model stays.
+    std::fs::write(&model, b"not a model").unwrap();
+    ws.send(reload.clone()).unwrap();
+    let refused = next_status(&mut ws);
+    assert_eq!(refused["level"], "error", "{refused}");
+    assert!(
+        refused["msg"].as_str().unwrap().contains("reload failed"),
+        "{refused}"
+    );
+
+    // The same connection goes on, and SIGHUP reloads the repaired file.
+    std::fs::copy(&f.model, &model).unwrap();
+    ws.send(reload).unwrap();
+    let again = next_status(&mut ws);
+    assert!(
+        again["msg"].as_str().unwrap().contains("generation 2"),
+        "{again}"
+    );
+    let hup = Command::new("kill")
+        .args(["-HUP", &bridge.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(hup.success());
+    let line = wait_for("SIGHUP");
+    assert!(line.contains("model reloaded"), "{line}");
+
+    ws.close(None).unwrap();
+    let term = Command::new("kill")
+        .args(["-TERM", &bridge.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    assert!(bridge.wait().unwrap().success());
+}
+
+fn json_text(text: &str) -> tungstenite::Message {
+    tungstenite::Message::text(text)
+}
