@@ -52,15 +52,7 @@ pub fn target_decel_mps2(frame: &Frame, i: &Intervention, config: &EnforceConfig
             _ => 0.0,
         }),
         Action::Stop => {
-            let nearest_m = [
-                frame.stopline_dist_m,
-                frame.stopsign_dist_m,
-                frame.crosswalk_dist_m,
-                frame.junction_dist_m,
-            ]
-            .into_iter()
-            .filter(|d| d.is_finite() && *d >= 0.0)
-            .fold(f64::INFINITY, f64::min);
+            let nearest_m = crate::enforce::nearest_stop_point_m(frame);
             if !nearest_m.is_finite() {
                 return Some(base);
             }

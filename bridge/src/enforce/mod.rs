@@ -197,15 +197,7 @@ impl Enforcer {
 /// The slow-down target speed (see the module docs for the rule), m/s.
 pub fn target_speed_mps(frame: &Frame, config: &EnforceConfig) -> f64 {
     let current = frame.speed_mps.max(0.0);
-    let nearest_m = [
-        frame.stopline_dist_m,
-        frame.stopsign_dist_m,
-        frame.crosswalk_dist_m,
-        frame.junction_dist_m,
-    ]
-    .into_iter()
-    .filter(|d| d.is_finite() && *d >= 0.0)
-    .fold(f64::INFINITY, f64::min);
+    let nearest_m = nearest_stop_point_m(frame);
     let mut target = f64::INFINITY;
     if nearest_m.is_finite() {
         let room_m = (nearest_m - config.stop_margin_m).max(0.0);
@@ -222,6 +214,20 @@ pub fn target_speed_mps(frame: &Frame, config: &EnforceConfig) -> f64 {
         };
     }
     target.clamp(0.0, current)
+}
+
+/// Distance to the nearest point ahead where the car may have to stop (stop line, stop sign, crosswalk
+/// or junction entry), m; +inf when there is none.
+pub fn nearest_stop_point_m(frame: &Frame) -> f64 {
+    [
+        frame.stopline_dist_m,
+        frame.stopsign_dist_m,
+        frame.crosswalk_dist_m,
+        frame.junction_dist_m,
+    ]
+    .into_iter()
+    .filter(|d| d.is_finite() && *d >= 0.0)
+    .fold(f64::INFINITY, f64::min)
 }
 
 fn explain(prop: &PropertyRisk, config: &EnforceConfig, action: Action) -> String {
