@@ -1,6 +1,7 @@
 //! Inline SVG plots (plotters' SVG backend renders to a string; text stays text, so no font files are
 //! needed and the page works offline).
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use super::{PropertyReport, RiskTrace};
@@ -24,6 +25,37 @@ fn draw(
 
 fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
+}
+
+/// A chart with real-valued axes on the SVG backend.
+type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// Draws a polyline of `color` and `width` with a legend entry `label`.
+fn labelled_line(
+    chart: &mut Chart<'_, '_>,
+    points: impl IntoIterator<Item = (f64, f64)>,
+    color: RGBColor,
+    width: u32,
+    label: impl Into<String>,
+) -> Result<(), String> {
+    chart
+        .draw_series(LineSeries::new(points, color.stroke_width(width)))
+        .map_err(err)?
+        .label(label)
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], color));
+    Ok(())
+}
+
+/// Draws the legend box of `chart`.
+fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .border_style(BLACK)
+        .background_style(WHITE)
+        .draw()
+        .map_err(err)
 }
 
 /// Histogram of lead times (s) for each threshold, side by side as coloured bars.
@@ -83,12 +115,7 @@ pub fn lead_histogram(p: &PropertyReport) -> PlotResult {
                     Rectangle::new([(x, y - 5), (x + 10, y + 5)], color.filled())
                 });
         }
-        chart
-            .configure_series_labels()
-            .border_style(BLACK)
-            .background_style(WHITE)
-            .draw()
-            .map_err(err)?;
+        legend(&mut chart)?;
         Ok(())
     })
 }
@@ -112,28 +139,21 @@ pub fn tradeoff(p: &PropertyReport) -> PlotResult {
             .y_desc("% of runs")
             .draw()
             .map_err(err)?;
-        chart
-            .draw_series(LineSeries::new(
-                p.tradeoff.iter().map(|&(t, pr, _)| (t, pr)),
-                BLUE.stroke_width(2),
-            ))
-            .map_err(err)?
-            .label("predicted (violating runs)")
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], BLUE));
-        chart
-            .draw_series(LineSeries::new(
-                p.tradeoff.iter().map(|&(t, _, fa)| (t, fa)),
-                RED.stroke_width(2),
-            ))
-            .map_err(err)?
-            .label("false alarms (safe runs)")
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], RED));
-        chart
-            .configure_series_labels()
-            .border_style(BLACK)
-            .background_style(WHITE)
-            .draw()
-            .map_err(err)?;
+        labelled_line(
+            &mut chart,
+            p.tradeoff.iter().map(|&(t, pr, _)| (t, pr)),
+            BLUE,
+            2,
+            "predicted (violating runs)",
+        )?;
+        labelled_line(
+            &mut chart,
+            p.tradeoff.iter().map(|&(t, _, fa)| (t, fa)),
+            RED,
+            2,
+            "false alarms (safe runs)",
+        )?;
+        legend(&mut chart)?;
         Ok(())
     })
 }
@@ -165,45 +185,27 @@ pub fn risk_trace(name: &str, trace: &RiskTrace, theta: f64) -> PlotResult {
             .y_desc("risk")
             .draw()
             .map_err(err)?;
-        chart
-            .draw_series(LineSeries::new(
-                trace.t.iter().copied().zip(trace.risk.iter().copied()),
-                BLUE,
-            ))
-            .map_err(err)?
-            .label("risk")
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], BLUE));
-        chart
-            .draw_series(LineSeries::new(
-                [(t_start, theta), (t_end, theta)],
-                BLACK.stroke_width(1),
-            ))
-            .map_err(err)?
-            .label(format!("θ = {theta}"))
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], BLACK));
+        labelled_line(
+            &mut chart,
+            trace.t.iter().copied().zip(trace.risk.iter().copied()),
+            BLUE,
+            1,
+            "risk",
+        )?;
+        labelled_line(
+            &mut chart,
+            [(t_start, theta), (t_end, theta)],
+            BLACK,
+            1,
+            format!("θ = {theta}"),
+        )?;
         if let Some(a) = first_alarm {
-            chart
-                .draw_series(LineSeries::new(
-                    [(a, 0.0), (a, 1.05)],
-                    GREEN.stroke_width(2),
-                ))
-                .map_err(err)?
-                .label("first alarm")
-                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], GREEN));
+            labelled_line(&mut chart, [(a, 0.0), (a, 1.05)], GREEN, 2, "first alarm")?;
         }
         if let Some(v) = trace.violation_t {
-            chart
-                .draw_series(LineSeries::new([(v, 0.0), (v, 1.05)], RED.stroke_width(2)))
-                .map_err(err)?
-                .label("violation")
-                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], RED));
+            labelled_line(&mut chart, [(v, 0.0), (v, 1.05)], RED, 2, "violation")?;
         }
-        chart
-            .configure_series_labels()
-            .border_style(BLACK)
-            .background_style(WHITE)
-            .draw()
-            .map_err(err)?;
+        legend(&mut chart)?;
         Ok(())
     })
 }
