@@ -35,12 +35,9 @@ pub fn workspace_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// The `shared/` folder beside the project checkout (fixtures, specs), if present.
-pub fn shared_dir() -> PathBuf {
-    workspace_root()
-        .parent()
-        .expect("the workspace has a parent folder")
-        .join("shared")
+/// The real Apollo sample data committed under `tests/fixtures/apollo/` (see its README for provenance).
+pub fn apollo_fixtures() -> PathBuf {
+    workspace_root().join("tests/fixtures/apollo")
 }
 
 /// Simulated red-light logs and a model learned from them, made once per test binary and shared.

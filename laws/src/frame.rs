@@ -2,7 +2,7 @@
 //!
 //! A frame is what the simulator bridge assembles from the latest message of each channel, what the
 //! scenario generator emits each step, and what a row of an HDF5 log holds (the log format is specified in
-//! `shared/spec/INTERFACES.md` §2; field names here match its dataset names). Units are SI unless a name says
+//! `docs/INTERFACES.md` §2; field names here match its dataset names). Units are SI unless a name says
 //! otherwise; positions are in the map frame (ENU, x east, y north); headings are radians, 0 = east,
 //! counter-clockwise positive.
 //!

@@ -11,7 +11,7 @@ use serde_json::json;
 use super::*;
 
 fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/apollo")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/apollo")
 }
 
 /// Decodes `modules/<rel>.pb.txt` as text and `derived-bin/modules/<rel>.bin` as binary, asserts they
