@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use anyhow::Context;
 use bridge::assemble::AssemblerConfig;
+use bridge::config::BridgeConfig;
 use bridge::drive::{DriveConfig, DriveReport, Encoding};
 use bridge::enforce::{Action, EnforceConfig};
 use bridge::pipeline::{ModelStore, MonitorConfig};
-use bridge::server::BridgeConfig;
 use bridge::session::MonitorFactory;
 use futures_util::stream::{self, StreamExt};
 use monitor::Model;

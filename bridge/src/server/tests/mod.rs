@@ -14,8 +14,9 @@ use super::*;
 
 mod outputs;
 use crate::assemble::AssemblerConfig;
-use crate::decide::{Decide, Decision, PropertyRisk};
+use crate::decide::{Decide, DecideFactory, Decision, PropertyRisk};
 use crate::enforce::{Action, EnforceConfig};
+use crate::pipeline::MonitorConfig;
 
 #[derive(Default)]
 struct Scripted(Decision);
