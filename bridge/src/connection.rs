@@ -21,10 +21,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::BridgeConfig;
 use crate::control_command::CONTROL_COMMAND_TOPIC;
-use crate::message::{Channel, Payload, SimMessage};
 use crate::pipeline::{ConnLink, ModelStore, MonitorHandle, OutTopic, Outbound};
 use crate::rosbridge::{self, Op};
 use crate::shutdown::ShutdownReason;
+use ingest::message::{Channel, Payload, SimMessage};
 
 /// The topic that carries interventions.
 pub const INTERVENTION_TOPIC: &str = "/avguard/intervention";
