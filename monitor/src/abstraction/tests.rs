@@ -1,5 +1,6 @@
 use super::*;
 use crate::training::parse_laws;
+use laws::Signals;
 
 fn shipped_laws() -> Vec<LawText> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../laws/specs");
