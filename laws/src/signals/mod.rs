@@ -322,13 +322,6 @@ impl SignalSet {
         sigs.iter().any(|&s| self.contains(s))
     }
 
-    /// Every signal the atom reads, added.
-    pub fn insert_atom(&mut self, atom: &crate::lang::atom::Atom) {
-        for sig in atom.signals() {
-            self.insert(sig);
-        }
-    }
-
     /// Which obstacle signal groups the set reads.
     pub fn obstacle_needs(self) -> ObstacleNeeds {
         use Signal::*;
@@ -352,6 +345,14 @@ impl SignalSet {
                 PriorityConflictEgoTime,
                 PriorityConflictGap,
             ]),
+        }
+    }
+}
+
+impl Extend<Signal> for SignalSet {
+    fn extend<I: IntoIterator<Item = Signal>>(&mut self, iter: I) {
+        for sig in iter {
+            self.insert(sig);
         }
     }
 }
