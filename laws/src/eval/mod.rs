@@ -312,7 +312,11 @@ impl Evaluator {
             *violated_out = violated;
             *in_window_out = law.last_violation > k - self.window_frames;
         }
-        for (tracker, age) in self.obligations.iter_mut().zip(self.pending_ages.iter_mut()) {
+        for (tracker, age) in self
+            .obligations
+            .iter_mut()
+            .zip(self.pending_ages.iter_mut())
+        {
             *age = tracker.step(k, words);
         }
         self.k += 1;
@@ -334,7 +338,8 @@ impl Evaluator {
     /// [`EvalError::NoObligation`] when the law has no such conjunct; [`EvalError::BoundNotMultiple`] when
     /// a bound is not a whole number of frames.
     pub fn add_obligation(&mut self, law: &Law) -> Result<ObligationHandle, EvalError> {
-        let tracker = ObligationTracker::new(law.name(), law.body(), self.period_s, &mut self.atoms)?;
+        let tracker =
+            ObligationTracker::new(law.name(), law.body(), self.period_s, &mut self.atoms)?;
         self.obligations.push(tracker);
         self.pending_ages.push(-1);
         Ok(ObligationHandle(self.obligations.len() - 1))

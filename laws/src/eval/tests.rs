@@ -271,7 +271,17 @@ fn pending_obligation_of_a_yellow_light_law_by_hand() {
     // 6: B meets 3 and 4: none; then nothing.
     assert_eq!(
         got,
-        vec![None, None, Some(0), Some(1), Some(2), Some(2), None, None, None]
+        vec![
+            None,
+            None,
+            Some(0),
+            Some(1),
+            Some(2),
+            Some(2),
+            None,
+            None,
+            None
+        ]
     );
     // A law without an obligation has no obligation memory.
     let plain = set("g = hornOn -> lowBeamOn;");
