@@ -64,7 +64,9 @@ fn window_memory_is_bounded_per_law_set() {
         matches!(&err, EvalError::TooLarge { law, limit, .. } if law == "l4" && *limit == 256 << 20),
         "{err}"
     );
-    assert!(err.to_string().starts_with("law 'l4': the law set's window buffers would take"));
+    assert!(err
+        .to_string()
+        .starts_with("law 'l4': the law set's window buffers would take"));
 }
 
 #[test]
@@ -157,15 +159,13 @@ fn body() -> impl Strategy<Value = String> {
             lo as f64 / 10.0,
             hi as f64 / 10.0
         )),
-        (bounds(), bounds(), leaf(), leaf()).prop_map(
-            |((l1, h1), (l2, h2), a, b)| format!(
-                "(hornOn -> F[{},{}]({a})) & (({b} & lowBeamOn) -> F[{},{}](highBeamOn))",
-                l1 as f64 / 10.0,
-                h1 as f64 / 10.0,
-                l2 as f64 / 10.0,
-                h2 as f64 / 10.0
-            )
-        ),
+        (bounds(), bounds(), leaf(), leaf()).prop_map(|((l1, h1), (l2, h2), a, b)| format!(
+            "(hornOn -> F[{},{}]({a})) & (({b} & lowBeamOn) -> F[{},{}](highBeamOn))",
+            l1 as f64 / 10.0,
+            h1 as f64 / 10.0,
+            l2 as f64 / 10.0,
+            h2 as f64 / 10.0
+        )),
     ]
 }
 

@@ -294,15 +294,16 @@ impl<'a> Parser<'a> {
             Operand::Term(Term::Signal(sig), _, _) if sig.kind() == SignalKind::Flag => Ok(
                 Formula::Atom(Atom::new(Term::Signal(sig), Cmp::Eq, Term::Const(1.0))),
             ),
-            Operand::Term(Term::Signal(sig), at, _) if sig.kind() == SignalKind::Distance => Err(self
-                .error_at(
+            Operand::Term(Term::Signal(sig), at, _) if sig.kind() == SignalKind::Distance => {
+                Err(self.error_at(
                     at,
                     format!(
                         "expected '(' and a distance after {}, e.g. {}(2)",
                         sig.name(),
                         sig.name()
                     ),
-                )),
+                ))
+            }
             Operand::Term(_, at, _) => Err(self.error_at(
                 at,
                 "expected a formula; this value needs a comparison (==, <, <=, >, >=, !=)".into(),
@@ -359,7 +360,10 @@ impl<'a> Parser<'a> {
         rhs: Operand,
     ) -> Result<Operand, ParseError> {
         let depth = self.join(at, lhs.formula_depth(), rhs.formula_depth())?;
-        let (a, b) = (Box::new(self.to_formula(lhs)?), Box::new(self.to_formula(rhs)?));
+        let (a, b) = (
+            Box::new(self.to_formula(lhs)?),
+            Box::new(self.to_formula(rhs)?),
+        );
         let f = match (prec, interval) {
             (1, _) => Formula::Implies(a, b),
             (2, _) => Formula::Or(a, b),
@@ -514,10 +518,7 @@ impl<'a> Parser<'a> {
     fn arith(&mut self, min: u8) -> Result<Operand, ParseError> {
         let start = self.i;
         let mut lhs = self.primary()?;
-        loop {
-            let Tok::Arith(op) = self.peek().tok else {
-                break;
-            };
+        while let Tok::Arith(op) = self.peek().tok {
             let prec = match op {
                 ArithOp::Add | ArithOp::Sub => 1,
                 ArithOp::Mul | ArithOp::Div => 2,

@@ -295,7 +295,11 @@ fn issue11_until_bound_of_1e8_seconds_is_refused() {
 #[test]
 fn issue11_100000_nested_parentheses_are_refused() {
     // Was: "thread 'main' has overflowed its stack" (abort). Runs on a test thread (2 MiB stack).
-    let text = format!("deep = {}hornOn{};", "(".repeat(100_000), ")".repeat(100_000));
+    let text = format!(
+        "deep = {}hornOn{};",
+        "(".repeat(100_000),
+        ")".repeat(100_000)
+    );
     let e = err(&text);
     assert!(
         e.starts_with("t.law:1:72: formula nested deeper than the limit of 64 levels"),
