@@ -15,6 +15,7 @@ use super::error::ParseError;
 use super::formula::{Formula, Interval};
 use super::lexer::{lex, Tok, Token};
 use super::limits::{MAX_BOUND_S, MAX_DEPTH, MAX_NODES};
+use crate::frame::{light_color, planned_turn, turn_signal};
 use crate::signals::{Signal, SignalKind, UNAVAILABLE};
 
 /// Either side of the formula/term split, with the depth of its tree (a leaf is 1).
@@ -79,18 +80,26 @@ pub struct Statement {
     pub depth: usize,
 }
 
-/// Enum constants of the language.
+/// Enum constants of the language: light colours (Apollo's, as in the frame), and turn signals and planned
+/// turns (whose `left`/`right` share the values 1 and 2).
 fn constant(name: &str) -> Option<f64> {
     Some(match name {
-        "green" => 3.0,
-        "yellow" => 2.0,
-        "red" => 1.0,
-        "off" | "forward" => 0.0,
-        "left" => 1.0,
-        "right" => 2.0,
+        "green" => f64::from(light_color::GREEN),
+        "yellow" => f64::from(light_color::YELLOW),
+        "red" => f64::from(light_color::RED),
+        "off" | "forward" => f64::from(turn_signal::NONE),
+        "left" => f64::from(turn_signal::LEFT),
+        "right" => f64::from(turn_signal::RIGHT),
         _ => return None,
     })
 }
+
+// `left`, `right` and `off`/`forward` stand for a turn signal and a planned turn alike.
+const _: () = assert!(
+    turn_signal::NONE == planned_turn::STRAIGHT
+        && turn_signal::LEFT == planned_turn::LEFT
+        && turn_signal::RIGHT == planned_turn::RIGHT
+);
 
 /// Names that cannot name a law.
 pub fn is_reserved(name: &str) -> bool {
@@ -110,28 +119,34 @@ fn atom_formula(atom: Atom) -> Formula {
     }
 }
 
-/// Parses one atom (see [`Atom::parse`]).
-pub fn parse_atom(text: &str) -> Result<Atom, ParseError> {
-    let mut p = Parser::new("atom", text, HashMap::new())?;
-    let start = p.i;
-    let lhs = p.arith(1)?;
-    let atom = if let Tok::Cmp(cmp) = p.peek().tok {
-        p.i += 1;
-        let rhs = p.arith(1)?;
-        match (lhs, rhs) {
-            (Operand::Term(l, _, _), Operand::Term(r, _, _)) => Atom::new(l, cmp, r),
-            _ => {
-                return Err(p.error_at(start, "expected a comparison of signals and numbers".into()))
+impl Atom {
+    /// Parses one atom, e.g. `NPCAhead(10)`, `speed < 0.5`, `PriorityNPCAhead`, or a canonical text.
+    ///
+    /// A negated comparison (`speed > 0.5`) is returned as written; [`Atom::canonical`] splits it.
+    pub fn parse(text: &str) -> Result<Atom, ParseError> {
+        let mut p = Parser::new("atom", text, HashMap::new())?;
+        let start = p.i;
+        let lhs = p.arith(1)?;
+        let atom = if let Tok::Cmp(cmp) = p.peek().tok {
+            p.i += 1;
+            let rhs = p.arith(1)?;
+            match (lhs, rhs) {
+                (Operand::Term(l, _, _), Operand::Term(r, _, _)) => Atom::new(l, cmp, r),
+                _ => {
+                    return Err(
+                        p.error_at(start, "expected a comparison of signals and numbers".into())
+                    )
+                }
             }
-        }
-    } else {
-        match p.to_formula(lhs)? {
-            Formula::Atom(a) => a,
-            _ => return Err(p.error_at(start, "expected a single atom".into())),
-        }
-    };
-    p.expect(&Tok::Eof, "end of the atom")?;
-    Ok(atom)
+        } else {
+            match p.to_formula(lhs)? {
+                Formula::Atom(a) => a,
+                _ => return Err(p.error_at(start, "expected a single atom".into())),
+            }
+        };
+        p.expect(&Tok::Eof, "end of the atom")?;
+        Ok(atom)
+    }
 }
 
 impl<'a> Parser<'a> {
