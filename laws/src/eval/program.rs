@@ -24,7 +24,7 @@ use crate::lang::formula::{Formula, Interval};
 use crate::lang::limits::MAX_WINDOW_BYTES;
 
 /// No position yet (far enough below any `i + a` to never satisfy a window).
-const NEVER: i64 = i64::MIN / 4;
+pub(super) const NEVER: i64 = i64::MIN / 4;
 
 /// A fixed delay: outputs the value pushed `len` steps ago (false until then).
 #[derive(Debug, Clone)]
@@ -48,7 +48,7 @@ impl DelayLine {
 
 /// A power-of-two ring of bits indexed by position: bit `i mod len` holds the value at position `i`.
 #[derive(Debug, Clone)]
-struct BitRing {
+pub(super) struct BitRing {
     words: Box<[u64]>,
     /// `len - 1`, with `len` (bits) a power of two ≥ 64.
     mask: usize,
@@ -56,7 +56,7 @@ struct BitRing {
 
 impl BitRing {
     /// A ring that remembers at least `n` positions.
-    fn new(n: usize) -> BitRing {
+    pub(super) fn new(n: usize) -> BitRing {
         let len = n.next_power_of_two().max(64);
         BitRing {
             words: vec![0; len / 64].into_boxed_slice(),
@@ -72,7 +72,7 @@ impl BitRing {
     }
 
     #[inline]
-    fn set(&mut self, pos: i64, v: bool) {
+    pub(super) fn set(&mut self, pos: i64, v: bool) {
         let (w, b) = self.slot(pos);
         if let Some(word) = self.words.get_mut(w) {
             *word = (*word & !(1 << b)) | (u64::from(v) << b);
@@ -80,9 +80,14 @@ impl BitRing {
     }
 
     #[inline]
-    fn get(&self, pos: i64) -> bool {
+    pub(super) fn get(&self, pos: i64) -> bool {
         let (w, b) = self.slot(pos);
         self.words.get(w).is_some_and(|word| (word >> b) & 1 == 1)
+    }
+
+    /// Every bit false.
+    pub(super) fn clear(&mut self) {
+        self.words.fill(0);
     }
 }
 
@@ -493,7 +498,7 @@ impl Program {
                     u.p_false.clear();
                 }
                 Op::ImpliesEventually(op) => {
-                    op.a_ring.words.fill(0);
+                    op.a_ring.clear();
                     op.last_b = NEVER;
                 }
                 Op::State(_) | Op::Not(_) | Op::And(..) | Op::Or(..) => {}

@@ -213,3 +213,101 @@ proptest! {
         }
     }
 }
+
+/// Bodies with and without top-level `A -> F[a,b] B` obligations (a ≥ 0), mixed with other conjuncts.
+fn obligation_body() -> impl Strategy<Value = String> {
+    let state = "(hornOn | (lowBeamOn & ~highBeamOn))";
+    let s = |b: i64| b as f64 / 10.0;
+    prop_oneof![
+        (bounds(false), leaf(), leaf()).prop_map(move |((lo, hi), a, b)| format!(
+            "(({a} | {state}) -> F[{},{}]({b} & ~lowBeamOn))",
+            s(lo),
+            s(hi)
+        )),
+        (bounds(false), bounds(false), leaf()).prop_map(move |((l1, h1), (l2, h2), a)| format!(
+            "(hornOn -> F[{},{}]({a})) & ((lowBeamOn & ~hornOn) -> F[{},{}](highBeamOn))",
+            s(l1),
+            s(h1),
+            s(l2),
+            s(h2)
+        )),
+        (bounds(false), formula()).prop_map(move |((lo, hi), c)| format!(
+            "(lowBeamOn -> F[{},{}](hornOn)) & {c}",
+            s(lo),
+            s(hi)
+        )),
+        formula(),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Obligation memory equals its definition, re-evaluated from scratch at every frame.
+    #[test]
+    fn pending_obligations_match_naive(body in obligation_body(), tr in bits_trace()) {
+        let laws = set(&format!("l = {body};"));
+        let law = &laws.laws()[0];
+        let signals: Vec<Signals> = tr.iter().map(|b| {
+            let mut s = Signals::default();
+            s.set(A, f64::from(u8::from(b[0])));
+            s.set(B, f64::from(u8::from(b[1])));
+            s.set(C, f64::from(u8::from(b[2])));
+            s
+        }).collect();
+        let atom = |a: &crate::lang::atom::Atom, k: i64| a.eval(&signals[k as usize]);
+        let want = naive::pending_ages(law.body(), signals.len(), 0.1, &atom);
+        for relevance in [true, false] {
+            let cfg = EvalConfig { relevance, ..EvalConfig::default() };
+            let mut ev = Evaluator::new(&laws, &cfg).unwrap();
+            match (ev.add_obligation(law), &want) {
+                (Err(EvalError::NoObligation(_)), None) => {}
+                (Ok(h), Some(want)) => {
+                    let got: Vec<Option<u64>> =
+                        signals.iter().map(|s| ev.step(s).pending_frames(h)).collect();
+                    prop_assert_eq!(&got, want, "{}", law.body());
+                    // A reset run starts with nothing pending and repeats itself.
+                    ev.reset();
+                    let again: Vec<Option<u64>> =
+                        signals.iter().map(|s| ev.step(s).pending_frames(h)).collect();
+                    prop_assert_eq!(&again, want);
+                }
+                (got, want) => prop_assert!(false, "{:?} vs {:?} for {}", got, want.is_some(), law.body()),
+            }
+        }
+    }
+}
+
+#[test]
+fn pending_obligation_of_a_yellow_light_law_by_hand() {
+    // A at frames 2..=4, deadline 3 frames (F[0,0.3]); B at frame 6 meets the obligations of 3 and 4, that
+    // of 2 expires at frame 5 (a violation).
+    let laws = set("l = hornOn -> F[0,0.3] lowBeamOn;");
+    let mut ev = Evaluator::new(&laws, &EvalConfig::default()).unwrap();
+    let h = ev.add_obligation(&laws.laws()[0]).unwrap();
+    let tr = trace(9, &[(A, &[2, 3, 4]), (B, &[6])]);
+    let got: Vec<Option<u64>> = tr.iter().map(|s| ev.step(s).pending_frames(h)).collect();
+    // Frame 2: 2 pending (age 0); 3: age 1; 4: age 2; 5: 2's deadline has come, 3 is the oldest (age 2);
+    // 6: B meets 3 and 4: none; then nothing.
+    assert_eq!(
+        got,
+        vec![
+            None,
+            None,
+            Some(0),
+            Some(1),
+            Some(2),
+            Some(2),
+            None,
+            None,
+            None
+        ]
+    );
+    // A law without an obligation has no obligation memory.
+    let plain = set("g = hornOn -> lowBeamOn;");
+    let mut ev = Evaluator::new(&plain, &EvalConfig::default()).unwrap();
+    assert!(matches!(
+        ev.add_obligation(&plain.laws()[0]),
+        Err(EvalError::NoObligation(_))
+    ));
+}
