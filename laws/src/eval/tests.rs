@@ -219,19 +219,19 @@ fn obligation_body() -> impl Strategy<Value = String> {
     let state = "(hornOn | (lowBeamOn & ~highBeamOn))";
     let s = |b: i64| b as f64 / 10.0;
     prop_oneof![
-        (bounds(false), leaf(), leaf()).prop_map(move |((lo, hi), a, b)| format!(
+        (bounds(), leaf(), leaf()).prop_map(move |((lo, hi), a, b)| format!(
             "(({a} | {state}) -> F[{},{}]({b} & ~lowBeamOn))",
             s(lo),
             s(hi)
         )),
-        (bounds(false), bounds(false), leaf()).prop_map(move |((l1, h1), (l2, h2), a)| format!(
+        (bounds(), bounds(), leaf()).prop_map(move |((l1, h1), (l2, h2), a)| format!(
             "(hornOn -> F[{},{}]({a})) & ((lowBeamOn & ~hornOn) -> F[{},{}](highBeamOn))",
             s(l1),
             s(h1),
             s(l2),
             s(h2)
         )),
-        (bounds(false), formula()).prop_map(move |((lo, hi), c)| format!(
+        (bounds(), formula()).prop_map(move |((lo, hi), c)| format!(
             "(lowBeamOn -> F[{},{}](hornOn)) & {c}",
             s(lo),
             s(hi)
