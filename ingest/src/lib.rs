@@ -16,5 +16,6 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod assemble;
+pub mod hdmap;
 pub mod message;
 pub mod wire;
