@@ -5,7 +5,7 @@
 //! laws, re-parsed from their fully expanded formulas so unrelated laws cost nothing per frame), and per
 //! property an encoder whose predicates are law-language atoms (evaluated on the frame's
 //! [`laws::Signals`]) or window predicates `L.w` (the evaluator's "violated within the window" verdict).
-//! A [`Tracker`] steps that once per frame: `Signals::from_frame` once, the evaluator once, then each
+//! A [`Tracker`] steps that once per frame: the run's [`SignalStream`] once, the evaluator once, then each
 //! encoder writes its state id. [`crate::Learner`] and [`crate::Session`] both own a `Tracker`, so the
 //! state sequences they see for a run are equal by construction (and tested).
 //!
@@ -17,18 +17,27 @@
 //! [`Session`]: crate::Session
 
 use laws::eval::StateHandle;
-use laws::signals::SignalSet;
 use laws::{
-    Atom, EvalConfig, Evaluator, Formula, Frame, LawSet, LawSource, SignalContext, Signals,
+    Atom, EvalConfig, Evaluator, Formula, Frame, LawSet, LawSource, SignalContext, SignalStream,
 };
 
 use crate::error::ModelError;
-use crate::model::LawText;
 use crate::spec::WINDOW_SUFFIX;
 use crate::StateId;
 
 #[cfg(test)]
 mod tests;
+
+/// Parses law texts as one set, in the given order.
+///
+/// # Errors
+/// [`ModelError::Property`] carrying the parse error (file, line, column).
+pub fn parse_laws(laws: &[LawSource]) -> Result<LawSet, ModelError> {
+    LawSet::parse(laws).map_err(|e| ModelError::Property {
+        property: "(law texts)".into(),
+        reason: e.to_string(),
+    })
+}
 
 /// What a property's predicates are, as stored in a model: the law and the predicate texts.
 #[derive(Debug, Clone, Copy)]
@@ -108,12 +117,12 @@ impl Compiled {
     /// them, or a predicate is neither an atom nor `L.w`; [`ModelError::Config`] for a bad frame period or
     /// window.
     pub fn new(
-        laws: &[LawText],
+        laws: &[LawSource],
         properties: &[PropertyDef<'_>],
         frame_period_s: f64,
         window_frames: usize,
     ) -> Result<Compiled, ModelError> {
-        let full = crate::training::parse_laws(laws)?;
+        let full = parse_laws(laws)?;
         // The laws the properties need, in first-use order.
         let mut needed: Vec<String> = Vec::new();
         for p in properties {
@@ -249,8 +258,7 @@ impl Compiled {
             });
         }
         Ok(Tracker {
-            context,
-            needed: evaluator.needed_signals(),
+            signals: SignalStream::new(context, evaluator.needed_signals()),
             evaluator,
             out: vec![Encoded::default(); encoders.len()],
             encoders,
@@ -287,9 +295,8 @@ struct RtEncoder {
 /// Steps the laws and encoders over one run's frames.
 #[derive(Debug, Clone)]
 pub(crate) struct Tracker {
-    context: SignalContext,
-    /// The signals some atom reads (the others are not computed).
-    needed: SignalSet,
+    /// The run's signals: only those some atom reads are computed, and `jerk` reads the previous frame.
+    signals: SignalStream,
     evaluator: Evaluator,
     encoders: Vec<RtEncoder>,
     out: Vec<Encoded>,
@@ -298,7 +305,7 @@ pub(crate) struct Tracker {
 impl Tracker {
     /// Consumes one frame; returns every property's encoding. Does not allocate.
     pub fn step(&mut self, frame: &Frame) -> &[Encoded] {
-        let signals = Signals::from_frame_needed(frame, &self.context, self.needed);
+        let signals = self.signals.next(frame);
         let verdicts = self.evaluator.step(&signals);
         for (enc, out) in self.encoders.iter().zip(self.out.iter_mut()) {
             let mut state: StateId = 0;
@@ -326,6 +333,7 @@ impl Tracker {
 
     /// Forgets the run (a new one starts).
     pub fn reset(&mut self) {
+        self.signals.reset();
         self.evaluator.reset();
         self.out.fill(Encoded::default());
     }
