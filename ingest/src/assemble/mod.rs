@@ -12,7 +12,7 @@
 //! a time are held without moving the clock.
 //!
 //! **Runs.** A message whose time is more than [`AssemblerConfig::max_backstep_s`] before the previous
-//! message of its channel (the simulator was reset), or more than [`AssemblerConfig::max_gap_s`] after the
+//! message of its channel or the last emitted tick (the simulator was reset), or more than [`AssemblerConfig::max_gap_s`] after the
 //! next tick (a new scenario on another clock), starts a new run: [`Assembler::push`] returns the
 //! [`RunBoundary`], everything held is forgotten (as by [`Assembler::reset`]) and the message is the first
 //! of the new run. Nothing more of the old run is emitted: its last frame was closed by its last
@@ -184,9 +184,17 @@ impl Assembler {
         }
     }
 
-    /// Whether `msg` starts a new run (see the module docs).
+    /// Whether a message of `channel` at `t` starts a new run (see the module docs). A routing response
+    /// carries the time its route was planned, possibly long before, so only its own channel's clock counts
+    /// for it.
     fn boundary(&self, channel: Channel, t: f64) -> Option<RunBoundary> {
-        if let Some(last) = self.last_time_s[channel.index()] {
+        let own = self.last_time_s[channel.index()];
+        let clock = if channel == Channel::Routing {
+            own
+        } else {
+            own.into_iter().chain(self.last_emitted_s).reduce(f64::max)
+        };
+        if let Some(last) = clock {
             if t < last - self.config.max_backstep_s {
                 return Some(RunBoundary::TimeBackwards {
                     from_s: last,

@@ -119,12 +119,17 @@ fn run_boundaries_forget_the_old_run() {
             boundaries.push(b);
             runs.push(Vec::new());
         }
-        runs.last_mut().unwrap().extend(out.drain(..));
+        runs.last_mut().unwrap().append(&mut out);
     }
     assert_eq!(boundaries.len(), 2, "{boundaries:?}");
-    assert!(matches!(boundaries[0], RunBoundary::TimeBackwards { from_s, to_s } if from_s == 10.0 && to_s == 0.0));
+    assert!(
+        matches!(boundaries[0], RunBoundary::TimeBackwards { from_s, to_s } if from_s == 10.1 && to_s == 0.0)
+    );
     assert!(matches!(boundaries[1], RunBoundary::TimeJump { to_s, .. } if to_s == 500.0));
-    let xs: Vec<Vec<f64>> = runs.iter().map(|r| r.iter().map(|f| f.x).collect()).collect();
+    let xs: Vec<Vec<f64>> = runs
+        .iter()
+        .map(|r| r.iter().map(|f| f.x).collect())
+        .collect();
     assert_eq!(xs, vec![vec![1.0, 2.0], vec![7.0, 8.0], vec![10.0]]);
     // The second run does not hold the first run's road context or chassis speed.
     assert_eq!(runs[0][0].stopline_dist_m, 30.0);
@@ -193,7 +198,11 @@ fn map_fills_road_fields_and_road_context_overrides_them() {
     a.push(&pose(0.1), &mut out);
     assert_eq!(out.len(), 2);
     let entry = 20.0 - laws::signals::EGO_FRONT_M;
-    assert!((out[0].junction_dist_m - entry).abs() < 0.01, "{}", out[0].junction_dist_m);
+    assert!(
+        (out[0].junction_dist_m - entry).abs() < 0.01,
+        "{}",
+        out[0].junction_dist_m
+    );
     // Least turn from lane_17 is straight through lane_4 (signal_0): the detection's first light is
     // signal_2, but signal_0 governs.
     assert_eq!(out[0].light_color, laws::frame::light_color::YELLOW);
