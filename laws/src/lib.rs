@@ -27,7 +27,7 @@ pub mod lang;
 pub mod rss;
 pub mod signals;
 
-pub use eval::{EvalConfig, EvalError, EvalStats, Evaluator, Verdicts};
+pub use eval::{EvalConfig, EvalError, EvalStats, Evaluator, ObligationHandle, Verdicts};
 pub use frame::{Frame, Obstacle};
 pub use lang::atom::{Atom, Cmp};
 pub use lang::error::ParseError;
