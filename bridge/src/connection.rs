@@ -20,11 +20,11 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_util::sync::CancellationToken;
 
 use crate::control::CONTROL_COMMAND_TOPIC;
-use crate::message::{Channel, Payload, SimMessage};
 use crate::pipeline::{ConnLink, ModelStore, MonitorHandle, OutTopic, Outbound};
 use crate::rosbridge::{self, Op};
 use crate::server::BridgeConfig;
 use crate::shutdown::ShutdownReason;
+use ingest::message::{Channel, Payload, SimMessage};
 
 /// The topic that carries interventions.
 pub const INTERVENTION_TOPIC: &str = "/avguard/intervention";

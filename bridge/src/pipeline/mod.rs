@@ -20,13 +20,13 @@ use std::time::Instant;
 use crossbeam_channel::{Receiver, Sender, TrySendError};
 use tokio_util::sync::CancellationToken;
 
-use crate::assemble::AssemblerConfig;
 use crate::enforce::EnforceConfig;
-use crate::message::SimMessage;
 pub use crate::metrics::Metrics;
 pub use crate::models::{ModelSlot, ModelStore};
 use crate::predlog::PredictionLog;
 use crate::record::RecordConfig;
+use ingest::assemble::AssemblerConfig;
+use ingest::message::SimMessage;
 
 mod link;
 mod worker;

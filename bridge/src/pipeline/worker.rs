@@ -11,13 +11,13 @@ use laws::Frame;
 
 use super::link::{ConnLink, OutTopic, QueueError};
 use super::{Control, DataItem, MonitorConfig, Sinks};
-use crate::assemble::Assembler;
 use crate::control;
 use crate::decide::{Decide, Decision};
 use crate::enforce::{EnforceConfig, Enforcer, Event, Intervention};
 use crate::metrics::Metrics;
 use crate::models::ModelStore;
 use crate::record::Recording;
+use ingest::assemble::Assembler;
 
 /// Per-connection monitor state.
 struct ConnState {

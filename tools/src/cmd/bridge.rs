@@ -12,12 +12,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use bridge::assemble::AssemblerConfig;
 use bridge::decide::DecideFactory;
 use bridge::enforce::{Action, EnforceConfig};
 use bridge::pipeline::{ModelStore, MonitorConfig};
 use bridge::record::RecordConfig;
 use bridge::server::{BridgeConfig, Reloader};
+use ingest::assemble::AssemblerConfig;
 
 /// What an intervention asks for.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
