@@ -13,7 +13,7 @@
 //! - [`enforce::Enforcer`] turns per-frame risk into alarm episodes (hysteresis), interventions with a
 //!   target speed and an explanation, and `clear`s; [`predlog::PredictionLog`] writes them as JSON lines.
 //!
-//! - [`control`] builds the optional Apollo `ControlCommand` of an intervention; [`record`] streams each
+//! - [`control_command`] builds the optional Apollo `ControlCommand` of an intervention; [`record`] streams each
 //!   connection's frames into an HDF5 run log; [`metrics`] holds the counters, queue gauges and stage
 //!   latency histograms reported in [`server::RunReport`] and a periodic log line.
 //! - [`drive`] is the scenario generator as a lock-step simulator client; [`blocking`] wraps the async
@@ -25,8 +25,9 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod blocking;
+pub mod config;
 pub mod connection;
-pub mod control;
+pub mod control_command;
 pub mod decide;
 pub mod drive;
 pub mod enforce;

@@ -12,12 +12,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
-use laws::SignalContext;
-use monitor::learn::LearnConfig;
+use laws::{LawSource, SignalContext};
+use monitor::estimate::LaplaceConfig;
+use monitor::learning::merge_counts;
 use monitor::pac::PacConfig;
 use monitor::spec::{parse_properties_toml, PropertySpec};
-use monitor::training::merge_counts;
-use monitor::{BuildConfig, Counts, Domain, LawText, Model, Plan};
+use monitor::{BuildConfig, Counts, Domain, Model, Plan};
 use rayon::prelude::*;
 
 /// Arguments of `avguard learn`.
@@ -54,7 +54,7 @@ pub struct Args {
     pub logs: Vec<PathBuf>,
 }
 
-fn plan(args: &Args, laws: Vec<LawText>, config: BuildConfig) -> anyhow::Result<Plan> {
+fn plan(args: &Args, laws: Vec<LawSource>, config: BuildConfig) -> anyhow::Result<Plan> {
     let default_file = args.laws.join("properties.toml");
     let file = args
         .properties
@@ -108,10 +108,10 @@ pub enum Smoothing {
 
 /// Runs `avguard learn`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let laws = crate::lawdir::read_texts(&args.laws)?;
+    let laws = crate::lawdir::read_sources(&args.laws)?;
     let defaults = BuildConfig::default();
     let config = BuildConfig {
-        learn: LearnConfig { alpha: args.alpha },
+        laplace: LaplaceConfig { alpha: args.alpha },
         pac: PacConfig {
             epsilon: args.epsilon,
             delta: args.delta,

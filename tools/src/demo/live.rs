@@ -7,10 +7,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
+use bridge::config::BridgeConfig;
 use bridge::drive::{DriveConfig, DriveReport, Encoding};
 use bridge::enforce::{Action, EnforceConfig};
 use bridge::pipeline::{ModelStore, MonitorConfig};
-use bridge::server::BridgeConfig;
 use bridge::session::MonitorFactory;
 use futures_util::stream::{self, StreamExt};
 use ingest::assemble::AssemblerConfig;

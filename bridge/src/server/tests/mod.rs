@@ -13,8 +13,9 @@ use tokio_tungstenite::tungstenite::Message;
 use super::*;
 
 mod outputs;
-use crate::decide::{Decide, Decision, PropertyRisk};
+use crate::decide::{Decide, DecideFactory, Decision, PropertyRisk};
 use crate::enforce::{Action, EnforceConfig};
+use crate::pipeline::MonitorConfig;
 use ingest::assemble::AssemblerConfig;
 
 #[derive(Default)]
