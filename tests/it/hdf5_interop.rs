@@ -11,11 +11,11 @@ fn python(mode: &str, arg: &Path) -> String {
         .arg(mode)
         .arg(arg)
         .output()
-        .expect("run python3");
+        .expect("run the Python interop script");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success(),
-        "h5_interop.py {mode} failed (see tests/py/requirements-hdf5.txt): {stderr}"
+        "h5_interop.py {mode} failed (packages pinned in tests/py/requirements.txt): {stderr}"
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }

@@ -260,7 +260,7 @@ fn shipped_laws_agree_with_rtamt() {
     let out = python_script("rtamt_laws.py")
         .arg(dir)
         .output()
-        .expect("run python3");
+        .expect("run the Python interop script");
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(

@@ -11,4 +11,5 @@ mod monitor_learn;
 mod monitor_storm;
 mod scenarios_cli;
 mod score_cli;
+mod standalone;
 mod support;

@@ -99,7 +99,7 @@ fn learn_info_export_and_storm_on_a_learned_model() {
             .arg(&export)
             .args([property, "1e-9"])
             .output()
-            .expect("python3 must be installed to run the Storm interop test");
+            .expect("run the Storm interop script");
         assert!(
             out.status.success(),
             "Storm disagrees on {property} or could not run:\n{}\n{}",

@@ -108,7 +108,7 @@ fn storm_matches_the_cached_table_on_every_state() {
         .arg(&export)
         .args(["no_collision", "1e-9"])
         .output()
-        .expect("python3 must be installed to run the Storm interop test");
+        .expect("run the Storm interop script");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
