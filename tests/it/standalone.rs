@@ -1,7 +1,8 @@
 //! The repository stands alone: no source, test or script of the project reads outside the checkout.
 //!
-//! A user's clone has nothing beside it, so a path that climbs above the workspace root (`../shared/...` from
-//! a crate) or names the folder the checkout happens to sit in works only on the machine it was written on.
+//! A user's clone has nothing beside it, so a path that climbs above the workspace root (a crate reaching
+//! for a `shared` folder next to the checkout) or names the folder the checkout happens to sit in works only
+//! on the machine it was written on.
 //! Documentation (Markdown, `docs/`, licence texts) may name such paths; everything else may not.
 
 use std::path::{Component, Path, PathBuf};
