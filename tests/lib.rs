@@ -35,6 +35,21 @@ pub fn workspace_root() -> PathBuf {
         .to_path_buf()
 }
 
+/// A `Command` for the project's Python interpreter, `target/venv/bin/python`, with the packages pinned in
+/// `tests/py/requirements.txt`. Every Python run of the tests goes through here.
+///
+/// When the environment does not exist yet (a fresh clone's plain `cargo test --workspace`), the first call
+/// makes it through the same code as `cargo xtask setup`, printing each step and pip's output; the other
+/// tests wait for it. When that fails (no network, not root for a missing `python3-venv`), every test that
+/// needs Python fails with the reason and the command to run: a test never passes without its Python check.
+pub fn python() -> Command {
+    static INTERPRETER: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
+    match INTERPRETER.get_or_init(xtask::python::interpreter) {
+        Ok(python) => Command::new(python),
+        Err(message) => panic!("{message}"),
+    }
+}
+
 /// The real Apollo sample data committed under `tests/fixtures/apollo/` (see its README for provenance).
 pub fn apollo_fixtures() -> PathBuf {
     workspace_root().join("tests/fixtures/apollo")

@@ -2,7 +2,6 @@
 //! avguard; malformed logs are rejected with an error naming the dataset.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use tests::{avguard, workspace_root};
 
@@ -17,16 +16,16 @@ fn scratch(name: &str) -> PathBuf {
 /// Runs `tests/py/h5_interop.py MODE ARG`; fails naming the package when a Python package is missing.
 fn python(mode: &str, arg: &Path) -> String {
     let script = workspace_root().join("tests/py/h5_interop.py");
-    let out = Command::new("python3")
+    let out = tests::python()
         .arg(&script)
         .arg(mode)
         .arg(arg)
         .output()
-        .expect("run python3");
+        .expect("run the Python interop script");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success(),
-        "h5_interop.py {mode} failed (see tests/py/requirements-hdf5.txt): {stderr}"
+        "h5_interop.py {mode} failed (packages pinned in tests/py/requirements.txt): {stderr}"
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }

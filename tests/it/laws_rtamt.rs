@@ -4,7 +4,6 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use laws::{EvalConfig, Evaluator, Formula, LawSet, LawSource, Signal, Signals};
 use tests::workspace_root;
@@ -262,11 +261,11 @@ fn shipped_laws_agree_with_rtamt() {
         .join("tests")
         .join("py")
         .join("rtamt_laws.py");
-    let out = Command::new("python3")
+    let out = tests::python()
         .arg(&script)
         .arg(&dir)
         .output()
-        .expect("run python3");
+        .expect("run the Python interop script");
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     let _ = std::fs::remove_dir_all(&dir);

@@ -12,3 +12,4 @@ mod monitor_learn;
 mod monitor_storm;
 mod scenarios_cli;
 mod score_cli;
+mod standalone;

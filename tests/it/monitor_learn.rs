@@ -101,12 +101,12 @@ fn learn_info_export_and_storm_on_a_learned_model() {
             .arg(&model_path)
             .args(["--property", property, "--out"])
             .arg(&export));
-        let out = Command::new("python3")
+        let out = tests::python()
             .arg(workspace_root().join("tests/py/monitor_storm_check.py"))
             .arg(&export)
             .args([property, "1e-9"])
             .output()
-            .expect("python3 must be installed to run the Storm interop test");
+            .expect("run the Storm interop script");
         assert!(
             out.status.success(),
             "Storm disagrees on {property} or could not run:\n{}\n{}",

@@ -2,7 +2,6 @@
 //! recomputing every state's P(F unsafe) from the exported PRISM files.
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use laws::LawSource;
 use monitor::{BuildConfig, Counts, Domain, Model, PropertyModel, StateId};
@@ -115,12 +114,12 @@ fn storm_matches_the_cached_table_on_every_state() {
     assert!(tra.starts_with("129 "), "{}", &tra[..20]);
 
     let script = workspace_root().join("tests/py/monitor_storm_check.py");
-    let out = Command::new("python3")
+    let out = tests::python()
         .arg(&script)
         .arg(&export)
         .args(["no_collision", "1e-9"])
         .output()
-        .expect("python3 must be installed to run the Storm interop test");
+        .expect("run the Storm interop script");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),

@@ -381,14 +381,15 @@ async fn roslibpy_client_publishes_and_receives_interventions() {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/py/bridge_roslibpy.py");
     let port = bridge.addr.port().to_string();
     let output = tokio::task::spawn_blocking(move || {
-        std::process::Command::new("python3")
+        let python = xtask::python::interpreter().unwrap_or_else(|e| panic!("{e}"));
+        std::process::Command::new(python)
             .arg(script)
             .arg(port)
             .output()
     })
     .await
     .unwrap()
-    .expect("python3 must be installed to run the roslibpy interop test");
+    .expect("run the roslibpy interop script");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         output.status.success(),
