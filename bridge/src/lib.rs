@@ -38,6 +38,7 @@ pub mod pipeline;
 pub mod predlog;
 pub mod record;
 pub mod rosbridge;
+pub mod run;
 pub mod server;
 pub mod session;
 pub mod shutdown;

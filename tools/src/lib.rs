@@ -6,6 +6,7 @@ pub mod batch;
 pub mod cmd;
 pub mod demo;
 pub mod lawdir;
+pub mod mapfile;
 pub mod progress;
 pub mod report;
 pub mod score;

@@ -52,9 +52,17 @@ pub struct Args {
     /// Prediction log (JSON lines: alarm start/end, violations, interventions).
     #[arg(long)]
     pub log: Option<PathBuf>,
-    /// Record each connection's frames as an HDF5 log (connection k ≥ 2 writes FILE_conn<k>.h5).
+    /// Record each run's frames as an HDF5 log (connection k ≥ 2 writes FILE_conn<k>.h5, later runs on a
+    /// connection FILE_<run id>.h5).
     #[arg(long)]
     pub record: Option<PathBuf>,
+    /// Apollo HD map (base_map.bin, or protobuf text *.txt): road fields are computed from each frame's
+    /// pose; /avguard/road_context then only overrides them.
+    #[arg(long, value_name = "FILE")]
+    pub map: Option<PathBuf>,
+    /// A forward jump in message time larger than this starts a new run, s.
+    #[arg(long, default_value_t = 5.0, value_name = "SECONDS")]
+    pub gap_limit: f64,
     /// Also publish an Apollo ControlCommand on /apollo/control with each slow-down/stop.
     #[arg(long)]
     pub control_command: bool,
@@ -120,7 +128,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "binding {} beyond loopback requires a token (--token-file, AVGUARD_TOKEN or --token)",
         args.listen
     );
+    anyhow::ensure!(
+        args.gap_limit.is_finite() && args.gap_limit >= args.frame_period_s,
+        "--gap-limit must be at least the frame period"
+    );
     let factory = load_model(&args.model, args.horizon)?;
+    let map = crate::mapfile::load(args.map.as_deref())?;
     let model_path = args.model.clone();
     let horizon = args.horizon;
     let reload: Reloader =
@@ -138,8 +151,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             data_capacity: 4096,
             assembler: AssemblerConfig {
                 period_s: args.frame_period_s,
+                max_gap_s: args.gap_limit,
                 ..AssemblerConfig::default()
             },
+            map,
             enforce: EnforceConfig {
                 threshold: args.threshold,
                 hysteresis: args.hysteresis,

@@ -60,6 +60,7 @@ fn config(log: Option<PathBuf>) -> BridgeConfig {
             n_workers: 2,
             data_capacity: 1024,
             assembler: AssemblerConfig::default(),
+            map: None,
             enforce: EnforceConfig {
                 threshold: 0.5,
                 action: Action::Stop,
