@@ -123,7 +123,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         },
         ..defaults
     };
-    let plan = plan(&args, laws, config)?;
+    // Law files are named by file name inside the model; the folder names them in errors.
+    let plan =
+        plan(&args, laws, config).with_context(|| format!("laws in {}", args.laws.display()))?;
     let logs = crate::batch::expand_logs(&args.logs)?;
     let bar = ProgressBar::new(logs.len() as u64).with_style(
         ProgressStyle::with_template("learning {bar:30} {pos}/{len} logs ({eta})")
