@@ -7,6 +7,7 @@ pub mod cmd;
 pub mod demo;
 pub mod lawdir;
 pub mod mapfile;
+pub mod modelfile;
 pub mod progress;
 pub mod report;
 pub mod score;
