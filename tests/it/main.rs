@@ -1,5 +1,6 @@
 //! avguard's integration tests, compiled as one binary. One module per area.
 
+mod apollo;
 mod bridge_cli;
 mod bridge_e2e;
 mod cli;
