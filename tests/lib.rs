@@ -102,3 +102,75 @@ pub fn fixture() -> &'static Fixture {
         }
     })
 }
+
+/// An `avguard bridge` process started for a test, with its stderr lines and its `ws://` address.
+pub struct BridgeProcess {
+    /// The process (killed when dropped).
+    pub child: std::process::Child,
+    /// `ws://127.0.0.1:PORT/`, from its "listening on" line.
+    pub url: String,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl BridgeProcess {
+    /// Starts `avguard bridge --listen 127.0.0.1:0` plus `args` (with `envs` set) and waits until it
+    /// listens. Panics with its output if it exits or stays silent for 20 s.
+    pub fn start(args: &[&std::ffi::OsStr], envs: &[(&str, &str)]) -> BridgeProcess {
+        let mut cmd = avguard();
+        cmd.args(["bridge", "--listen", "127.0.0.1:0"])
+            .args(args)
+            .env("AVGUARD_LOG", "info")
+            .stderr(std::process::Stdio::piped());
+        for (k, v) in envs {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("spawn avguard bridge");
+        let stderr = std::io::BufReader::new(child.stderr.take().expect("piped stderr"));
+        let (tx, lines) = std::sync::mpsc::channel::<String>();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in stderr.lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut bridge = BridgeProcess {
+            child,
+            url: String::new(),
+            lines,
+        };
+        let first = bridge.wait_for("listening on");
+        bridge.url = first
+            .split_whitespace()
+            .find(|w| w.starts_with("ws://"))
+            .expect("a ws:// address in the listening line")
+            .to_owned();
+        bridge
+    }
+
+    /// The next stderr line containing `needle` (panics after 20 s, printing what it saw).
+    pub fn wait_for(&self, needle: &str) -> String {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let mut seen = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) if line.contains(needle) => return line,
+                Ok(line) => seen.push(line),
+                Err(_) => panic!(
+                    "the bridge never logged {needle:?}; it said:\n{}",
+                    seen.join("\n")
+                ),
+            }
+        }
+    }
+}
+
+impl Drop for BridgeProcess {
+    fn drop(&mut self) {
+        // Best effort: a test that already stopped the bridge leaves nothing to kill.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -57,7 +57,7 @@ pub async fn serve(
     let token = ctx.config.token.clone();
     let check = move |req: &Request, resp: Response| -> Result<Response, ErrorResponse> {
         match &token {
-            Some(expected) if !query_token_matches(req.uri().query(), expected) => {
+            Some(expected) if !expected.admits(req) => {
                 let mut err = ErrorResponse::new(Some("missing or wrong token".to_owned()));
                 *err.status_mut() = tokio_tungstenite::tungstenite::http::StatusCode::UNAUTHORIZED;
                 Err(err)
@@ -92,13 +92,6 @@ pub async fn serve(
     let reason = conn.run(out_rx, &cancel).await;
     conn.ctx.monitor.close(&conn.link);
     reason
-}
-
-fn query_token_matches(query: Option<&str>, expected: &str) -> bool {
-    query
-        .unwrap_or("")
-        .split('&')
-        .any(|kv| kv.strip_prefix("token=") == Some(expected))
 }
 
 struct Conn {

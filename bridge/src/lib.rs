@@ -24,6 +24,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod auth;
 pub mod blocking;
 pub mod config;
 pub mod connection;

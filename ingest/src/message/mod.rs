@@ -138,6 +138,18 @@ pub enum DecodeError {
         /// The field path.
         field: &'static str,
     },
+    /// A repeated field has more entries than a frame may hold.
+    #[error("{channel}: {found} entries in {field}, more than the limit of {limit}")]
+    TooMany {
+        /// The channel.
+        channel: &'static str,
+        /// The field path.
+        field: &'static str,
+        /// Entries found.
+        found: usize,
+        /// The limit (e.g. `laws::frame::MAX_OBSTACLES`).
+        limit: usize,
+    },
     /// A field holds NaN or an infinity where a finite number is required.
     #[error("{channel}: {field} is not finite")]
     NonFinite {

@@ -197,6 +197,17 @@ fn boolean(key: &str, v: &Value) -> Result<bool, DecodeError> {
 }
 
 fn priority(v: &Value) -> Result<BTreeMap<i32, bool>, DecodeError> {
+    let n = match v {
+        Value::Object(map) => map.len(),
+        Value::Array(ids) => ids.len(),
+        _ => 0,
+    };
+    if n > laws::frame::MAX_OBSTACLES {
+        return Err(bad(format!(
+            "priority: {n} entries, more than the limit of {} obstacles",
+            laws::frame::MAX_OBSTACLES
+        )));
+    }
     match v {
         Value::Object(map) => map
             .iter()

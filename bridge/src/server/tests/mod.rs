@@ -357,7 +357,7 @@ async fn a_panicking_monitor_worker_stops_every_thread_and_task() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn token_is_required_when_configured() {
     let mut cfg = config(None);
-    cfg.token = Some("s3cret".into());
+    cfg.token = Some(crate::auth::Token::new("s3cret", "test").unwrap());
     let bridge = start(cfg).await;
     assert!(
         tokio_tungstenite::connect_async(format!("ws://{}/", bridge.addr))
