@@ -14,3 +14,4 @@ mod monitor_storm;
 mod scenarios_cli;
 mod score_cli;
 mod standalone;
+mod support;
