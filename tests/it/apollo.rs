@@ -6,8 +6,13 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use crate::support::{avguard, fixture, python_script, scratch, workspace_root};
 use serde_json::Value;
-use tests::{apollo_fixtures, avguard, fixture, python, workspace_root};
+
+/// The real Apollo sample data committed under `tests/fixtures/apollo/` (see its README for provenance).
+fn apollo_fixtures() -> PathBuf {
+    workspace_root().join("tests/fixtures/apollo")
+}
 
 fn ok(out: Output) -> Output {
     assert!(
@@ -28,11 +33,7 @@ fn cube_town() -> PathBuf {
 }
 
 fn py_json(script: &str, args: &[&Path]) -> Value {
-    let out = ok(python()
-        .arg(workspace_root().join("tests/py").join(script))
-        .args(args)
-        .output()
-        .unwrap());
+    let out = ok(python_script(script).args(args).output().unwrap());
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -47,7 +48,7 @@ fn held(samples: &[Value], t: f64) -> &Value {
 
 #[test]
 fn imported_record_frames_equal_an_independent_decode() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = scratch();
     ok(avguard()
         .args(["import", "--out"])
         .arg(dir.path())
@@ -86,7 +87,7 @@ fn imported_record_frames_equal_an_independent_decode() {
 
 #[test]
 fn score_accepts_record_files_and_a_damaged_record_fails_alone() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = scratch();
     let damaged = dir.path().join("damaged.record");
     let bytes = std::fs::read(example_record()).unwrap();
     std::fs::write(&damaged, &bytes[..bytes.len() / 2]).unwrap();
