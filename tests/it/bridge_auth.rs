@@ -2,28 +2,28 @@
 //! presented by clients in the URL or an `Authorization: Bearer` header; a bridge bound beyond loopback
 //! without one refuses to start.
 
-use std::ffi::OsStr;
-
-use tests::{avguard, fixture, BridgeProcess};
 use tungstenite::client::IntoClientRequest;
+
+use crate::support::{avguard, fixture, scratch, RunningBridge};
 
 /// Whether a websocket handshake with `request` succeeds.
 fn admitted(request: impl IntoClientRequest) -> bool {
     tungstenite::connect(request).is_ok()
 }
 
-fn model_args() -> Vec<&'static OsStr> {
-    vec![OsStr::new("--model"), fixture().model.as_os_str()]
-}
-
 #[test]
 fn token_from_a_file_or_the_environment_is_required_by_the_bridge() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = scratch();
     let file = dir.path().join("token");
     std::fs::write(&file, "from-a-file_42\n").unwrap();
-    let mut args = model_args();
-    args.extend([OsStr::new("--token-file"), file.as_os_str()]);
-    let bridge = BridgeProcess::start(&args, &[]);
+    let model = &fixture().model;
+    let bridge = RunningBridge::start(|c| {
+        c.arg("--model")
+            .arg(model)
+            .arg("--token-file")
+            .arg(&file)
+            .env_remove("AVGUARD_TOKEN")
+    });
     assert!(!admitted(bridge.url.as_str()));
     assert!(!admitted(format!("{}?token=from-a-file_4", bridge.url)));
     assert!(admitted(format!("{}?token=from-a-file_42", bridge.url)));
@@ -34,7 +34,11 @@ fn token_from_a_file_or_the_environment_is_required_by_the_bridge() {
     assert!(admitted(request));
     drop(bridge);
 
-    let bridge = BridgeProcess::start(&model_args(), &[("AVGUARD_TOKEN", "from-the-env")]);
+    let bridge = RunningBridge::start(|c| {
+        c.arg("--model")
+            .arg(model)
+            .env("AVGUARD_TOKEN", "from-the-env")
+    });
     assert!(!admitted(bridge.url.as_str()));
     assert!(admitted(format!("{}?token=from-the-env", bridge.url)));
 }

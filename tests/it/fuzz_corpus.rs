@@ -10,7 +10,7 @@ mod bodies;
 
 use std::path::Path;
 
-use tests::workspace_root;
+use crate::support::workspace_root;
 
 /// Every file below `dir` (none when it does not exist).
 fn files(dir: &Path) -> Vec<std::path::PathBuf> {

@@ -8,6 +8,7 @@ pub mod demo;
 pub mod lawdir;
 pub mod mapfile;
 pub mod progress;
+pub mod records;
 pub mod report;
 pub mod score;
 pub mod time_ahead;
