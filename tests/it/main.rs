@@ -1,12 +1,17 @@
 //! avguard's integration tests, compiled as one binary. One module per area.
 
+mod apollo;
+mod bridge_auth;
 mod bridge_cli;
 mod bridge_e2e;
 mod cli;
 mod hdf5_interop;
 mod laws_cli;
 mod laws_rtamt;
+mod limits_cli;
 mod monitor_learn;
 mod monitor_storm;
 mod scenarios_cli;
 mod score_cli;
+mod standalone;
+mod support;

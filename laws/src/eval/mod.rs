@@ -91,6 +91,17 @@ pub enum EvalError {
         /// Column of the operator.
         col: usize,
     },
+    /// The laws' windows need more buffer memory than the limit (long intervals, deep nesting, or a very
+    /// short frame period).
+    #[error("law '{law}': the law set's window buffers would take {bytes} bytes, above the limit of {limit} bytes (bounds are at most one hour; shorten the intervals or use a longer frame period)")]
+    TooLarge {
+        /// The law whose compilation crossed the limit.
+        law: String,
+        /// Bytes the set would need up to and including this law's buffer.
+        bytes: usize,
+        /// The limit ([`crate::lang::limits::MAX_WINDOW_BYTES`]).
+        limit: usize,
+    },
     /// The configuration itself is invalid.
     #[error("invalid evaluation config: {0}")]
     Config(&'static str),
@@ -228,11 +239,13 @@ impl Evaluator {
         }
         let mut atoms = AtomTable::default();
         let mut states = Vec::with_capacity(laws.laws().len());
+        let mut window_bytes = 0;
         for law in laws.laws() {
             let mut compiler = Compiler {
                 period_s: cfg.frame_period_s,
                 atoms: &mut atoms,
                 law: law.name(),
+                window_bytes: &mut window_bytes,
             };
             let body = compiler.compile(law.body())?;
             let relevance = match guard::guard(law.body()) {

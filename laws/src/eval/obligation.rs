@@ -115,6 +115,14 @@ impl ObligationTracker {
                 })
             };
             let (lo, hi) = (frames(lo_s)?, frames(hi_s)?);
+            let ring_bytes = usize::try_from(hi).unwrap_or(usize::MAX).saturating_add(64) / 8;
+            if ring_bytes > crate::lang::limits::MAX_WINDOW_BYTES {
+                return Err(EvalError::TooLarge {
+                    law: law.to_string(),
+                    bytes: ring_bytes,
+                    limit: crate::lang::limits::MAX_WINDOW_BYTES,
+                });
+            }
             let (Some(a), Some(b)) = (StateFn::new(a, atoms), StateFn::new(b, atoms)) else {
                 continue;
             };

@@ -21,6 +21,7 @@ use super::atoms::AtomTable;
 use super::state::StateFn;
 use super::EvalError;
 use crate::lang::formula::{Formula, Interval};
+use crate::lang::limits::MAX_WINDOW_BYTES;
 
 /// No position yet (far enough below any `i + a` to never satisfy a window).
 pub(super) const NEVER: i64 = i64::MIN / 4;
@@ -153,7 +154,8 @@ pub struct Program {
     horizon: i64,
 }
 
-/// Compile-time context: the frame period, the atom table, and the law name for errors.
+/// Compile-time context: the frame period, the atom table, the law name for errors, and the window memory
+/// still available to the law set.
 pub struct Compiler<'a> {
     /// Frame period, s.
     pub period_s: f64,
@@ -161,6 +163,9 @@ pub struct Compiler<'a> {
     pub atoms: &'a mut AtomTable,
     /// Law name and location, for errors.
     pub law: &'a str,
+    /// Window-buffer bytes the set has compiled into so far (bounded by [`MAX_WINDOW_BYTES`]); checked
+    /// before every buffer is allocated.
+    pub window_bytes: &'a mut usize,
 }
 
 /// Converts a bound in seconds to frames; rejects bounds that are not a multiple of the period.
@@ -190,6 +195,20 @@ impl Compiler<'_> {
         Ok((conv(lo_s)?, conv(hi_s)?))
     }
 
+    /// Reserves `bytes` of window buffers, or fails naming the law and the limit.
+    fn reserve(&mut self, bytes: usize) -> Result<(), EvalError> {
+        let total = self.window_bytes.saturating_add(bytes);
+        if total > MAX_WINDOW_BYTES {
+            return Err(EvalError::TooLarge {
+                law: self.law.to_string(),
+                bytes: total,
+                limit: MAX_WINDOW_BYTES,
+            });
+        }
+        *self.window_bytes = total;
+        Ok(())
+    }
+
     /// Compiles `f` into a program whose root outputs `f` at position `k - horizon`.
     pub fn compile(&mut self, f: &Formula) -> Result<Program, EvalError> {
         let mut prog = Program {
@@ -210,15 +229,17 @@ impl Compiler<'_> {
         prog.ops.len() - 1
     }
 
-    fn delayed(prog: &mut Program, child: usize, by: i64) -> usize {
+    fn delayed(&mut self, prog: &mut Program, child: usize, by: i64) -> Result<usize, EvalError> {
         if by <= 0 {
-            return child;
+            return Ok(child);
         }
+        let len = usize::try_from(by).unwrap_or(usize::MAX);
+        self.reserve(len)?;
         let line = DelayLine {
-            buf: vec![false; by as usize].into_boxed_slice(),
+            buf: vec![false; len].into_boxed_slice(),
             pos: 0,
         };
-        Self::push(prog, Op::Delay { child, line })
+        Ok(Self::push(prog, Op::Delay { child, line }))
     }
 
     fn aligned(
@@ -231,8 +252,8 @@ impl Compiler<'_> {
         let (b, db) = self.node(prog, b)?;
         let d = da.max(db);
         Ok((
-            Self::delayed(prog, a, d - da),
-            Self::delayed(prog, b, d - db),
+            self.delayed(prog, a, d - da)?,
+            self.delayed(prog, b, d - db)?,
             d,
         ))
     }
@@ -281,7 +302,9 @@ impl Compiler<'_> {
             Formula::Until(i, a, b) => {
                 let (lo, hi) = self.bounds(i)?;
                 let (p, q, d) = self.aligned(prog, a, b)?;
-                let cap = (hi + 2) as usize;
+                let cap = usize::try_from(hi + 2).unwrap_or(usize::MAX);
+                // Two queues of positions, each up to the window's length.
+                self.reserve(cap.saturating_mul(2 * std::mem::size_of::<i64>()))?;
                 let op = Op::Until(Box::new(UntilState {
                     p,
                     q,
@@ -314,12 +337,14 @@ impl Compiler<'_> {
         let (Some(a), Some(b)) = (StateFn::new(a, self.atoms), StateFn::new(b, self.atoms)) else {
             return Ok(None);
         };
+        let n = usize::try_from(hi).unwrap_or(usize::MAX).saturating_add(1);
+        self.reserve(n.saturating_add(63) / 8)?;
         Ok(Some(ImpliesEventually {
             a,
             b,
             lo,
             hi,
-            a_ring: BitRing::new(hi as usize + 1),
+            a_ring: BitRing::new(n),
             last_b: NEVER,
         }))
     }
@@ -335,7 +360,7 @@ impl Compiler<'_> {
         let (mut c, mut d) = self.node(prog, p)?;
         if d + hi < 0 {
             // A purely past window: delay the child so that its newest position is exactly i + hi.
-            c = Self::delayed(prog, c, -(d + hi));
+            c = self.delayed(prog, c, -(d + hi))?;
             d = -hi;
         }
         let delay = d + hi;

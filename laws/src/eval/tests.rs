@@ -48,6 +48,28 @@ fn bounds_must_be_whole_frames() {
 }
 
 #[test]
+fn window_memory_is_bounded_per_law_set() {
+    // One-hour windows compile at 10 Hz; at 1 kHz five of them would need 288 MB of queues.
+    let hour = "l0 = hornOn U[0,3600] lowBeamOn;";
+    assert!(Evaluator::new(&set(hour), &EvalConfig::default()).is_ok());
+    let text: String = (0..5)
+        .map(|i| format!("l{i} = hornOn U[0,3600] lowBeamOn;\n"))
+        .collect();
+    let cfg = EvalConfig {
+        frame_period_s: 0.001,
+        ..EvalConfig::default()
+    };
+    let err = Evaluator::new(&set(&text), &cfg).unwrap_err();
+    assert!(
+        matches!(&err, EvalError::TooLarge { law, limit, .. } if law == "l4" && *limit == 256 << 20),
+        "{err}"
+    );
+    assert!(err
+        .to_string()
+        .starts_with("law 'l4': the law set's window buffers would take"));
+}
+
+#[test]
 fn relevance_skips_idle_laws_and_counts_it() {
     let law = "l = G(hornOn -> F[0,2] lowBeamOn);";
     let frames = trace(1000, &[(A, &[500])]);
@@ -91,9 +113,9 @@ fn leaf() -> impl Strategy<Value = String> {
     ]
 }
 
-fn bounds(past: bool) -> impl Strategy<Value = (i64, i64)> {
-    let lo_min = if past { -4 } else { 0 };
-    (lo_min..=4i64, 0..=5i64).prop_map(|(lo, len)| (lo, lo + len))
+/// Interval bounds in frames: non-negative and in order, as the parser requires.
+fn bounds() -> impl Strategy<Value = (i64, i64)> {
+    (0..=4i64, 0..=5i64).prop_map(|(lo, len)| (lo, lo + len))
 }
 
 fn formula() -> impl Strategy<Value = String> {
@@ -103,17 +125,17 @@ fn formula() -> impl Strategy<Value = String> {
             (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} & {b})")),
             (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} | {b})")),
             (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} -> {b})")),
-            (bounds(true), inner.clone()).prop_map(|((lo, hi), p)| format!(
+            (bounds(), inner.clone()).prop_map(|((lo, hi), p)| format!(
                 "F[{},{}]({p})",
                 lo as f64 / 10.0,
                 hi as f64 / 10.0
             )),
-            (bounds(true), inner.clone()).prop_map(|((lo, hi), p)| format!(
+            (bounds(), inner.clone()).prop_map(|((lo, hi), p)| format!(
                 "G[{},{}]({p})",
                 lo as f64 / 10.0,
                 hi as f64 / 10.0
             )),
-            (bounds(false), inner.clone(), inner.clone()).prop_map(|((lo, hi), a, b)| format!(
+            (bounds(), inner.clone(), inner.clone()).prop_map(|((lo, hi), a, b)| format!(
                 "(({a}) U[{},{}] ({b}))",
                 lo as f64 / 10.0,
                 hi as f64 / 10.0
@@ -132,20 +154,18 @@ fn body() -> impl Strategy<Value = String> {
         (formula(), formula())
             .prop_map(|(c, d)| format!("(hornOn -> {c}) & ((lowBeamOn & {d}) -> {c})")),
         // The fused `A -> F[lo,hi] B` shape (state A and B), alone and as conjunctions of different horizons.
-        (bounds(true), leaf(), leaf()).prop_map(move |((lo, hi), a, b)| format!(
+        (bounds(), leaf(), leaf()).prop_map(move |((lo, hi), a, b)| format!(
             "(({a} | {state}) -> F[{},{}]({b} & ~lowBeamOn))",
             lo as f64 / 10.0,
             hi as f64 / 10.0
         )),
-        (bounds(false), bounds(false), leaf(), leaf()).prop_map(
-            |((l1, h1), (l2, h2), a, b)| format!(
-                "(hornOn -> F[{},{}]({a})) & (({b} & lowBeamOn) -> F[{},{}](highBeamOn))",
-                l1 as f64 / 10.0,
-                h1 as f64 / 10.0,
-                l2 as f64 / 10.0,
-                h2 as f64 / 10.0
-            )
-        ),
+        (bounds(), bounds(), leaf(), leaf()).prop_map(|((l1, h1), (l2, h2), a, b)| format!(
+            "(hornOn -> F[{},{}]({a})) & (({b} & lowBeamOn) -> F[{},{}](highBeamOn))",
+            l1 as f64 / 10.0,
+            h1 as f64 / 10.0,
+            l2 as f64 / 10.0,
+            h2 as f64 / 10.0
+        )),
     ]
 }
 
@@ -199,19 +219,19 @@ fn obligation_body() -> impl Strategy<Value = String> {
     let state = "(hornOn | (lowBeamOn & ~highBeamOn))";
     let s = |b: i64| b as f64 / 10.0;
     prop_oneof![
-        (bounds(false), leaf(), leaf()).prop_map(move |((lo, hi), a, b)| format!(
+        (bounds(), leaf(), leaf()).prop_map(move |((lo, hi), a, b)| format!(
             "(({a} | {state}) -> F[{},{}]({b} & ~lowBeamOn))",
             s(lo),
             s(hi)
         )),
-        (bounds(false), bounds(false), leaf()).prop_map(move |((l1, h1), (l2, h2), a)| format!(
+        (bounds(), bounds(), leaf()).prop_map(move |((l1, h1), (l2, h2), a)| format!(
             "(hornOn -> F[{},{}]({a})) & ((lowBeamOn & ~hornOn) -> F[{},{}](highBeamOn))",
             s(l1),
             s(h1),
             s(l2),
             s(h2)
         )),
-        (bounds(false), formula()).prop_map(move |((lo, hi), c)| format!(
+        (bounds(), formula()).prop_map(move |((lo, hi), c)| format!(
             "(lowBeamOn -> F[{},{}](hornOn)) & {c}",
             s(lo),
             s(hi)
