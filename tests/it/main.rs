@@ -1,9 +1,11 @@
 //! avguard's integration tests, compiled as one binary. One module per area.
 
+mod apollo;
 mod bridge_auth;
 mod bridge_cli;
 mod bridge_e2e;
 mod cli;
+mod fuzz_corpus;
 mod hdf5_interop;
 mod laws_cli;
 mod laws_rtamt;

@@ -9,6 +9,7 @@ pub mod lawdir;
 pub mod mapfile;
 pub mod modelfile;
 pub mod progress;
+pub mod records;
 pub mod report;
 pub mod score;
 pub mod time_ahead;
