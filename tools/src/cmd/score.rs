@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::bail;
+use anyhow::{bail, Context};
 use rayon::prelude::*;
 
 use crate::batch::{expand_logs_and_records, Shard};
