@@ -20,6 +20,7 @@ use laws::eval::StateHandle;
 use laws::signals::SignalSet;
 use laws::{
     Atom, EvalConfig, Evaluator, Formula, Frame, LawSet, LawSource, SignalContext, Signals,
+    Verdicts,
 };
 
 use crate::error::ModelError;
@@ -41,6 +42,8 @@ pub struct PropertyDef<'a> {
     pub predicates: &'a [String],
     /// Index of the unsafe predicate.
     pub unsafe_bit: usize,
+    /// The literals of the property's reactive comparator rule (law-language atoms; empty for none).
+    pub reactive_rule: &'a [String],
 }
 
 #[derive(Debug, Clone)]
@@ -68,6 +71,8 @@ pub(crate) struct Encoder {
     unsafe_now: UnsafeNow,
     /// The state antecedents of the property's law (the reactive baseline), empty when it has none.
     antecedents: Vec<Formula>,
+    /// The conjunction of the reactive rule's literals, when it has one.
+    rule: Option<Formula>,
 }
 
 /// The per-frame result of one encoder.
@@ -77,6 +82,7 @@ pub(crate) struct Encoded {
     pub unsafe_state: bool,
     pub unsafe_now: bool,
     pub baseline: bool,
+    pub rule: bool,
 }
 
 /// The laws and encoders of a model, ready to step.
@@ -182,11 +188,26 @@ impl Compiled {
             };
             let mut ante = Vec::new();
             antecedents(reduced.laws()[law_index].body(), &mut ante);
+            let rule = p
+                .reactive_rule
+                .iter()
+                .map(|text| {
+                    Atom::parse(text)
+                        .map(Formula::Atom)
+                        .map_err(|e| ModelError::Property {
+                            property: p.name.to_string(),
+                            reason: format!("reactive rule literal '{text}': {e}"),
+                        })
+                })
+                .collect::<Result<Vec<_>, _>>()?
+                .into_iter()
+                .reduce(|a, b| Formula::And(Box::new(a), Box::new(b)));
             encoders.push(Encoder {
                 preds,
                 unsafe_bit: p.unsafe_bit,
                 unsafe_now,
                 antecedents: ante,
+                rule,
             });
         }
         let eval = EvalConfig {
@@ -214,8 +235,26 @@ impl Compiled {
     /// evaluator as a state formula, so each distinct atom (shared between laws and properties) is
     /// evaluated once per frame, and the frame's signals are computed only where some atom reads them.
     pub(crate) fn tracker(&self, context: SignalContext) -> Result<Tracker, ModelError> {
+        self.tracker_with(context, &[], SignalSet::EMPTY)
+            .map(|(tracker, _)| tracker)
+    }
+
+    /// A tracker that also evaluates `extra` atoms each frame (read back through the returned handles in
+    /// [`Tracker::step_with`]) and computes the signals of `extra_signals` whether or not an atom reads
+    /// them: what the abstraction search ([`crate::select`]) records of each training frame.
+    pub(crate) fn tracker_with(
+        &self,
+        context: SignalContext,
+        extra: &[Atom],
+        extra_signals: SignalSet,
+    ) -> Result<(Tracker, Vec<StateHandle>), ModelError> {
         let config = |e: laws::EvalError| ModelError::Config(e.to_string());
         let mut evaluator = Evaluator::new(&self.laws, &self.eval).map_err(config)?;
+        let handles = extra
+            .iter()
+            .map(|a| evaluator.add_state(&Formula::Atom(a.clone())))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(config)?;
         let mut encoders = Vec::with_capacity(self.encoders.len());
         for enc in &self.encoders {
             let mut atom = |a: &Atom| evaluator.add_state(&Formula::Atom(a.clone()));
@@ -241,20 +280,30 @@ impl Compiled {
                 .map(|f| evaluator.add_state(&f))
                 .transpose()
                 .map_err(config)?;
+            let rule = enc
+                .rule
+                .as_ref()
+                .map(|f| evaluator.add_state(f))
+                .transpose()
+                .map_err(config)?;
             encoders.push(RtEncoder {
                 preds,
                 unsafe_bit: enc.unsafe_bit,
                 unsafe_now,
                 baseline,
+                rule,
             });
         }
-        Ok(Tracker {
-            context,
-            needed: evaluator.needed_signals(),
-            evaluator,
-            out: vec![Encoded::default(); encoders.len()],
-            encoders,
-        })
+        Ok((
+            Tracker {
+                context,
+                needed: evaluator.needed_signals().union(extra_signals),
+                evaluator,
+                out: vec![Encoded::default(); encoders.len()],
+                encoders,
+            },
+            handles,
+        ))
     }
 }
 
@@ -282,6 +331,8 @@ struct RtEncoder {
     unsafe_now: RtUnsafe,
     /// The disjunction of the law's antecedents; `None` when it has none (no baseline alarm).
     baseline: Option<StateHandle>,
+    /// The reactive rule; `None` when the property has none.
+    rule: Option<StateHandle>,
 }
 
 /// Steps the laws and encoders over one run's frames.
@@ -298,6 +349,17 @@ pub(crate) struct Tracker {
 impl Tracker {
     /// Consumes one frame; returns every property's encoding. Does not allocate.
     pub fn step(&mut self, frame: &Frame) -> &[Encoded] {
+        self.step_with(frame, |_, _, _| ());
+        &self.out
+    }
+
+    /// Consumes one frame and hands its signals, the laws' verdicts and every property's encoding to
+    /// `inspect` (for callers that read more of the frame than the properties' states).
+    pub fn step_with<R>(
+        &mut self,
+        frame: &Frame,
+        inspect: impl FnOnce(&Signals, &Verdicts<'_>, &[Encoded]) -> R,
+    ) -> R {
         let signals = Signals::from_frame_needed(frame, &self.context, self.needed);
         let verdicts = self.evaluator.step(&signals);
         for (enc, out) in self.encoders.iter().zip(self.out.iter_mut()) {
@@ -314,14 +376,16 @@ impl Tracker {
                 RtUnsafe::State(h) => verdicts.state(h),
             };
             let baseline = enc.baseline.is_some_and(|h| verdicts.state(h));
+            let rule = enc.rule.is_some_and(|h| verdicts.state(h));
             *out = Encoded {
                 state,
                 unsafe_state: state >> enc.unsafe_bit & 1 == 1,
                 unsafe_now,
                 baseline,
+                rule,
             };
         }
-        &self.out
+        inspect(&signals, &verdicts, &self.out)
     }
 
     /// Forgets the run (a new one starts).

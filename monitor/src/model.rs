@@ -16,7 +16,7 @@ mod tests;
 /// Magic bytes at the start of every model file.
 pub const MAGIC: &[u8; 16] = b"AVGUARD-MODEL\0\0\0";
 /// The format version this build reads and writes.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 /// A law file's name and text, embedded so the model is self-contained.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -79,6 +79,7 @@ impl Model {
                 law: p.law(),
                 predicates: p.predicates(),
                 unsafe_bit: p.unsafe_bit(),
+                reactive_rule: p.reactive_rule().map_or(&[][..], |r| &r.literals[..]),
             })
             .collect();
         Compiled::new(

@@ -5,6 +5,7 @@
 pub mod batch;
 pub mod cmd;
 pub mod demo;
+pub mod fit;
 pub mod lawdir;
 pub mod progress;
 pub mod report;

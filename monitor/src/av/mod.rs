@@ -59,6 +59,12 @@ pub enum SmoothingScope {
     Local,
     /// Every valid transition (Algorithm 1 as written), up to [`FULL_SMOOTHING_MAX_PREDICATES`] predicates.
     AllValid,
+    /// As `Local`, but a one-predicate change receives α only when it leads to a state observed in the
+    /// training data (a source of some counted transition); the unsafe neighbour and `done` always do.
+    /// An unobserved state's risk then depends on its observed neighbours only, not on a diffusion
+    /// through the unobserved part of the cube, which is what lets the abstraction search
+    /// ([`crate::select`]) solve only the observed states. The default of learned abstractions.
+    Observed,
 }
 
 /// Physical limits used by the validity rules, and the smoothing scope.
@@ -341,6 +347,10 @@ impl Domain for AvDomain {
             .chain(std::iter::once(self.done()));
         out.extend(candidates.filter(|&to| self.can_reach(from, to)));
         out.sort_unstable();
+    }
+
+    fn smoothing_observed_only(&self) -> bool {
+        self.smoothing == SmoothingScope::Observed
     }
 
     fn decode(&self, state: StateId) -> String {
