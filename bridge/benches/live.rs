@@ -17,12 +17,12 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bridge::assemble::AssemblerConfig;
 use bridge::decide::{Decide, DecideFactory, Decision, PropertyRisk};
 use bridge::enforce::{Action, EnforceConfig, Enforcer};
 use bridge::pipeline::{ModelStore, MonitorConfig};
 use bridge::server::{self, BridgeConfig};
 use futures_util::{SinkExt, StreamExt};
+use ingest::assemble::AssemblerConfig;
 use laws::Frame;
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
@@ -111,7 +111,7 @@ fn pose_binary(t: f64, x: f64) -> Vec<u8> {
         speed_mps: 10.0,
         ..Frame::default()
     };
-    bridge::wire::Envelope {
+    ingest::wire::Envelope {
         channel: "/apollo/localization/pose".into(),
         payload: bridge::drive::encode::localization(&frame).encode_to_vec(),
     }

@@ -19,19 +19,20 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::WebSocketStream;
 use tokio_util::sync::CancellationToken;
 
-use crate::control::CONTROL_COMMAND_TOPIC;
-use crate::message::{Channel, Payload, SimMessage};
+use crate::config::BridgeConfig;
+use crate::control_command::CONTROL_COMMAND_TOPIC;
 use crate::pipeline::{ConnLink, ModelStore, MonitorHandle, OutTopic, Outbound};
 use crate::rosbridge::{self, Op};
-use crate::server::BridgeConfig;
 use crate::shutdown::ShutdownReason;
+use ingest::message::{Channel, Payload, SimMessage};
 
 /// The topic that carries interventions.
 pub const INTERVENTION_TOPIC: &str = "/avguard/intervention";
 /// The topic that carries per-frame risk.
 pub const RISK_TOPIC: &str = "/avguard/risk";
-/// The control topic (`{"command": "reload"}`).
-pub const CONTROL_TOPIC: &str = "/avguard/control";
+/// The topic of requests to avguard itself (`{"command": "reload"}`); not to be confused with Apollo's
+/// vehicle-control topic [`CONTROL_COMMAND_TOPIC`], which avguard publishes.
+pub const ADMIN_TOPIC: &str = "/avguard/control";
 
 /// What every connection task shares.
 pub struct ConnCtx {
@@ -337,8 +338,8 @@ impl Conn {
     async fn handle_op(&mut self, op: Op) -> Sent {
         match op {
             Op::Publish { id, topic, msg } => {
-                if topic == CONTROL_TOPIC {
-                    return self.control(id.as_deref(), &msg).await;
+                if topic == ADMIN_TOPIC {
+                    return self.admin(id.as_deref(), &msg).await;
                 }
                 let started = std::time::Instant::now();
                 match SimMessage::decode(&topic, Payload::Json(&msg)) {
@@ -351,7 +352,7 @@ impl Conn {
                 }
             }
             Op::Advertise { id, topic } => {
-                if Channel::from_topic(&topic).is_some() || topic == CONTROL_TOPIC {
+                if Channel::from_topic(&topic).is_some() || topic == ADMIN_TOPIC {
                     Ok(())
                 } else {
                     self.reject(id.as_deref(), &format!("unknown topic {topic:?}: avguard does not consume it"))
@@ -384,7 +385,8 @@ impl Conn {
         }
     }
 
-    async fn control(&mut self, id: Option<&str>, msg: &serde_json::Value) -> Sent {
+    /// Answers a request on [`ADMIN_TOPIC`].
+    async fn admin(&mut self, id: Option<&str>, msg: &serde_json::Value) -> Sent {
         if msg.get("command").and_then(serde_json::Value::as_str) != Some("reload") {
             return self
                 .reject(id, "control: expected {\"command\": \"reload\"}")
@@ -415,7 +417,7 @@ fn out_topic(topic: &str) -> Option<OutTopic> {
     match topic {
         INTERVENTION_TOPIC => Some(OutTopic::Intervention),
         RISK_TOPIC => Some(OutTopic::Risk),
-        CONTROL_COMMAND_TOPIC => Some(OutTopic::Control),
+        CONTROL_COMMAND_TOPIC => Some(OutTopic::ControlCommand),
         _ => None,
     }
 }
@@ -424,7 +426,7 @@ fn out_topic_name(topic: OutTopic) -> &'static str {
     match topic {
         OutTopic::Intervention => INTERVENTION_TOPIC,
         OutTopic::Risk => RISK_TOPIC,
-        OutTopic::Control => CONTROL_COMMAND_TOPIC,
+        OutTopic::ControlCommand => CONTROL_COMMAND_TOPIC,
     }
 }
 

@@ -3,18 +3,17 @@
 //! Tour of the main types, in data-flow order:
 //! - [`server::run`] accepts websocket connections (rosbridge v2 JSON text frames, protobuf binary
 //!   envelopes) and hands each to [`connection::serve`], which answers bad input with `status` errors.
-//! - [`message::SimMessage`] is the closed set of decoded messages; the topic string is matched once in
-//!   [`message::SimMessage::decode`]. Protobuf types ([`wire`]) stay inside this crate: each message is
-//!   converted into plain fields at decode time.
-//! - [`assemble::Assembler`] turns messages into one [`laws::Frame`] per tick of message time (sample and
-//!   hold; duplicates, out-of-order, late messages and time jumps are counted).
+//! - [`connection::serve`] decodes each message with [`ingest::message::SimMessage`] (the input-source
+//!   crate holds the protobuf wire types, the decoders and [`ingest::assemble::Assembler`], shared with
+//!   the record importer); protobuf types are used here only to encode: outgoing control commands and
+//!   [`drive`]'s simulated messages.
 //! - [`pipeline::Monitor`] runs assembly → decision ([`decide::Decide`]) → enforcement on plain threads fed
 //!   by bounded crossbeam queues, with a swappable model ([`pipeline::ModelStore`]) and a termination
 //!   protocol that stops everything if a worker panics.
 //! - [`enforce::Enforcer`] turns per-frame risk into alarm episodes (hysteresis), interventions with a
 //!   target speed and an explanation, and `clear`s; [`predlog::PredictionLog`] writes them as JSON lines.
 //!
-//! - [`control`] builds the optional Apollo `ControlCommand` of an intervention; [`record`] streams each
+//! - [`control_command`] builds the optional Apollo `ControlCommand` of an intervention; [`record`] streams each
 //!   connection's frames into an HDF5 run log; [`metrics`] holds the counters, queue gauges and stage
 //!   latency histograms reported in [`server::RunReport`] and a periodic log line.
 //! - [`drive`] is the scenario generator as a lock-step simulator client; [`blocking`] wraps the async
@@ -25,14 +24,13 @@
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
-pub mod assemble;
 pub mod blocking;
+pub mod config;
 pub mod connection;
-pub mod control;
+pub mod control_command;
 pub mod decide;
 pub mod drive;
 pub mod enforce;
-pub mod message;
 pub mod metrics;
 pub mod models;
 pub mod pipeline;
@@ -42,4 +40,3 @@ pub mod rosbridge;
 pub mod server;
 pub mod session;
 pub mod shutdown;
-pub mod wire;

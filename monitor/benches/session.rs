@@ -11,11 +11,12 @@ use std::time::Instant;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use laws::frame::{light_color, obstacle_type};
+use laws::LawSource;
 use laws::{EvalConfig, Evaluator, Frame, Obstacle, SignalContext, Signals};
 use monitor::spec::{parse_properties_toml, PropertySpec};
-use monitor::{BuildConfig, LawText, Model, Plan, Session, SessionConfig};
+use monitor::{BuildConfig, Model, Plan, Session, SessionConfig};
 
-fn shipped_laws() -> Vec<LawText> {
+fn shipped_laws() -> Vec<LawSource> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../laws/specs");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .expect("laws/specs")
@@ -25,7 +26,7 @@ fn shipped_laws() -> Vec<LawText> {
     files.sort();
     files
         .iter()
-        .map(|p| LawText {
+        .map(|p| LawSource {
             name: p.display().to_string(),
             text: std::fs::read_to_string(p).expect("law file"),
         })

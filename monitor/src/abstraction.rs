@@ -24,12 +24,22 @@ use laws::{
 };
 
 use crate::error::ModelError;
-use crate::model::LawText;
 use crate::spec::WINDOW_SUFFIX;
 use crate::StateId;
 
 #[cfg(test)]
 mod tests;
+
+/// Parses law texts as one set, in the given order.
+///
+/// # Errors
+/// [`ModelError::Property`] carrying the parse error (file, line, column).
+pub fn parse_laws(laws: &[LawSource]) -> Result<LawSet, ModelError> {
+    LawSet::parse(laws).map_err(|e| ModelError::Property {
+        property: "(law texts)".into(),
+        reason: e.to_string(),
+    })
+}
 
 /// What a property's predicates are, as stored in a model: the law and the predicate texts.
 #[derive(Debug, Clone, Copy)]
@@ -114,12 +124,12 @@ impl Compiled {
     /// them, or a predicate is neither an atom nor `L.w`; [`ModelError::Config`] for a bad frame period or
     /// window.
     pub fn new(
-        laws: &[LawText],
+        laws: &[LawSource],
         properties: &[PropertyDef<'_>],
         frame_period_s: f64,
         window_frames: usize,
     ) -> Result<Compiled, ModelError> {
-        let full = crate::training::parse_laws(laws)?;
+        let full = parse_laws(laws)?;
         // The laws the properties need, in first-use order.
         let mut needed: Vec<String> = Vec::new();
         for p in properties {

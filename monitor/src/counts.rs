@@ -2,7 +2,7 @@
 //!
 //! Algorithm 1 of the paper counts consecutive-state pairs over all abstract traces, keeping only valid
 //! transitions. [`Counts`] holds those integer counts sparsely; the matrix is derived from them (see
-//! [`crate::learn`]). Because counting is addition, learning from two sets of runs separately and calling
+//! [`crate::estimate`]). Because counting is addition, learning from two sets of runs separately and calling
 //! [`Counts::merge`] gives exactly the counts — hence exactly the model — learned from all runs at once.
 
 use std::collections::HashMap;

@@ -5,7 +5,7 @@
 //!   valid and which states are unsafe or terminal; [`av::AvDomain`] is the AV one (bit-strings of law
 //!   predicates plus a "run finished" state);
 //! - [`Counts`] accumulates transition counts from abstract traces (Algorithm 1) and merges exactly;
-//! - [`learn::build_dtmc`] turns counts into a row-stochastic [`Dtmc`] with validity-aware Laplace smoothing;
+//! - [`estimate::build_dtmc`] turns counts into a row-stochastic [`Dtmc`] with validity-aware Laplace smoothing;
 //! - [`PacSummary`] evaluates the PAC sample bound (Eq. 2) per state;
 //! - [`RiskTable`] caches, per state, P(F unsafe), P(F≤k unsafe), expected steps and the most likely path,
 //!   solved exactly by [`reach`];
@@ -31,10 +31,11 @@ pub mod counts;
 pub mod domain;
 pub mod dtmc;
 pub mod error;
-pub mod learn;
+pub mod estimate;
 pub mod model;
 pub mod pac;
 
+pub mod learning;
 pub mod prism;
 pub mod property;
 pub mod reach;
@@ -43,21 +44,20 @@ pub mod select;
 pub mod session;
 pub mod spec;
 pub mod table;
-pub mod training;
 
 pub use counts::Counts;
 pub use domain::Domain;
 pub use dtmc::Dtmc;
 pub use error::{ModelError, StructureError};
-pub use learn::LearnConfig;
-pub use model::{LawText, Model};
+pub use estimate::LaplaceConfig;
+pub use learning::{Learner, Plan};
+pub use model::Model;
 pub use pac::{PacConfig, PacSummary};
 pub use property::{BuildConfig, PropertyModel};
 pub use risk::RiskMeasure;
 pub use session::{LikelyPath, PropertyOutcome, Session, SessionConfig, StepOutcome};
 pub use spec::{PropertySpec, ResolvedProperty};
 pub use table::RiskTable;
-pub use training::{Learner, Plan};
 
 /// Index of an abstract state.
 pub type StateId = u32;

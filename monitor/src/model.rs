@@ -4,6 +4,7 @@
 //! encoding of the body. Decoding checks magic and version first (so a foreign or future file is named as
 //! such), then every matrix and table passes the same validator as when it was built.
 
+use laws::LawSource;
 use serde::{Deserialize, Serialize};
 
 use crate::abstraction::{Compiled, PropertyDef};
@@ -18,19 +19,12 @@ pub const MAGIC: &[u8; 16] = b"AVGUARD-MODEL\0\0\0";
 /// The format version this build reads and writes.
 pub const FORMAT_VERSION: u32 = 4;
 
-/// A law file's name and text, embedded so the model is self-contained.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LawText {
-    /// File name (e.g. `law38.law`).
-    pub name: String,
-    /// Its full text.
-    pub text: String,
-}
-
 /// All learned properties of a deployment.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Model {
-    laws: Vec<LawText>,
+    /// The law files' names (e.g. `law38.law`) and texts, embedded so the model is self-contained.
+    #[serde(with = "stored_laws")]
+    laws: Vec<LawSource>,
     properties: Vec<PropertyModel>,
 }
 
@@ -42,7 +36,7 @@ impl Model {
     /// # Errors
     /// [`ModelError::Property`] or [`ModelError::Config`] naming the first problem.
     pub fn try_new(
-        laws: Vec<LawText>,
+        laws: Vec<LawSource>,
         properties: Vec<PropertyModel>,
     ) -> Result<Model, ModelError> {
         for (i, p) in properties.iter().enumerate() {
@@ -115,7 +109,7 @@ impl Model {
     }
 
     /// The embedded law texts.
-    pub fn laws(&self) -> &[LawText] {
+    pub fn laws(&self) -> &[LawSource] {
         &self.laws
     }
 
@@ -154,5 +148,42 @@ impl Model {
             return Err(ModelError::Decode(format!("{} trailing bytes", tail.len())));
         }
         Model::try_new(model.laws, model.properties)
+    }
+}
+
+/// The embedded laws as the file stores them: a sequence of (name, text). `laws` derives no serde (it
+/// has no serialization); this is [`LawSource`]'s counterpart at the model-file boundary.
+mod stored_laws {
+    use laws::LawSource;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Serialize)]
+    struct Borrowed<'a> {
+        name: &'a str,
+        text: &'a str,
+    }
+
+    #[derive(Deserialize)]
+    struct Owned {
+        name: String,
+        text: String,
+    }
+
+    pub(super) fn serialize<S: Serializer>(laws: &[LawSource], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(laws.iter().map(|l| Borrowed {
+            name: &l.name,
+            text: &l.text,
+        }))
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<LawSource>, D::Error> {
+        let stored = Vec::<Owned>::deserialize(d)?;
+        Ok(stored
+            .into_iter()
+            .map(|l| LawSource {
+                name: l.name,
+                text: l.text,
+            })
+            .collect())
     }
 }

@@ -11,7 +11,7 @@ use crate::counts::Counts;
 use crate::domain::Domain;
 use crate::dtmc::Dtmc;
 use crate::error::{ModelError, StructureError};
-use crate::learn::{build_dtmc, LearnConfig};
+use crate::estimate::{build_dtmc, LaplaceConfig};
 use crate::calibrate::Calibration;
 use crate::pac::{PacConfig, PacSummary};
 use crate::select::{ReactiveRule, Selection};
@@ -22,7 +22,7 @@ use crate::StateId;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BuildConfig {
     /// Laplace smoothing.
-    pub learn: LearnConfig,
+    pub laplace: LaplaceConfig,
     /// PAC parameters.
     pub pac: PacConfig,
     /// Time between frames, s (converts horizons in seconds to steps).
@@ -41,7 +41,7 @@ impl Default for BuildConfig {
     /// α = 1, ε = δ = 0.05, 10 Hz, horizons 1, 2, 3 and 5 s, a 10 s violation window.
     fn default() -> Self {
         BuildConfig {
-            learn: LearnConfig::default(),
+            laplace: LaplaceConfig::default(),
             pac: PacConfig::default(),
             frame_period_s: 0.1,
             max_accel_mps2: 10.0,
@@ -185,7 +185,7 @@ impl PropertyModel {
         config: &BuildConfig,
     ) -> Result<PropertyModel, ModelError> {
         let domain = Self::domain_for(&predicates, unsafe_bit, config)?;
-        let learned = build_dtmc(&domain, &counts, &config.learn)?;
+        let learned = build_dtmc(&domain, &counts, &config.laplace)?;
         let pac = PacSummary::compute(&domain, &counts, config.pac)?;
         let unsafe_mask = unsafe_mask(&domain);
         let table = RiskTable::compute(&learned.dtmc, &unsafe_mask, &config.horizons_steps)?;
@@ -323,7 +323,7 @@ impl PropertyModel {
     pub fn dtmc(&self) -> &Dtmc {
         &self.dtmc
     }
-    /// States with no estimate (see [`crate::learn`]).
+    /// States with no estimate (see [`crate::estimate`]).
     pub fn deadlocks(&self) -> &[StateId] {
         &self.deadlocks
     }

@@ -28,10 +28,30 @@ pub(crate) struct IdmParams {
     pub min_gap_m: f64,
 }
 
-/// IDM acceleration for speed `v` and desired speed `v0`, with an optional leader `(gap_m, leader_speed)`.
-pub(crate) fn idm(p: &IdmParams, v: f64, v0: f64, leader: Option<(f64, f64)>) -> f64 {
+/// The road user the IDM follows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Leader {
+    /// Bumper-to-bumper gap, m.
+    pub gap_m: f64,
+    /// Its speed along the follower's path, m/s.
+    pub speed_mps: f64,
+}
+
+impl Leader {
+    /// A standing leader `gap_m` ahead (a virtual one stands for a stop point).
+    pub fn standing(gap_m: f64) -> Leader {
+        Leader {
+            gap_m,
+            speed_mps: 0.0,
+        }
+    }
+}
+
+/// IDM acceleration for speed `v` and desired speed `v0` (m/s), with an optional leader.
+pub(crate) fn idm(p: &IdmParams, v: f64, v0: f64, leader: Option<Leader>) -> f64 {
     let free = 1.0 - (v / v0.max(0.1)).powi(4);
-    let interaction = leader.map_or(0.0, |(gap, v_lead)| {
+    let interaction = leader.map_or(0.0, |l| {
+        let (gap, v_lead) = (l.gap_m, l.speed_mps);
         let dyn_gap = v * p.time_headway_s
             + v * (v - v_lead) / (2.0 * (p.max_accel_mps2 * p.comfort_decel_mps2).sqrt());
         let s_star = p.min_gap_m + dyn_gap.max(0.0);
@@ -49,32 +69,77 @@ const FINAL_STOP_M: f64 = 1.5;
 /// Hardest braking the ego can do, m/s².
 pub(crate) const MAX_BRAKE_MPS2: f64 = 8.0;
 
-/// What the driver perceives at one tick (built by the simulation from the world state).
+/// What the driver perceives at one tick (built by the simulation from the world state). Distances are
+/// from the ego's front bumper along the route.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Perception {
+    /// Simulation time, s.
     pub t: f64,
-    pub v: f64,
-    /// Speed limit in force, m/s, and upcoming limits as `(distance_m, limit_mps)`.
+    pub speed_mps: f64,
+    /// Speed limit in force.
     pub limit_mps: f64,
-    pub limits_ahead: Vec<(f64, f64)>,
+    /// Upcoming limit changes.
+    pub limits_ahead: Vec<LimitAhead>,
     /// The first limit of the route (what a driver who missed the signs keeps to).
     pub first_limit_mps: f64,
-    /// Nearest road user in the ego path: `(gap_m, speed_along_route_mps)`.
-    pub leader: Option<(f64, f64)>,
-    /// Light colour and distance from the front bumper to its stop line (only while the line is ahead).
-    pub light: Option<(i32, f64)>,
-    /// Stop-sign line distance (while ahead or just reached) and whether the junction is clear to go.
-    pub stop_sign: Option<(f64, bool)>,
-    /// Turn ahead: `(distance to the junction entry, 0 inside; turn radius)`.
-    pub turn: Option<(f64, f64)>,
-    /// Unprotected left turn: distance to the yield point and the smallest judged time-to-arrival of
-    /// oncoming traffic at the conflict zone (`inf` when none).
-    pub left_yield: Option<(f64, f64)>,
-    /// Distance to the junction entry while the junction ahead is jammed.
-    pub jam: Option<f64>,
-    /// Distance to the crosswalk while a pedestrian has priority, and whether one is in or next to the ego
-    /// lane.
-    pub crosswalk: Option<(f64, bool)>,
+    /// Nearest road user in the ego path.
+    pub leader: Option<Leader>,
+    /// The light governing the ego lane (only while its stop line is ahead).
+    pub light: Option<LightAhead>,
+    /// A stop sign (while its line is ahead or just reached), or a junction without control whose cross
+    /// traffic the ego must let pass.
+    pub stop_sign: Option<StopSignAhead>,
+    /// A turn at the junction ahead.
+    pub turn: Option<TurnAhead>,
+    /// An unprotected left turn.
+    pub left_yield: Option<LeftYield>,
+    /// Distance to the junction entry while the junction ahead is jammed, m.
+    pub jam_dist_m: Option<f64>,
+    /// A crosswalk while a pedestrian has priority.
+    pub crosswalk: Option<CrosswalkAhead>,
+}
+
+/// An upcoming speed-limit sign.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct LimitAhead {
+    pub dist_m: f64,
+    pub limit_mps: f64,
+}
+
+/// The light ahead: its colour ([`light_color`]) and the distance to its stop line.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct LightAhead {
+    pub color: i32,
+    pub dist_m: f64,
+}
+
+/// A stop line ahead and whether the junction is clear to go.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct StopSignAhead {
+    pub dist_m: f64,
+    pub clear: bool,
+}
+
+/// A turn ahead: distance to the junction entry (0 inside) and the turn radius.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct TurnAhead {
+    pub dist_m: f64,
+    pub radius_m: f64,
+}
+
+/// An unprotected left turn: distance to the yield point and the smallest judged time-to-arrival of
+/// oncoming traffic at the conflict zone (`inf` when none).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct LeftYield {
+    pub dist_m: f64,
+    pub min_tta_s: f64,
+}
+
+/// A crosswalk where a pedestrian has priority, and whether one is in or next to the ego lane.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct CrosswalkAhead {
+    pub dist_m: f64,
+    pub ped_near_lane: bool,
 }
 
 /// Stop-sign progress.
@@ -186,21 +251,22 @@ impl Driver {
         };
         let mut v0 = limit * self.v_factor;
         if !self.ignore_limits {
-            for &(dist, lim) in &p.limits_ahead {
+            for sign in &p.limits_ahead {
                 // Plan to be down to the new limit 20 m before the sign, braking gently.
-                let room = (dist - 20.0).max(0.0);
-                v0 = v0.min(((lim * self.v_factor).powi(2) + b * room).sqrt());
+                let room = (sign.dist_m - 20.0).max(0.0);
+                v0 = v0.min(((sign.limit_mps * self.v_factor).powi(2) + b * room).sqrt());
             }
         }
-        if let Some((dist, radius)) = p.turn {
-            let v_turn = (self.lateral_accel_mps2 * radius).sqrt();
-            v0 = v0.min((v_turn * v_turn + 2.0 * b * dist).sqrt());
+        if let Some(turn) = p.turn {
+            let v_turn = (self.lateral_accel_mps2 * turn.radius_m).sqrt();
+            v0 = v0.min((v_turn * v_turn + 2.0 * b * turn.dist_m).sqrt());
         }
-        let mut a = idm(&self.idm, p.v, v0, p.leader);
-        if p.v > v0 + 0.2 {
+        let v = p.speed_mps;
+        let mut a = idm(&self.idm, v, v0, p.leader);
+        if v > v0 + 0.2 {
             // IDM's free-road term brakes weakly above the desired speed; a driver tracks a lower target
             // with a firmer, bounded brake.
-            a = a.min(-(p.v - v0).min(b));
+            a = a.min(-(v - v0).min(b));
         }
         let mut jam_brake = f64::INFINITY;
         let mut stop_at = |dist: f64| {
@@ -208,24 +274,24 @@ impl Driver {
             // before it.
             a = a.min(idm(
                 &self.idm,
-                p.v,
+                v,
                 v0,
-                Some((dist + self.idm.min_gap_m - 0.5, 0.0)),
+                Some(Leader::standing(dist + self.idm.min_gap_m - 0.5)),
             ));
             // IDM approaches a standstill point asymptotically (a long creep at walking pace); in the last
             // metres a driver brakes to a standstill at the point instead, and stays there.
             let to_point = dist - 0.5;
-            if to_point < FINAL_STOP_M && p.v < 3.0 {
+            if to_point < FINAL_STOP_M && v < 3.0 {
                 // Never harder than the driver's comfortable deceleration: with the reaction delay a
                 // purely kinematic demand would keep growing; a small overshoot is absorbed by the 0.5 m
                 // margin.
-                a = a.min(-(p.v * p.v / (2.0 * to_point.max(0.05))).min(b));
+                a = a.min(-(v * v / (2.0 * to_point.max(0.05))).min(b));
             }
         };
-        if let Some((color, dist)) = p.light {
+        if let Some(LightAhead { color, dist_m }) = p.light {
             if color != self.light_seen {
                 self.light_seen = color;
-                let needed = p.v * p.v / (2.0 * dist.max(0.1));
+                let needed = v * v / (2.0 * dist_m.max(0.1));
                 self.light_stop = match color {
                     light_color::YELLOW => needed <= self.yellow_stop_decel_mps2,
                     light_color::RED => needed <= MAX_BRAKE_MPS2 * 0.9,
@@ -233,14 +299,18 @@ impl Driver {
                 };
             }
             if self.light_stop {
-                stop_at(dist);
+                stop_at(dist_m);
             }
         }
-        if let Some((dist, clear)) = p.stop_sign {
+        if let Some(StopSignAhead {
+            dist_m: dist,
+            clear,
+        }) = p.stop_sign
+        {
             match self.stop_sign {
                 StopSign::Approaching => {
-                    let rolled = self.rolling_stop && dist < 3.0 && p.v < 2.5;
-                    if rolled || (p.v < 0.1 && dist < 2.0) {
+                    let rolled = self.rolling_stop && dist < 3.0 && v < 2.5;
+                    if rolled || (v < 0.1 && dist < 2.0) {
                         self.stop_sign = StopSign::Stopped { since_t: p.t };
                     }
                     if !rolled {
@@ -258,9 +328,13 @@ impl Driver {
                 StopSign::Go => {}
             }
         }
-        if let Some((dist, min_tta_s)) = p.left_yield {
+        if let Some(LeftYield {
+            dist_m: dist,
+            min_tta_s,
+        }) = p.left_yield
+        {
             // Judged only near the yield point: the gap must cover the time to get there and the critical gap.
-            let time_to_yield = dist.max(0.0) / p.v.max(2.0);
+            let time_to_yield = dist.max(0.0) / v.max(2.0);
             if !self.left_committed
                 && dist < 10.0
                 && min_tta_s > self.critical_gap_s + time_to_yield
@@ -271,14 +345,14 @@ impl Driver {
                 stop_at(dist);
             }
         }
-        if let Some(dist) = p.jam {
+        if let Some(dist) = p.jam_dist_m {
             if !self.jam_ignore && dist > -0.5 {
                 stop_at(dist - 0.3);
                 if dist < JAM_WAIT_RANGE_M {
                     let a = &mut jam_brake;
                     // Close to a jammed junction a driver stops where they are and waits, rather than
                     // creeping up to the entry.
-                    *a = a.min(if p.v > 0.0 {
+                    *a = a.min(if v > 0.0 {
                         -self.jam_stop_decel_mps2
                     } else {
                         0.0
@@ -286,9 +360,13 @@ impl Driver {
                 }
             }
         }
-        if let Some((dist, near_lane)) = p.crosswalk {
-            if (!self.ped_ignore || near_lane) && dist > -0.5 {
-                stop_at(dist);
+        if let Some(CrosswalkAhead {
+            dist_m,
+            ped_near_lane,
+        }) = p.crosswalk
+        {
+            if (!self.ped_ignore || ped_near_lane) && dist_m > -0.5 {
+                stop_at(dist_m);
             }
         }
         a.min(jam_brake)

@@ -12,7 +12,7 @@ use laws::frame::obstacle_type;
 use rand::Rng;
 
 use crate::collision::Rect;
-use crate::ego::{idm, IdmParams};
+use crate::ego::{idm, IdmParams, Leader};
 use crate::light::Light;
 use crate::road::{Road, LANE_CENTRE_M, LANE_WIDTH_M};
 use crate::scenario::{ControlSpec, Scenario, VehicleRole};
@@ -27,8 +27,17 @@ pub(crate) enum Lane {
         x0: f64,
         y0: f64,
         heading: f64,
-        id: u8,
+        kind: LineKind,
     },
+}
+
+/// Which straight lane through the junction a [`Lane::Line`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LineKind {
+    /// Oncoming traffic (westbound): priority over a left-turning ego.
+    Oncoming,
+    /// Cross traffic (northbound), including the jam stream.
+    Cross,
 }
 
 /// Oncoming lane (westbound, north half of the east–west road).
@@ -36,14 +45,14 @@ const ONCOMING: Lane = Lane::Line {
     x0: 0.0,
     y0: LANE_CENTRE_M,
     heading: std::f64::consts::PI,
-    id: 1,
+    kind: LineKind::Oncoming,
 };
 /// Cross lane (northbound, east half of the north–south road).
 const CROSS: Lane = Lane::Line {
     x0: LANE_CENTRE_M,
     y0: 0.0,
     heading: std::f64::consts::FRAC_PI_2,
-    id: 2,
+    kind: LineKind::Cross,
 };
 
 /// A scripted braking event of a lead vehicle.
@@ -162,10 +171,13 @@ impl Vehicle {
             return -9.0;
         }
         let v0 = self.desired_speed(view.t);
-        let mut leader = leader.map(|(rear, v)| (rear - self.front(), v));
+        let mut leader = leader.map(|(rear, v)| Leader {
+            gap_m: rear - self.front(),
+            speed_mps: v,
+        });
         if let Some(gap) = self.ego_gap(&view.ego) {
-            if leader.is_none_or(|(g, _)| gap < g) {
-                leader = Some((gap, 0.0));
+            if leader.is_none_or(|l| gap < l.gap_m) {
+                leader = Some(Leader::standing(gap));
             }
         }
         let mut a = idm(&NPC_IDM, self.v, v0, leader);
@@ -182,7 +194,7 @@ impl Vehicle {
                     &NPC_IDM,
                     self.v,
                     v0,
-                    Some((gap + NPC_IDM.min_gap_m - 0.5, 0.0)),
+                    Some(Leader::standing(gap + NPC_IDM.min_gap_m - 0.5)),
                 ));
             }
         }
@@ -200,7 +212,7 @@ impl Vehicle {
                     &NPC_IDM,
                     self.v,
                     v0,
-                    Some((gap + NPC_IDM.min_gap_m - 0.5, 0.0)),
+                    Some(Leader::standing(gap + NPC_IDM.min_gap_m - 0.5)),
                 ));
             }
         }
@@ -214,7 +226,7 @@ impl Vehicle {
             x0,
             y0,
             heading,
-            id: 2,
+            kind: LineKind::Cross,
         } = self.lane
         else {
             return None;
@@ -387,7 +399,7 @@ impl Traffic {
 fn same_lane(a: Lane, b: Lane) -> bool {
     match (a, b) {
         (Lane::Route, Lane::Route) => true,
-        (Lane::Line { id: x, .. }, Lane::Line { id: y, .. }) => x == y,
+        (Lane::Line { kind: x, .. }, Lane::Line { kind: y, .. }) => x == y,
         _ => false,
     }
 }

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use monitor::training::merge_counts;
+use monitor::learning::merge_counts;
 use monitor::{Model, PropertyModel};
 use tests::{avguard, workspace_root};
 

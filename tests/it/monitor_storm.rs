@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use monitor::{BuildConfig, Counts, Domain, LawText, Model, PropertyModel, StateId};
+use laws::LawSource;
+use monitor::{BuildConfig, Counts, Domain, Model, PropertyModel, StateId};
 use tests::{avguard, workspace_root};
 
 /// A scratch folder unique to this test process.
@@ -62,7 +63,7 @@ fn learned_model() -> Model {
         counts.observe_trace(&d, &trace).unwrap();
     }
     let p = PropertyModel::build("no_collision", preds, 0, counts, &cfg).unwrap();
-    let laws = vec![LawText {
+    let laws = vec![LawSource {
         name: "no_collision.law".into(),
         text: "no_collision = G(collision == 0);".into(),
     }];

@@ -28,7 +28,7 @@ fn main() {
             Scenario::from_toml_str(&text).expect("scenario")
         })
         .collect();
-    let laws = tools::lawdir::read_texts(&root.join("laws/specs")).expect("laws");
+    let laws = tools::lawdir::read_sources(&root.join("laws/specs")).expect("laws");
     let specs = monitor::spec::parse_properties_toml(
         &std::fs::read_to_string(root.join("laws/specs/properties.toml")).expect("properties.toml"),
     )

@@ -14,7 +14,8 @@ use anyhow::{bail, Context};
 use monitor::select::data::RunRecord;
 use monitor::select::{AbstractionMode, AutoPlan, PropertyReport, SearchConfig};
 use monitor::spec::{parse_properties_toml, PropertySpec};
-use monitor::{BuildConfig, LawText, Model, Plan, ResolvedProperty};
+use laws::LawSource;
+use monitor::{BuildConfig, Model, Plan, ResolvedProperty};
 use rayon::prelude::*;
 
 /// Options of a fit.
@@ -48,8 +49,8 @@ pub fn properties(
     laws_dir: &Path,
     properties_file: Option<&Path>,
     config: &BuildConfig,
-) -> anyhow::Result<(Vec<LawText>, Vec<ResolvedProperty>, Vec<String>)> {
-    let laws = crate::lawdir::read_texts(laws_dir)?;
+) -> anyhow::Result<(Vec<LawSource>, Vec<ResolvedProperty>, Vec<String>)> {
+    let laws = crate::lawdir::read_sources(laws_dir)?;
     let default_file = laws_dir.join("properties.toml");
     let file = properties_file
         .map(Path::to_path_buf)

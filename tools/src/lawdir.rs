@@ -37,14 +37,3 @@ pub fn load(dir: &Path) -> anyhow::Result<LawSet> {
     // The parse error already names file, line and column.
     LawSet::parse(&sources).map_err(|e| anyhow::anyhow!("{e}"))
 }
-
-/// Reads the `.law` files of `dir` as the law texts a model embeds.
-pub fn read_texts(dir: &Path) -> anyhow::Result<Vec<monitor::LawText>> {
-    Ok(read_sources(dir)?
-        .into_iter()
-        .map(|s| monitor::LawText {
-            name: s.name,
-            text: s.text,
-        })
-        .collect())
-}

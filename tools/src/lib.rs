@@ -1,6 +1,6 @@
-//! The library behind the `avguard` binary: command implementations (`cmd`), batch scoring (`scoring`) and
-//! the reports (`report`). It is glue over `laws`, `monitor`, `scenarios` and `bridge`; no law, model or
-//! protocol logic lives here. It is a library so that benches and tests can call the same code as the binary.
+//! The library behind the `avguard` binary: command implementations (`cmd`), batch scoring (`score`) over
+//! the pure time-ahead definitions (`time_ahead`), and the reports (`report`). It is glue over `laws`,
+//! `monitor`, `scenarios` and `bridge`; no law, model or protocol logic lives here. It is a library so that benches and tests can call the same code as the binary.
 
 pub mod batch;
 pub mod cmd;
@@ -10,4 +10,4 @@ pub mod lawdir;
 pub mod progress;
 pub mod report;
 pub mod score;
-pub mod scoring;
+pub mod time_ahead;

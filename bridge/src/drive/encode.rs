@@ -1,6 +1,6 @@
 //! A [`Frame`] as the Apollo messages a simulator would publish: `LocalizationEstimate`, `Chassis`,
 //! `PerceptionObstacles`, `TrafficLightDetection`, plus the `/avguard/road_context` JSON — the inverse of
-//! the [`crate::message`] decoders, so that decode(encode(frame)) assembles back into `frame`.
+//! the [`ingest::message`] decoders, so that decode(encode(frame)) assembles back into `frame`.
 //!
 //! Fidelity notes: the speed travels as the world-frame velocity `(v cos h, v sin h)` of the pose (f64);
 //! the chassis speedometer is left out because Apollo's is an `f32` and the assembler would prefer it,
@@ -12,12 +12,12 @@ use laws::Frame;
 use prost_reflect::DynamicMessage;
 use serde_json::{json, Value};
 
-use crate::message::Channel;
-use crate::wire;
-use crate::wire::apollo::canbus::Chassis;
-use crate::wire::apollo::common::{Header, Point3D, PointEnu, VehicleSignal};
-use crate::wire::apollo::localization::{LocalizationEstimate, Pose};
-use crate::wire::apollo::perception::{
+use ingest::message::Channel;
+use ingest::wire;
+use ingest::wire::apollo::canbus::Chassis;
+use ingest::wire::apollo::common::{Header, Point3D, PointEnu, VehicleSignal};
+use ingest::wire::apollo::localization::{LocalizationEstimate, Pose};
+use ingest::wire::apollo::perception::{
     PerceptionObstacle, PerceptionObstacles, TrafficLight, TrafficLightDetection,
 };
 

@@ -9,11 +9,11 @@ use laws::Frame;
 use tokio::net::TcpListener;
 
 use super::*;
-use crate::assemble::AssemblerConfig;
 use crate::decide::{Decide, DecideFactory, Decision, PropertyRisk};
 use crate::enforce::{Action, EnforceConfig};
 use crate::pipeline::{ModelStore, MonitorConfig};
 use crate::server::{self, BridgeConfig, RunReport};
+use ingest::assemble::AssemblerConfig;
 
 #[derive(Default)]
 struct NearStopSign(Decision);

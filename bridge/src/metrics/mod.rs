@@ -6,7 +6,7 @@
 //! quantile is exact to within 12.5 %), which needs no lock and no allocation on the hot path.
 //!
 //! Stages measured (per message or per frame):
-//! - `decode`: websocket frame received → decoded [`crate::message::SimMessage`] (in the connection task);
+//! - `decode`: websocket frame received → decoded [`ingest::message::SimMessage`] (in the connection task);
 //! - `queue_wait`: message queued for the monitor → picked up by its worker (the data-plane queue);
 //! - `step`: one frame's decision step plus enforcement inside the worker;
 //! - `outbound_wait`: intervention/risk queued by the worker → written to the socket by the connection.

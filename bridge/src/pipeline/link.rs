@@ -16,7 +16,7 @@ pub enum OutTopic {
     /// `/avguard/risk`.
     Risk,
     /// `/apollo/control` (Apollo `ControlCommand`, with `--control-command`).
-    Control,
+    ControlCommand,
 }
 
 /// A message for one client.
@@ -24,9 +24,9 @@ pub enum OutTopic {
 pub struct Outbound {
     /// Topic.
     pub topic: OutTopic,
-    /// The `msg` object, serialized as JSON (for `Control`: the protobuf JSON mapping).
+    /// The `msg` object, serialized as JSON (for `ControlCommand`: the protobuf JSON mapping).
     pub msg_json: String,
-    /// For `Control`: the binary envelope sent to clients that speak binary.
+    /// For `ControlCommand`: the binary envelope sent to clients that speak binary.
     pub binary: Option<Vec<u8>>,
     /// When the worker queued it (for the `outbound_wait` latency).
     pub queued: Instant,

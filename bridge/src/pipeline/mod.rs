@@ -4,7 +4,7 @@
 //! sharded to it (`conn id % n_workers`) and runs frame assembly, the decision step and enforcement. It
 //! hands results back to the connection through the connection's bounded outbound queue ([`ConnLink`]).
 //!
-//! Termination protocol: a `Quit` marker on each worker's control queue, plus a shared `quit` flag, plus a
+//! Termination protocol: a `Quit` marker on each worker's lifecycle queue, plus a shared `quit` flag, plus a
 //! guard whose `Drop` trips the flag, sends `Quit` to every worker and cancels the server's token if its
 //! thread is panicking — so one panicking stage brings the whole bridge down cleanly instead of leaving a
 //! half-alive pipeline.
@@ -20,13 +20,13 @@ use std::time::Instant;
 use crossbeam_channel::{Receiver, Sender, TrySendError};
 use tokio_util::sync::CancellationToken;
 
-use crate::assemble::AssemblerConfig;
 use crate::enforce::EnforceConfig;
-use crate::message::SimMessage;
 pub use crate::metrics::Metrics;
 pub use crate::models::{ModelSlot, ModelStore};
 use crate::predlog::PredictionLog;
 use crate::record::RecordConfig;
+use ingest::assemble::AssemblerConfig;
+use ingest::message::SimMessage;
 
 mod link;
 mod worker;
@@ -41,8 +41,8 @@ pub(crate) struct DataItem {
     queued: Instant,
 }
 
-/// Monitor input, control plane.
-pub(crate) enum Control {
+/// Monitor input, lifecycle plane: a connection ended, or the worker must stop.
+pub(crate) enum Lifecycle {
     /// The connection closed: drop its state.
     Close(u64),
     /// Stop the worker.
@@ -76,7 +76,7 @@ pub struct Sinks {
 /// The running monitor stage.
 pub struct Monitor {
     data: Vec<(Sender<DataItem>, Receiver<DataItem>)>,
-    control: Vec<Sender<Control>>,
+    lifecycle: Vec<Sender<Lifecycle>>,
     quit: Arc<AtomicBool>,
     threads: Vec<JoinHandle<()>>,
     metrics: Arc<Metrics>,
@@ -94,26 +94,26 @@ impl Monitor {
         let n = config.n_workers.max(1);
         let quit = Arc::new(AtomicBool::new(false));
         let mut data = Vec::with_capacity(n);
-        let mut control = Vec::with_capacity(n);
-        let mut control_rx = Vec::with_capacity(n);
+        let mut lifecycle = Vec::with_capacity(n);
+        let mut lifecycle_rx = Vec::with_capacity(n);
         for _ in 0..n {
             // Data plane: bounded and lossy. When full, the sender drops the oldest queued message and
             // counts it (`Metrics::n_data_dropped`): a stale pose is worth less than a fresh one.
             data.push(crossbeam_channel::bounded(config.data_capacity.max(1)));
-            // Control plane: bounded and strict. Close/Quit are rare; a full queue means the worker is
+            // Lifecycle plane: bounded and strict. Close/Quit are rare; a full queue means the worker is
             // stuck, and the sender then trips the quit flag.
             let (tx, rx) = crossbeam_channel::bounded(1024);
-            control.push(tx);
-            control_rx.push(rx);
+            lifecycle.push(tx);
+            lifecycle_rx.push(rx);
         }
         let mut threads = Vec::with_capacity(n);
-        for (i, ctrl_rx) in control_rx.into_iter().enumerate() {
+        for (i, lifecycle_rx) in lifecycle_rx.into_iter().enumerate() {
             let Some((_, data_rx)) = data.get(i) else {
                 continue;
             };
             let worker = worker::Worker {
                 data: data_rx.clone(),
-                control: ctrl_rx,
+                lifecycle: lifecycle_rx,
                 models: Arc::clone(&models),
                 sinks: sinks.clone(),
                 metrics: Arc::clone(&metrics),
@@ -121,7 +121,7 @@ impl Monitor {
             };
             let guard = PanicGuard {
                 quit: Arc::clone(&quit),
-                control: control.clone(),
+                lifecycle: lifecycle.clone(),
                 cancel: cancel.clone(),
             };
             threads.push(
@@ -135,7 +135,7 @@ impl Monitor {
         }
         Ok(Monitor {
             data,
-            control,
+            lifecycle,
             quit,
             threads,
             metrics,
@@ -146,7 +146,7 @@ impl Monitor {
     pub fn handle(&self) -> MonitorHandle {
         MonitorHandle {
             data: self.data.clone(),
-            control: self.control.clone(),
+            lifecycle: self.lifecycle.clone(),
             quit: Arc::clone(&self.quit),
             metrics: Arc::clone(&self.metrics),
         }
@@ -155,9 +155,9 @@ impl Monitor {
     /// Sends `Quit` to every worker and joins them. Returns the number of workers that panicked.
     pub fn shutdown(self) -> usize {
         self.quit.store(true, Ordering::SeqCst);
-        for c in &self.control {
-            // A full or closed control queue means the worker is gone or will see the flag.
-            let _ = c.try_send(Control::Quit);
+        for c in &self.lifecycle {
+            // A full or closed lifecycle queue means the worker is gone or will see the flag.
+            let _ = c.try_send(Lifecycle::Quit);
         }
         self.threads
             .into_iter()
@@ -171,7 +171,7 @@ impl Monitor {
 #[derive(Clone)]
 pub struct MonitorHandle {
     data: Vec<(Sender<DataItem>, Receiver<DataItem>)>,
-    control: Vec<Sender<Control>>,
+    lifecycle: Vec<Sender<Lifecycle>>,
     quit: Arc<AtomicBool>,
     metrics: Arc<Metrics>,
 }
@@ -232,8 +232,8 @@ impl MonitorHandle {
     /// Tells the worker that the connection is gone.
     pub fn close(&self, link: &ConnLink) {
         link.open.store(false, Ordering::SeqCst);
-        if let Some(tx) = shard(&self.control, link.id) {
-            if let Err(TrySendError::Full(_)) = tx.try_send(Control::Close(link.id)) {
+        if let Some(tx) = shard(&self.lifecycle, link.id) {
+            if let Err(TrySendError::Full(_)) = tx.try_send(Lifecycle::Close(link.id)) {
                 self.quit.store(true, Ordering::SeqCst);
             }
         }
@@ -248,7 +248,7 @@ fn shard<T>(v: &[T], id: u64) -> Option<&T> {
 /// Trips the termination protocol if the worker thread unwinds.
 struct PanicGuard {
     quit: Arc<AtomicBool>,
-    control: Vec<Sender<Control>>,
+    lifecycle: Vec<Sender<Lifecycle>>,
     cancel: CancellationToken,
 }
 
@@ -256,8 +256,8 @@ impl Drop for PanicGuard {
     fn drop(&mut self) {
         if std::thread::panicking() {
             self.quit.store(true, Ordering::SeqCst);
-            for c in &self.control {
-                let _ = c.try_send(Control::Quit);
+            for c in &self.lifecycle {
+                let _ = c.try_send(Lifecycle::Quit);
             }
             self.cancel.cancel();
         }

@@ -10,14 +10,14 @@ use crossbeam_channel::{select, Receiver};
 use laws::Frame;
 
 use super::link::{ConnLink, OutTopic, QueueError};
-use super::{Control, DataItem, MonitorConfig, Sinks};
-use crate::assemble::Assembler;
-use crate::control;
+use super::{DataItem, Lifecycle, MonitorConfig, Sinks};
+use crate::control_command;
 use crate::decide::{Decide, Decision};
 use crate::enforce::{EnforceConfig, Enforcer, Event, Intervention};
 use crate::metrics::Metrics;
 use crate::models::ModelStore;
 use crate::record::Recording;
+use ingest::assemble::Assembler;
 
 /// Per-connection monitor state.
 struct ConnState {
@@ -32,7 +32,7 @@ struct ConnState {
 
 pub(super) struct Worker {
     pub(super) data: Receiver<DataItem>,
-    pub(super) control: Receiver<Control>,
+    pub(super) lifecycle: Receiver<Lifecycle>,
     pub(super) models: Arc<ModelStore>,
     pub(super) sinks: Sinks,
     pub(super) metrics: Arc<Metrics>,
@@ -46,13 +46,13 @@ impl Worker {
         let mut events = Vec::new();
         loop {
             select! {
-                recv(self.control) -> c => match c {
-                    Ok(Control::Close(id)) => {
+                recv(self.lifecycle) -> c => match c {
+                    Ok(Lifecycle::Close(id)) => {
                         if let Some(state) = conns.remove(&id) {
                             self.finish_recording(state);
                         }
                     }
-                    Ok(Control::Quit) | Err(_) => break,
+                    Ok(Lifecycle::Quit) | Err(_) => break,
                 },
                 recv(self.data) -> d => match d {
                     Ok(item) => self.handle(&mut conns, item, &mut frames, &mut events),
@@ -189,26 +189,26 @@ impl Worker {
             Err(QueueError::Closed) => return,
         }
         if self.config.control_command {
-            self.send_control(link, enforce, frame, intervention);
+            self.send_control_command(link, enforce, frame, intervention);
         }
     }
 
     /// Queues the Apollo `ControlCommand` of an intervention (`--control-command`).
-    fn send_control(
+    fn send_control_command(
         &self,
         link: &ConnLink,
         enforce: &EnforceConfig,
         frame: &Frame,
         i: &Intervention,
     ) {
-        let Some(cmd) = control::control_command(frame, i, enforce) else {
+        let Some(cmd) = control_command::control_command(frame, i, enforce) else {
             return;
         };
-        let Some(json) = control::to_json(&cmd) else {
+        let Some(json) = control_command::to_json(&cmd) else {
             return;
         };
-        let binary = Some(control::to_envelope(&cmd));
-        match link.try_send(OutTopic::Control, json, binary, &self.metrics) {
+        let binary = Some(control_command::to_envelope(&cmd));
+        match link.try_send(OutTopic::ControlCommand, json, binary, &self.metrics) {
             Ok(()) => {
                 self.metrics
                     .n_control_commands

@@ -18,48 +18,15 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+pub use crate::config::{BridgeConfig, Reloader};
 use crate::connection::{self, ConnCtx};
-use crate::decide::DecideFactory;
 use crate::metrics::MetricsSnapshot;
-use crate::pipeline::{Metrics, ModelStore, Monitor, MonitorConfig, Sinks};
+use crate::pipeline::{Metrics, ModelStore, Monitor, Sinks};
 use crate::predlog::PredictionLog;
-use crate::record::RecordConfig;
 use crate::shutdown::ShutdownReason;
 
 #[cfg(test)]
 mod tests;
-
-/// Loads a new model for a reload request (control message or SIGHUP).
-pub type Reloader = Arc<dyn Fn() -> Result<Box<dyn DecideFactory>, String> + Send + Sync>;
-
-/// Bridge settings.
-#[derive(Clone)]
-pub struct BridgeConfig {
-    /// Frames larger than this get a `status` error and are dropped, bytes.
-    pub max_frame_bytes: usize,
-    /// Frames beyond this close the connection (websocket "message too big"), bytes.
-    pub hard_frame_bytes: usize,
-    /// Simultaneous simulator connections; more are refused.
-    pub max_connections: usize,
-    /// Shared secret clients pass as `?token=...` in the URL; `None` = no check (loopback use).
-    pub token: Option<String>,
-    /// Capacity of each connection's outbound queue (see `ConnLink::new` for its policy).
-    pub outbound_capacity: usize,
-    /// A send to a client that takes longer than this closes the connection as too slow.
-    pub send_timeout: Duration,
-    /// Time connections get to close after shutdown starts.
-    pub shutdown_grace: Duration,
-    /// Monitor stage settings.
-    pub monitor: MonitorConfig,
-    /// Prediction log path.
-    pub log_path: Option<PathBuf>,
-    /// Reload hook for `/avguard/control` `{"command": "reload"}`.
-    pub reload: Option<Reloader>,
-    /// Session recording (`--record`), one HDF5 log per connection.
-    pub record: Option<RecordConfig>,
-    /// Period of the `bridge metrics` tracing line; `None` = only at exit.
-    pub metrics_interval: Option<Duration>,
-}
 
 /// What happened during a run.
 #[derive(Debug, Default)]

@@ -2,7 +2,8 @@ use std::sync::Arc;
 
 use laws::frame::light_color;
 use laws::Frame;
-use monitor::{BuildConfig, LawText, Plan, PropertySpec, Session, SessionConfig};
+use laws::LawSource;
+use monitor::{BuildConfig, Plan, PropertySpec, Session, SessionConfig};
 
 use super::*;
 
@@ -28,7 +29,7 @@ fn run(stops: bool) -> Vec<Frame> {
 }
 
 fn model() -> Model {
-    let laws = vec![LawText {
+    let laws = vec![LawSource {
         name: "test.law".into(),
         text: LAW.into(),
     }];

@@ -302,7 +302,7 @@ impl Evaluator {
     pub fn needed_signals(&self) -> SignalSet {
         let mut set = SignalSet::EMPTY;
         for atom in self.atoms.atoms() {
-            set.insert_atom(atom);
+            set.extend(atom.signals());
         }
         set
     }

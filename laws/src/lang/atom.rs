@@ -1,13 +1,12 @@
 //! Atomic predicates: a comparison of two arithmetic terms over signals, e.g. `stoplineAhead<=2`.
 //!
 //! Atoms are the leaves of every law and the bits of the monitor's abstraction, so they are values
-//! (`Clone + Eq + Hash`) with a canonical text (`Display`) that [`Atom::parse`] reads back. Evaluating an
+//! (`Clone + Eq + Hash`) with a canonical text (`Display`) that [`Atom::parse`] (in the parser) reads back. Evaluating an
 //! atom reads one or two signals from a [`Signals`] array and compares: no allocation, no lookup by name.
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
 
-use super::error::ParseError;
 use crate::signals::{Signal, Signals};
 
 /// A comparison operator.
@@ -214,13 +213,6 @@ impl Atom {
         } else {
             Atom { lhs, cmp, rhs }
         }
-    }
-
-    /// Parses one atom, e.g. `NPCAhead(10)`, `speed < 0.5`, `PriorityNPCAhead`, or a canonical text.
-    ///
-    /// A negated comparison (`speed > 0.5`) is returned as written; [`Atom::canonical`] splits it.
-    pub fn parse(text: &str) -> Result<Atom, ParseError> {
-        super::parser::parse_atom(text)
     }
 
     /// The canonical form: an atom using only `<`, `<=`, `==`, and whether the original is its negation.

@@ -13,6 +13,7 @@ use super::atom::{Atom, Cmp, Term};
 use super::error::ParseError;
 use super::formula::{Formula, Interval};
 use super::lexer::{lex, Tok, Token};
+use crate::frame::{light_color, planned_turn, turn_signal};
 use crate::signals::{Signal, SignalKind, UNAVAILABLE};
 
 /// Either side of the formula/term split.
@@ -34,18 +35,26 @@ pub struct Parser<'a> {
 /// A parsed `name = formula;`: the name, the formula, the statement's byte range, and its (line, col).
 pub type Statement = (String, Formula, (usize, usize), (usize, usize));
 
-/// Enum constants of the language.
+/// Enum constants of the language: light colours (Apollo's, as in the frame), and turn signals and planned
+/// turns (whose `left`/`right` share the values 1 and 2).
 fn constant(name: &str) -> Option<f64> {
     Some(match name {
-        "green" => 3.0,
-        "yellow" => 2.0,
-        "red" => 1.0,
-        "off" | "forward" => 0.0,
-        "left" => 1.0,
-        "right" => 2.0,
+        "green" => f64::from(light_color::GREEN),
+        "yellow" => f64::from(light_color::YELLOW),
+        "red" => f64::from(light_color::RED),
+        "off" | "forward" => f64::from(turn_signal::NONE),
+        "left" => f64::from(turn_signal::LEFT),
+        "right" => f64::from(turn_signal::RIGHT),
         _ => return None,
     })
 }
+
+// `left`, `right` and `off`/`forward` stand for a turn signal and a planned turn alike.
+const _: () = assert!(
+    turn_signal::NONE == planned_turn::STRAIGHT
+        && turn_signal::LEFT == planned_turn::LEFT
+        && turn_signal::RIGHT == planned_turn::RIGHT
+);
 
 /// Names that cannot name a law.
 pub fn is_reserved(name: &str) -> bool {
@@ -65,28 +74,34 @@ fn atom_formula(atom: Atom) -> Formula {
     }
 }
 
-/// Parses one atom (see [`Atom::parse`]).
-pub fn parse_atom(text: &str) -> Result<Atom, ParseError> {
-    let mut p = Parser::new("atom", text, HashMap::new())?;
-    let start = p.i;
-    let lhs = p.arith()?;
-    let atom = if let Tok::Cmp(cmp) = p.peek().tok {
-        p.i += 1;
-        let rhs = p.arith()?;
-        match (lhs, rhs) {
-            (Operand::Term(l, _), Operand::Term(r, _)) => Atom::new(l, cmp, r),
-            _ => {
-                return Err(p.error_at(start, "expected a comparison of signals and numbers".into()))
+impl Atom {
+    /// Parses one atom, e.g. `NPCAhead(10)`, `speed < 0.5`, `PriorityNPCAhead`, or a canonical text.
+    ///
+    /// A negated comparison (`speed > 0.5`) is returned as written; [`Atom::canonical`] splits it.
+    pub fn parse(text: &str) -> Result<Atom, ParseError> {
+        let mut p = Parser::new("atom", text, HashMap::new())?;
+        let start = p.i;
+        let lhs = p.arith()?;
+        let atom = if let Tok::Cmp(cmp) = p.peek().tok {
+            p.i += 1;
+            let rhs = p.arith()?;
+            match (lhs, rhs) {
+                (Operand::Term(l, _), Operand::Term(r, _)) => Atom::new(l, cmp, r),
+                _ => {
+                    return Err(
+                        p.error_at(start, "expected a comparison of signals and numbers".into())
+                    )
+                }
             }
-        }
-    } else {
-        match p.to_formula(lhs)? {
-            Formula::Atom(a) => a,
-            _ => return Err(p.error_at(start, "expected a single atom".into())),
-        }
-    };
-    p.expect(&Tok::Eof, "end of the atom")?;
-    Ok(atom)
+        } else {
+            match p.to_formula(lhs)? {
+                Formula::Atom(a) => a,
+                _ => return Err(p.error_at(start, "expected a single atom".into())),
+            }
+        };
+        p.expect(&Tok::Eof, "end of the atom")?;
+        Ok(atom)
+    }
 }
 
 impl<'a> Parser<'a> {

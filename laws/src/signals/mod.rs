@@ -271,13 +271,6 @@ impl SignalSet {
         sigs.iter().any(|&s| self.contains(s))
     }
 
-    /// Every signal the atom reads, added.
-    pub fn insert_atom(&mut self, atom: &crate::lang::atom::Atom) {
-        for sig in atom.signals() {
-            self.insert(sig);
-        }
-    }
-
     /// Which obstacle signal groups the set reads.
     pub fn obstacle_needs(self) -> ObstacleNeeds {
         use Signal::*;
@@ -287,6 +280,14 @@ impl SignalSet {
             opposite: self.contains_any(&[NpcOpposite, NpcOppositeSpeed]),
             priority_npc: self.contains(PriorityNpcAhead),
             priority_peds: self.contains(PriorityPedsAhead),
+        }
+    }
+}
+
+impl Extend<Signal> for SignalSet {
+    fn extend<I: IntoIterator<Item = Signal>>(&mut self, iter: I) {
+        for sig in iter {
+            self.insert(sig);
         }
     }
 }

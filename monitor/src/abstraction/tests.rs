@@ -1,7 +1,6 @@
 use super::*;
-use crate::training::parse_laws;
 
-fn shipped_laws() -> Vec<LawText> {
+fn shipped_laws() -> Vec<LawSource> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../laws/specs");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
@@ -11,7 +10,7 @@ fn shipped_laws() -> Vec<LawText> {
     files.sort();
     files
         .iter()
-        .map(|p| LawText {
+        .map(|p| LawSource {
             name: p.file_name().unwrap().to_string_lossy().into_owned(),
             text: std::fs::read_to_string(p).unwrap(),
         })
@@ -98,7 +97,7 @@ fn unknown_laws_and_bad_predicates_are_named() {
 
 #[test]
 fn antecedents_of_implications_and_conjunctions() {
-    let laws = [LawText {
+    let laws = [LawSource {
         name: "t".into(),
         text: "a = G((speed > 5 -> F[0,1](speed < 1)) & (NPCAhead(3) -> speed < 2));\n\
                b = G(collision == 0);\n\

@@ -43,6 +43,7 @@ use std::collections::BTreeMap;
 use crate::domain::Domain;
 use crate::error::ModelError;
 use crate::StateId;
+use laws::frame::light_color;
 use laws::{Cmp, Signal};
 
 /// Most predicates a property may have (2^24 + 1 states).
@@ -277,7 +278,7 @@ impl AvDomain {
             return true;
         };
         let colours = |s: StateId| -> Vec<i32> {
-            (0..=4)
+            (light_color::NONE..=light_color::BLACK)
                 .filter(|&c| {
                     g.atoms
                         .iter()
@@ -291,10 +292,12 @@ impl AvDomain {
     }
 }
 
-/// Whether a light can go from colour `a` to colour `b` in one frame (Apollo colours: 1 red, 2 yellow,
-/// 3 green; 0 unknown/none and 4 black are unconstrained).
+/// Whether a light can go from colour `a` to colour `b` in one frame (colours as in
+/// [`laws::frame::light_color`]): green never turns red without yellow, yellow never turns green, red never
+/// turns yellow; unknown/none and black are unconstrained.
 pub fn light_step_possible(a: i32, b: i32) -> bool {
-    !matches!((a, b), (3, 1) | (2, 3) | (1, 2))
+    use light_color::{GREEN, RED, YELLOW};
+    !matches!((a, b), (GREEN, RED) | (YELLOW, GREEN) | (RED, YELLOW))
 }
 
 impl Domain for AvDomain {

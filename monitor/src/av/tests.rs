@@ -123,7 +123,8 @@ fn the_light_cycles_green_yellow_red_green() {
     assert!(d.can_reach(g, y) && d.can_reach(y, r) && d.can_reach(r, g));
     assert!(!d.can_reach(g, r) && !d.can_reach(y, g) && !d.can_reach(r, y));
     assert!(d.can_reach(none, r) && d.can_reach(r, none));
-    assert!(light_step_possible(0, 1) && !light_step_possible(3, 1));
+    use laws::frame::light_color::{GREEN, NONE, RED};
+    assert!(light_step_possible(NONE, RED) && !light_step_possible(GREEN, RED));
 }
 
 #[test]

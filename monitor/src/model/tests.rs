@@ -25,7 +25,7 @@ fn small_model() -> Model {
     }
     let p = PropertyModel::build("no_collision", preds, 0, c, &cfg).unwrap();
     Model::try_new(
-        vec![LawText {
+        vec![LawSource {
             name: "a.law".into(),
             text: "no_collision = G(collision == 0);".into(),
         }],

@@ -16,7 +16,7 @@ use laws::{Atom, Frame, Signal, SignalContext};
 
 use crate::abstraction::{Compiled, PropertyDef, Tracker};
 use crate::error::ModelError;
-use crate::model::LawText;
+use laws::LawSource;
 use crate::spec::ResolvedProperty;
 
 /// Where a candidate's value comes from in a [`RunRecord`].
@@ -89,7 +89,7 @@ impl Recorder {
     /// The laws or properties do not compile (see [`Compiled::new`]), or a window law is not among the
     /// properties' laws.
     pub fn new(
-        laws: &[LawText],
+        laws: &[LawSource],
         properties: &[ResolvedProperty],
         frame_period_s: f64,
         window_frames: usize,

@@ -34,7 +34,8 @@ use laws::{Atom, Signal};
 use crate::counts::Counts;
 use crate::domain::Domain;
 use crate::error::ModelError;
-use crate::model::{LawText, Model};
+use crate::model::Model;
+use laws::LawSource;
 use crate::property::{BuildConfig, PropertyModel};
 use crate::spec::{ResolvedProperty, WINDOW_SUFFIX};
 use data::{PropertyData, Recorder, RunRecord, Source};
@@ -127,7 +128,7 @@ pub fn negated_text(atom: &Atom) -> String {
 /// What to learn with a searched (or scored) abstraction.
 #[derive(Debug, Clone)]
 pub struct AutoPlan {
-    laws: Vec<LawText>,
+    laws: Vec<LawSource>,
     properties: Vec<ResolvedProperty>,
     config: BuildConfig,
     atoms: Vec<Atom>,
@@ -152,7 +153,7 @@ impl AutoPlan {
     /// # Errors
     /// No properties.
     pub fn new(
-        laws: Vec<LawText>,
+        laws: Vec<LawSource>,
         properties: Vec<ResolvedProperty>,
         config: BuildConfig,
     ) -> Result<AutoPlan, ModelError> {

@@ -6,7 +6,7 @@
 //! run's abstract trace under S ∪ {c} as `(first frame, state)` pairs. One pass over those counts, per
 //! fold, self-loops (`length − 1` per segment) and transitions (one per segment boundary, plus the step
 //! into `done` or the unsafe state). Per fold, the chain learned from the *other* folds is built exactly
-//! as [`crate::learn::build_dtmc`] builds it under [`crate::av::SmoothingScope::Observed`]: over the states
+//! as [`crate::estimate::build_dtmc`] builds it under [`crate::av::SmoothingScope::Observed`]: over the states
 //! observed in training (a few hundred at most, however many predicates), with all unsafe states merged
 //! into one absorbing state, solved by [`crate::reach::eventually`]; a held-out state never observed in
 //! training gets the risk that smoothing gives it in the full model, `(1 + Σ x_v) / (2 + m)` over its m

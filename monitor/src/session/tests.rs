@@ -1,19 +1,19 @@
 use super::*;
 use crate::counts::Counts;
 use crate::domain::Domain;
-use crate::learn::LearnConfig;
-use crate::model::LawText;
+use crate::estimate::LaplaceConfig;
+use crate::learning::Plan;
 use crate::property::{BuildConfig, PropertyModel};
 use crate::spec::PropertySpec;
-use crate::training::Plan;
 use laws::frame::obstacle_type;
+use laws::LawSource;
 use laws::Obstacle;
 
 const LAWS: &str = "no_collision = G(collision == 0);\n\
                     slow_near = G(NPCAhead(10) -> F[0,1](speed < 0.5));\n";
 
-fn laws() -> Vec<LawText> {
-    vec![LawText {
+fn laws() -> Vec<LawSource> {
+    vec![LawSource {
         name: "t.law".into(),
         text: LAWS.into(),
     }]
@@ -49,7 +49,7 @@ fn frame(speed_mps: f64, gap_m: Option<f64>, collision: bool) -> Frame {
 fn hand_model() -> Arc<Model> {
     let preds: Vec<String> = vec!["collision==1".into(), "NPCAhead<=10".into()];
     let cfg = BuildConfig {
-        learn: LearnConfig { alpha: 0.0 },
+        laplace: LaplaceConfig { alpha: 0.0 },
         horizons_steps: vec![1, 2],
         ..BuildConfig::default()
     };

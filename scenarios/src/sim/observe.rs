@@ -5,8 +5,10 @@ use laws::frame::{gear, light_color, planned_turn, turn_signal};
 use laws::Frame;
 
 use super::{Simulation, EGO_REAR_M, MAX_STEER_RAD, WHEELBASE_M};
-use crate::ego::Perception;
-use crate::npc::Lane;
+use crate::ego::{
+    CrosswalkAhead, LeftYield, LightAhead, LimitAhead, Perception, StopSignAhead, TurnAhead,
+};
+use crate::npc::{Lane, LineKind};
 use crate::road::LANE_CENTRE_M;
 use crate::scenario::{ControlSpec, TurnSpec};
 
@@ -19,7 +21,7 @@ impl Simulation {
         let ego_rect = self.ego_rect();
         let mut p = Perception {
             t,
-            v: self.v,
+            speed_mps: self.v,
             limit_mps: self.road.limit_at(self.s),
             first_limit_mps: self.road.limit_at(0.0),
             ..Perception::default()
@@ -29,7 +31,10 @@ impl Simulation {
             .limits()
             .iter()
             .filter(|(from, _)| *from > front_s && *from - front_s < 150.0)
-            .map(|(from, lim)| (from - front_s, *lim))
+            .map(|(from, lim)| LimitAhead {
+                dist_m: from - front_s,
+                limit_mps: *lim,
+            })
             .collect();
 
         // Road features.
@@ -93,7 +98,10 @@ impl Simulation {
                         TurnSpec::Left => j.half_size_m + LANE_CENTRE_M,
                         _ => j.half_size_m - LANE_CENTRE_M,
                     };
-                    p.turn = Some((entry_dist, radius));
+                    p.turn = Some(TurnAhead {
+                        dist_m: entry_dist,
+                        radius_m: radius,
+                    });
                 }
             }
             match j.control {
@@ -102,7 +110,10 @@ impl Simulation {
                         f.light_color = light.color_at(t);
                         f.signal_ahead = true;
                         if let Some(d) = line_dist {
-                            p.light = Some((f.light_color, d));
+                            p.light = Some(LightAhead {
+                                color: f.light_color,
+                                dist_m: d,
+                            });
                         }
                     }
                 }
@@ -115,24 +126,33 @@ impl Simulation {
                             self.ego_arrived_t = Some(t);
                         }
                         if front_s < line + 0.5 {
-                            p.stop_sign =
-                                Some((line - front_s, self.stop_sign_clear(j.half_size_m)));
+                            p.stop_sign = Some(StopSignAhead {
+                                dist_m: line - front_s,
+                                clear: self.stop_sign_clear(j.half_size_m),
+                            });
                         }
                     }
                 }
                 ControlSpec::None => {
                     // Priority to the right is not modelled; the ego yields to cross traffic that is moving
                     // in the junction or about to enter it, like at a stop sign without the stop.
-                    let has_cross = self
-                        .traffic
-                        .vehicles
-                        .iter()
-                        .any(|v| matches!(v.lane, Lane::Line { id: 2, .. }));
+                    let has_cross = self.traffic.vehicles.iter().any(|v| {
+                        matches!(
+                            v.lane,
+                            Lane::Line {
+                                kind: LineKind::Cross,
+                                ..
+                            }
+                        )
+                    });
                     if has_cross
                         && front_s < j.entry_s + 0.5
                         && !self.stop_sign_clear(j.half_size_m)
                     {
-                        p.stop_sign = Some((j.entry_s - front_s, false));
+                        p.stop_sign = Some(StopSignAhead {
+                            dist_m: j.entry_s - front_s,
+                            clear: false,
+                        });
                     }
                 }
             }
@@ -144,16 +164,22 @@ impl Simulation {
         if let Some(j) = &junction {
             f.traffic_jam = users.jam_count >= 3 && self.s < j.exit_s;
             if f.traffic_jam && front_s < j.entry_s + 0.5 {
-                p.jam = Some(j.entry_s - front_s);
+                p.jam_dist_m = Some(j.entry_s - front_s);
             }
             if let Some(c) = self.conflict {
                 if front_s < c.s_lo + 0.5 {
-                    p.left_yield = Some((c.s_lo - 0.5 - front_s, users.min_tta_s));
+                    p.left_yield = Some(LeftYield {
+                        dist_m: c.s_lo - 0.5 - front_s,
+                        min_tta_s: users.min_tta_s,
+                    });
                 }
             }
             if let Some((a, _)) = crosswalk {
                 if users.ped_priority && front_s < a + 0.5 {
-                    p.crosswalk = Some((a - front_s, users.ped_near_lane));
+                    p.crosswalk = Some(CrosswalkAhead {
+                        dist_m: a - front_s,
+                        ped_near_lane: users.ped_near_lane,
+                    });
                 }
             }
         }
@@ -170,7 +196,11 @@ impl Simulation {
     /// Stop sign: the ego may go when no cross vehicle has priority and none is moving in the junction.
     fn stop_sign_clear(&self, half: f64) -> bool {
         self.traffic.vehicles.iter().all(|veh| {
-            let Lane::Line { id: 2, .. } = veh.lane else {
+            let Lane::Line {
+                kind: LineKind::Cross,
+                ..
+            } = veh.lane
+            else {
                 return true;
             };
             let (_, y, _) = veh.position(&self.road);

@@ -5,7 +5,8 @@ use laws::{Frame, Obstacle};
 
 use super::{Simulation, EGO_REAR_M, EGO_WIDTH_M, PERCEPTION_RANGE_M};
 use crate::collision::Rect;
-use crate::npc::{Lane, PEDESTRIAN, PED_SIZE_M, VEHICLE};
+use crate::ego::Leader;
+use crate::npc::{Lane, LineKind, PEDESTRIAN, PED_SIZE_M, VEHICLE};
 use crate::road::{Junction, Pose, Road, LANE_CENTRE_M, LANE_WIDTH_M};
 use crate::scenario::ControlSpec;
 
@@ -18,8 +19,8 @@ const AT_TURN_M: f64 = 2.0;
 
 /// What the driver-side decisions need from the road users of one frame.
 pub(super) struct Users {
-    /// Nearest road user in the ego path: `(gap_m, speed_along_route_mps)`.
-    pub leader: Option<(f64, f64)>,
+    /// Nearest road user in the ego path.
+    pub leader: Option<Leader>,
     /// Vehicles below 1 m/s inside the junction box.
     pub jam_count: usize,
     /// Smallest judged time-to-arrival of oncoming traffic at the left-turn conflict zone, s.
@@ -43,7 +44,7 @@ impl Simulation {
     ) -> Users {
         // Road users.
         let rear_s = self.s - EGO_REAR_M;
-        let mut leader: Option<(f64, f64)> = None;
+        let mut leader: Option<Leader> = None;
         let mut jam_count = 0;
         let mut min_tta = f64::INFINITY;
         let mut ped_priority = false;
@@ -84,7 +85,14 @@ impl Simulation {
                 jam_count += 1;
             }
             let mut priority = false;
-            if let (Some(c), Lane::Line { id: 1, .. }) = (self.conflict, veh.lane) {
+            if let (
+                Some(c),
+                Lane::Line {
+                    kind: LineKind::Oncoming,
+                    ..
+                },
+            ) = (self.conflict, veh.lane)
+            {
                 // Oncoming (westbound): priority until its rear passes the conflict zone.
                 let rear_x = x + veh.length_m / 2.0;
                 let front_x = x - veh.length_m / 2.0;
@@ -103,7 +111,14 @@ impl Simulation {
                     priority = at_turn && tta < ONCOMING_PRIORITY_S;
                 }
             }
-            if let (Some(j), Lane::Line { id: 2, .. }) = (junction, veh.lane) {
+            if let (
+                Some(j),
+                Lane::Line {
+                    kind: LineKind::Cross,
+                    ..
+                },
+            ) = (junction, veh.lane)
+            {
                 if j.control == ControlSpec::StopSign
                     && y - veh.length_m / 2.0 < half
                     && rear_s < j.exit_s
@@ -191,7 +206,7 @@ impl Simulation {
 /// the ego's path ahead: its footprint, rotated into the route frame, overlaps the ego corridor.
 #[allow(clippy::too_many_arguments)]
 fn consider_leader(
-    leader: &mut Option<(f64, f64)>,
+    leader: &mut Option<Leader>,
     road: &Road,
     front_s: f64,
     s_o: f64,
@@ -213,7 +228,10 @@ fn consider_leader(
         return;
     }
     let v_along = (v * dh.cos()).max(0.0);
-    if leader.is_none_or(|(g, _)| gap < g) {
-        *leader = Some((gap, v_along));
+    if leader.is_none_or(|l| gap < l.gap_m) {
+        *leader = Some(Leader {
+            gap_m: gap,
+            speed_mps: v_along,
+        });
     }
 }

@@ -1,6 +1,6 @@
 //! `avguard bridge`: the live websocket bridge (INTERFACES §1 and §3).
 //!
-//! Flags map onto `bridge::server::BridgeConfig`; the process-level policy (SIGINT/SIGTERM → graceful
+//! Flags map onto `bridge::config::BridgeConfig`; the process-level policy (SIGINT/SIGTERM → graceful
 //! shutdown and exit 0, SIGHUP → reload the model from the same path) is `bridge::blocking`.
 //!
 //! Model loading goes through `monitor::Session` behind `bridge::decide::DecideFactory`
@@ -12,12 +12,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use bridge::assemble::AssemblerConfig;
+use bridge::config::{BridgeConfig, Reloader};
 use bridge::decide::DecideFactory;
 use bridge::enforce::{Action, EnforceConfig};
 use bridge::pipeline::{ModelStore, MonitorConfig};
 use bridge::record::RecordConfig;
-use bridge::server::{BridgeConfig, Reloader};
+use ingest::assemble::AssemblerConfig;
 
 /// What an intervention asks for.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]

@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use monitor::learn::LearnConfig;
+use monitor::estimate::LaplaceConfig;
 use monitor::pac::PacConfig;
 use monitor::select::{AbstractionMode, SearchConfig};
 use monitor::{BuildConfig, Domain, Model};
@@ -96,7 +96,7 @@ pub enum Smoothing {
 pub fn run(args: Args) -> anyhow::Result<()> {
     let defaults = BuildConfig::default();
     let config = BuildConfig {
-        learn: LearnConfig { alpha: args.alpha },
+        laplace: LaplaceConfig { alpha: args.alpha },
         pac: PacConfig {
             epsilon: args.epsilon,
             delta: args.delta,

@@ -12,7 +12,9 @@ use anyhow::{bail, Context};
 use rayon::prelude::*;
 
 use crate::batch::{expand_logs, Shard};
-use crate::score::{self as scorefile, FileResult, Settings};
+use crate::score::{
+    cached, load_cached, merge, prepare_out, score_file, store, write_outputs, FileResult, Settings,
+};
 
 /// Arguments of `avguard score`.
 #[derive(clap::Args)]
@@ -76,8 +78,8 @@ struct MergeArgs {
 
 /// Runs `avguard score`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    if let Some(ScoreCommand::Merge(merge)) = args.command {
-        return scorefile::merge(&merge.shards, &merge.out, merge.plot_runs);
+    if let Some(ScoreCommand::Merge(shards)) = args.command {
+        return merge(&shards.shards, &shards.out, shards.plot_runs);
     }
     let (Some(model_path), Some(out)) = (args.model, args.out) else {
         unreachable!("clap requires --model and --out unless a subcommand is given")
@@ -105,11 +107,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         logs.retain(|p| shard.contains(p));
     }
     check_unique_names(&logs)?;
-    scorefile::prepare_out(&out, &settings, args.force)?;
+    prepare_out(&out, &settings, args.force)?;
 
     let todo: Vec<&PathBuf> = logs
         .iter()
-        .filter(|p| args.force || !scorefile::cached(&out, p))
+        .filter(|p| args.force || !cached(&out, p))
         .collect();
     let n_cached = logs.len() - todo.len();
     if n_cached > 0 {
@@ -124,8 +126,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let errors: Vec<(String, String)> = todo
         .par_iter()
         .filter_map(|path| {
-            let result = scorefile::score_file(path, &model, &measure, &thresholds)
-                .and_then(|r| scorefile::store(&out, path, &r));
+            let result =
+                score_file(path, &model, &measure, &thresholds).and_then(|r| store(&out, path, &r));
             progress.inc(1);
             result.err().map(|e| (display_name(path), format!("{e:#}")))
         })
@@ -138,9 +140,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let results: Vec<FileResult> = logs
         .iter()
-        .filter_map(|p| scorefile::load_cached(&out, p).transpose())
+        .filter_map(|p| load_cached(&out, p).transpose())
         .collect::<anyhow::Result<_>>()?;
-    scorefile::write_outputs(
+    write_outputs(
         &out,
         &settings,
         &results,

@@ -7,13 +7,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use bridge::assemble::AssemblerConfig;
+use bridge::config::BridgeConfig;
 use bridge::drive::{DriveConfig, DriveReport, Encoding};
 use bridge::enforce::{Action, EnforceConfig};
 use bridge::pipeline::{ModelStore, MonitorConfig};
-use bridge::server::BridgeConfig;
 use bridge::session::MonitorFactory;
 use futures_util::stream::{self, StreamExt};
+use ingest::assemble::AssemblerConfig;
 use monitor::Model;
 use scenarios::Scenario;
 

@@ -11,7 +11,7 @@ use monitor::{Model, Session, SessionConfig};
 use scenarios::Scenario;
 
 use crate::report::{self, PropertyReport, Report, RiskTrace};
-use crate::scoring::{score_run, summarise, threshold_key, RunScore, RunSeries};
+use crate::time_ahead::{score_run, summarise, threshold_key, RunScore, RunSeries};
 
 /// One scenario's outcome with and without enforcement.
 #[derive(Debug, Clone)]

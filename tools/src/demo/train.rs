@@ -15,7 +15,7 @@ pub fn learn(
     runs: u64,
     base_seed: u64,
 ) -> anyhow::Result<Model> {
-    let laws = crate::lawdir::read_texts(laws_dir)?;
+    let laws = crate::lawdir::read_sources(laws_dir)?;
     let properties_path = laws_dir.join("properties.toml");
     let text = std::fs::read_to_string(&properties_path)
         .with_context(|| format!("{}: cannot read", properties_path.display()))?;
@@ -55,7 +55,7 @@ pub fn learn(
         .collect();
     let mut counts = plan.empty_counts();
     for part in partials {
-        monitor::training::merge_counts(&mut counts, &part?)?;
+        monitor::learning::merge_counts(&mut counts, &part?)?;
     }
     progress.finish_and_clear();
     Ok(plan.build(counts)?)

@@ -1,7 +1,7 @@
 //! The reports safety engineers read: `report.md` (the paper's Table 2 and Table 3 layouts, plus false
 //! alarms and the reactive baseline) and `report.html` (one self-contained page with inline SVG plots).
 //!
-//! A [`Report`] is built from scored runs ([`crate::scoring::RunScore`]), a few risk traces and, per
+//! A [`Report`] is built from scored runs ([`crate::time_ahead::RunScore`]), a few risk traces and, per
 //! property, representative abstract states; `markdown` and `html` only render it.
 
 mod html;
@@ -10,7 +10,7 @@ mod plots;
 
 use std::collections::BTreeMap;
 
-use crate::scoring::{self, RunScore, Summary};
+use crate::time_ahead::{self, RunScore, Summary};
 
 pub use html::render as render_html;
 pub use markdown::render as render_markdown;
@@ -84,10 +84,10 @@ impl PropertyReport {
                 let cells = runs
                     .iter()
                     .filter_map(|r| r.alarms.get(key).map(|a| (*r, a)));
-                (key.clone(), *theta, scoring::summarise(cells))
+                (key.clone(), *theta, time_ahead::summarise(cells))
             })
             .collect();
-        let baseline = scoring::summarise(runs.iter().map(|r| (*r, &r.baseline)));
+        let baseline = time_ahead::summarise(runs.iter().map(|r| (*r, &r.baseline)));
         let leads = thresholds
             .iter()
             .map(|(key, _)| {

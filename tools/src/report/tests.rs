@@ -1,7 +1,7 @@
 use std::collections::BTreeMap;
 
 use super::*;
-use crate::scoring::{AlarmScore, RunScore};
+use crate::time_ahead::{AlarmScore, RunScore};
 
 fn run(violated: bool, max_risk: f64, lead: Option<f64>) -> RunScore {
     let alarm = AlarmScore {

@@ -1,4 +1,4 @@
-//! Scoring one log: every frame through a fresh `monitor::Session`, then `scoring::score_run` per property.
+//! Scoring one log: every frame through a fresh `monitor::Session`, then `time_ahead::score_run` per property.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -7,7 +7,7 @@ use anyhow::{bail, Context};
 use monitor::{Model, RiskMeasure, Session, SessionConfig};
 
 use super::{FileResult, TraceRecord, MAX_TRACE_POINTS};
-use crate::scoring::{score_run, RunSeries};
+use crate::time_ahead::{score_run, RunSeries};
 
 /// Scores one log against every property of `model`.
 pub fn score_file(

@@ -8,7 +8,7 @@ mod output;
 
 use serde::{Deserialize, Serialize};
 
-use crate::scoring::{threshold_key, RunScore};
+use crate::time_ahead::{threshold_key, RunScore};
 
 pub use cache::{cached, load_cached, prepare_out, store};
 pub use measure::score_file;

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use super::cache::{load_all, write_atomic};
 use super::{FileResult, Settings};
 use crate::report::{self, PropertyReport, Report, RiskTrace, StateRow};
-use crate::scoring::{summarise, RunScore};
+use crate::time_ahead::{summarise, RunScore};
 
 /// Table 3 rows kept per property: the most visited states, then the riskiest visited ones.
 const N_COMMON_STATES: usize = 6;

@@ -1,9 +1,9 @@
 use laws::Frame;
 
 use super::*;
-use crate::assemble::{Assembler, AssemblerConfig};
-use crate::message::{Payload, SimMessage};
 use crate::rosbridge::Op;
+use ingest::assemble::{Assembler, AssemblerConfig};
+use ingest::message::{Payload, SimMessage};
 
 fn scenario_frames(file: &str, seed: u64) -> Vec<Frame> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -13,9 +13,10 @@ use tokio_tungstenite::tungstenite::Message;
 use super::*;
 
 mod outputs;
-use crate::assemble::AssemblerConfig;
-use crate::decide::{Decide, Decision, PropertyRisk};
+use crate::decide::{Decide, DecideFactory, Decision, PropertyRisk};
 use crate::enforce::{Action, EnforceConfig};
+use crate::pipeline::MonitorConfig;
+use ingest::assemble::AssemblerConfig;
 
 #[derive(Default)]
 struct Scripted(Decision);
@@ -254,7 +255,7 @@ async fn bad_input_gets_status_errors_and_the_connection_goes_on() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn binary_envelopes_and_separate_state_per_connection() {
-    use crate::wire::apollo::{common, localization};
+    use ingest::wire::apollo::{common, localization};
     let bridge = start(config(None)).await;
     let mut a = connect(bridge.addr).await;
     let mut b = connect(bridge.addr).await;
@@ -278,7 +279,7 @@ async fn binary_envelopes_and_separate_state_per_connection() {
             }),
             ..Default::default()
         };
-        let env = crate::wire::Envelope {
+        let env = ingest::wire::Envelope {
             channel: "/apollo/localization/pose".into(),
             payload: prost::Message::encode_to_vec(&loc),
         };

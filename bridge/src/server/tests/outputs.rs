@@ -5,8 +5,8 @@ use prost::Message as _;
 
 use super::*;
 use crate::record::RecordConfig;
-use crate::wire::apollo::control::ControlCommand;
-use crate::wire::apollo::{common, localization};
+use ingest::wire::apollo::control::ControlCommand;
+use ingest::wire::apollo::{common, localization};
 
 fn pose_v(t: f64, x: f64, v: f64) -> Value {
     json!({"op": "publish", "topic": "/apollo/localization/pose",
@@ -33,7 +33,7 @@ fn binary_pose(t: f64, x: f64, v: f64) -> Message {
         }),
         ..Default::default()
     };
-    let env = crate::wire::Envelope {
+    let env = ingest::wire::Envelope {
         channel: "/apollo/localization/pose".into(),
         payload: loc.encode_to_vec(),
     };
@@ -93,7 +93,7 @@ async fn control_command_goes_as_json_to_subscribers_and_binary_to_binary_client
     send(&mut b, road).await;
     b.send(binary_pose(0.0, 0.0, 10.0)).await.unwrap();
     b.send(binary_pose(0.1, 6.0, 10.0)).await.unwrap();
-    let env = crate::wire::Envelope::decode(recv_binary(&mut b).await.as_slice()).unwrap();
+    let env = ingest::wire::Envelope::decode(recv_binary(&mut b).await.as_slice()).unwrap();
     assert_eq!(env.channel, "/apollo/control");
     let cmd = ControlCommand::decode(env.payload.as_slice()).unwrap();
     assert_eq!((cmd.throttle, cmd.brake), (Some(0.0), Some(62.5)));

@@ -10,14 +10,14 @@
 //! exactly the counts (hence exactly the model) of one learner over all runs. That is what lets `avguard
 //! learn` learn files in parallel.
 
-use laws::{Frame, LawSet, LawSource, SignalContext};
+use laws::{Frame, LawSource, SignalContext};
 
-use crate::abstraction::{Compiled, PropertyDef, Tracker};
+use crate::abstraction::{parse_laws, Compiled, PropertyDef, Tracker};
 use crate::av::AvDomain;
 use crate::counts::Counts;
 use crate::domain::Domain;
 use crate::error::ModelError;
-use crate::model::{LawText, Model};
+use crate::model::Model;
 use crate::property::{BuildConfig, PropertyModel};
 use crate::spec::{self, PropertySpec, ResolvedProperty};
 use crate::StateId;
@@ -25,28 +25,10 @@ use crate::StateId;
 #[cfg(test)]
 mod tests;
 
-/// Parses law texts as one set, in the given order.
-///
-/// # Errors
-/// [`ModelError::Property`] carrying the parse error (file, line, column).
-pub fn parse_laws(laws: &[LawText]) -> Result<LawSet, ModelError> {
-    let sources: Vec<LawSource> = laws
-        .iter()
-        .map(|l| LawSource {
-            name: l.name.clone(),
-            text: l.text.clone(),
-        })
-        .collect();
-    LawSet::parse(&sources).map_err(|e| ModelError::Property {
-        property: "(law texts)".into(),
-        reason: e.to_string(),
-    })
-}
-
 /// What to learn: the laws, the properties with their predicates, and the build options.
 #[derive(Debug, Clone)]
 pub struct Plan {
-    laws: Vec<LawText>,
+    laws: Vec<LawSource>,
     properties: Vec<ResolvedProperty>,
     config: BuildConfig,
     compiled: Compiled,
@@ -59,7 +41,7 @@ impl Plan {
     /// # Errors
     /// No properties, a property that does not compile against the laws, or a bad configuration.
     pub fn new(
-        laws: Vec<LawText>,
+        laws: Vec<LawSource>,
         properties: Vec<ResolvedProperty>,
         config: BuildConfig,
     ) -> Result<Plan, ModelError> {
@@ -95,7 +77,7 @@ impl Plan {
     /// # Errors
     /// Law texts that do not parse, an unknown law or atom, too many predicates (see [`spec`]).
     pub fn from_specs(
-        laws: Vec<LawText>,
+        laws: Vec<LawSource>,
         specs: &[PropertySpec],
         config: BuildConfig,
     ) -> Result<Plan, ModelError> {
@@ -110,7 +92,7 @@ impl Plan {
     /// # Errors
     /// Law texts that do not parse, or no law small enough.
     pub fn with_default_properties(
-        laws: Vec<LawText>,
+        laws: Vec<LawSource>,
         config: BuildConfig,
     ) -> Result<(Plan, Vec<String>), ModelError> {
         let set = parse_laws(&laws)?;

@@ -2,8 +2,8 @@ use super::*;
 use laws::frame::obstacle_type;
 use laws::Obstacle;
 
-fn laws() -> Vec<LawText> {
-    vec![LawText {
+fn laws() -> Vec<LawSource> {
+    vec![LawSource {
         name: "t.law".into(),
         text: "no_collision = G(collision == 0);\n\
                slow_near = G(NPCAhead(10) -> F[0,1](speed < 0.5));\n"

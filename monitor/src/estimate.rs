@@ -1,4 +1,4 @@
-//! From counts to a DTMC: validity-aware Laplace smoothing and row normalisation (Algorithm 1, lines 12–28).
+//! Estimating the DTMC from counts: validity-aware Laplace smoothing and row normalisation (Algorithm 1, lines 12–28).
 //!
 //! For every non-terminal valid state `i`, each successor `j` in the domain's smoothing support (by default
 //! every `j` with `can_reach(i, j)`) and each observed successor gets weight `C[i][j] + α`; the row is then
@@ -21,16 +21,16 @@ use crate::StateId;
 #[cfg(test)]
 mod tests;
 
-/// Learning options.
+/// Laplace smoothing options.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct LearnConfig {
+pub struct LaplaceConfig {
     /// Laplace pseudo-count added to every valid transition (α ≥ 0; the paper's default is 1).
     pub alpha: f64,
 }
 
-impl Default for LearnConfig {
+impl Default for LaplaceConfig {
     fn default() -> Self {
-        LearnConfig { alpha: 1.0 }
+        LaplaceConfig { alpha: 1.0 }
     }
 }
 
@@ -50,7 +50,7 @@ pub struct Learned {
 pub fn build_dtmc<D: Domain + ?Sized>(
     domain: &D,
     counts: &Counts,
-    cfg: &LearnConfig,
+    cfg: &LaplaceConfig,
 ) -> Result<Learned, ModelError> {
     if !(cfg.alpha.is_finite() && cfg.alpha >= 0.0) {
         return Err(ModelError::Config(format!(

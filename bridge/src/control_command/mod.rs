@@ -20,9 +20,9 @@ use laws::Frame;
 use prost_reflect::DynamicMessage;
 
 use crate::enforce::{Action, EnforceConfig, Intervention};
-use crate::wire;
-use crate::wire::apollo::common::Header;
-use crate::wire::apollo::control::ControlCommand;
+use ingest::wire;
+use ingest::wire::apollo::common::Header;
+use ingest::wire::apollo::control::ControlCommand;
 
 #[cfg(test)]
 mod tests;

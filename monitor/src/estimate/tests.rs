@@ -35,7 +35,7 @@ fn counts(traces: &[&[StateId]]) -> Counts {
 fn smoothing_adds_alpha_to_valid_transitions_only() {
     // 0->0 once, 0->1 twice; 1->3 once.
     let c = counts(&[&[0, 0, 1], &[0, 1, 3]]);
-    let l = build_dtmc(&Toy, &c, &LearnConfig { alpha: 1.0 }).unwrap();
+    let l = build_dtmc(&Toy, &c, &LaplaceConfig { alpha: 1.0 }).unwrap();
     let d = &l.dtmc;
     // Row 0: weights 1+1, 2+1, 0+1, 0+1 over 7.
     assert!((d.prob(0, 0) - 2.0 / 7.0).abs() < 1e-15);
@@ -53,7 +53,7 @@ fn smoothing_adds_alpha_to_valid_transitions_only() {
 #[test]
 fn without_smoothing_unobserved_states_become_reported_deadlocks() {
     let c = counts(&[&[0, 1, 3]]);
-    let l = build_dtmc(&Toy, &c, &LearnConfig { alpha: 0.0 }).unwrap();
+    let l = build_dtmc(&Toy, &c, &LaplaceConfig { alpha: 0.0 }).unwrap();
     assert_eq!(l.deadlocks, vec![2]);
     assert_eq!(l.dtmc.prob(2, 2), 1.0);
     assert_eq!(l.dtmc.prob(0, 1), 1.0);
@@ -62,7 +62,7 @@ fn without_smoothing_unobserved_states_become_reported_deadlocks() {
 #[test]
 fn rejects_bad_alpha_and_mismatched_counts() {
     let c = counts(&[&[0, 1]]);
-    assert!(build_dtmc(&Toy, &c, &LearnConfig { alpha: -1.0 }).is_err());
-    assert!(build_dtmc(&Toy, &c, &LearnConfig { alpha: f64::NAN }).is_err());
-    assert!(build_dtmc(&Toy, &Counts::new(5), &LearnConfig::default()).is_err());
+    assert!(build_dtmc(&Toy, &c, &LaplaceConfig { alpha: -1.0 }).is_err());
+    assert!(build_dtmc(&Toy, &c, &LaplaceConfig { alpha: f64::NAN }).is_err());
+    assert!(build_dtmc(&Toy, &Counts::new(5), &LaplaceConfig::default()).is_err());
 }
