@@ -108,6 +108,29 @@ impl Model {
         self.properties.iter().find(|p| p.name() == name)
     }
 
+    /// Stores a calibrated threshold for property `name` (replacing any earlier one).
+    ///
+    /// # Errors
+    /// [`ModelError::Property`] for an unknown property; a malformed calibration (see
+    /// [`PropertyModel::with_calibration`]).
+    pub fn set_calibration(
+        &mut self,
+        name: &str,
+        calibration: crate::calibrate::Calibration,
+    ) -> Result<(), ModelError> {
+        let i = self
+            .properties
+            .iter()
+            .position(|p| p.name() == name)
+            .ok_or_else(|| ModelError::Property {
+                property: name.to_string(),
+                reason: "no such property in the model".into(),
+            })?;
+        let p = self.properties[i].clone().with_calibration(calibration)?;
+        self.properties[i] = p;
+        Ok(())
+    }
+
     /// The embedded law texts.
     pub fn laws(&self) -> &[LawSource] {
         &self.laws

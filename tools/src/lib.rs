@@ -3,6 +3,7 @@
 //! `monitor`, `scenarios` and `bridge`; no law, model or protocol logic lives here. It is a library so that benches and tests can call the same code as the binary.
 
 pub mod batch;
+pub mod calibration;
 pub mod cmd;
 pub mod demo;
 pub mod fit;

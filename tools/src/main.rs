@@ -31,6 +31,9 @@ enum Command {
     Laws(cmd::laws::Command),
     /// Learn one DTMC per monitored property from logs and compute its reachability tables.
     Learn(cmd::learn::Args),
+    /// Choose each property's alarm threshold on calibration runs so that false alarms stay below a
+    /// target with 95 % confidence, and store it in the model.
+    Calibrate(cmd::calibrate::Args),
     /// List a model's properties, predicates, state counts and PAC summary.
     Info(cmd::info::Args),
     /// Write a property's DTMC in PRISM explicit format plus our cached table.
@@ -58,6 +61,7 @@ fn main() -> ExitCode {
         Command::Inspect(args) => cmd::inspect::run(args),
         Command::Laws(command) => cmd::laws::run(command),
         Command::Learn(args) => cmd::learn::run(args),
+        Command::Calibrate(args) => cmd::calibrate::run(args),
         Command::Info(args) => cmd::info::run(args),
         Command::Export(args) => cmd::export::run(args),
         Command::Score(args) => cmd::score::run(args),

@@ -101,7 +101,8 @@ pub fn readable(x: f64) -> f64 {
     let decimals = (1 - magnitude).max(0) as usize;
     let scale = 10f64.powi(magnitude - 1);
     let rounded = (x / scale).round() * scale;
-    format!("{rounded:.decimals$}").parse().unwrap_or(rounded)
+    // `+ 0.0` folds a rounded −0 into 0, so no atom reads `acc<=-0`.
+    format!("{rounded:.decimals$}").parse().unwrap_or(rounded) + 0.0
 }
 
 /// The readable threshold constants of one signal from a sample of its values (non-finite ones ignored):

@@ -1,6 +1,7 @@
 //! One module per `avguard` command. Each has `Args` (clap) and `run(Args) -> anyhow::Result<()>`.
 
 pub mod bridge;
+pub mod calibrate;
 pub mod demo;
 pub mod drive;
 pub mod export;

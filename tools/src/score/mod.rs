@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::time_ahead::{threshold_key, RunScore};
 
 pub use cache::{cached, load_cached, prepare_out, store};
-pub use measure::score_file;
+pub use measure::{calibrated_rule, run_series, score_file};
 pub use output::{merge, write_outputs};
 
 /// What a scoring run was asked for; a cache is only reused under the same settings.
