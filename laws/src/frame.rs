@@ -9,6 +9,11 @@
 //! Frames carry raw, physical quantities only. The signals of LawBreaker's vocabulary (speed in km/h,
 //! `NPCAhead`, `PriorityNPCAhead`, ...) are derived from a frame by the `signals` module, never stored.
 
+/// Most other road users one frame may hold. Every source of frames (the bridge's obstacle messages, log
+/// files) refuses more with an error naming the limit: the signals look at every obstacle of every frame,
+/// so this bounds the work and memory one frame can cost. Dense urban perception reports a few hundred.
+pub const MAX_OBSTACLES: usize = 1024;
+
 /// Apollo `Chassis.GearPosition` values (the `gear` field).
 pub mod gear {
     /// GEAR_NEUTRAL.

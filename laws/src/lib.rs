@@ -6,6 +6,9 @@
 //!   no prost).
 //! - [`Signals`] is LawBreaker's signal vocabulary computed from a frame ([`Signals::from_frame`]), in
 //!   LawBreaker's units (speed in km/h), with its known bugs and stand-ins fixed (see [`signals`]).
+//! - [`SignalStream`] computes a run's signals frame after frame (the prediction signal `jerk` needs the
+//!   previous frame); [`geometry`] holds the ego-frame geometry they share with [`rss`], the
+//!   Responsibility-Sensitive Safety check used as a comparator.
 //! - [`LawSet::parse`] reads law texts (`name = formula;`, LawBreaker's assertion language) into [`Law`]s;
 //!   each law exposes its minimal [`Atom`]s, the monitor's abstraction predicates.
 //! - [`Evaluator`] steps every law of a set over a stream of [`Signals`] incrementally (O(1) amortised per
@@ -19,13 +22,15 @@ pub mod eval;
 #[cfg(test)]
 mod fixtures;
 pub mod frame;
+pub mod geometry;
 pub mod lang;
+pub mod rss;
 pub mod signals;
 
-pub use eval::{EvalConfig, EvalError, EvalStats, Evaluator, Verdicts};
+pub use eval::{EvalConfig, EvalError, EvalStats, Evaluator, ObligationHandle, Verdicts};
 pub use frame::{Frame, Obstacle};
 pub use lang::atom::{Atom, Cmp};
 pub use lang::error::ParseError;
 pub use lang::formula::{Formula, Interval};
 pub use lang::lawset::{Law, LawSet, LawSource, Predicate};
-pub use signals::{Signal, SignalContext, Signals};
+pub use signals::{Signal, SignalContext, SignalStream, Signals};

@@ -5,7 +5,7 @@
 //! laws, re-parsed from their fully expanded formulas so unrelated laws cost nothing per frame), and per
 //! property an encoder whose predicates are law-language atoms (evaluated on the frame's
 //! [`laws::Signals`]) or window predicates `L.w` (the evaluator's "violated within the window" verdict).
-//! A [`Tracker`] steps that once per frame: `Signals::from_frame` once, the evaluator once, then each
+//! A [`Tracker`] steps that once per frame: the run's [`SignalStream`] once, the evaluator once, then each
 //! encoder writes its state id. [`crate::Learner`] and [`crate::Session`] both own a `Tracker`, so the
 //! state sequences they see for a run are equal by construction (and tested).
 //!
@@ -18,13 +18,14 @@
 
 use laws::eval::StateHandle;
 use laws::signals::SignalSet;
+use laws::ObligationHandle;
 use laws::{
-    Atom, EvalConfig, Evaluator, Formula, Frame, LawSet, LawSource, SignalContext, Signals,
-    Verdicts,
+    Atom, EvalConfig, Evaluator, Formula, Frame, LawSet, LawSource, SignalContext, SignalStream,
+    Signals, Verdicts,
 };
 
 use crate::error::ModelError;
-use crate::spec::WINDOW_SUFFIX;
+use crate::spec::{PendingPredicate, WINDOW_SUFFIX};
 use crate::StateId;
 
 #[cfg(test)]
@@ -62,6 +63,11 @@ enum Pred {
     Atom(Atom),
     /// `L.w` with L's index in the reduced law set.
     Window(usize),
+    /// `L.pending` (`more_than_frames` None) or `L.pending > x`, with L's index in the reduced law set.
+    Pending {
+        law: usize,
+        more_than_frames: Option<u64>,
+    },
 }
 
 /// How `unsafe_now` is computed.
@@ -156,6 +162,12 @@ impl Compiled {
                         continue;
                     }
                 }
+                if let Some(pending) = PendingPredicate::parse(text) {
+                    let pending = pending.map_err(&err)?;
+                    pending.check(&full).map_err(&err)?;
+                    add(pending.law);
+                    continue;
+                }
                 Atom::parse(text).map_err(|e| err(format!("predicate '{text}': {e}")))?;
             }
         }
@@ -180,12 +192,22 @@ impl Compiled {
             let mut preds = Vec::with_capacity(p.predicates.len());
             for text in p.predicates {
                 let window = text.strip_suffix(WINDOW_SUFFIX).and_then(index);
-                preds.push(match window {
-                    Some(i) => Pred::Window(i),
-                    None => Pred::Atom(Atom::parse(text).map_err(|e| ModelError::Property {
-                        property: p.name.to_string(),
-                        reason: format!("predicate '{text}': {e}"),
-                    })?),
+                let pending = PendingPredicate::parse(text).and_then(Result::ok);
+                preds.push(match (window, pending) {
+                    (Some(i), _) => Pred::Window(i),
+                    (None, Some(pd)) => Pred::Pending {
+                        law: index(pd.law).ok_or_else(|| ModelError::Property {
+                            property: p.name.to_string(),
+                            reason: format!("law '{}' lost while re-parsing", pd.law),
+                        })?,
+                        more_than_frames: pd.more_than_frames(frame_period_s),
+                    },
+                    (None, None) => {
+                        Pred::Atom(Atom::parse(text).map_err(|e| ModelError::Property {
+                            property: p.name.to_string(),
+                            reason: format!("predicate '{text}': {e}"),
+                        })?)
+                    }
                 });
             }
             let law_index = index(p.law).ok_or_else(|| ModelError::Property {
@@ -195,6 +217,13 @@ impl Compiled {
             let unsafe_now = match &preds[p.unsafe_bit] {
                 Pred::Window(i) => UnsafeNow::Violated(*i),
                 Pred::Atom(a) => UnsafeNow::Atom(a.clone()),
+                Pred::Pending { .. } => {
+                    return Err(ModelError::Property {
+                        property: p.name.to_string(),
+                        reason: "the unsafe predicate must be `L.w` or an atom, not an obligation"
+                            .into(),
+                    })
+                }
             };
             let mut ante = Vec::new();
             antecedents(reduced.laws()[law_index].body(), &mut ante);
@@ -267,19 +296,31 @@ impl Compiled {
             .map_err(config)?;
         let mut encoders = Vec::with_capacity(self.encoders.len());
         for enc in &self.encoders {
-            let mut atom = |a: &Atom| evaluator.add_state(&Formula::Atom(a.clone()));
+            let atom = |ev: &mut Evaluator, a: &Atom| ev.add_state(&Formula::Atom(a.clone()));
             let preds = enc
                 .preds
                 .iter()
                 .map(|p| match p {
-                    Pred::Atom(a) => atom(a).map(RtPred::State),
+                    Pred::Atom(a) => atom(&mut evaluator, a).map(RtPred::State),
                     Pred::Window(i) => Ok(RtPred::Window(*i)),
+                    Pred::Pending {
+                        law,
+                        more_than_frames,
+                    } => {
+                        let law = self.laws.laws().get(*law).ok_or(laws::EvalError::Config(
+                            "obligation predicate on a law outside the model",
+                        ))?;
+                        evaluator.add_obligation(law).map(|handle| RtPred::Pending {
+                            handle,
+                            more_than_frames: *more_than_frames,
+                        })
+                    }
                 })
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(config)?;
             let unsafe_now = match &enc.unsafe_now {
                 UnsafeNow::Violated(i) => RtUnsafe::Violated(*i),
-                UnsafeNow::Atom(a) => RtUnsafe::State(atom(a).map_err(config)?),
+                UnsafeNow::Atom(a) => RtUnsafe::State(atom(&mut evaluator, a).map_err(config)?),
             };
             // "Any antecedent holds" is one state formula: their disjunction.
             let baseline = enc
@@ -306,8 +347,7 @@ impl Compiled {
         }
         Ok((
             Tracker {
-                context,
-                needed: evaluator.needed_signals().union(extra_signals),
+                signals: SignalStream::new(context, evaluator.needed_signals().union(extra_signals)),
                 evaluator,
                 out: vec![Encoded::default(); encoders.len()],
                 encoders,
@@ -324,6 +364,11 @@ enum RtPred {
     State(StateHandle),
     /// `L.w` with L's index in the reduced law set.
     Window(usize),
+    /// An obligation registered with the evaluator: pending (for more than this many frames).
+    Pending {
+        handle: ObligationHandle,
+        more_than_frames: Option<u64>,
+    },
 }
 
 /// How the tracker reads `unsafe_now`.
@@ -348,9 +393,8 @@ struct RtEncoder {
 /// Steps the laws and encoders over one run's frames.
 #[derive(Debug, Clone)]
 pub(crate) struct Tracker {
-    context: SignalContext,
-    /// The signals some atom reads (the others are not computed).
-    needed: SignalSet,
+    /// The run's signals: only those some atom reads are computed, and `jerk` reads the previous frame.
+    signals: SignalStream,
     evaluator: Evaluator,
     encoders: Vec<RtEncoder>,
     out: Vec<Encoded>,
@@ -370,7 +414,7 @@ impl Tracker {
         frame: &Frame,
         inspect: impl FnOnce(&Signals, &Verdicts<'_>, &[Encoded]) -> R,
     ) -> R {
-        let signals = Signals::from_frame_needed(frame, &self.context, self.needed);
+        let signals = self.signals.next(frame);
         let verdicts = self.evaluator.step(&signals);
         for (enc, out) in self.encoders.iter().zip(self.out.iter_mut()) {
             let mut state: StateId = 0;
@@ -378,6 +422,12 @@ impl Tracker {
                 let holds = match *pred {
                     RtPred::State(h) => verdicts.state(h),
                     RtPred::Window(i) => verdicts.in_window(i),
+                    RtPred::Pending {
+                        handle,
+                        more_than_frames,
+                    } => verdicts
+                        .pending_frames(handle)
+                        .is_some_and(|age| more_than_frames.is_none_or(|m| age > m)),
                 };
                 state |= StateId::from(holds) << bit;
             }
@@ -400,6 +450,7 @@ impl Tracker {
 
     /// Forgets the run (a new one starts).
     pub fn reset(&mut self) {
+        self.signals.reset();
         self.evaluator.reset();
         self.out.fill(Encoded::default());
     }

@@ -10,7 +10,8 @@
 //! name = "no_collision"          # property name (defaults to the law's name)
 //! law = "no_collision"           # the law whose violation is unsafe
 //! related_laws = ["law52"]       # their atoms and `R.w` join the abstraction (the paper's scenario_law_map)
-//! extra_atoms = ["NPCAhead(10)", "PriorityNPCAhead", "speed > 30"]   # any law-language atom
+//! extra_atoms = ["NPCAhead(10)", "PriorityNPCAhead", "speed > 30"]   # any law-language atom, or an
+//!                                # obligation predicate `L.pending` / `L.pending > 1.5` ([`pending`])
 //! law_atoms = false              # leave the law's own atoms out (default true)
 //! unsafe = "collision"           # an atom that is the unsafe event instead of the law's verdict
 //! ```
@@ -21,7 +22,8 @@
 //! [`MAX_PROPERTY_PREDICATES`] = 12 predicates (at most 4097 states) so learning and solving stay fast.
 //!
 //! Predicate texts are canonical law-language atoms (`NPCAhead<=10`, `speed<=30`; `speed > 30` and
-//! `speed <= 30` are one predicate) or `L.w`; the unsafe predicate is bit 0.
+//! `speed <= 30` are one predicate), `L.w`, or obligation predicates (`L.pending`, `L.pending>1.5`); the
+//! unsafe predicate is bit 0.
 
 use serde::Deserialize;
 
@@ -29,8 +31,11 @@ use laws::{Atom, LawSet};
 
 use crate::error::ModelError;
 
+pub mod pending;
 #[cfg(test)]
 mod tests;
+
+pub use pending::PendingPredicate;
 
 /// Most predicates one property may have (2^12 + 1 = 4097 state ids).
 pub const MAX_PROPERTY_PREDICATES: usize = 12;
@@ -142,7 +147,11 @@ impl PropertySpec {
             push(format!("{related}{WINDOW_SUFFIX}"), &mut preds);
         }
         for text in &self.extra_atoms {
-            push(canonical_atom(text).map_err(&err)?, &mut preds);
+            let canonical = match PendingPredicate::parse(text) {
+                Some(pending) => pending.and_then(|p| p.check(laws).map(|()| p.canonical())),
+                None => canonical_atom(text),
+            };
+            push(canonical.map_err(&err)?, &mut preds);
         }
         if preds.len() > MAX_PROPERTY_PREDICATES {
             return Err(err(format!(

@@ -6,6 +6,7 @@ mod cli;
 mod hdf5_interop;
 mod laws_cli;
 mod laws_rtamt;
+mod limits_cli;
 mod monitor_learn;
 mod monitor_storm;
 mod scenarios_cli;

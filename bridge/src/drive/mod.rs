@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
-use laws::{EvalConfig, Evaluator, Frame, LawSet, Signals};
+use laws::{EvalConfig, Evaluator, Frame, LawSet, SignalStream};
 use scenarios::{Command, Scenario, Simulation};
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::Message;
@@ -268,8 +268,9 @@ impl DriveReport {
         };
         let mut eval = Evaluator::new(laws, &cfg)?;
         let mut first: Vec<Option<f64>> = vec![None; laws.laws().len()];
+        let mut signals = SignalStream::new(cfg.context, eval.needed_signals());
         for frame in &self.frames {
-            let verdicts = eval.step(&Signals::from_frame(frame, &cfg.context));
+            let verdicts = eval.step(&signals.next(frame));
             for (i, slot) in first.iter_mut().enumerate() {
                 if slot.is_none() && verdicts.violated_now(i) {
                     *slot = Some(frame.t);

@@ -10,9 +10,14 @@
 //! [`program::Program`] of O(1)-per-step operators over those bits (state sub-formulas are truth tables,
 //! the common `A -> F[0,b] B` is one fused operator); [`guard`]-based relevance skips laws whose context
 //! cannot arise. `step` does not allocate.
+//!
+//! **Obligation memory.** Besides verdicts, a caller may register a law's obligation memory
+//! ([`Evaluator::add_obligation`]): per frame, how long the oldest of its `A -> F[a,b] B` obligations has
+//! been pending (arisen, deadline still ahead, not met), the clock variables Pro²Guard's abstraction lacks.
 
 mod atoms;
 mod guard;
+mod obligation;
 mod program;
 mod state;
 
@@ -24,11 +29,12 @@ mod tests;
 pub use program::to_frames;
 
 use atoms::AtomTable;
+use obligation::ObligationTracker;
 use program::{Compiler, Program};
 use state::StateFn;
 
 use crate::lang::formula::Formula;
-use crate::lang::lawset::LawSet;
+use crate::lang::lawset::{Law, LawSet};
 use crate::signals::{SignalContext, SignalSet, Signals};
 
 /// Evaluation settings.
@@ -85,12 +91,29 @@ pub enum EvalError {
         /// Column of the operator.
         col: usize,
     },
+    /// The laws' windows need more buffer memory than the limit (long intervals, deep nesting, or a very
+    /// short frame period).
+    #[error("law '{law}': the law set's window buffers would take {bytes} bytes, above the limit of {limit} bytes (bounds are at most one hour; shorten the intervals or use a longer frame period)")]
+    TooLarge {
+        /// The law whose compilation crossed the limit.
+        law: String,
+        /// Bytes the set would need up to and including this law's buffer.
+        bytes: usize,
+        /// The limit ([`crate::lang::limits::MAX_WINDOW_BYTES`]).
+        limit: usize,
+    },
     /// The configuration itself is invalid.
     #[error("invalid evaluation config: {0}")]
     Config(&'static str),
     /// [`Evaluator::add_state`] was given a formula with a temporal operator.
     #[error("'{0}' is not a state formula (it has a temporal operator)")]
     NotState(String),
+    /// [`Evaluator::add_obligation`] was given a law without a future-time obligation.
+    #[error(
+        "law '{0}' has no future-time obligation (a top-level conjunct `A -> F[a,b] B` with state formulas \
+         A and B and 0 <= a <= b), so it has no pending-obligation predicate"
+    )]
+    NoObligation(String),
 }
 
 /// Work counters.
@@ -129,6 +152,8 @@ pub struct Verdicts<'a> {
     in_window: &'a [bool],
     words: &'a [u64],
     states: &'a [StateFn],
+    /// Per obligation tracker, the age in frames of the oldest pending obligation (−1: none).
+    pending_ages: &'a [i64],
 }
 
 impl Verdicts<'_> {
@@ -152,6 +177,17 @@ impl Verdicts<'_> {
             .is_some_and(|f| f.eval(self.words))
     }
 
+    /// The age, in frames, of the oldest pending obligation of the law registered as `handle` by
+    /// [`Evaluator::add_obligation`] (0 on the frame it arose), or `None` when none is pending (or for an
+    /// unknown handle). An obligation of `A -> F[a,b] B` arises where A holds and is pending while its
+    /// deadline is still ahead and B has not met it.
+    #[inline]
+    pub fn pending_frames(&self, handle: ObligationHandle) -> Option<u64> {
+        self.pending_ages
+            .get(handle.0)
+            .and_then(|&age| u64::try_from(age).ok())
+    }
+
     /// Number of laws.
     pub fn len(&self) -> usize {
         self.violated.len()
@@ -167,12 +203,22 @@ impl Verdicts<'_> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct StateHandle(usize);
 
+/// A law's obligation memory registered with [`Evaluator::add_obligation`], read back with
+/// [`Verdicts::pending_frames`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ObligationHandle(usize);
+
 /// Evaluates every law of a set, one frame at a time.
 #[derive(Debug, Clone)]
 pub struct Evaluator {
     atoms: AtomTable,
     /// Caller-registered state formulas over the same atom table.
     states: Vec<StateFn>,
+    /// Caller-registered obligation memories over the same atom table, and their current ages.
+    obligations: Vec<ObligationTracker>,
+    pending_ages: Vec<i64>,
+    /// Frame period, s (for the bounds of obligations added later).
+    period_s: f64,
     laws: Vec<LawState>,
     violated: Vec<bool>,
     in_window: Vec<bool>,
@@ -193,11 +239,13 @@ impl Evaluator {
         }
         let mut atoms = AtomTable::default();
         let mut states = Vec::with_capacity(laws.laws().len());
+        let mut window_bytes = 0;
         for law in laws.laws() {
             let mut compiler = Compiler {
                 period_s: cfg.frame_period_s,
                 atoms: &mut atoms,
                 law: law.name(),
+                window_bytes: &mut window_bytes,
             };
             let body = compiler.compile(law.body())?;
             let relevance = match guard::guard(law.body()) {
@@ -219,6 +267,9 @@ impl Evaluator {
         Ok(Evaluator {
             atoms,
             states: Vec::new(),
+            obligations: Vec::new(),
+            pending_ages: Vec::new(),
+            period_s: cfg.frame_period_s,
             laws: states,
             violated: vec![false; n],
             in_window: vec![false; n],
@@ -274,6 +325,13 @@ impl Evaluator {
             *violated_out = violated;
             *in_window_out = law.last_violation > k - self.window_frames;
         }
+        for (tracker, age) in self
+            .obligations
+            .iter_mut()
+            .zip(self.pending_ages.iter_mut())
+        {
+            *age = tracker.step(k, words);
+        }
         self.k += 1;
         self.stats.n_frames += 1;
         Verdicts {
@@ -281,7 +339,23 @@ impl Evaluator {
             in_window: &self.in_window,
             words: self.atoms.words(),
             states: &self.states,
+            pending_ages: &self.pending_ages,
         }
+    }
+
+    /// Registers the obligation memory of `law` (see [`Verdicts::pending_frames`]): its top-level
+    /// `A -> F[a,b] B` conjuncts are tracked each frame, over the evaluator's atom table, in amortised O(1).
+    /// The law need not be one of the evaluated set.
+    ///
+    /// # Errors
+    /// [`EvalError::NoObligation`] when the law has no such conjunct; [`EvalError::BoundNotMultiple`] when
+    /// a bound is not a whole number of frames.
+    pub fn add_obligation(&mut self, law: &Law) -> Result<ObligationHandle, EvalError> {
+        let tracker =
+            ObligationTracker::new(law.name(), law.body(), self.period_s, &mut self.atoms)?;
+        self.obligations.push(tracker);
+        self.pending_ages.push(-1);
+        Ok(ObligationHandle(self.obligations.len() - 1))
     }
 
     /// Registers a state formula (e.g. a monitor predicate or a law's antecedent) to be read each frame
@@ -322,6 +396,10 @@ impl Evaluator {
         }
         self.violated.fill(false);
         self.in_window.fill(false);
+        for tracker in &mut self.obligations {
+            tracker.reset();
+        }
+        self.pending_ages.fill(-1);
     }
 
     /// Work counters since construction.

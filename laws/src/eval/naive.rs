@@ -99,3 +99,63 @@ pub fn verdicts(
         })
         .collect()
 }
+
+/// The top-level `A -> F[lo,hi] B` conjuncts of `body` (state A and B, `0 ≤ lo ≤ hi`) as `(A, lo, hi, B)`
+/// in frames.
+fn obligations(body: &Formula, period_s: f64, out: &mut Vec<(Formula, i64, i64, Formula)>) {
+    match body {
+        Formula::And(a, b) => {
+            obligations(a, period_s, out);
+            obligations(b, period_s, out);
+        }
+        Formula::Implies(a, rhs) => {
+            if let Formula::Eventually(i, b) = &**rhs {
+                if let Some((lo, hi)) = i.bounds_s {
+                    if a.is_state() && b.is_state() && 0.0 <= lo && lo <= hi {
+                        out.push((
+                            (**a).clone(),
+                            frames(lo, period_s),
+                            frames(hi, period_s),
+                            (**b).clone(),
+                        ));
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Per frame, from the definition: the age in frames of the oldest pending obligation of the top-level
+/// `A -> F[lo,hi] B` conjuncts of `body` — a position i ≤ k with A, deadline `i + hi > k`, and no B in
+/// `[i + lo, k]` — or `None`; `None` overall when `body` has no such conjunct.
+pub fn pending_ages(
+    body: &Formula,
+    n: usize,
+    period_s: f64,
+    atom: &dyn Fn(&Atom, i64) -> bool,
+) -> Option<Vec<Option<u64>>> {
+    let mut parts = Vec::new();
+    obligations(body, period_s, &mut parts);
+    if parts.is_empty() {
+        return None;
+    }
+    let n = n as i64;
+    let ages = (0..n)
+        .map(|k| {
+            let mut oldest: Option<i64> = None;
+            for (a, lo, hi, b) in &parts {
+                for i in (k - hi + 1).max(0)..=k {
+                    let pending = holds(a, i, n, period_s, atom)
+                        && !((i + lo)..=k).any(|j| holds(b, j, n, period_s, atom));
+                    if pending {
+                        oldest = Some(oldest.map_or(i, |o| o.min(i)));
+                        break;
+                    }
+                }
+            }
+            oldest.map(|i| (k - i) as u64)
+        })
+        .collect();
+    Some(ages)
+}

@@ -21,9 +21,10 @@ use super::atoms::AtomTable;
 use super::state::StateFn;
 use super::EvalError;
 use crate::lang::formula::{Formula, Interval};
+use crate::lang::limits::MAX_WINDOW_BYTES;
 
 /// No position yet (far enough below any `i + a` to never satisfy a window).
-const NEVER: i64 = i64::MIN / 4;
+pub(super) const NEVER: i64 = i64::MIN / 4;
 
 /// A fixed delay: outputs the value pushed `len` steps ago (false until then).
 #[derive(Debug, Clone)]
@@ -47,7 +48,7 @@ impl DelayLine {
 
 /// A power-of-two ring of bits indexed by position: bit `i mod len` holds the value at position `i`.
 #[derive(Debug, Clone)]
-struct BitRing {
+pub(super) struct BitRing {
     words: Box<[u64]>,
     /// `len - 1`, with `len` (bits) a power of two ≥ 64.
     mask: usize,
@@ -55,7 +56,7 @@ struct BitRing {
 
 impl BitRing {
     /// A ring that remembers at least `n` positions.
-    fn new(n: usize) -> BitRing {
+    pub(super) fn new(n: usize) -> BitRing {
         let len = n.next_power_of_two().max(64);
         BitRing {
             words: vec![0; len / 64].into_boxed_slice(),
@@ -71,7 +72,7 @@ impl BitRing {
     }
 
     #[inline]
-    fn set(&mut self, pos: i64, v: bool) {
+    pub(super) fn set(&mut self, pos: i64, v: bool) {
         let (w, b) = self.slot(pos);
         if let Some(word) = self.words.get_mut(w) {
             *word = (*word & !(1 << b)) | (u64::from(v) << b);
@@ -79,9 +80,14 @@ impl BitRing {
     }
 
     #[inline]
-    fn get(&self, pos: i64) -> bool {
+    pub(super) fn get(&self, pos: i64) -> bool {
         let (w, b) = self.slot(pos);
         self.words.get(w).is_some_and(|word| (word >> b) & 1 == 1)
+    }
+
+    /// Every bit false.
+    pub(super) fn clear(&mut self) {
+        self.words.fill(0);
     }
 }
 
@@ -148,7 +154,8 @@ pub struct Program {
     horizon: i64,
 }
 
-/// Compile-time context: the frame period, the atom table, and the law name for errors.
+/// Compile-time context: the frame period, the atom table, the law name for errors, and the window memory
+/// still available to the law set.
 pub struct Compiler<'a> {
     /// Frame period, s.
     pub period_s: f64,
@@ -156,6 +163,9 @@ pub struct Compiler<'a> {
     pub atoms: &'a mut AtomTable,
     /// Law name and location, for errors.
     pub law: &'a str,
+    /// Window-buffer bytes the set has compiled into so far (bounded by [`MAX_WINDOW_BYTES`]); checked
+    /// before every buffer is allocated.
+    pub window_bytes: &'a mut usize,
 }
 
 /// Converts a bound in seconds to frames; rejects bounds that are not a multiple of the period.
@@ -185,6 +195,20 @@ impl Compiler<'_> {
         Ok((conv(lo_s)?, conv(hi_s)?))
     }
 
+    /// Reserves `bytes` of window buffers, or fails naming the law and the limit.
+    fn reserve(&mut self, bytes: usize) -> Result<(), EvalError> {
+        let total = self.window_bytes.saturating_add(bytes);
+        if total > MAX_WINDOW_BYTES {
+            return Err(EvalError::TooLarge {
+                law: self.law.to_string(),
+                bytes: total,
+                limit: MAX_WINDOW_BYTES,
+            });
+        }
+        *self.window_bytes = total;
+        Ok(())
+    }
+
     /// Compiles `f` into a program whose root outputs `f` at position `k - horizon`.
     pub fn compile(&mut self, f: &Formula) -> Result<Program, EvalError> {
         let mut prog = Program {
@@ -205,15 +229,17 @@ impl Compiler<'_> {
         prog.ops.len() - 1
     }
 
-    fn delayed(prog: &mut Program, child: usize, by: i64) -> usize {
+    fn delayed(&mut self, prog: &mut Program, child: usize, by: i64) -> Result<usize, EvalError> {
         if by <= 0 {
-            return child;
+            return Ok(child);
         }
+        let len = usize::try_from(by).unwrap_or(usize::MAX);
+        self.reserve(len)?;
         let line = DelayLine {
-            buf: vec![false; by as usize].into_boxed_slice(),
+            buf: vec![false; len].into_boxed_slice(),
             pos: 0,
         };
-        Self::push(prog, Op::Delay { child, line })
+        Ok(Self::push(prog, Op::Delay { child, line }))
     }
 
     fn aligned(
@@ -226,8 +252,8 @@ impl Compiler<'_> {
         let (b, db) = self.node(prog, b)?;
         let d = da.max(db);
         Ok((
-            Self::delayed(prog, a, d - da),
-            Self::delayed(prog, b, d - db),
+            self.delayed(prog, a, d - da)?,
+            self.delayed(prog, b, d - db)?,
             d,
         ))
     }
@@ -276,7 +302,9 @@ impl Compiler<'_> {
             Formula::Until(i, a, b) => {
                 let (lo, hi) = self.bounds(i)?;
                 let (p, q, d) = self.aligned(prog, a, b)?;
-                let cap = (hi + 2) as usize;
+                let cap = usize::try_from(hi + 2).unwrap_or(usize::MAX);
+                // Two queues of positions, each up to the window's length.
+                self.reserve(cap.saturating_mul(2 * std::mem::size_of::<i64>()))?;
                 let op = Op::Until(Box::new(UntilState {
                     p,
                     q,
@@ -309,12 +337,14 @@ impl Compiler<'_> {
         let (Some(a), Some(b)) = (StateFn::new(a, self.atoms), StateFn::new(b, self.atoms)) else {
             return Ok(None);
         };
+        let n = usize::try_from(hi).unwrap_or(usize::MAX).saturating_add(1);
+        self.reserve(n.saturating_add(63) / 8)?;
         Ok(Some(ImpliesEventually {
             a,
             b,
             lo,
             hi,
-            a_ring: BitRing::new(hi as usize + 1),
+            a_ring: BitRing::new(n),
             last_b: NEVER,
         }))
     }
@@ -330,7 +360,7 @@ impl Compiler<'_> {
         let (mut c, mut d) = self.node(prog, p)?;
         if d + hi < 0 {
             // A purely past window: delay the child so that its newest position is exactly i + hi.
-            c = Self::delayed(prog, c, -(d + hi));
+            c = self.delayed(prog, c, -(d + hi))?;
             d = -hi;
         }
         let delay = d + hi;
@@ -468,7 +498,7 @@ impl Program {
                     u.p_false.clear();
                 }
                 Op::ImpliesEventually(op) => {
-                    op.a_ring.words.fill(0);
+                    op.a_ring.clear();
                     op.last_b = NEVER;
                 }
                 Op::State(_) | Op::Not(_) | Op::And(..) | Op::Or(..) => {}

@@ -106,16 +106,20 @@ impl StateFn {
         if ids.len() > MAX_TABLE_ATOMS {
             return tree(f, atoms).map(|n| StateFn::Tree(Box::new(n)));
         }
+        // Tabulate through the tree over atom bits: each row sets its atoms' bits in a scratch bitset, so a
+        // row costs one pass over the formula without looking atoms up by value.
+        let node = tree(f, atoms)?;
         let n_rows = 1usize << ids.len();
         let mut table = vec![0u64; n_rows.div_ceil(64)];
+        let mut words = vec![0u64; atoms.atoms().len() / 64 + 1];
         for row in 0..n_rows {
-            let value = f.eval_state(&mut |a| {
-                let i = atoms.intern(a);
-                // `ids` holds every atom of `f`, so the position always exists.
-                let j = ids.iter().position(|&x| x == i).unwrap_or(0);
-                (row >> j) & 1 == 1
-            })?;
-            if value {
+            for (j, &i) in ids.iter().enumerate() {
+                let v = u64::from((row >> j) & 1 == 1);
+                if let Some(w) = words.get_mut(i >> 6) {
+                    *w = (*w & !(1 << (i & 63))) | (v << (i & 63));
+                }
+            }
+            if node.eval(&words) {
                 table[row >> 6] |= 1 << (row & 63);
             }
         }

@@ -48,6 +48,28 @@ fn bounds_must_be_whole_frames() {
 }
 
 #[test]
+fn window_memory_is_bounded_per_law_set() {
+    // One-hour windows compile at 10 Hz; at 1 kHz five of them would need 288 MB of queues.
+    let hour = "l0 = hornOn U[0,3600] lowBeamOn;";
+    assert!(Evaluator::new(&set(hour), &EvalConfig::default()).is_ok());
+    let text: String = (0..5)
+        .map(|i| format!("l{i} = hornOn U[0,3600] lowBeamOn;\n"))
+        .collect();
+    let cfg = EvalConfig {
+        frame_period_s: 0.001,
+        ..EvalConfig::default()
+    };
+    let err = Evaluator::new(&set(&text), &cfg).unwrap_err();
+    assert!(
+        matches!(&err, EvalError::TooLarge { law, limit, .. } if law == "l4" && *limit == 256 << 20),
+        "{err}"
+    );
+    assert!(err
+        .to_string()
+        .starts_with("law 'l4': the law set's window buffers would take"));
+}
+
+#[test]
 fn relevance_skips_idle_laws_and_counts_it() {
     let law = "l = G(hornOn -> F[0,2] lowBeamOn);";
     let frames = trace(1000, &[(A, &[500])]);
@@ -91,9 +113,9 @@ fn leaf() -> impl Strategy<Value = String> {
     ]
 }
 
-fn bounds(past: bool) -> impl Strategy<Value = (i64, i64)> {
-    let lo_min = if past { -4 } else { 0 };
-    (lo_min..=4i64, 0..=5i64).prop_map(|(lo, len)| (lo, lo + len))
+/// Interval bounds in frames: non-negative and in order, as the parser requires.
+fn bounds() -> impl Strategy<Value = (i64, i64)> {
+    (0..=4i64, 0..=5i64).prop_map(|(lo, len)| (lo, lo + len))
 }
 
 fn formula() -> impl Strategy<Value = String> {
@@ -103,17 +125,17 @@ fn formula() -> impl Strategy<Value = String> {
             (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} & {b})")),
             (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} | {b})")),
             (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} -> {b})")),
-            (bounds(true), inner.clone()).prop_map(|((lo, hi), p)| format!(
+            (bounds(), inner.clone()).prop_map(|((lo, hi), p)| format!(
                 "F[{},{}]({p})",
                 lo as f64 / 10.0,
                 hi as f64 / 10.0
             )),
-            (bounds(true), inner.clone()).prop_map(|((lo, hi), p)| format!(
+            (bounds(), inner.clone()).prop_map(|((lo, hi), p)| format!(
                 "G[{},{}]({p})",
                 lo as f64 / 10.0,
                 hi as f64 / 10.0
             )),
-            (bounds(false), inner.clone(), inner.clone()).prop_map(|((lo, hi), a, b)| format!(
+            (bounds(), inner.clone(), inner.clone()).prop_map(|((lo, hi), a, b)| format!(
                 "(({a}) U[{},{}] ({b}))",
                 lo as f64 / 10.0,
                 hi as f64 / 10.0
@@ -132,20 +154,18 @@ fn body() -> impl Strategy<Value = String> {
         (formula(), formula())
             .prop_map(|(c, d)| format!("(hornOn -> {c}) & ((lowBeamOn & {d}) -> {c})")),
         // The fused `A -> F[lo,hi] B` shape (state A and B), alone and as conjunctions of different horizons.
-        (bounds(true), leaf(), leaf()).prop_map(move |((lo, hi), a, b)| format!(
+        (bounds(), leaf(), leaf()).prop_map(move |((lo, hi), a, b)| format!(
             "(({a} | {state}) -> F[{},{}]({b} & ~lowBeamOn))",
             lo as f64 / 10.0,
             hi as f64 / 10.0
         )),
-        (bounds(false), bounds(false), leaf(), leaf()).prop_map(
-            |((l1, h1), (l2, h2), a, b)| format!(
-                "(hornOn -> F[{},{}]({a})) & (({b} & lowBeamOn) -> F[{},{}](highBeamOn))",
-                l1 as f64 / 10.0,
-                h1 as f64 / 10.0,
-                l2 as f64 / 10.0,
-                h2 as f64 / 10.0
-            )
-        ),
+        (bounds(), bounds(), leaf(), leaf()).prop_map(|((l1, h1), (l2, h2), a, b)| format!(
+            "(hornOn -> F[{},{}]({a})) & (({b} & lowBeamOn) -> F[{},{}](highBeamOn))",
+            l1 as f64 / 10.0,
+            h1 as f64 / 10.0,
+            l2 as f64 / 10.0,
+            h2 as f64 / 10.0
+        )),
     ]
 }
 
@@ -192,4 +212,102 @@ proptest! {
             prop_assert_eq!(&results[0][i], &want, "law {}: {}", i, law.body());
         }
     }
+}
+
+/// Bodies with and without top-level `A -> F[a,b] B` obligations (a ≥ 0), mixed with other conjuncts.
+fn obligation_body() -> impl Strategy<Value = String> {
+    let state = "(hornOn | (lowBeamOn & ~highBeamOn))";
+    let s = |b: i64| b as f64 / 10.0;
+    prop_oneof![
+        (bounds(), leaf(), leaf()).prop_map(move |((lo, hi), a, b)| format!(
+            "(({a} | {state}) -> F[{},{}]({b} & ~lowBeamOn))",
+            s(lo),
+            s(hi)
+        )),
+        (bounds(), bounds(), leaf()).prop_map(move |((l1, h1), (l2, h2), a)| format!(
+            "(hornOn -> F[{},{}]({a})) & ((lowBeamOn & ~hornOn) -> F[{},{}](highBeamOn))",
+            s(l1),
+            s(h1),
+            s(l2),
+            s(h2)
+        )),
+        (bounds(), formula()).prop_map(move |((lo, hi), c)| format!(
+            "(lowBeamOn -> F[{},{}](hornOn)) & {c}",
+            s(lo),
+            s(hi)
+        )),
+        formula(),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Obligation memory equals its definition, re-evaluated from scratch at every frame.
+    #[test]
+    fn pending_obligations_match_naive(body in obligation_body(), tr in bits_trace()) {
+        let laws = set(&format!("l = {body};"));
+        let law = &laws.laws()[0];
+        let signals: Vec<Signals> = tr.iter().map(|b| {
+            let mut s = Signals::default();
+            s.set(A, f64::from(u8::from(b[0])));
+            s.set(B, f64::from(u8::from(b[1])));
+            s.set(C, f64::from(u8::from(b[2])));
+            s
+        }).collect();
+        let atom = |a: &crate::lang::atom::Atom, k: i64| a.eval(&signals[k as usize]);
+        let want = naive::pending_ages(law.body(), signals.len(), 0.1, &atom);
+        for relevance in [true, false] {
+            let cfg = EvalConfig { relevance, ..EvalConfig::default() };
+            let mut ev = Evaluator::new(&laws, &cfg).unwrap();
+            match (ev.add_obligation(law), &want) {
+                (Err(EvalError::NoObligation(_)), None) => {}
+                (Ok(h), Some(want)) => {
+                    let got: Vec<Option<u64>> =
+                        signals.iter().map(|s| ev.step(s).pending_frames(h)).collect();
+                    prop_assert_eq!(&got, want, "{}", law.body());
+                    // A reset run starts with nothing pending and repeats itself.
+                    ev.reset();
+                    let again: Vec<Option<u64>> =
+                        signals.iter().map(|s| ev.step(s).pending_frames(h)).collect();
+                    prop_assert_eq!(&again, want);
+                }
+                (got, want) => prop_assert!(false, "{:?} vs {:?} for {}", got, want.is_some(), law.body()),
+            }
+        }
+    }
+}
+
+#[test]
+fn pending_obligation_of_a_yellow_light_law_by_hand() {
+    // A at frames 2..=4, deadline 3 frames (F[0,0.3]); B at frame 6 meets the obligations of 3 and 4, that
+    // of 2 expires at frame 5 (a violation).
+    let laws = set("l = hornOn -> F[0,0.3] lowBeamOn;");
+    let mut ev = Evaluator::new(&laws, &EvalConfig::default()).unwrap();
+    let h = ev.add_obligation(&laws.laws()[0]).unwrap();
+    let tr = trace(9, &[(A, &[2, 3, 4]), (B, &[6])]);
+    let got: Vec<Option<u64>> = tr.iter().map(|s| ev.step(s).pending_frames(h)).collect();
+    // Frame 2: 2 pending (age 0); 3: age 1; 4: age 2; 5: 2's deadline has come, 3 is the oldest (age 2);
+    // 6: B meets 3 and 4: none; then nothing.
+    assert_eq!(
+        got,
+        vec![
+            None,
+            None,
+            Some(0),
+            Some(1),
+            Some(2),
+            Some(2),
+            None,
+            None,
+            None
+        ]
+    );
+    // A law without an obligation has no obligation memory.
+    let plain = set("g = hornOn -> lowBeamOn;");
+    let mut ev = Evaluator::new(&plain, &EvalConfig::default()).unwrap();
+    assert!(matches!(
+        ev.add_obligation(&plain.laws()[0]),
+        Err(EvalError::NoObligation(_))
+    ));
 }

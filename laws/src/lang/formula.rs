@@ -120,9 +120,12 @@ impl fmt::Display for Formula {
                 write!(f, "({p})")
             }
             Formula::Until(i, a, b) => {
-                write!(f, "(({a}) U")?;
+                // Every operand prints self-delimited (binary nodes in parentheses, prefix operators bind
+                // tighter than U), so one pair of parentheses per node is enough: the printed text nests
+                // no deeper than the tree, and so stays within the parser's limits.
+                write!(f, "({a} U")?;
                 bounds(f, i)?;
-                write!(f, " ({b}))")
+                write!(f, " {b})")
             }
             Formula::Next(p) => write!(f, "X({p})"),
         }

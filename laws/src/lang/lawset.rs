@@ -11,7 +11,7 @@ use std::fmt;
 use super::atom::Atom;
 use super::error::ParseError;
 use super::formula::Formula;
-use super::parser::Parser;
+use super::parser::{KnownLaw, Parser};
 
 /// One law text and its label for error messages (usually the file name).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -143,22 +143,22 @@ fn unbounded(f: &Formula) -> Option<(&'static str, usize, usize)> {
 impl LawSet {
     /// Parses law texts in the given order (callers pass files sorted by name).
     pub fn parse(sources: &[LawSource]) -> Result<LawSet, ParseError> {
-        let mut known: HashMap<String, Formula> = HashMap::new();
+        let mut known: HashMap<String, KnownLaw> = HashMap::new();
         let mut laws = Vec::new();
         for src in sources {
             let mut parser = Parser::new(&src.name, &src.text, std::mem::take(&mut known))?;
             let mut parsed = Vec::new();
             while !parser.at_eof() {
-                let (name, formula, range, (line, col)) = parser.statement()?;
-                if !parser.define(name.clone(), formula.clone()) {
+                let st = parser.statement()?;
+                if !parser.define(st.name.clone(), st.formula.clone(), st.depth) {
                     return Err(ParseError {
                         file: src.name.clone(),
-                        line,
-                        col,
-                        message: format!("law '{name}' is defined twice"),
+                        line: st.line,
+                        col: st.col,
+                        message: format!("law '{}' is defined twice", st.name),
                     });
                 }
-                parsed.push((name, formula, range, line));
+                parsed.push((st.name, st.formula, st.range, st.line));
             }
             known = parser.into_laws();
             for (name, formula, (start, end), line) in parsed {

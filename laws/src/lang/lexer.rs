@@ -6,6 +6,7 @@
 
 use super::atom::{ArithOp, Cmp};
 use super::error::ParseError;
+use super::limits::MAX_TEXT_BYTES;
 
 /// A token kind.
 #[derive(Debug, Clone, PartialEq)]
@@ -119,6 +120,17 @@ impl Cursor<'_> {
 
 /// Tokenises `text`; the last token is always [`Tok::Eof`].
 pub fn lex(file: &str, text: &str) -> Result<Vec<Token>, ParseError> {
+    if text.len() > MAX_TEXT_BYTES {
+        return Err(ParseError {
+            file: file.to_string(),
+            line: 1,
+            col: 1,
+            message: format!(
+                "law text of {} bytes exceeds the limit of {MAX_TEXT_BYTES} bytes",
+                text.len()
+            ),
+        });
+    }
     let mut c = Cursor {
         chars: text.char_indices().collect(),
         i: 0,
@@ -253,6 +265,9 @@ fn lex_number(c: &mut Cursor<'_>, line: usize, col: usize) -> Result<Tok, ParseE
     let value: f64 = s
         .parse()
         .map_err(|_| c.error(line, col, format!("malformed number '{s}'")))?;
+    if !value.is_finite() {
+        return Err(c.error(line, col, format!("number '{s}' is too large")));
+    }
     if c.peek(0) == Some(':') && c.peek(1).is_some_and(|d| d.is_ascii_digit()) {
         c.bump();
         let mut m = String::new();

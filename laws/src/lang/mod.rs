@@ -5,6 +5,7 @@ pub mod error;
 pub mod formula;
 pub mod lawset;
 pub mod lexer;
+pub mod limits;
 pub mod parser;
 
 #[cfg(test)]

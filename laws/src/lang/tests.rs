@@ -115,7 +115,7 @@ fn errors_name_the_place_and_what_was_expected() {
     );
     assert!(err("l = hornOn -> F lowBeamOn;")
         .starts_with("t.law:1:15: law 'l': unbounded F inside the law body"));
-    assert!(err("l = F[2,1] hornOn;").contains("is empty"));
+    assert!(err("l = F[2,1] hornOn;").contains("is reversed"));
     assert!(err("l = hornOn /* open").contains("unterminated"));
 }
 
@@ -217,7 +217,7 @@ proptest! {
 
     #[test]
     fn display_parses_back_to_the_same_formula(
-        lhs in prop::sample::select(vec!["hornOn", "~lowBeamOn", "F[0,1] hornOn", "hornOn U[0,0.5] highBeamOn", "G[-1,2](speed >= 3)"]),
+        lhs in prop::sample::select(vec!["hornOn", "~lowBeamOn", "F[0,1] hornOn", "hornOn U[0,0.5] highBeamOn", "G[1,2](speed >= 3)"]),
         op in prop::sample::select(vec!["&", "|", "->"]),
         rhs in prop::sample::select(vec!["speed > 3", "NPCAhead(2)", "X highBeamOn", "(currentLane.number ./ 2) != 1"]),
     ) {
@@ -278,4 +278,99 @@ fn shipped_law_files_parse_and_compile() {
         ]
     );
     assert_eq!(ev.horizon(set.index_of("p2g_rule53").unwrap()), Some(2000));
+}
+
+// ---- limits (issue #11): every one is a clean error naming the place and the limit ----
+
+#[test]
+fn issue11_until_bound_of_1e8_seconds_is_refused() {
+    // Was: "memory allocation of 8000000016 bytes failed" (abort) when compiled.
+    let e = err("big = G((speed > 1) U[0,100000000] (speed < 0.5));");
+    assert!(
+        e.starts_with("t.law:1:25: interval bound 100000000 s exceeds the limit of 3600 s"),
+        "{e}"
+    );
+}
+
+#[test]
+fn issue11_100000_nested_parentheses_are_refused() {
+    // Was: "thread 'main' has overflowed its stack" (abort). Runs on a test thread (2 MiB stack).
+    let text = format!(
+        "deep = {}hornOn{};",
+        "(".repeat(100_000),
+        ")".repeat(100_000)
+    );
+    let e = err(&text);
+    assert!(
+        e.starts_with("t.law:1:72: formula nested deeper than the limit of 64 levels"),
+        "{e}"
+    );
+}
+
+#[test]
+fn issue11_negative_interval_is_refused() {
+    // Was: accepted, and a violation on the first frames of every run.
+    let e = err("p = F[-1,-0.5] (speed < 1000);");
+    assert!(
+        e.starts_with("t.law:1:7: interval [-1,-0.5] has a negative bound"),
+        "{e}"
+    );
+    assert!(err("p = hornOn -> F[-1,2] lowBeamOn;").contains("negative bound"));
+    assert!(err("p = hornOn U[0,-1] lowBeamOn;").contains("negative bound"));
+}
+
+#[test]
+fn long_operator_chains_count_as_nesting() {
+    // Left-deep chains are built by loops, not recursion, but every later pass recurses over them.
+    let chain = |op: &str, n: usize| format!("l = hornOn{};", format!(" {op} hornOn").repeat(n));
+    assert!(err(&chain("&", 10_000)).contains("nested deeper than the limit of 64"));
+    assert!(err(&chain("U[0,1]", 10_000)).contains("nested deeper than the limit of 64"));
+    let arith = format!("l = speed{} < 3;", " .+ 1".repeat(100_000));
+    assert!(err(&arith).contains("nested deeper than the limit of 64"));
+    assert!(err(&format!("l = {}hornOn;", "~".repeat(100_000))).contains("nested deeper"));
+    assert!(err(&format!("l = {}hornOn;", "G[0,1] ".repeat(100_000))).contains("nested deeper"));
+}
+
+#[test]
+fn laws_used_by_name_cannot_double_without_bound() {
+    // Each law uses the previous one twice: 2^40 nodes if nothing stopped it.
+    let mut text = String::from("l0 = hornOn;\n");
+    for i in 1..40 {
+        text.push_str(&format!("l{i} = l{} & l{};\n", i - 1, i - 1));
+    }
+    let e = err(&text);
+    assert!(
+        e.contains("law too large: more than 10000 operators and operands"),
+        "{e}"
+    );
+}
+
+#[test]
+fn oversized_text_and_numbers_are_refused() {
+    let e = err(&format!("l = hornOn; // {}", "x".repeat(2 << 20)));
+    assert!(e.contains("exceeds the limit of 1048576 bytes"), "{e}");
+    let e = err(&format!("l = speed < 1{};", "0".repeat(400)));
+    assert!(e.contains("is too large"), "{e}");
+}
+
+#[test]
+fn formulas_at_the_limits_still_work() {
+    // The deepest accepted formulas parse, print, compile, evaluate and drop on a 2 MiB test thread.
+    let nested = format!(
+        "a = hornOn -> {}lowBeamOn{};",
+        "F[0,0.1](".repeat(31),
+        ")".repeat(31)
+    );
+    let parens = format!("a = {}hornOn{};", "(".repeat(63), ")".repeat(63));
+    let chain = format!("b = hornOn{};", " & lowBeamOn".repeat(62));
+    let arith = format!("c = speed{} < 3;", " .+ 1".repeat(61));
+    for text in [nested, parens, chain, arith] {
+        let set = parse(&text).unwrap_or_else(|e| panic!("{e}"));
+        let printed = format!("x = {};", set.laws()[0].formula());
+        assert!(parse(&printed).is_ok(), "{printed}");
+        let mut ev = crate::Evaluator::new(&set, &crate::EvalConfig::default()).unwrap();
+        for _ in 0..60 {
+            ev.step(&Signals::default());
+        }
+    }
 }

@@ -14,14 +14,25 @@
 //! - Distances to absent features and NPCs are `+inf` (LawBreaker used 200 and 1000).
 //!
 //! Scenario constants (`Time`, `rain`, `fog`, `snow`, `visibility`) come from a [`SignalContext`].
+//!
+//! **avguard extensions for prediction** (not in LawBreaker; usable in laws and `properties.toml` like any
+//! signal): the required decelerations `stoplineAhead.decel`, `stopSignAhead.decel`,
+//! `junctionAhead.decel`, the time `junctionAhead.time`, the closest point of approach `closestApproach`
+//! (`.time`, `.ttc`), the priority-conflict signals `PriorityConflict` (`.time`, `.egoTime`, `.gap`) (see
+//! [`motion`] for their definitions and edge cases), the RSS flag `rssDangerous` ([`crate::rss`] with CARLA's
+//! defaults) and the ego `jerk`, which needs the previous frame: a run's signals come from a
+//! [`SignalStream`] (live and batch alike); [`Signals::from_frame`] alone reports a jerk of 0.
 
+pub mod motion;
 mod obstacles;
+mod stream;
 
 use crate::frame::{turn_signal, Frame};
 
-pub use obstacles::{
-    ObstacleNeeds, ObstacleSignals, EGO_FRONT_M, EGO_LENGTH_M, EGO_REAR_M, EGO_WIDTH_M,
-};
+pub use crate::geometry::{EGO_FRONT_M, EGO_LENGTH_M, EGO_REAR_M, EGO_WIDTH_M};
+pub use motion::{MotionNeeds, MotionSignals};
+pub use obstacles::{ObstacleNeeds, ObstacleSignals};
+pub use stream::SignalStream;
 
 /// The value type and the way a signal may be used in a formula.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,6 +144,40 @@ signals! {
     Collision = "collision", Flag;
     /// 1 once the ego has reached its destination.
     Destination = "destination", Flag;
+    /// avguard extension: deceleration needed to stop at the next stop line, m/s² (`v²/2d`; 0 when stopped
+    /// or none ahead, +inf when moving on the line).
+    StoplineDecel = "stoplineAhead.decel", Value;
+    /// avguard extension: deceleration needed to stop at the next stop-sign line, m/s² (as above).
+    StopSignDecel = "stopSignAhead.decel", Value;
+    /// avguard extension: deceleration needed to stop at the junction entry, m/s² (0 inside the junction).
+    JunctionDecel = "junctionAhead.decel", Value;
+    /// avguard extension: time to reach the junction entry at the current speed, s (0 inside, +inf when
+    /// stopped before it or none).
+    JunctionTime = "junctionAhead.time", Value;
+    /// avguard extension: ego jerk, m/s³ (change of `acc` since the previous frame over its time step; 0 on
+    /// a run's first frame).
+    Jerk = "jerk", Value;
+    /// avguard extension: the smallest footprint gap to any road user within the next 5 s at constant
+    /// velocities, m (+inf when none).
+    ClosestApproach = "closestApproach", Distance;
+    /// avguard extension: when that closest approach is reached, s.
+    ClosestApproachTime = "closestApproach.time", Value;
+    /// avguard extension: when the footprints would first touch (2-D time to collision), s; +inf when they
+    /// would not within 5 s.
+    ClosestApproachTtc = "closestApproach.ttc", Value;
+    /// avguard extension: the most critical priority road user's distance to where its path crosses the
+    /// ego's, m (+inf when none).
+    PriorityConflict = "PriorityConflict", Distance;
+    /// avguard extension: its time to reach that conflict area at its speed, s.
+    PriorityConflictTime = "PriorityConflict.time", Value;
+    /// avguard extension: the ego's time to reach the conflict area at its speed, s.
+    PriorityConflictEgoTime = "PriorityConflict.egoTime", Value;
+    /// avguard extension: the predicted gap between the ego's and its occupancy of the area, s (0: both in
+    /// it at once).
+    PriorityConflictGap = "PriorityConflict.gap", Value;
+    /// avguard extension: 1 when RSS (CARLA's default parameters) finds the ego in a dangerous situation with
+    /// some road user.
+    RssDangerous = "rssDangerous", Flag;
     /// Scenario time of day, hours (12:30 = 12.5).
     Time = "Time", Value;
     /// Rain, 0..1.
@@ -198,8 +243,8 @@ pub struct Signals {
     values: [f64; N_SIGNALS],
 }
 
-/// The value of every signal before a frame is read: 0, except distances, the speeds of absent vehicles
-/// and `NPCAhead.ttc` (+inf), and the scenario defaults. Built at compile time so that a frame starts from
+/// The value of every signal before a frame is read: 0, except distances, the speeds of absent vehicles,
+/// `NPCAhead.ttc` and the times of the prediction signals (+inf), and the scenario defaults. Built at compile time so that a frame starts from
 /// one copy.
 const DEFAULT_VALUES: [f64; N_SIGNALS] = {
     let mut v = [0.0; N_SIGNALS];
@@ -214,6 +259,12 @@ const DEFAULT_VALUES: [f64; N_SIGNALS] = {
     v[Signal::NpcAheadSpeed as usize] = f64::INFINITY;
     v[Signal::NearestNpcSpeed as usize] = f64::INFINITY;
     v[Signal::NpcOppositeSpeed as usize] = f64::INFINITY;
+    v[Signal::JunctionTime as usize] = f64::INFINITY;
+    v[Signal::ClosestApproachTime as usize] = f64::INFINITY;
+    v[Signal::ClosestApproachTtc as usize] = f64::INFINITY;
+    v[Signal::PriorityConflictTime as usize] = f64::INFINITY;
+    v[Signal::PriorityConflictEgoTime as usize] = f64::INFINITY;
+    v[Signal::PriorityConflictGap as usize] = f64::INFINITY;
     // SignalContext::default(), spelled out because trait methods are not const.
     v[Signal::Time as usize] = 12.0;
     v[Signal::Visibility as usize] = 100.0;
@@ -221,8 +272,8 @@ const DEFAULT_VALUES: [f64; N_SIGNALS] = {
 };
 
 impl Default for Signals {
-    /// Every signal 0 except distances, the speeds of absent vehicles and `NPCAhead.ttc` (+inf), and the
-    /// scenario defaults.
+    /// Every signal 0 except distances, the speeds of absent vehicles, `NPCAhead.ttc` and the times of the
+    /// prediction signals (+inf), and the scenario defaults.
     fn default() -> Self {
         Signals {
             values: DEFAULT_VALUES,
@@ -282,6 +333,20 @@ impl SignalSet {
             priority_peds: self.contains(PriorityPedsAhead),
         }
     }
+
+    /// Which motion signal groups the set reads.
+    pub fn motion_needs(self) -> MotionNeeds {
+        use Signal::*;
+        MotionNeeds {
+            cpa: self.contains_any(&[ClosestApproach, ClosestApproachTime, ClosestApproachTtc]),
+            priority_conflict: self.contains_any(&[
+                PriorityConflict,
+                PriorityConflictTime,
+                PriorityConflictEgoTime,
+                PriorityConflictGap,
+            ]),
+        }
+    }
 }
 
 impl Extend<Signal> for SignalSet {
@@ -311,7 +376,8 @@ fn flag(b: bool) -> f64 {
 }
 
 impl Signals {
-    /// Computes every signal from a frame and the scenario constants.
+    /// Computes every signal from a frame and the scenario constants (`jerk`, which needs the previous
+    /// frame, is 0: use a [`SignalStream`] for a run).
     pub fn from_frame(f: &Frame, ctx: &SignalContext) -> Signals {
         Self::from_frame_needed(f, ctx, SignalSet::ALL)
     }
@@ -365,8 +431,49 @@ impl Signals {
         s.set(Signal::NpcOppositeSpeed, o.npc_opposite_speed_mps);
         s.set(Signal::PriorityNpcAhead, flag(o.priority_npc_ahead));
         s.set(Signal::PriorityPedsAhead, flag(o.priority_peds_ahead));
+        s.set_prediction(f, needed);
         s.set_context(ctx);
         s
+    }
+
+    /// The avguard prediction signals of `needed` (see [`motion`]); the others keep their defaults.
+    fn set_prediction(&mut self, f: &Frame, needed: SignalSet) {
+        use motion::{required_decel_mps2, time_to_reach_s};
+        let v = f.speed_mps;
+        if needed.contains(Signal::StoplineDecel) {
+            self.set(
+                Signal::StoplineDecel,
+                required_decel_mps2(v, f.stopline_dist_m.max(0.0)),
+            );
+        }
+        if needed.contains(Signal::StopSignDecel) {
+            self.set(
+                Signal::StopSignDecel,
+                required_decel_mps2(v, f.stopsign_dist_m.max(0.0)),
+            );
+        }
+        // Inside the junction (distance 0) there is no entry left to stop at, and it has been reached.
+        let junction_m = f.junction_dist_m.max(0.0);
+        if needed.contains(Signal::JunctionDecel) && junction_m > 0.0 {
+            self.set(Signal::JunctionDecel, required_decel_mps2(v, junction_m));
+        }
+        if needed.contains(Signal::JunctionTime) {
+            self.set(Signal::JunctionTime, time_to_reach_s(v, junction_m));
+        }
+        let m = MotionSignals::from_frame_needed(f, needed.motion_needs());
+        self.set(Signal::ClosestApproach, m.cpa_m);
+        self.set(Signal::ClosestApproachTime, m.cpa_time_s);
+        self.set(Signal::ClosestApproachTtc, m.cpa_ttc_s);
+        self.set(Signal::PriorityConflict, m.conflict_m);
+        self.set(Signal::PriorityConflictTime, m.conflict_time_s);
+        self.set(Signal::PriorityConflictEgoTime, m.conflict_ego_time_s);
+        self.set(Signal::PriorityConflictGap, m.conflict_gap_s);
+        if needed.contains(Signal::RssDangerous) {
+            self.set(
+                Signal::RssDangerous,
+                flag(crate::rss::RssParams::CARLA.dangerous(f)),
+            );
+        }
     }
 
     /// Overwrites the scenario constants.

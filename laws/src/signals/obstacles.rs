@@ -1,10 +1,7 @@
 //! Obstacle-derived signals (`NPCAhead`, `NearestNPC`, `NPCOpposite`, the priority flags) and the geometry
 //! behind them.
 //!
-//! The ego footprint is LawBreaker's Lincoln MKZ: 4.7 m × 2.06 m, with the reference point (the frame's
-//! `x`, `y`) at the rear-axle centre, so the front bumper is at +3.6986 m and the rear bumper at −1.0014 m
-//! along the heading. Obstacles are rectangles `length × width` centred on their `x`, `y` and turned by their
-//! `heading`. Positions are expressed in the ego frame (`lon` forward, `lat` to the left).
+//! Footprints and the ego frame (`lon` forward, `lat` to the left) are those of [`crate::geometry`].
 //!
 //! - **Ahead in lane** (`NPCAhead`): a vehicle or bicycle whose centre is in front of the ego's front
 //!   bumper and within a lateral corridor `|lat| <= 1.75 m + its half width`. The value is the
@@ -20,15 +17,7 @@
 //!   wedge within 3 m (LawBreaker's "going straight" rule).
 
 use crate::frame::{obstacle_type, Frame, Obstacle};
-
-/// Ego length, m.
-pub const EGO_LENGTH_M: f64 = 4.7;
-/// Ego width, m.
-pub const EGO_WIDTH_M: f64 = 2.06;
-/// Front bumper, m ahead of the reference point.
-pub const EGO_FRONT_M: f64 = 3.6986;
-/// Rear bumper, m ahead of the reference point (negative: behind it).
-pub const EGO_REAR_M: f64 = -1.0014;
+use crate::geometry::{ego_rect, gap_m, wrap_rad, Rect, EGO_FRONT_M, EGO_WIDTH_M};
 
 const LANE_HALF_WIDTH_M: f64 = 1.75;
 const AHEAD_RANGE_M: f64 = 200.0;
@@ -60,103 +49,6 @@ pub struct ObstacleSignals {
     pub priority_npc_ahead: bool,
     /// A pedestrian with right of way is ahead.
     pub priority_peds_ahead: bool,
-}
-
-/// An oriented rectangle in the ego frame.
-#[derive(Debug, Clone, Copy)]
-struct Rect {
-    cx: f64,
-    cy: f64,
-    cos: f64,
-    sin: f64,
-    half_len: f64,
-    half_wid: f64,
-}
-
-impl Rect {
-    fn corners(&self) -> [(f64, f64); 4] {
-        let (ux, uy) = (self.cos * self.half_len, self.sin * self.half_len);
-        let (vx, vy) = (-self.sin * self.half_wid, self.cos * self.half_wid);
-        [
-            (self.cx + ux + vx, self.cy + uy + vy),
-            (self.cx + ux - vx, self.cy + uy - vy),
-            (self.cx - ux - vx, self.cy - uy - vy),
-            (self.cx - ux + vx, self.cy - uy + vy),
-        ]
-    }
-
-    /// Half the extent of the rectangle projected on the unit axis `(ax, ay)`.
-    fn half_extent_on(&self, ax: f64, ay: f64) -> f64 {
-        (self.cos * ax + self.sin * ay).abs() * self.half_len
-            + (-self.sin * ax + self.cos * ay).abs() * self.half_wid
-    }
-}
-
-fn overlaps(a: &Rect, b: &Rect) -> bool {
-    // Separating-axis test over the four edge normals of two rectangles.
-    let axes = [
-        (a.cos, a.sin),
-        (-a.sin, a.cos),
-        (b.cos, b.sin),
-        (-b.sin, b.cos),
-    ];
-    axes.iter().all(|&(ax, ay)| {
-        let d = ((b.cx - a.cx) * ax + (b.cy - a.cy) * ay).abs();
-        d <= a.half_extent_on(ax, ay) + b.half_extent_on(ax, ay)
-    })
-}
-
-/// Squared distance from `p` to the segment `a`–`b` (the square root is taken once, for the minimum).
-fn point_segment_dist2(p: (f64, f64), a: (f64, f64), b: (f64, f64)) -> f64 {
-    let (dx, dy) = (b.0 - a.0, b.1 - a.1);
-    let len2 = dx * dx + dy * dy;
-    let t = if len2 > 0.0 {
-        (((p.0 - a.0) * dx + (p.1 - a.1) * dy) / len2).clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
-    (p.0 - a.0 - t * dx).powi(2) + (p.1 - a.1 - t * dy).powi(2)
-}
-
-/// The smallest distance between two rectangles' footprints, m (0 when they overlap).
-fn gap_m(a: &Rect, b: &Rect) -> f64 {
-    if overlaps(a, b) {
-        return 0.0;
-    }
-    let (ca, cb) = (a.corners(), b.corners());
-    let mut best = f64::INFINITY;
-    for i in 0..4 {
-        let (a0, a1) = (ca[i], ca[(i + 1) % 4]);
-        let (b0, b1) = (cb[i], cb[(i + 1) % 4]);
-        for j in 0..4 {
-            best = best
-                .min(point_segment_dist2(cb[j], a0, a1))
-                .min(point_segment_dist2(ca[j], b0, b1));
-        }
-    }
-    // `sqrt` is monotone and correctly rounded, so this equals the minimum of the distances.
-    best.sqrt()
-}
-
-fn ego_rect() -> Rect {
-    Rect {
-        cx: (EGO_FRONT_M + EGO_REAR_M) / 2.0,
-        cy: 0.0,
-        cos: 1.0,
-        sin: 0.0,
-        half_len: EGO_LENGTH_M / 2.0,
-        half_wid: EGO_WIDTH_M / 2.0,
-    }
-}
-
-/// Wraps an angle to (−π, π].
-fn wrap_rad(a: f64) -> f64 {
-    let w = a.rem_euclid(std::f64::consts::TAU);
-    if w > std::f64::consts::PI {
-        w - std::f64::consts::TAU
-    } else {
-        w
-    }
 }
 
 fn in_wedge(lon_m: f64, lat_m: f64) -> bool {

@@ -56,7 +56,13 @@ fn default_values_are_the_documented_ones() {
             Signal::NpcAheadTtc
             | Signal::NpcAheadSpeed
             | Signal::NearestNpcSpeed
-            | Signal::NpcOppositeSpeed => f64::INFINITY,
+            | Signal::NpcOppositeSpeed
+            | Signal::JunctionTime
+            | Signal::ClosestApproachTime
+            | Signal::ClosestApproachTtc
+            | Signal::PriorityConflictTime
+            | Signal::PriorityConflictEgoTime
+            | Signal::PriorityConflictGap => f64::INFINITY,
             _ if sig.kind() == SignalKind::Distance => f64::INFINITY,
             _ => 0.0,
         };
@@ -76,7 +82,7 @@ fn needed_signals_equal_the_full_computation() {
         x ^= x << 17;
         (x >> 11) as f64 / (1u64 << 53) as f64
     };
-    let groups: [&[Signal]; 6] = [
+    let groups: [&[Signal]; 8] = [
         &[
             Signal::NpcAhead,
             Signal::NpcAheadSpeed,
@@ -88,6 +94,22 @@ fn needed_signals_equal_the_full_computation() {
         &[Signal::PriorityNpcAhead],
         &[Signal::PriorityPedsAhead],
         &[Signal::Speed, Signal::StoplineAhead],
+        &[
+            Signal::ClosestApproach,
+            Signal::ClosestApproachTime,
+            Signal::ClosestApproachTtc,
+        ],
+        &[
+            Signal::PriorityConflict,
+            Signal::PriorityConflictTime,
+            Signal::PriorityConflictEgoTime,
+            Signal::PriorityConflictGap,
+            Signal::RssDangerous,
+            Signal::StoplineDecel,
+            Signal::StopSignDecel,
+            Signal::JunctionDecel,
+            Signal::JunctionTime,
+        ],
     ];
     let ctx = SignalContext::default();
     let mut n_checked = 0;
@@ -165,4 +187,33 @@ fn needed_signals_equal_the_full_computation() {
         f64::INFINITY
     );
     assert!(Signals::from_frame(&f, &ctx).get(Signal::NpcAhead) < 10.0);
+}
+
+/// `jerk` is the change of acceleration over the time step, from the second frame of a run on.
+#[test]
+fn stream_jerk_needs_the_previous_frame() {
+    let at = |t: f64, accel_mps2: f64| Frame {
+        t,
+        accel_mps2,
+        ..Frame::default()
+    };
+    let mut stream = SignalStream::new(SignalContext::default(), SignalSet::ALL);
+    assert_eq!(stream.next(&at(0.0, 1.0)).get(Signal::Jerk), 0.0);
+    assert!((stream.next(&at(0.1, -2.0)).get(Signal::Jerk) + 30.0).abs() < 1e-9);
+    assert!((stream.next(&at(0.3, -1.0)).get(Signal::Jerk) - 5.0).abs() < 1e-9);
+    // A repeated stamp gives no jerk and restarts the difference there.
+    assert_eq!(stream.next(&at(0.3, 4.0)).get(Signal::Jerk), 0.0);
+    assert!((stream.next(&at(0.4, 3.0)).get(Signal::Jerk) + 10.0).abs() < 1e-9);
+    // A new run starts without a previous frame.
+    stream.reset();
+    assert_eq!(stream.next(&at(0.0, 3.0)).get(Signal::Jerk), 0.0);
+    // Every other signal is the stateless computation's.
+    let f = Frame {
+        speed_mps: 7.0,
+        stopline_dist_m: 12.0,
+        ..at(0.1, 3.0)
+    };
+    let mut streamed = stream.next(&f);
+    streamed.set(Signal::Jerk, 0.0);
+    assert_eq!(streamed, Signals::from_frame(&f, &SignalContext::default()));
 }

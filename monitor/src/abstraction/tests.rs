@@ -1,4 +1,5 @@
 use super::*;
+use laws::Signals;
 
 fn shipped_laws() -> Vec<LawSource> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../laws/specs");
@@ -235,6 +236,7 @@ fn tracker_equals_direct_evaluation_on_random_drives() {
                 let holds = match pred {
                     Pred::Atom(a) => a.eval(&s),
                     Pred::Window(i) => v.in_window(*i),
+                    Pred::Pending { .. } => unreachable!("the shipped properties use none"),
                 };
                 state |= StateId::from(holds) << bit;
             }
@@ -262,4 +264,66 @@ fn tracker_equals_direct_evaluation_on_random_drives() {
         n_bits_set > 10_000 && n_baseline > 100,
         "{n_bits_set} {n_baseline}"
     );
+}
+
+/// `L.pending` and `L.pending>x` bits follow the law's oldest pending obligation.
+#[test]
+fn obligation_predicates_are_bits_of_the_state() {
+    let laws = [LawSource {
+        name: "t".into(),
+        text: "slow = G(stoplineAhead(10) -> F[0,1](speed < 0.5));\n\
+               fast = G(speed <= 30);\n"
+            .into(),
+    }];
+    let preds: Vec<String> = ["slow.w", "slow.pending", "slow.pending>0.5"]
+        .map(String::from)
+        .to_vec();
+    let defs = [PropertyDef {
+        name: "p",
+        law: "slow",
+        predicates: &preds,
+        unsafe_bit: 0,
+    }];
+    let c = Compiled::new(&laws, &defs, 0.1, 100).unwrap();
+    let mut tracker = c.tracker(SignalContext::default()).unwrap();
+    // Frames 0..5: far from the line. 5..25: within 10 m, moving (an obligation arises every frame and
+    // the first expires at frame 15). 25..: stopped, which meets every open one.
+    let frame = |k: usize| Frame {
+        t: k as f64 * 0.1,
+        speed_mps: if k < 25 { 5.0 } else { 0.0 },
+        stopline_dist_m: if k < 5 { 50.0 } else { 5.0 },
+        ..Frame::default()
+    };
+    let states: Vec<StateId> = (0..30).map(|k| tracker.step(&frame(k))[0].state).collect();
+    let bit = |k: usize, b: usize| states[k] >> b & 1 == 1;
+    for k in 0..30usize {
+        // The oldest pending obligation is max(5, k − 9) while moving near the line.
+        let pending = (5..25).contains(&k);
+        let age = if pending {
+            k - 5.max(k.saturating_sub(9))
+        } else {
+            0
+        };
+        assert_eq!(bit(k, 1), pending, "frame {k}");
+        assert_eq!(bit(k, 2), pending && age > 5, "frame {k}: age {age}");
+    }
+    // The first violation becomes certain at frame 15 (obligation of frame 5, deadline 1 s).
+    assert!(!bit(14, 0) && bit(15, 0));
+    // A law without an obligation, an unknown law and a malformed threshold are refused, naming the text.
+    for (text, want) in [
+        ("fast.pending", "no future-time obligation"),
+        ("nope.pending", "unknown law 'nope'"),
+        ("slow.pending >= 1", "the only comparison"),
+        ("slow.pending > x", "expected a number"),
+    ] {
+        let preds = vec!["slow.w".to_string(), text.to_string()];
+        let defs = [PropertyDef {
+            predicates: &preds,
+            ..defs[0]
+        }];
+        let e = Compiled::new(&laws, &defs, 0.1, 100)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(want), "{text}: {e}");
+    }
 }

@@ -117,3 +117,51 @@ fn the_shipped_properties_file_resolves_within_the_predicate_cap() {
     assert_eq!(nc.predicates.len(), 11);
     assert_eq!(nc.predicates[0], "collision==1");
 }
+
+#[test]
+fn obligation_predicates_resolve_to_canonical_texts() {
+    let specs = parse_properties_toml(
+        r#"
+        [[property]]
+        law = "slow"
+        extra_atoms = ["slow.pending", "slow.pending > 1.5", " slow.pending>2 "]
+        "#,
+    )
+    .unwrap();
+    let p = specs[0].resolve(&set()).unwrap();
+    assert_eq!(
+        p.predicates,
+        [
+            "slow.w",
+            "NPCAhead<=10",
+            "speed<0.5",
+            "slow.pending",
+            "slow.pending>1.5",
+            "slow.pending>2"
+        ]
+    );
+    let e = |extra: &str| {
+        let toml = format!("[[property]]\nlaw = \"slow\"\nextra_atoms = [\"{extra}\"]");
+        parse_properties_toml(&toml).unwrap()[0]
+            .resolve(&set())
+            .unwrap_err()
+            .to_string()
+    };
+    assert!(e("fast.pending").contains("no future-time obligation"));
+    assert!(e("nope.pending > 1").contains("unknown law 'nope'"));
+    assert!(e("slow.pending > -1").contains("expected a number"));
+    // Thresholds in frames: more than 1.5 s at 10 Hz is more than 15 frames.
+    let p = PendingPredicate::parse("slow.pending>1.5")
+        .unwrap()
+        .unwrap();
+    assert_eq!(p.more_than_frames(0.1), Some(15));
+    assert_eq!(
+        PendingPredicate::parse("slow.pending")
+            .unwrap()
+            .unwrap()
+            .more_than_frames(0.1),
+        None
+    );
+    // Atoms are not obligation predicates.
+    assert!(PendingPredicate::parse("speed < 3").is_none());
+}

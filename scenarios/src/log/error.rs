@@ -12,6 +12,26 @@ pub enum LogError {
         /// The library's error.
         source: hdf5::Error,
     },
+    /// The file could not be read from disk.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// A dataset declares more data than the file can hold (checked before anything is allocated).
+    #[error("dataset `{dataset}` declares {rows} rows ({bytes} bytes), more than the file's {file_bytes} bytes can hold")]
+    TooLarge {
+        /// Dataset path.
+        dataset: String,
+        /// Rows declared.
+        rows: u64,
+        /// Bytes of raw data declared.
+        bytes: u64,
+        /// Size of the file.
+        file_bytes: u64,
+    },
     /// A required dataset or group is absent.
     #[error("missing dataset `{0}`")]
     Missing(String),

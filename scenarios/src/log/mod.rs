@@ -14,7 +14,7 @@ mod schema;
 mod writer;
 
 pub use error::LogError;
-pub use reader::read_log;
+pub use reader::{read_log, read_log_image};
 pub use writer::{write_log, LogWriter};
 
 use laws::Frame;

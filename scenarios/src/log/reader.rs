@@ -1,18 +1,34 @@
 //! Reading and validating a whole log. Extra datasets and attributes are ignored; every required one is
 //! checked for presence, element type, rank, length and value rules, and each failure names the dataset.
+//!
+//! Nothing is allocated from a length the file declares before that length is checked against the file's
+//! size: a dataset's raw data must fit in the file (or, compressed, within the best ratio a filter can
+//! reach), so a hostile or corrupt header costs at most a small multiple of the file's size in memory.
 
 use std::path::Path;
 
 use hdf5::types::{TypeDescriptor, VarLenAscii, VarLenUnicode};
 use hdf5::{Attribute, Dataset, File, Group, H5Type};
+use laws::frame::MAX_OBSTACLES;
 use laws::{Frame, Obstacle};
 
 use super::error::LogError;
 use super::schema::{check, Col, BLANK_OBSTACLE, FRAME_COLUMNS, OBSTACLE_COLUMNS};
 use super::{RunLog, RunMeta, FORMAT};
 
+/// How many times larger than the file a filtered (compressed) dataset's raw data may be: deflate's best
+/// ratio (about 1032:1, for runs of one byte). Unfiltered data must fit in the file itself.
+const MAX_FILTER_RATIO: u64 = 1032;
+
 /// Reads and validates the log at `path`.
 pub fn read_log(path: &Path) -> Result<RunLog, LogError> {
+    let label = path.display().to_string();
+    let file_bytes = std::fs::metadata(path)
+        .map_err(|e| LogError::Io {
+            path: label.clone(),
+            source: e,
+        })?
+        .len();
     // Read without HDF5's advisory file lock. The lock belongs to the open file description, so a child
     // process forked while a writer had the file open (anything this process spawns) keeps it locked after
     // the writer closed it, and a locking reader then fails with EAGAIN. A reader gains nothing from the
@@ -20,17 +36,54 @@ pub fn read_log(path: &Path) -> Result<RunLog, LogError> {
     let file = File::with_options()
         .with_fapl(|p| p.file_locking(false))
         .open(path)
-        .map_err(LogError::hdf5(path.display().to_string()))?;
-    let meta = read_meta(&file)?;
-    let frames_group = group(&file, "frames")?;
-    let t: Vec<f64> = read_column(&frames_group, "/frames", "t", Kind::Float, None)?;
+        .map_err(LogError::hdf5(label))?;
+    read_file(&file, file_bytes)
+}
+
+/// Reads and validates a log from an in-memory HDF5 file image (the bytes of a `.h5` file); `label` names
+/// it in errors. The same checks as [`read_log`], with the image's length as the file's size.
+pub fn read_log_image(label: &str, image: &[u8]) -> Result<RunLog, LogError> {
+    let file = open_image(image).map_err(LogError::hdf5(label.to_owned()))?;
+    read_file(&file, image.len() as u64)
+}
+
+/// Opens an HDF5 file image with the in-memory ("core") driver, without a backing file.
+fn open_image(image: &[u8]) -> hdf5::Result<File> {
+    use hdf5_sys::h5f::{H5Fopen, H5F_ACC_RDONLY};
+    use hdf5_sys::h5p::H5Pset_file_image;
+    let fapl = hdf5::plist::FileAccess::build()
+        .core_filebacked(false)
+        .finish()?;
+    // A name the core driver never opens (no backing store); the image is the whole file.
+    let name = c"avguard-log-image.h5";
+    // SAFETY: `fapl` is a live file-access property list; `H5Pset_file_image` copies `image.len()` bytes
+    // from a valid slice before returning, and `H5Fopen` copies the image again into the core driver, so
+    // nothing refers to `image` afterwards. The calls run under the `hdf5` crate's global lock, as all of
+    // its own calls do. `from_id` takes over the one reference `H5Fopen` returned.
+    let id = hdf5::sync::sync(|| unsafe {
+        hdf5::h5check(H5Pset_file_image(
+            fapl.id(),
+            image.as_ptr().cast_mut().cast(),
+            image.len(),
+        ))?;
+        hdf5::h5check(H5Fopen(name.as_ptr(), H5F_ACC_RDONLY, fapl.id()))
+    })?;
+    unsafe { hdf5::from_id::<File>(id) }
+}
+
+/// Reads and validates an open log file of `file_bytes` bytes.
+pub(crate) fn read_file(file: &File, file_bytes: u64) -> Result<RunLog, LogError> {
+    let r = Reader { file_bytes };
+    let meta = read_meta(file)?;
+    let frames_group = group(file, "frames")?;
+    let t: Vec<f64> = r.read_column(&frames_group, "/frames", "t", Kind::Float, None)?;
     if t.is_empty() {
         return Err(LogError::Empty);
     }
     let n = t.len();
     let mut frames = vec![Frame::default(); n];
     for col in FRAME_COLUMNS {
-        read_into(&frames_group, "/frames", col, &mut frames, n)?;
+        r.read_into(&frames_group, "/frames", col, &mut frames, n)?;
     }
     for (row, pair) in t.windows(2).enumerate() {
         if let [a, b] = pair {
@@ -44,8 +97,8 @@ pub fn read_log(path: &Path) -> Result<RunLog, LogError> {
         }
     }
 
-    let obstacles_group = group(&file, "obstacles")?;
-    let offset: Vec<u64> = read_column(
+    let obstacles_group = group(file, "obstacles")?;
+    let offset: Vec<u64> = r.read_column(
         &obstacles_group,
         "/obstacles",
         "offset",
@@ -68,22 +121,45 @@ pub fn read_log(path: &Path) -> Result<RunLog, LogError> {
                     "offsets decrease",
                 ));
             }
+            if b - a > MAX_OBSTACLES as u64 {
+                return Err(LogError::Value {
+                    dataset: "/obstacles/offset".to_owned(),
+                    row: row + 1,
+                    problem: format!(
+                        "frame {row} has {} obstacles, more than the limit of {MAX_OBSTACLES}",
+                        b - a
+                    ),
+                });
+            }
         }
     }
-    let rows = offset.last().copied().unwrap_or(0) as usize;
+    let last = offset.last().copied().unwrap_or(0);
+    // Every obstacle column must hold exactly `last` rows; checking their declared lengths (each already
+    // bounded by the file's size) before allocating keeps a corrupt last offset from allocating anything.
+    let rows = usize::try_from(last).unwrap_or(usize::MAX);
+    for col in OBSTACLE_COLUMNS {
+        r.check_rows(&obstacles_group, "/obstacles", col.name(), rows)?;
+    }
     let mut obstacles = vec![BLANK_OBSTACLE; rows];
     for col in OBSTACLE_COLUMNS {
-        read_into(&obstacles_group, "/obstacles", col, &mut obstacles, rows)?;
+        r.read_into(&obstacles_group, "/obstacles", col, &mut obstacles, rows)?;
     }
     let mut rest: &[Obstacle] = &obstacles;
     for (frame, pair) in frames.iter_mut().zip(offset.windows(2)) {
         if let [a, b] = pair {
-            let (mine, tail) = rest.split_at((b - a) as usize);
+            // Offsets increase, end at `rows`, and the obstacles hold `rows` entries: the split exists.
+            let k = usize::try_from(b - a).unwrap_or(usize::MAX).min(rest.len());
+            let (mine, tail) = rest.split_at(k);
             frame.obstacles = mine.to_vec();
             rest = tail;
         }
     }
     Ok(RunLog { meta, frames })
+}
+
+/// Reading state: the file's size, which bounds every declared length.
+struct Reader {
+    file_bytes: u64,
 }
 
 fn group(file: &File, name: &str) -> Result<Group, LogError> {
@@ -146,16 +222,46 @@ fn open_dataset(group: &Group, path: &str, name: &str, kind: Kind) -> Result<Dat
     Ok(ds)
 }
 
-fn read_column<T: H5Type>(
-    group: &Group,
-    path: &str,
-    name: &str,
-    kind: Kind,
-    expected_len: Option<usize>,
-) -> Result<Vec<T>, LogError> {
-    let ds = open_dataset(group, path, name, kind)?;
-    let full = format!("{path}/{name}");
-    if let Some(expected) = expected_len {
+impl Reader {
+    /// Fails unless the dataset's raw data fits in the file (see [`MAX_FILTER_RATIO`]).
+    fn check_extent(&self, ds: &Dataset, full: &str) -> Result<(), LogError> {
+        let rows = ds.size() as u64;
+        let element = ds.dtype().map_err(LogError::hdf5(full.to_owned()))?.size() as u64;
+        let bytes = rows.saturating_mul(element);
+        let ratio = if ds.filters().is_empty() {
+            1
+        } else {
+            MAX_FILTER_RATIO
+        };
+        if bytes > self.file_bytes.saturating_mul(ratio) {
+            return Err(LogError::TooLarge {
+                dataset: full.to_owned(),
+                rows,
+                bytes,
+                file_bytes: self.file_bytes,
+            });
+        }
+        Ok(())
+    }
+
+    /// Checks that a dataset of `path/name` declares `expected` rows, without reading it.
+    fn check_rows(
+        &self,
+        group: &Group,
+        path: &str,
+        name: &str,
+        expected: usize,
+    ) -> Result<(), LogError> {
+        let full = format!("{path}/{name}");
+        if !group.link_exists(name) {
+            return Err(LogError::Missing(full));
+        }
+        let ds = group.dataset(name).map_err(|_| LogError::WrongType {
+            dataset: full.clone(),
+            expected: "a dataset",
+            found: "another kind of object".to_owned(),
+        })?;
+        self.check_extent(&ds, &full)?;
         let found = ds.size();
         if found != expected {
             return Err(LogError::Length {
@@ -164,40 +270,65 @@ fn read_column<T: H5Type>(
                 expected,
             });
         }
+        Ok(())
     }
-    ds.read_raw::<T>().map_err(LogError::hdf5(full))
-}
 
-/// Reads one column, checks length and value rules, and stores it into `rows`.
-fn read_into<T>(
-    group: &Group,
-    path: &str,
-    col: &Col<T>,
-    rows: &mut [T],
-    n: usize,
-) -> Result<(), LogError> {
-    let name = col.name();
-    let full = format!("{path}/{name}");
-    let rule = col.rule();
-    macro_rules! fill {
-        ($ty:ty, $kind:expr, $set:expr) => {{
-            let values: Vec<$ty> = read_column(group, path, name, $kind, Some(n))?;
-            for (row, (target, v)) in rows.iter_mut().zip(values).enumerate() {
-                #[allow(clippy::cast_lossless)]
-                if let Some(problem) = check(rule, v as f64) {
-                    return Err(value_error(&full, row, problem));
-                }
-                $set(target, v);
+    fn read_column<T: H5Type>(
+        &self,
+        group: &Group,
+        path: &str,
+        name: &str,
+        kind: Kind,
+        expected_len: Option<usize>,
+    ) -> Result<Vec<T>, LogError> {
+        let ds = open_dataset(group, path, name, kind)?;
+        let full = format!("{path}/{name}");
+        self.check_extent(&ds, &full)?;
+        if let Some(expected) = expected_len {
+            let found = ds.size();
+            if found != expected {
+                return Err(LogError::Length {
+                    dataset: full,
+                    found,
+                    expected,
+                });
             }
-        }};
+        }
+        ds.read_raw::<T>().map_err(LogError::hdf5(full))
     }
-    match col {
-        Col::F64(_, _, _, set) => fill!(f64, Kind::Float, set),
-        Col::F32(_, _, _, set) => fill!(f32, Kind::Float, set),
-        Col::I32(_, _, _, set) => fill!(i32, Kind::Int, set),
-        Col::U8(_, _, _, set) => fill!(u8, Kind::Int, set),
+
+    /// Reads one column, checks length and value rules, and stores it into `rows`.
+    fn read_into<T>(
+        &self,
+        group: &Group,
+        path: &str,
+        col: &Col<T>,
+        rows: &mut [T],
+        n: usize,
+    ) -> Result<(), LogError> {
+        let name = col.name();
+        let full = format!("{path}/{name}");
+        let rule = col.rule();
+        macro_rules! fill {
+            ($ty:ty, $kind:expr, $set:expr) => {{
+                let values: Vec<$ty> = self.read_column(group, path, name, $kind, Some(n))?;
+                for (row, (target, v)) in rows.iter_mut().zip(values).enumerate() {
+                    #[allow(clippy::cast_lossless)]
+                    if let Some(problem) = check(rule, v as f64) {
+                        return Err(value_error(&full, row, problem));
+                    }
+                    $set(target, v);
+                }
+            }};
+        }
+        match col {
+            Col::F64(_, _, _, set) => fill!(f64, Kind::Float, set),
+            Col::F32(_, _, _, set) => fill!(f32, Kind::Float, set),
+            Col::I32(_, _, _, set) => fill!(i32, Kind::Int, set),
+            Col::U8(_, _, _, set) => fill!(u8, Kind::Int, set),
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 fn value_error(dataset: &str, row: usize, problem: &str) -> LogError {

@@ -107,3 +107,70 @@ fn empty_and_missing_files_are_errors_not_panics() {
     assert!(matches!(read_log(&path), Err(LogError::Empty)));
     assert!(read_log(&dir.path().join("nope.h5")).is_err());
 }
+
+/// Writes the sample run and lets `edit` change the file with the plain HDF5 API.
+fn corrupted(edit: impl FnOnce(&hdf5::File)) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("bad.h5");
+    write_log(&path, &sample_run()).expect("write");
+    let file = hdf5::File::open_rw(&path).expect("open rw");
+    edit(&file);
+    drop(file);
+    (dir, path)
+}
+
+#[test]
+fn issue11_obstacle_offset_ending_in_2_pow_40_is_an_error() {
+    // Was: "memory allocation of ... bytes failed" (abort) in `inspect`, and the whole `score` batch lost.
+    let (_dir, path) = corrupted(|f| {
+        let ds = f.dataset("obstacles/offset").expect("offset");
+        let n = ds.size();
+        ds.write_slice(&[1u64 << 40], n - 1..n).expect("write");
+    });
+    let err = read_log(&path).expect_err("corrupt offset").to_string();
+    assert!(
+        err.starts_with("dataset `/obstacles/offset`, row 2500: frame 2499 has 1099511625277 obstacles, more than the limit of 1024"),
+        "{err}"
+    );
+}
+
+#[test]
+fn declared_lengths_are_checked_against_the_file_size_before_allocating() {
+    // A chunked dataset stretched to 2^40 rows with no data written reads as fill values: 8 TiB.
+    let (_dir, path) = corrupted(|f| {
+        let ds = f.dataset("frames/t").expect("t");
+        ds.resize(1usize << 40).expect("resize");
+    });
+    let len = std::fs::metadata(&path).expect("size").len();
+    let err = read_log(&path).expect_err("stretched").to_string();
+    assert_eq!(
+        err,
+        format!("dataset `/frames/t` declares 1099511627776 rows (8796093022208 bytes), more than the file's {len} bytes can hold")
+    );
+    // The last offset matching a stretched obstacle column is refused by the same check.
+    let (_dir, path) = corrupted(|f| {
+        let offset = f.dataset("obstacles/offset").expect("offset");
+        let n = offset.size();
+        let last: Vec<u64> = offset.read_slice_1d(n - 2..n).expect("read").to_vec();
+        offset
+            .write_slice(&[last[1] + (1 << 30)], n - 1..n)
+            .expect("write");
+        let x = f.dataset("obstacles/x").expect("x");
+        x.resize(x.size() + (1 << 30)).expect("resize");
+    });
+    let err = read_log(&path).expect_err("stretched").to_string();
+    assert!(err.contains("more than the limit of 1024"), "{err}");
+}
+
+#[test]
+fn in_memory_images_read_like_files() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("a.h5");
+    let log = sample_run();
+    write_log(&path, &log).expect("write");
+    let image = std::fs::read(&path).expect("bytes");
+    assert_eq!(read_log_image("a.h5", &image).expect("image"), log);
+    let err = read_log_image("cut.h5", &image[..image.len() / 2]).expect_err("truncated");
+    assert!(err.to_string().starts_with("cut.h5: "), "{err}");
+    assert!(read_log_image("none.h5", b"").is_err());
+}

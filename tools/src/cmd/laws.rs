@@ -4,7 +4,7 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
 use anyhow::Context;
-use laws::{EvalConfig, Evaluator, LawSet, Signals};
+use laws::{EvalConfig, Evaluator, LawSet, SignalStream};
 use scenarios::log::RunLog;
 
 /// Subcommands of `avguard laws`.
@@ -70,10 +70,10 @@ pub fn write_verdicts(
     }
     writeln!(out)?;
     // Only the signals some law reads are computed (same values as a full computation).
-    let needed = evaluator.needed_signals();
+    let mut signals = SignalStream::new(cfg.context, evaluator.needed_signals());
     let mut row = String::new();
     for frame in &log.frames {
-        let verdicts = evaluator.step(&Signals::from_frame_needed(frame, &cfg.context, needed));
+        let verdicts = evaluator.step(&signals.next(frame));
         row.clear();
         row.push_str(&format!("{}", frame.t));
         for i in 0..verdicts.len() {

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use laws::{EvalConfig, Evaluator, LawSet, Signals};
+use laws::{EvalConfig, Evaluator, LawSet, SignalStream};
 use rayon::prelude::*;
 use scenarios::log::{write_log, RunLog, RunMeta};
 use scenarios::{run_seed, Scenario};
@@ -166,8 +166,9 @@ impl Tally {
         let Ok(mut eval) = Evaluator::new(&self.laws, &self.cfg) else {
             return violated;
         };
+        let mut signals = SignalStream::new(self.cfg.context, eval.needed_signals());
         for frame in frames {
-            let verdicts = eval.step(&Signals::from_frame(frame, &self.cfg.context));
+            let verdicts = eval.step(&signals.next(frame));
             for (i, v) in violated.iter_mut().enumerate() {
                 *v |= verdicts.violated_now(i);
             }

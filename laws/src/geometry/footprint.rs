@@ -1,0 +1,116 @@
+//! The ego footprint and oriented rectangles in the ego frame.
+//!
+//! The ego footprint is LawBreaker's Lincoln MKZ: 4.7 m × 2.06 m, with the reference point (the frame's
+//! `x`, `y`) at the rear-axle centre, so the front bumper is at +3.6986 m and the rear bumper at −1.0014 m
+//! along the heading. Road users are rectangles `length × width` centred on their `x`, `y` and turned by
+//! their `heading`.
+
+/// Ego length, m.
+pub const EGO_LENGTH_M: f64 = 4.7;
+/// Ego width, m.
+pub const EGO_WIDTH_M: f64 = 2.06;
+/// Front bumper, m ahead of the reference point.
+pub const EGO_FRONT_M: f64 = 3.6986;
+/// Rear bumper, m ahead of the reference point (negative: behind it).
+pub const EGO_REAR_M: f64 = -1.0014;
+
+/// An oriented rectangle in the ego frame.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rect {
+    /// Centre, m along the ego heading.
+    pub cx: f64,
+    /// Centre, m to the ego's left.
+    pub cy: f64,
+    /// Cosine of the rectangle's heading relative to the ego.
+    pub cos: f64,
+    /// Sine of the rectangle's heading relative to the ego.
+    pub sin: f64,
+    /// Half the length (along its heading), m.
+    pub half_len: f64,
+    /// Half the width, m.
+    pub half_wid: f64,
+}
+
+impl Rect {
+    /// The four corners, counter-clockwise from front-left.
+    pub fn corners(&self) -> [(f64, f64); 4] {
+        let (ux, uy) = (self.cos * self.half_len, self.sin * self.half_len);
+        let (vx, vy) = (-self.sin * self.half_wid, self.cos * self.half_wid);
+        [
+            (self.cx + ux + vx, self.cy + uy + vy),
+            (self.cx - ux + vx, self.cy - uy + vy),
+            (self.cx - ux - vx, self.cy - uy - vy),
+            (self.cx + ux - vx, self.cy + uy - vy),
+        ]
+    }
+
+    /// Half the extent of the rectangle projected on the unit axis `(ax, ay)`.
+    pub fn half_extent_on(&self, ax: f64, ay: f64) -> f64 {
+        (self.cos * ax + self.sin * ay).abs() * self.half_len
+            + (-self.sin * ax + self.cos * ay).abs() * self.half_wid
+    }
+
+    /// The radius of the circle around the centre that holds the rectangle, m.
+    pub fn radius_m(&self) -> f64 {
+        self.half_len.hypot(self.half_wid)
+    }
+}
+
+/// True when the two rectangles overlap (touching counts).
+pub fn overlaps(a: &Rect, b: &Rect) -> bool {
+    // Separating-axis test over the four edge normals of two rectangles.
+    let axes = [
+        (a.cos, a.sin),
+        (-a.sin, a.cos),
+        (b.cos, b.sin),
+        (-b.sin, b.cos),
+    ];
+    axes.iter().all(|&(ax, ay)| {
+        let d = ((b.cx - a.cx) * ax + (b.cy - a.cy) * ay).abs();
+        d <= a.half_extent_on(ax, ay) + b.half_extent_on(ax, ay)
+    })
+}
+
+/// Squared distance from `p` to the segment `a`–`b` (the square root is taken once, for the minimum).
+fn point_segment_dist2(p: (f64, f64), a: (f64, f64), b: (f64, f64)) -> f64 {
+    let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+    let len2 = dx * dx + dy * dy;
+    let t = if len2 > 0.0 {
+        (((p.0 - a.0) * dx + (p.1 - a.1) * dy) / len2).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    (p.0 - a.0 - t * dx).powi(2) + (p.1 - a.1 - t * dy).powi(2)
+}
+
+/// The smallest distance between two rectangles' footprints, m (0 when they overlap).
+pub fn gap_m(a: &Rect, b: &Rect) -> f64 {
+    if overlaps(a, b) {
+        return 0.0;
+    }
+    let (ca, cb) = (a.corners(), b.corners());
+    let mut best = f64::INFINITY;
+    for i in 0..4 {
+        let (a0, a1) = (ca[i], ca[(i + 1) % 4]);
+        let (b0, b1) = (cb[i], cb[(i + 1) % 4]);
+        for j in 0..4 {
+            best = best
+                .min(point_segment_dist2(cb[j], a0, a1))
+                .min(point_segment_dist2(ca[j], b0, b1));
+        }
+    }
+    // `sqrt` is monotone and correctly rounded, so this equals the minimum of the distances.
+    best.sqrt()
+}
+
+/// The ego footprint in the ego frame.
+pub fn ego_rect() -> Rect {
+    Rect {
+        cx: (EGO_FRONT_M + EGO_REAR_M) / 2.0,
+        cy: 0.0,
+        cos: 1.0,
+        sin: 0.0,
+        half_len: EGO_LENGTH_M / 2.0,
+        half_wid: EGO_WIDTH_M / 2.0,
+    }
+}

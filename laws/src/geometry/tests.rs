@@ -1,0 +1,181 @@
+use super::cpa::{closest_approach, closest_approach_lower_bound, Approach};
+use super::crossing::crossing;
+use super::footprint::{overlaps, Rect};
+use super::*;
+
+/// A 4 m × 2 m car at `(lon, lat)` with relative heading `rel`.
+fn car(lon: f64, lat: f64, rel: f64) -> Rect {
+    Rect {
+        cx: lon,
+        cy: lat,
+        cos: rel.cos(),
+        sin: rel.sin(),
+        half_len: 2.0,
+        half_wid: 1.0,
+    }
+}
+
+fn close(a: f64, b: f64, tol: f64) -> bool {
+    (a - b).abs() <= tol
+}
+
+#[test]
+fn cpa_of_a_stopped_car_ahead_is_the_bumper_contact() {
+    // Ego at 10 m/s, car still with its rear 18 m ahead: touches after (18 − 3.6986) / 10 s.
+    let a = closest_approach(&ego_rect(), &car(20.0, 0.0, 0.0), (-10.0, 0.0), 5.0);
+    assert_eq!(a.dist_m, 0.0);
+    assert!(close(a.time_s, 1.43014, 1e-9), "{a:?}");
+    // The same car at the same speed as the ego keeps its gap, first attained now.
+    let a = closest_approach(&ego_rect(), &car(20.0, 0.0, 0.0), (0.0, 0.0), 5.0);
+    assert!(close(a.dist_m, 14.3014, 1e-9) && a.time_s == 0.0, "{a:?}");
+    // Beyond the horizon the gap only shrinks to what 5 s of closing leaves: 14.3014 − 5 × 2.
+    let a = closest_approach(&ego_rect(), &car(20.0, 0.0, 0.0), (-2.0, 0.0), 5.0);
+    assert!(
+        close(a.dist_m, 4.3014, 1e-9) && close(a.time_s, 5.0, 1e-9),
+        "{a:?}"
+    );
+}
+
+#[test]
+fn cpa_of_an_oncoming_car_in_the_next_lane_is_the_lateral_gap() {
+    // Centre 3.5 m to the left, closing at 20 m/s: the lateral gap 3.5 − 1 − 1.03 is first reached when
+    // its front (38 m) meets the ego's front bumper: (38 − 3.6986) / 20 s.
+    let a = closest_approach(
+        &ego_rect(),
+        &car(40.0, 3.5, std::f64::consts::PI),
+        (-20.0, 0.0),
+        5.0,
+    );
+    assert!(close(a.dist_m, 1.47, 1e-9), "{a:?}");
+    assert!(close(a.time_s, 1.71507, 1e-9), "{a:?}");
+}
+
+#[test]
+fn cpa_of_crossing_traffic_hits_or_misses_as_hand_computed() {
+    let north = std::f64::consts::FRAC_PI_2;
+    // Ego 10 m/s east; a car 20 m ahead, 20 m to the right, 10 m/s north. x overlap for t in
+    // [1.53014, 2.20014], y overlap for t in [1.697, 2.303]: first contact at 1.697 s.
+    let a = closest_approach(&ego_rect(), &car(20.0, -20.0, north), (-10.0, 10.0), 5.0);
+    assert_eq!(a.dist_m, 0.0);
+    assert!(close(a.time_s, 1.697, 1e-9), "{a:?}");
+    // 40 m to the right it arrives after the ego has passed: the gap is hypot(10t − 22.0014,
+    // 36.97 − 10t), smallest at 10t = 29.48570 where both legs are 7.48430.
+    let a = closest_approach(&ego_rect(), &car(20.0, -40.0, north), (-10.0, 10.0), 5.0);
+    assert!(
+        close(a.dist_m, 7.4843 * std::f64::consts::SQRT_2, 1e-9),
+        "{a:?}"
+    );
+    assert!(close(a.time_s, 2.94857, 1e-9), "{a:?}");
+    // Overlapping now: 0 at once.
+    let a = closest_approach(&ego_rect(), &car(2.0, 0.5, 0.4), (3.0, 1.0), 5.0);
+    assert_eq!(
+        a,
+        Approach {
+            dist_m: 0.0,
+            time_s: 0.0
+        }
+    );
+}
+
+#[test]
+fn crossing_distances_are_the_hand_computed_ones() {
+    // A 4 × 2 car 20 m ahead and 10 m to the right, heading across (north): the area spans x in [19, 21]
+    // and, along the car, its centre in [8.97, 11.03].
+    let c = crossing(&car(20.0, -10.0, std::f64::consts::FRAC_PI_2)).expect("crosses");
+    assert!(close(c.ego_enter_m, 19.0 - EGO_FRONT_M, 1e-12), "{c:?}");
+    assert!(close(c.ego_leave_m, 21.0 - EGO_REAR_M, 1e-12), "{c:?}");
+    assert!(close(c.other_enter_m, 8.97 - 2.0, 1e-12), "{c:?}");
+    assert!(close(c.other_leave_m, 11.03 + 2.0, 1e-12), "{c:?}");
+    assert!(c.open());
+    // At 45° the strip widths grow by 1/sin: the ego axis meets the car's centre line at x = 20 + 10.
+    let r = std::f64::consts::FRAC_PI_4;
+    let c = crossing(&car(20.0, -10.0, r)).expect("crosses");
+    let half = (r.cos() * EGO_WIDTH_M / 2.0 + 1.0) / r.sin();
+    assert!(
+        close(c.ego_enter_m, 30.0 - half - EGO_FRONT_M, 1e-12),
+        "{c:?}"
+    );
+    // Near-parallel paths do not cross; a car that has passed leaves the area closed.
+    assert!(crossing(&car(20.0, 3.5, 0.2)).is_none());
+    assert!(crossing(&car(20.0, 3.5, std::f64::consts::PI - 0.2)).is_none());
+    let passed = crossing(&car(20.0, 30.0, std::f64::consts::FRAC_PI_2)).expect("crosses");
+    assert!(!passed.open());
+}
+
+#[test]
+fn ego_frame_maps_map_poses() {
+    let f = Frame {
+        x: 10.0,
+        y: 5.0,
+        heading: std::f64::consts::FRAC_PI_2,
+        ..Frame::default()
+    };
+    let frame = EgoFrame::of(&f);
+    let (lon, lat) = frame.point(10.0, 15.0);
+    assert!(close(lon, 10.0, 1e-12) && close(lat, 0.0, 1e-12));
+    let (lon, lat) = frame.point(0.0, 5.0);
+    assert!(close(lon, 0.0, 1e-12) && close(lat, 10.0, 1e-12));
+    let m = frame.mover(&Obstacle {
+        id: 1,
+        kind: crate::frame::obstacle_type::VEHICLE,
+        x: 10.0,
+        y: 25.0,
+        heading: 0.0,
+        speed_mps: 4.0,
+        length: 4.0,
+        width: 2.0,
+        priority: false,
+    });
+    // Heading east while the ego heads north: moving to the ego's right.
+    assert!(close(m.v_lon_mps, 0.0, 1e-12) && close(m.v_lat_mps, -4.0, 1e-12));
+    assert!(close(
+        m.rel_heading_rad,
+        -std::f64::consts::FRAC_PI_2,
+        1e-12
+    ));
+}
+
+/// The smallest gap over the horizon by brute force: the footprint gap every millisecond.
+fn sampled(b: &Rect, w: (f64, f64), horizon_s: f64) -> (f64, Option<f64>) {
+    let ego = ego_rect();
+    let (mut best, mut first_touch) = (f64::INFINITY, None);
+    for k in 0..=(horizon_s * 1000.0).round() as usize {
+        let t = k as f64 / 1000.0;
+        let moved = Rect {
+            cx: b.cx + w.0 * t,
+            cy: b.cy + w.1 * t,
+            ..*b
+        };
+        best = best.min(gap_m(&ego, &moved));
+        if first_touch.is_none() && overlaps(&ego, &moved) {
+            first_touch = Some(t);
+        }
+    }
+    (best, first_touch)
+}
+
+proptest::proptest! {
+    #[test]
+    fn cpa_agrees_with_sampled_gaps(
+        lon in -40.0..60.0f64, lat in -30.0..30.0f64, rel in -3.2..3.2f64,
+        len in 0.4..6.0f64, wid in 0.4..2.5f64,
+        w_lon in -25.0..10.0f64, w_lat in -12.0..12.0f64,
+    ) {
+        let b = Rect { half_len: len / 2.0, half_wid: wid / 2.0, ..car(lon, lat, rel) };
+        let horizon = 3.0;
+        let a = closest_approach(&ego_rect(), &b, (w_lon, w_lat), horizon);
+        let (best, first_touch) = sampled(&b, (w_lon, w_lat), horizon);
+        // Sampling never goes below the exact minimum, and misses it by at most the relative speed times
+        // half a sampling step.
+        let step_m = w_lon.hypot(w_lat) * 0.0005 + 1e-9;
+        proptest::prop_assert!(best >= a.dist_m - 1e-9, "sampled {best} < exact {a:?}");
+        proptest::prop_assert!(best <= a.dist_m + step_m, "sampled {best} > exact {a:?}");
+        if let Some(t) = first_touch {
+            proptest::prop_assert!(a.dist_m == 0.0 && a.time_s <= t + 1e-9 && a.time_s >= t - 0.001 - 1e-9,
+                "touch sampled at {t}, exact {a:?}");
+        }
+        proptest::prop_assert!(
+            closest_approach_lower_bound(&ego_rect(), &b, (w_lon, w_lat), horizon) <= a.dist_m + 1e-9
+        );
+    }
+}
