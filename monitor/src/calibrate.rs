@@ -284,3 +284,6 @@ pub fn calibrate(
 pub fn first_alarm(risk: &[f64], theta: f64, debounce_frames: u32) -> Option<usize> {
     debounced(risk, debounce_frames.max(1) as usize)(theta)
 }
+
+#[cfg(test)]
+mod tests;

@@ -7,12 +7,12 @@
 use serde::{Deserialize, Serialize};
 
 use crate::av::{AvConfig, AvDomain, SmoothingScope};
+use crate::calibrate::Calibration;
 use crate::counts::Counts;
 use crate::domain::Domain;
 use crate::dtmc::Dtmc;
 use crate::error::{ModelError, StructureError};
 use crate::estimate::{build_dtmc, LaplaceConfig};
-use crate::calibrate::Calibration;
 use crate::pac::{PacConfig, PacSummary};
 use crate::select::{ReactiveRule, Selection};
 use crate::table::RiskTable;
@@ -225,7 +225,10 @@ impl PropertyModel {
     /// # Errors
     /// [`ModelError::Config`] when the calibration is malformed (see [`Calibration::check`]) or its
     /// horizon has no table.
-    pub fn with_calibration(mut self, calibration: Calibration) -> Result<PropertyModel, ModelError> {
+    pub fn with_calibration(
+        mut self,
+        calibration: Calibration,
+    ) -> Result<PropertyModel, ModelError> {
         self.calibration = Some(calibration);
         self.validate()?;
         Ok(self)
@@ -265,7 +268,8 @@ impl PropertyModel {
             }
         }
         if let Some(c) = &self.calibration {
-            c.check().map_err(|e| StructureError::Invalid(format!("calibration: {e}")))?;
+            c.check()
+                .map_err(|e| StructureError::Invalid(format!("calibration: {e}")))?;
             if let Some(h) = c.horizon_steps {
                 if !self.config.horizons_steps.contains(&h) {
                     return Err(StructureError::Invalid(format!(

@@ -57,8 +57,9 @@ pub fn series_of_logs(
     measure: &RiskMeasure,
     logs: &[PathBuf],
     label: &str,
-) -> anyhow::Result<(Vec<Vec<RunSeries>>, Vec<(PathBuf, String)>)> {
-    let session = Session::new(model, &SessionConfig::default()).context("cannot start a session")?;
+) -> anyhow::Result<(Vec<Vec<RunSeries>>, crate::batch::Failures)> {
+    let session =
+        Session::new(model, &SessionConfig::default()).context("cannot start a session")?;
     let period = model.frame_period_s();
     let progress = crate::progress::bar(logs.len() as u64, label);
     let results: Vec<(PathBuf, anyhow::Result<Vec<RunSeries>>)> = logs
@@ -74,7 +75,7 @@ pub fn series_of_logs(
                             "frame period {} s differs from the model's {period} s",
                             log.meta.frame_period_s
                         );
-                        Ok(run_series(&log.frames, session, measure))
+                        Ok(run_series(&log.frames, session, measure, None))
                     });
                 progress.inc(1);
                 (path.clone(), r)
@@ -101,7 +102,11 @@ pub fn calibrate_model(
     series: &[Vec<RunSeries>],
     opts: &CalibrateOptions,
 ) -> anyhow::Result<Vec<PropertyCalibration>> {
-    let names: Vec<String> = model.properties().iter().map(|p| p.name().to_owned()).collect();
+    let names: Vec<String> = model
+        .properties()
+        .iter()
+        .map(|p| p.name().to_owned())
+        .collect();
     let mut out = Vec::with_capacity(names.len());
     for (i, name) in names.iter().enumerate() {
         let horizon_steps = match opts.horizon_s {

@@ -11,10 +11,10 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
+use laws::LawSource;
 use monitor::select::data::RunRecord;
 use monitor::select::{AbstractionMode, AutoPlan, PropertyReport, SearchConfig};
 use monitor::spec::{parse_properties_toml, PropertySpec};
-use laws::LawSource;
 use monitor::{BuildConfig, Model, Plan, ResolvedProperty};
 use rayon::prelude::*;
 
@@ -77,7 +77,7 @@ pub fn record_logs(
     plan: &AutoPlan,
     logs: &[PathBuf],
     label: &str,
-) -> anyhow::Result<(Vec<RunRecord>, Vec<(PathBuf, String)>)> {
+) -> anyhow::Result<(Vec<RunRecord>, crate::batch::Failures)> {
     let recorder = plan.recorder()?;
     let period = plan.config().frame_period_s;
     let progress = crate::progress::bar(logs.len() as u64, label);
@@ -86,15 +86,17 @@ pub fn record_logs(
         .map_init(
             || recorder.clone(),
             |rec, path| {
-                let r = scenarios::log::read_log(path).map_err(anyhow::Error::from).and_then(|log| {
-                    if (log.meta.frame_period_s - period).abs() > 1e-9 {
-                        bail!(
-                            "frame period {} s differs from the model's {period} s",
-                            log.meta.frame_period_s
-                        );
-                    }
-                    Ok(rec.record(&log.frames))
-                });
+                let r = scenarios::log::read_log(path)
+                    .map_err(anyhow::Error::from)
+                    .and_then(|log| {
+                        if (log.meta.frame_period_s - period).abs() > 1e-9 {
+                            bail!(
+                                "frame period {} s differs from the model's {period} s",
+                                log.meta.frame_period_s
+                            );
+                        }
+                        Ok(rec.record(&log.frames))
+                    });
                 progress.inc(1);
                 (path.clone(), r)
             },
@@ -126,7 +128,15 @@ pub fn fit(
     let plan = AutoPlan::new(laws, props, opts.build.clone())?;
     let (records, errors) = record_logs(&plan, logs, "reading")?;
     if records.is_empty() {
-        bail!("no log could be learned ({} given)", logs.len());
+        let why: Vec<String> = errors
+            .iter()
+            .map(|(p, e)| format!("{}: {e}", p.display()))
+            .collect();
+        bail!(
+            "no log could be learned ({} given): {}",
+            logs.len(),
+            why.join("; ")
+        );
     }
     let (model, reports) = plan.build(&records, opts.mode, &opts.search)?;
     Ok(Fitted {

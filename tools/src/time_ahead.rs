@@ -196,9 +196,7 @@ pub struct CurvePoint {
 pub fn curve(runs: &[&RunScore]) -> Vec<CurvePoint> {
     let mut levels: Vec<f64> = runs
         .iter()
-        .flat_map(|r| {
-            std::iter::once(r.max_risk).chain(r.envelope.iter().map(|&(x, _)| x))
-        })
+        .flat_map(|r| std::iter::once(r.max_risk).chain(r.envelope.iter().map(|&(x, _)| x)))
         .filter(|x| x.is_finite() && *x > 0.0)
         .collect();
     levels.sort_by(f64::total_cmp);
@@ -211,7 +209,12 @@ pub fn curve(runs: &[&RunScore]) -> Vec<CurvePoint> {
             let mut leads: Vec<f64> = runs
                 .iter()
                 .filter(|r| r.violated)
-                .filter_map(|r| r.envelope.iter().find(|&&(x, _)| x >= theta).map(|&(_, l)| l))
+                .filter_map(|r| {
+                    r.envelope
+                        .iter()
+                        .find(|&&(x, _)| x >= theta)
+                        .map(|&(_, l)| l)
+                })
                 .collect();
             leads.sort_by(f64::total_cmp);
             let n_fa = runs
@@ -249,9 +252,11 @@ pub fn dominance(comparator: &str, summary: &Summary, curve: &[CurvePoint]) -> D
         .iter()
         .filter(|p| p.false_alarm_pct <= fa + 1e-9)
         .max_by(|a, b| {
-            a.predicted_pct
-                .total_cmp(&b.predicted_pct)
-                .then(a.median_lead_s.unwrap_or(0.0).total_cmp(&b.median_lead_s.unwrap_or(0.0)))
+            a.predicted_pct.total_cmp(&b.predicted_pct).then(
+                a.median_lead_s
+                    .unwrap_or(0.0)
+                    .total_cmp(&b.median_lead_s.unwrap_or(0.0)),
+            )
         })
         .copied();
     let dominates = ours.is_some_and(|p| {
@@ -303,10 +308,12 @@ impl Comparison {
                 comparators.push((name.to_owned(), s));
             }
         }
-        let calibrated = runs
-            .iter()
-            .any(|r| r.calibrated.is_some())
-            .then(|| summarise(runs.iter().filter_map(|r| r.calibrated.as_ref().map(|a| (*r, a)))));
+        let calibrated = runs.iter().any(|r| r.calibrated.is_some()).then(|| {
+            summarise(
+                runs.iter()
+                    .filter_map(|r| r.calibrated.as_ref().map(|a| (*r, a))),
+            )
+        });
         let curve = curve(runs);
         let dominance = comparators
             .iter()

@@ -253,6 +253,7 @@ fn tracker_equals_direct_evaluation_on_random_drives() {
                 unsafe_state: state >> enc.unsafe_bit & 1 == 1,
                 unsafe_now,
                 baseline,
+                rule: false,
             };
             assert_eq!(*g, want, "frame {f:?}");
             n_bits_set += u64::from(state.count_ones());
@@ -283,6 +284,7 @@ fn obligation_predicates_are_bits_of_the_state() {
         law: "slow",
         predicates: &preds,
         unsafe_bit: 0,
+        reactive_rule: &[],
     }];
     let c = Compiled::new(&laws, &defs, 0.1, 100).unwrap();
     let mut tracker = c.tracker(SignalContext::default()).unwrap();

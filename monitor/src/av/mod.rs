@@ -90,6 +90,26 @@ impl Default for AvConfig {
     }
 }
 
+/// Whether a signal's values are never negative: distances, speeds, light colours, times and required
+/// decelerations are not; accelerations, jerk and closing speeds can be, and so can any signal not known
+/// here (a compound term, a future signal), which is the safe side: no state is declared impossible.
+fn never_negative(signal: &str) -> bool {
+    use laws::signals::SignalKind;
+    let Some(sig) = Signal::from_name(signal) else {
+        return false;
+    };
+    match sig {
+        Signal::Acc | Signal::Jerk | Signal::NpcAheadClosing => false,
+        Signal::Speed
+        | Signal::NpcAheadSpeed
+        | Signal::NearestNpcSpeed
+        | Signal::NpcOppositeSpeed
+        | Signal::LightColor
+        | Signal::Brake => true,
+        _ => matches!(sig.kind(), SignalKind::Distance | SignalKind::Flag),
+    }
+}
+
 /// One cell of a signal's value line cut at its thresholds: a threshold point or an open interval.
 #[derive(Debug, Clone, Copy)]
 struct Cell {
@@ -113,7 +133,7 @@ impl SignalGroup {
         let mut ts: Vec<f64> = atoms.iter().map(|a| a.2).collect();
         ts.sort_by(f64::total_cmp);
         ts.dedup();
-        let nonneg = !signal.contains("acc");
+        let nonneg = never_negative(&signal);
         let mut cells = Vec::new();
         let first = ts[0];
         cells.push(Cell {

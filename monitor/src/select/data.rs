@@ -10,22 +10,23 @@
 //! changes. Runs are long and predicates change rarely, so a run of a few hundred frames becomes a few
 //! toggles per candidate; the search then works on segments of constant state, never on frames.
 
-use laws::eval::StateHandle;
 use laws::signals::SignalSet;
 use laws::{Atom, Frame, Signal, SignalContext};
 
-use crate::abstraction::{Compiled, PropertyDef, Tracker};
+use crate::abstraction::{Compiled, ExtraHandles, PropertyDef, Tracker};
 use crate::error::ModelError;
-use laws::LawSource;
 use crate::spec::ResolvedProperty;
+use laws::LawSource;
 
 /// Where a candidate's value comes from in a [`RunRecord`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Source {
     /// Bit `i` of the recorded bitset (an atom or a window predicate).
     Bit(usize),
-    /// `value <= c` on recorded signal `i`.
+    /// `value <= c` on recorded column `i` (a signal).
     AtMost(usize, f64),
+    /// `value > c` on recorded column `i` (an obligation's pending age in frames, −1 when none).
+    Above(usize, f64),
 }
 
 /// One run as recorded: frame times, candidate bits, signal values, and each property's first unsafe
@@ -58,6 +59,7 @@ impl RunRecord {
         match source {
             Source::Bit(i) => self.bits[k * self.n_words + i / 64] >> (i % 64) & 1 == 1,
             Source::AtMost(i, c) => self.values[k * self.n_signals + i] <= c,
+            Source::Above(i, c) => self.values[k * self.n_signals + i] > c,
         }
     }
 
@@ -71,19 +73,32 @@ impl RunRecord {
     }
 }
 
+/// What a [`Recorder`] records beyond each property's unsafe frames.
+#[derive(Debug, Clone, Copy)]
+pub struct RecordSpec<'a> {
+    /// Atoms: bits `0..atoms.len()`.
+    pub atoms: &'a [Atom],
+    /// Window predicates `L.w` of these laws: the bits after the atoms.
+    pub window_laws: &'a [String],
+    /// Signal values: columns `0..signals.len()`.
+    pub signals: &'a [Signal],
+    /// Pending ages (frames, −1 when none is pending, and always for a law without obligations) of these
+    /// laws' obligations: the columns after the signals.
+    pub obligation_laws: &'a [String],
+}
+
 /// Records runs for the search.
 #[derive(Debug, Clone)]
 pub struct Recorder {
     tracker: Tracker,
-    handles: Vec<StateHandle>,
+    handles: ExtraHandles,
     windows: Vec<usize>,
     signals: Vec<Signal>,
 }
 
 impl Recorder {
-    /// A recorder of `atoms` (bits `0..atoms.len()`), the window predicates of `window_laws` (the bits
-    /// after them) and the values of `signals`, with each property's unsafe frames taken from its fixed
-    /// definition in `properties`.
+    /// A recorder of what `spec` names, with each property's unsafe frames taken from its fixed definition
+    /// in `properties`.
     ///
     /// # Errors
     /// The laws or properties do not compile (see [`Compiled::new`]), or a window law is not among the
@@ -93,10 +108,14 @@ impl Recorder {
         properties: &[ResolvedProperty],
         frame_period_s: f64,
         window_frames: usize,
-        atoms: &[Atom],
-        window_laws: &[String],
-        signals: &[Signal],
+        spec: RecordSpec<'_>,
     ) -> Result<Recorder, ModelError> {
+        let RecordSpec {
+            atoms,
+            window_laws,
+            signals,
+            obligation_laws,
+        } = spec;
         let defs: Vec<PropertyDef<'_>> = properties
             .iter()
             .map(|p| PropertyDef {
@@ -119,6 +138,7 @@ impl Recorder {
         let (tracker, handles) = compiled.tracker_with(
             SignalContext::default(),
             atoms,
+            obligation_laws,
             signals.iter().copied().collect::<SignalSet>(),
         )?;
         Ok(Recorder {
@@ -129,12 +149,21 @@ impl Recorder {
         })
     }
 
+    /// Whether each obligation law has obligations to track (in `obligation_laws` order).
+    pub fn has_obligations(&self) -> Vec<bool> {
+        self.handles
+            .obligations
+            .iter()
+            .map(Option::is_some)
+            .collect()
+    }
+
     /// Records one run.
     pub fn record(&mut self, frames: &[Frame]) -> RunRecord {
         self.tracker.reset();
-        let n_bits = self.handles.len() + self.windows.len();
+        let n_bits = self.handles.atoms.len() + self.windows.len();
         let n_words = n_bits.div_ceil(64).max(1);
-        let n_signals = self.signals.len();
+        let n_signals = self.signals.len() + self.handles.obligations.len();
         let mut rec = RunRecord {
             t: Vec::with_capacity(frames.len()),
             n_words,
@@ -150,6 +179,7 @@ impl Recorder {
             let values = &mut rec.values;
             self.tracker.step_with(frame, |s, verdicts, encoded| {
                 let bits = handles
+                    .atoms
                     .iter()
                     .map(|&h| verdicts.state(h))
                     .chain(windows.iter().map(|&w| verdicts.in_window(w)));
@@ -157,6 +187,10 @@ impl Recorder {
                     words[i / 64] |= u64::from(b) << (i % 64);
                 }
                 values.extend(signals.iter().map(|&sig| s.get(sig)));
+                values.extend(handles.obligations.iter().map(|h| {
+                    h.and_then(|h| verdicts.pending_frames(h))
+                        .map_or(-1.0, |age| age as f64)
+                }));
                 first_unsafe.resize(encoded.len(), None);
                 for (first, e) in first_unsafe.iter_mut().zip(encoded) {
                     if first.is_none() && e.unsafe_state {
@@ -216,7 +250,11 @@ pub struct PropertyData {
     pub candidates: Vec<Toggles>,
 }
 
-fn toggles(records: &[RunRecord], runs: &[PropRun], value: impl Fn(&RunRecord, usize) -> bool) -> Toggles {
+fn toggles(
+    records: &[RunRecord],
+    runs: &[PropRun],
+    value: impl Fn(&RunRecord, usize) -> bool,
+) -> Toggles {
     let mut t = Toggles {
         init: Vec::with_capacity(runs.len()),
         offsets: Vec::with_capacity(runs.len() + 1),

@@ -35,10 +35,10 @@ use crate::counts::Counts;
 use crate::domain::Domain;
 use crate::error::ModelError;
 use crate::model::Model;
-use laws::LawSource;
 use crate::property::{BuildConfig, PropertyModel};
-use crate::spec::{ResolvedProperty, WINDOW_SUFFIX};
+use crate::spec::{PendingPredicate, ResolvedProperty, WINDOW_SUFFIX};
 use data::{PropertyData, Recorder, RunRecord, Source};
+use laws::LawSource;
 use pool::Candidate;
 pub use search::SearchConfig;
 
@@ -95,7 +95,8 @@ pub struct Selection {
 /// The best ≤ 2-literal reactive rule over the pool, chosen on the training runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReactiveRule {
-    /// Its literals: law-language atoms (negations written with the negated comparison).
+    /// Its literals: predicate texts as in a property (atoms, `L.w`, `L.pending>x`); a negated atom is
+    /// written with the negated comparison (`speed>30`), any other negated predicate as `not P`.
     pub literals: Vec<String>,
     /// Violating training runs it warned of, of `n_violating`.
     pub n_predicted: usize,
@@ -134,6 +135,8 @@ pub struct AutoPlan {
     atoms: Vec<Atom>,
     windows: Vec<String>,
     signals: Vec<Signal>,
+    /// Laws whose obligation memory is recorded (each property's law and related laws).
+    obligations: Vec<String>,
 }
 
 /// The outcome for one property, for printing.
@@ -186,6 +189,18 @@ impl AutoPlan {
                 atoms.push(a);
             }
         }
+        let mut obligations: Vec<String> = Vec::new();
+        for p in &properties {
+            let related = p
+                .predicates
+                .iter()
+                .filter_map(|t| t.strip_suffix(WINDOW_SUFFIX).map(str::to_owned));
+            for law in std::iter::once(p.law.clone()).chain(related) {
+                if !obligations.contains(&law) {
+                    obligations.push(law);
+                }
+            }
+        }
         Ok(AutoPlan {
             laws,
             properties,
@@ -193,6 +208,7 @@ impl AutoPlan {
             atoms,
             windows,
             signals: pool::threshold_signals(),
+            obligations,
         })
     }
 
@@ -216,14 +232,22 @@ impl AutoPlan {
             &self.properties,
             self.config.frame_period_s,
             self.config.window_frames,
-            &self.atoms,
-            &self.windows,
-            &self.signals,
+            data::RecordSpec {
+                atoms: &self.atoms,
+                window_laws: &self.windows,
+                signals: &self.signals,
+                obligation_laws: &self.obligations,
+            },
         )
     }
 
     /// The candidates of property `p` with where each is recorded (see [`pool`] for the order).
-    fn pool(&self, p: &ResolvedProperty, thresholds: &[Vec<f64>]) -> Vec<(Candidate, Source)> {
+    fn pool(
+        &self,
+        p: &ResolvedProperty,
+        thresholds: &[Vec<f64>],
+        pending: &[Vec<f64>],
+    ) -> Vec<(Candidate, Source)> {
         let unsafe_text = &p.predicates[p.unsafe_bit];
         let mut out: Vec<(Candidate, Source)> = Vec::new();
         let push = |c: Candidate, s: Source, out: &mut Vec<(Candidate, Source)>| {
@@ -234,7 +258,11 @@ impl AutoPlan {
         };
         let atom_source = |a: &Atom| self.atoms.iter().position(|b| b == a).map(Source::Bit);
         for text in &p.predicates {
-            if let Some(w) = self.windows.iter().position(|w| format!("{w}{WINDOW_SUFFIX}") == *text) {
+            if let Some(w) = self
+                .windows
+                .iter()
+                .position(|w| format!("{w}{WINDOW_SUFFIX}") == *text)
+            {
                 push(
                     Candidate::Window(self.windows[w].clone()),
                     Source::Bit(self.atoms.len() + w),
@@ -244,6 +272,39 @@ impl AutoPlan {
                 if let Some(s) = atom_source(&a) {
                     push(Candidate::Atom(a), s, &mut out);
                 }
+            }
+        }
+        // Obligation memory of the property's own law and its related laws: pending, and pending for more
+        // than the quantiles of the pending ages.
+        let period = self.config.frame_period_s;
+        for (j, law) in self.obligations.iter().enumerate() {
+            let own = *law == p.law
+                || p.predicates
+                    .iter()
+                    .any(|t| t.strip_suffix(WINDOW_SUFFIX) == Some(law));
+            let Some(ages) = pending.get(j).filter(|_| own) else {
+                continue;
+            };
+            let col = self.signals.len() + j;
+            if ages.is_empty() {
+                continue;
+            }
+            push(
+                Candidate::Pending(law.clone(), None),
+                Source::Above(col, -0.5),
+                &mut out,
+            );
+            for &x in ages {
+                let pd = PendingPredicate {
+                    law,
+                    more_than_s: Some(x),
+                };
+                let frames = pd.more_than_frames(period).unwrap_or(0) as f64;
+                push(
+                    Candidate::Pending(law.clone(), Some(x)),
+                    Source::Above(col, frames),
+                    &mut out,
+                );
             }
         }
         for a in pool::generic_atoms() {
@@ -261,20 +322,8 @@ impl AutoPlan {
         out
     }
 
-    /// Chooses (or scores) every property's abstraction on `records`, picks each reactive rule, and builds
-    /// the model.
-    ///
-    /// # Errors
-    /// No usable run, or a property that fails to build.
-    pub fn build(
-        &self,
-        records: &[RunRecord],
-        mode: AbstractionMode,
-        search: &SearchConfig,
-    ) -> Result<(Model, Vec<PropertyReport>), ModelError> {
-        if records.iter().all(RunRecord::is_empty) {
-            return Err(ModelError::Config("no training frames".into()));
-        }
+    /// The threshold and obligation-age cut points computed from `records`.
+    fn cuts(&self, records: &[RunRecord]) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
         // At most ~200k values per signal are sorted for its quantiles.
         let n_frames: usize = records.iter().map(RunRecord::len).sum();
         let stride = n_frames.div_ceil(200_000).max(1);
@@ -289,10 +338,92 @@ impl AutoPlan {
                 )
             })
             .collect();
+        // Pending ages (seconds) at which "pending for more than x s" candidates are cut; none for a law
+        // never pending (or without obligations).
+        let period = self.config.frame_period_s;
+        let pending: Vec<Vec<f64>> = (0..self.obligations.len())
+            .map(|j| {
+                let col = self.signals.len() + j;
+                let ages: Vec<f64> = records
+                    .iter()
+                    .flat_map(|r| r.signal_values(col, stride))
+                    .filter(|&a| a >= 0.0)
+                    .map(|a| a * period)
+                    .collect();
+                let mut cuts = pool::pending_cuts(ages);
+                cuts.retain(|&x| x > 0.0);
+                cuts
+            })
+            .collect();
+        (thresholds, pending)
+    }
+
+    /// Property number `p` learned on `records` with the given pool predicates (texts, after the unsafe
+    /// one) and the smoothing of learned abstractions: a chosen set rebuilt by hand.
+    ///
+    /// # Errors
+    /// An unknown property or a predicate not in its pool; a failed build.
+    pub fn build_with(
+        &self,
+        records: &[RunRecord],
+        p: usize,
+        chosen: &[String],
+    ) -> Result<PropertyModel, ModelError> {
+        let prop = self
+            .properties
+            .get(p)
+            .ok_or_else(|| ModelError::Config(format!("no property number {p}")))?;
+        let pool = self.pool_of(records, p);
+        let set = chosen
+            .iter()
+            .map(|t| {
+                pool.iter()
+                    .position(|(c, _)| c.text() == *t)
+                    .ok_or_else(|| {
+                        ModelError::Config(format!("'{t}' is not a candidate of {}", prop.name))
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let sources: Vec<Source> = pool.iter().map(|(_, s)| *s).collect();
+        let data = PropertyData::new(records, p, &sources);
+        let (_, segs) = search::score_set(&data, records, &SearchConfig::default(), &set);
+        let predicates: Vec<String> = std::iter::once(prop.predicates[prop.unsafe_bit].clone())
+            .chain(chosen.iter().cloned())
+            .collect();
+        let mut config = self.config.clone();
+        config.smoothing = crate::av::SmoothingScope::Observed;
+        let counts = counts_of(&data, &segs, &predicates, &config)?;
+        PropertyModel::build_for_law(&prop.name, &prop.law, predicates, 0, counts, &config)
+    }
+
+    /// Property `p`'s candidate pool on `records`, with where each candidate is recorded.
+    pub fn pool_of(&self, records: &[RunRecord], p: usize) -> Vec<(Candidate, Source)> {
+        let (thresholds, pending) = self.cuts(records);
+        self.properties
+            .get(p)
+            .map(|prop| self.pool(prop, &thresholds, &pending))
+            .unwrap_or_default()
+    }
+
+    /// Chooses (or scores) every property's abstraction on `records`, picks each reactive rule, and builds
+    /// the model.
+    ///
+    /// # Errors
+    /// No usable run, or a property that fails to build.
+    pub fn build(
+        &self,
+        records: &[RunRecord],
+        mode: AbstractionMode,
+        search: &SearchConfig,
+    ) -> Result<(Model, Vec<PropertyReport>), ModelError> {
+        if records.iter().all(RunRecord::is_empty) {
+            return Err(ModelError::Config("no training frames".into()));
+        }
+        let cuts = self.cuts(records);
         let mut models = Vec::with_capacity(self.properties.len());
         let mut reports = Vec::with_capacity(self.properties.len());
         for (pi, p) in self.properties.iter().enumerate() {
-            let (model, report) = self.build_property(records, pi, p, &thresholds, mode, search)?;
+            let (model, report) = self.build_property(records, pi, p, &cuts, mode, search)?;
             models.push(model);
             reports.push(report);
         }
@@ -304,11 +435,11 @@ impl AutoPlan {
         records: &[RunRecord],
         pi: usize,
         p: &ResolvedProperty,
-        thresholds: &[Vec<f64>],
+        cuts: &(Vec<Vec<f64>>, Vec<Vec<f64>>),
         mode: AbstractionMode,
         search_cfg: &SearchConfig,
     ) -> Result<(PropertyModel, PropertyReport), ModelError> {
-        let pool = self.pool(p, thresholds);
+        let pool = self.pool(p, &cuts.0, &cuts.1);
         let sources: Vec<Source> = pool.iter().map(|(_, s)| *s).collect();
         let data = PropertyData::new(records, pi, &sources);
         let n_violating = data.runs.iter().filter(|r| r.violated).count();
@@ -360,24 +491,15 @@ impl AutoPlan {
         if mode == AbstractionMode::Auto {
             config.smoothing = crate::av::SmoothingScope::Observed;
         }
-        let domain = PropertyModel::domain_for(&predicates, 0, &config)?;
-        let mut counts = Counts::new(domain.n_states());
-        for (r, run) in data.runs.iter().enumerate() {
-            let mut trace = segs.frame_states(r, run.n);
-            if !run.violated {
-                trace.push(domain.done());
-            }
-            counts.observe_trace(&domain, &trace)?;
-        }
-        let atoms: Vec<usize> = (0..pool.len())
-            .filter(|&c| matches!(pool[c].0, Candidate::Atom(_)))
-            .collect();
-        let rule = rule::best_rule(&data, records, &atoms).map(|choice| ReactiveRule {
+        let counts = counts_of(&data, &segs, &predicates, &config)?;
+        let all: Vec<usize> = (0..pool.len()).collect();
+        let rule = rule::best_rule(&data, records, &all).map(|choice| ReactiveRule {
             literals: choice
                 .literals
                 .iter()
                 .map(|&(c, negated)| match &pool[c].0 {
                     Candidate::Atom(a) if negated => negated_text(a),
+                    other if negated => format!("not {}", other.text()),
                     other => other.text(),
                 })
                 .collect(),
@@ -408,4 +530,24 @@ impl AutoPlan {
             },
         ))
     }
+}
+
+/// The transition counts of every run's trace under `segs` (the learning traces: cut at the first unsafe
+/// frame, or ended by `done`).
+fn counts_of(
+    data: &PropertyData,
+    segs: &search::Segments,
+    predicates: &[String],
+    config: &BuildConfig,
+) -> Result<Counts, ModelError> {
+    let domain = PropertyModel::domain_for(predicates, 0, config)?;
+    let mut counts = Counts::new(domain.n_states());
+    for (r, run) in data.runs.iter().enumerate() {
+        let mut trace = segs.frame_states(r, run.n);
+        if !run.violated {
+            trace.push(domain.done());
+        }
+        counts.observe_trace(&domain, &trace)?;
+    }
+    Ok(counts)
 }

@@ -28,6 +28,8 @@ pub enum Candidate {
     Atom(Atom),
     /// `L.w`: law L was violated within the window.
     Window(String),
+    /// `L.pending` (`None`) or `L.pending>x` (`Some(x)`, seconds): an obligation of law L is pending.
+    Pending(String, Option<f64>),
 }
 
 impl Candidate {
@@ -36,6 +38,11 @@ impl Candidate {
         match self {
             Candidate::Atom(a) => a.to_string(),
             Candidate::Window(law) => format!("{law}{}", crate::spec::WINDOW_SUFFIX),
+            Candidate::Pending(law, more_than_s) => crate::spec::PendingPredicate {
+                law,
+                more_than_s: *more_than_s,
+            }
+            .canonical(),
         }
     }
 }
@@ -95,7 +102,7 @@ pub fn threshold_signals() -> Vec<Signal> {
 /// `x` rounded to two significant digits, as a number whose shortest text is that rounding.
 pub fn readable(x: f64) -> f64 {
     if x == 0.0 || !x.is_finite() {
-        return x;
+        return x + 0.0;
     }
     let magnitude = x.abs().log10().floor() as i32;
     let decimals = (1 - magnitude).max(0) as usize;
@@ -120,6 +127,26 @@ pub fn thresholds(mut values: Vec<f64>) -> Vec<f64> {
             let i = ((q * (n - 1) as f64).round() as usize).min(n - 1);
             readable(values[i])
         })
+        .collect();
+    out.sort_by(f64::total_cmp);
+    out.dedup();
+    out
+}
+
+/// Quantile levels at which obligation ages are cut ("pending for more than x s").
+pub const PENDING_LEVELS: [f64; 3] = [0.25, 0.5, 0.75];
+
+/// The readable cut points (seconds) of obligation ages from a sample of pending ages (seconds).
+pub fn pending_cuts(mut ages: Vec<f64>) -> Vec<f64> {
+    ages.retain(|a| a.is_finite());
+    if ages.is_empty() {
+        return Vec::new();
+    }
+    ages.sort_by(f64::total_cmp);
+    let n = ages.len();
+    let mut out: Vec<f64> = PENDING_LEVELS
+        .iter()
+        .map(|&q| readable(ages[((q * (n - 1) as f64).round() as usize).min(n - 1)]))
         .collect();
     out.sort_by(f64::total_cmp);
     out.dedup();

@@ -3,7 +3,8 @@
 //!
 //! A rule is a conjunction of one or two literals (a candidate atom or its negation) and alarms on every
 //! frame where it holds. Every such conjunction over the property's atom candidates is tried on the
-//! training runs (window predicates are left out: a rule reads the current frame only), scored like the
+//! training runs (the same candidates as the abstraction, obligation memory and window predicates
+//! included: they are the evaluator's state at the current frame), scored like the
 //! monitor is judged — a violating run counts when the rule fired strictly before its violation, with the
 //! [`super::criterion::utility`] of its lead, and a safe run counts against it when the rule ever fired —
 //! and the one maximising `mean utility − false-alarm fraction` (Youden-style: one point of false alarms

@@ -98,7 +98,14 @@ impl Segments {
             segs: Vec::new(),
         };
         for r in 0..data.runs.len() {
-            merge_run(&[(0, 0)], data.runs[r].n, &data.unsafe_toggles, r, 0, &mut s.segs);
+            merge_run(
+                &[(0, 0)],
+                data.runs[r].n,
+                &data.unsafe_toggles,
+                r,
+                0,
+                &mut s.segs,
+            );
             s.offsets.push(s.segs.len());
         }
         s
@@ -213,6 +220,14 @@ impl<'a> Scorer<'a> {
         candidate: Option<&Toggles>,
         n_bits: u32,
     ) -> f64 {
+        let total_bits = n_bits + u32::from(candidate.is_some());
+        self.count(ws, segs, candidate, n_bits);
+        self.cross_validate(ws, total_bits)
+    }
+
+    /// Merges the candidate into every run's trace (into `ws.merged`) and counts self-loops and
+    /// transitions per fold.
+    fn count(&self, ws: &mut Workspace, segs: &Segments, candidate: Option<&Toggles>, n_bits: u32) {
         let data = self.data;
         let total_bits = n_bits + u32::from(candidate.is_some());
         let n_states = 1usize << total_bits;
@@ -261,7 +276,12 @@ impl<'a> Scorer<'a> {
                 ws.pair_counts[e as usize * k + f] += 1;
             }
         }
-        // 3. Per fold: learn on the others, score the fold.
+    }
+
+    /// Per fold: learns on the others and scores the fold; returns the criterion.
+    fn cross_validate(&self, ws: &mut Workspace, total_bits: u32) -> f64 {
+        let data = self.data;
+        let k = self.k;
         let mut total = 0.0;
         let mut n_violating = 0usize;
         let mut safe_max: Vec<f64> = Vec::new();
@@ -276,7 +296,11 @@ impl<'a> Scorer<'a> {
                 }
                 let segs = &ws.merged[ws.offsets[r]..ws.offsets[r + 1]];
                 let t = &self.records[run.record].t;
-                let usable = if run.violated { &segs[..segs.len() - 1] } else { segs };
+                let usable = if run.violated {
+                    &segs[..segs.len() - 1]
+                } else {
+                    segs
+                };
                 if run.violated {
                     // The running maximum's increases: (risk, time first reached).
                     let t_viol = t[run.n as usize - 1];
@@ -378,7 +402,7 @@ impl<'a> Scorer<'a> {
         }
         ws.triplets.push((unsafe_node, unsafe_node, 1.0));
         ws.triplets.push((done_node, done_node, 1.0));
-        ws.triplets.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        ws.triplets.sort_unstable_by_key(|t| (t.0, t.1));
         let n = n_obs as usize + 2;
         let mut row_ptr = vec![0usize; n + 1];
         let mut cols: Vec<StateId> = Vec::with_capacity(ws.triplets.len());
@@ -414,6 +438,23 @@ impl<'a> Scorer<'a> {
             // this function, and risk 1 everywhere scores the candidate at its worst rather than crash.
             Err(_) => vec![1.0; n],
         };
+    }
+
+    /// P(F unsafe) of every state `0..2^(|set| + 1)` under the predicates `set` (pool indices, in bit
+    /// order after the unsafe predicate), learned from every run: what the built model's table must say.
+    pub fn full_data_risks(&self, set: &[usize]) -> Vec<f64> {
+        let mut segs = Segments::initial(self.data);
+        for (i, &c) in set.iter().enumerate() {
+            segs = segs.with(self.data, &self.data.candidates[c], i as u32 + 1);
+        }
+        let bits = set.len() as u32 + 1;
+        let mut ws = Workspace::default();
+        self.count(&mut ws, &segs, None, bits);
+        // No run is in fold `k`, so that "held-out fold" leaves every run in training.
+        self.fit_fold(&mut ws, self.k, bits);
+        (0..1u32 << bits)
+            .map(|s| self.risk_of(&ws, s, bits))
+            .collect()
     }
 
     /// The fold chain's risk of state `s` (see the module docs for states not observed in training).
@@ -467,9 +508,18 @@ pub fn greedy(
             .par_iter()
             .filter(|c| !chosen.contains(c))
             .map_init(Workspace::default, |ws, &c| {
-                (scorer.score_with(ws, &segs, Some(&data.candidates[c]), n_bits), c)
+                (
+                    scorer.score_with(ws, &segs, Some(&data.candidates[c]), n_bits),
+                    c,
+                )
             })
-            .reduce_with(|a, b| if b.0 > a.0 || (b.0 == a.0 && b.1 < a.1) { b } else { a });
+            .reduce_with(|a, b| {
+                if b.0 > a.0 || (b.0 == a.0 && b.1 < a.1) {
+                    b
+                } else {
+                    a
+                }
+            });
         let Some((s, c)) = best else { break };
         if s < score + cfg.min_gain {
             break;

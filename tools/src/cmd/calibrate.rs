@@ -23,7 +23,12 @@ pub struct Args {
     #[arg(long, default_value_t = 0.95)]
     confidence: f64,
     /// Debounce lengths tried (alarm when risk ≥ θ on this many consecutive frames), comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "1,2,3,5", value_name = "FRAMES,...")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "1,2,3,5",
+        value_name = "FRAMES,..."
+    )]
     debounce: Vec<u32>,
     /// Calibrate P(unsafe within SECONDS) instead of P(eventually unsafe).
     #[arg(long, value_name = "SECONDS")]

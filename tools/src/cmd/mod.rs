@@ -4,6 +4,7 @@ pub mod bridge;
 pub mod calibrate;
 pub mod demo;
 pub mod drive;
+pub mod evaluate;
 pub mod export;
 pub mod info;
 pub mod inspect;

@@ -136,7 +136,14 @@ fn dominance_table(out: &mut String, report: &Report) {
         for d in &p.dominance {
             let s = &d.comparator_summary;
             let (theta, pred, lead, fa) = d.ours.map_or_else(
-                || ("–".to_owned(), "–".to_owned(), "–".to_owned(), "–".to_owned()),
+                || {
+                    (
+                        "–".to_owned(),
+                        "–".to_owned(),
+                        "–".to_owned(),
+                        "–".to_owned(),
+                    )
+                },
                 |o| {
                     (
                         format!("{:.3}", o.theta),

@@ -121,16 +121,15 @@ impl PropertyReport {
     pub fn add_comparison(
         &mut self,
         c: Comparison,
-        calibration: Option<&monitor::calibrate::Calibration>,
+        calibration: Option<(f64, u32)>,
         rule: Option<&str>,
     ) {
         if let Some(s) = c.calibrated {
             let label = match calibration {
-                Some(cal) if cal.debounce_frames > 1 => format!(
-                    "avguard calibrated θ={:.3}, debounce {} frames",
-                    cal.theta, cal.debounce_frames
-                ),
-                Some(cal) => format!("avguard calibrated θ={:.3}", cal.theta),
+                Some((theta, m)) if m > 1 => {
+                    format!("avguard calibrated θ={theta:.3}, debounce {m} frames")
+                }
+                Some((theta, _)) => format!("avguard calibrated θ={theta:.3}"),
                 None => "avguard calibrated θ".to_owned(),
             };
             self.extra_rows.push((label, s));

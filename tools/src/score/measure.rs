@@ -4,14 +4,21 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{bail, Context};
+use laws::rss::RssParams;
 use laws::Frame;
 use monitor::{Model, RiskMeasure, Session, SessionConfig};
 
 use super::{FileResult, TraceRecord, MAX_TRACE_POINTS};
 use crate::time_ahead::{score_run_calibrated, RunSeries};
 
-/// Every property's per-frame series over one run, through `session` (which is reset first).
-pub fn run_series(frames: &[Frame], session: &mut Session, measure: &RiskMeasure) -> Vec<RunSeries> {
+/// Every property's per-frame series over one run, through `session` (which is reset first); with `rss`,
+/// also the RSS comparator's alarms (the same for every property).
+pub fn run_series(
+    frames: &[Frame],
+    session: &mut Session,
+    measure: &RiskMeasure,
+    rss: Option<&RssParams>,
+) -> Vec<RunSeries> {
     session.reset();
     let model = Arc::clone(session.model());
     let n = frames.len();
@@ -33,6 +40,7 @@ pub fn run_series(frames: &[Frame], session: &mut Session, measure: &RiskMeasure
         .map(|p| p.reactive_rule().is_some())
         .collect();
     for frame in frames {
+        let rss_alarm = rss.map(|p| p.dangerous(frame));
         let outcome = session.step(frame);
         for (p, (s, po)) in series.iter_mut().zip(&outcome.properties).enumerate() {
             s.t.push(frame.t);
@@ -41,6 +49,9 @@ pub fn run_series(frames: &[Frame], session: &mut Session, measure: &RiskMeasure
             s.baseline_alarm.push(po.baseline_alarm);
             if has_rule[p] {
                 s.rule_alarm.push(po.rule_alarm);
+            }
+            if let Some(a) = rss_alarm {
+                s.rss_alarm.push(a);
             }
         }
     }
@@ -53,6 +64,7 @@ pub fn score_file(
     model: &Arc<Model>,
     measure: &RiskMeasure,
     thresholds: &[(String, f64)],
+    rss: Option<&RssParams>,
 ) -> anyhow::Result<FileResult> {
     let log = scenarios::log::read_log(path)?;
     let mut session =
@@ -68,7 +80,7 @@ pub fn score_file(
         }
     }
     let n = log.frames.len();
-    let series = run_series(&log.frames, &mut session, measure);
+    let series = run_series(&log.frames, &mut session, measure, rss);
     let mut scores = Vec::with_capacity(series.len());
     let mut traces = Vec::new();
     for (i, (property, s)) in model.properties().iter().zip(&series).enumerate() {
@@ -112,10 +124,11 @@ pub fn calibrated_rule(model: &Model, p: usize, measure: &RiskMeasure) -> Option
     let c = property.calibration()?;
     let same = match (measure, c.horizon_steps) {
         (RiskMeasure::Eventually, None) => true,
-        (RiskMeasure::Within(idx), Some(h)) => idx
-            .get(p)
-            .and_then(|&i| property.table().horizons_steps().get(i))
-            == Some(&h),
+        (RiskMeasure::Within(idx), Some(h)) => {
+            idx.get(p)
+                .and_then(|&i| property.table().horizons_steps().get(i))
+                == Some(&h)
+        }
         _ => false,
     };
     same.then_some((c.theta, c.debounce_frames))

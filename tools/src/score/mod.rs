@@ -25,6 +25,15 @@ pub struct Settings {
     pub horizon_s: Option<f64>,
     /// `--conservative`.
     pub conservative: bool,
+    /// The RSS comparator's parameters in words (empty: not computed).
+    #[serde(default)]
+    pub rss: String,
+    /// Per property, the model's reactive comparator rule as text.
+    #[serde(default)]
+    pub rules: std::collections::BTreeMap<String, String>,
+    /// Per property, the calibrated (θ, debounce frames) used for the risk measure scored.
+    #[serde(default)]
+    pub calibrated: std::collections::BTreeMap<String, (f64, u32)>,
 }
 
 impl Settings {
@@ -43,6 +52,9 @@ impl Settings {
             thresholds: thresholds.to_vec(),
             horizon_s,
             conservative,
+            rss: String::new(),
+            rules: std::collections::BTreeMap::new(),
+            calibrated: std::collections::BTreeMap::new(),
         }
     }
 

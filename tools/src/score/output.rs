@@ -59,26 +59,23 @@ pub fn write_outputs(
     let mut dominance_json = serde_json::Map::new();
     for (property, prop_runs) in &by_property {
         let c = Comparison::of(prop_runs);
-        let rule_text = model
-            .and_then(|m| m.property(property))
-            .and_then(|p| p.reactive_rule())
-            .map(|r| r.text());
+        let rule_text = settings.rules.get(*property).cloned();
         let mut cmp = serde_json::Map::new();
         for (name, s) in &c.comparators {
             let mut v = serde_json::to_value(s)?;
-            if let (Some(obj), "reactive_rule", Some(text)) = (v.as_object_mut(), name.as_str(), &rule_text) {
+            if let (Some(obj), "reactive_rule", Some(text)) =
+                (v.as_object_mut(), name.as_str(), &rule_text)
+            {
                 obj.insert("rule".into(), json!(text));
             }
             cmp.insert(name.clone(), v);
         }
         comparators_json.insert((*property).to_owned(), Value::Object(cmp));
         if let Some(s) = &c.calibrated {
-            let cal = model
-                .and_then(|m| m.property(property))
-                .and_then(|p| p.calibration());
+            let cal = settings.calibrated.get(*property);
             calibrated_json.insert(
                 (*property).to_owned(),
-                json!({"theta": cal.map(|c| c.theta), "debounce_frames": cal.map(|c| c.debounce_frames), "summary": s}),
+                json!({"theta": cal.map(|c| c.0), "debounce_frames": cal.map(|c| c.1), "summary": s}),
             );
         }
         curve_json.insert((*property).to_owned(), serde_json::to_value(&c.curve)?);
@@ -140,14 +137,9 @@ pub fn write_outputs(
             let rows = states.get(*name).cloned().unwrap_or_default();
             let mut report = PropertyReport::from_runs(name, prop_runs, &thresholds, rows, traces);
             if let Some(c) = comparisons.remove(name) {
-                let calibration = model
-                    .and_then(|m| m.property(name))
-                    .and_then(|p| p.calibration());
-                let rule = model
-                    .and_then(|m| m.property(name))
-                    .and_then(|p| p.reactive_rule())
-                    .map(|r| r.text());
-                report.add_comparison(c, calibration, rule.as_deref());
+                let calibration = settings.calibrated.get(*name).copied();
+                let rule = settings.rules.get(*name).map(String::as_str);
+                report.add_comparison(c, calibration, rule);
             }
             report
         })

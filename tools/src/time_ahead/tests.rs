@@ -163,7 +163,12 @@ fn curve_and_dominance_match_a_hand_count() {
     let refs: Vec<&RunScore> = runs.iter().collect();
     let c = curve(&refs);
     // Levels: 0.1, 0.2, 0.4, 0.5, 0.8, 0.85.
-    let at = |theta: f64| c.iter().find(|p| (p.theta - theta).abs() < 1e-12).copied().unwrap();
+    let at = |theta: f64| {
+        c.iter()
+            .find(|p| (p.theta - theta).abs() < 1e-12)
+            .copied()
+            .unwrap()
+    };
     assert_eq!(at(0.1).predicted_pct, 100.0);
     assert_eq!(at(0.1).false_alarm_pct, 100.0);
     let p = at(0.5);
