@@ -260,7 +260,10 @@ fn bench(c: &mut Criterion) {
 
 fn rtamt_rate() -> Option<f64> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/py/rtamt_bench.py");
-    let out = Command::new("python3")
+    let python = xtask::python::interpreter()
+        .map_err(|e| eprintln!("rtamt timing unavailable: {e}"))
+        .ok()?;
+    let out = Command::new(python)
         .arg(script)
         .arg("20000")
         .output()
@@ -336,7 +339,7 @@ fn summary() {
                 ours / r
             )
         }
-        None => line += "\n  rtamt online: not measured (python3 or rtamt missing)",
+        None => line += "\n  rtamt online: not measured (the Python environment or rtamt is missing)",
     }
     println!("{line}");
 }

@@ -2,8 +2,8 @@
 //! 2^20 states (~10 successors each), a table lookup, and — in the same run — Storm's time for the same
 //! all-states query on the same chain (via `tests/py/monitor_storm_time.py`), with the ratio printed.
 //!
-//! Run: `cargo bench -p monitor` (release). Storm's figure is skipped with a note if python3/stormpy is
-//! unavailable.
+//! Run: `cargo bench -p monitor` (release). Storm's figure is skipped with a note if the project's Python
+//! environment (`target/venv`, made by `cargo xtask setup`) cannot be made.
 
 use std::hint::black_box;
 use std::io::Write;
@@ -122,7 +122,10 @@ fn storm_seconds(d: &Dtmc, target: &[bool]) -> Option<f64> {
         env!("CARGO_MANIFEST_DIR"),
         "/../tests/py/monitor_storm_time.py"
     );
-    let out = Command::new("python3")
+    let python = xtask::python::interpreter()
+        .map_err(|e| eprintln!("storm timing unavailable: {e}"))
+        .ok()?;
+    let out = Command::new(python)
         .arg(script)
         .arg(&tra)
         .arg(&lab)

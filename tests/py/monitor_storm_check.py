@@ -15,7 +15,7 @@ try:
     import stormpy
     import stormpy.developer as developer
 except ImportError:
-    print("missing Python package: stormpy (see tests/py/requirements-monitor.txt)")
+    print("missing Python package: stormpy (pinned in tests/py/requirements.txt; `cargo xtask setup` installs it into target/venv)")
     sys.exit(2)
 
 

@@ -10,7 +10,7 @@ import time
 try:
     import stormpy
 except ImportError:
-    print("missing Python package: stormpy (see tests/py/requirements-monitor.txt)")
+    print("missing Python package: stormpy (pinned in tests/py/requirements.txt; `cargo xtask setup` installs it into target/venv)")
     sys.exit(2)
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])

@@ -13,7 +13,7 @@ import time
 try:
     import rtamt
 except ImportError:
-    print("missing Python package rtamt (pip install -r tests/py/requirements-laws.txt)", file=sys.stderr)
+    print("missing Python package rtamt (pinned in tests/py/requirements.txt; `cargo xtask setup` installs it into target/venv)", file=sys.stderr)
     sys.exit(2)
 
 n = int(sys.argv[1])

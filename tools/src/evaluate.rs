@@ -82,17 +82,20 @@ pub fn split(logs: &[PathBuf], fraction: f64, seed: u64) -> (Vec<PathBuf>, Vec<P
     (learn, shuffled)
 }
 
+/// Per model, per log, per property: the series; then per log (run id, scenario); then the failures.
+type SeriesPerModel = (
+    Vec<Vec<Vec<RunSeries>>>,
+    Vec<(String, String)>,
+    crate::batch::Failures,
+);
+
 /// Every log's per-property series under every model, reading each log once.
 fn series_per_model(
     models: &[Arc<Model>],
     logs: &[PathBuf],
     rss: Option<&RssParams>,
     label: &str,
-) -> anyhow::Result<(
-    Vec<Vec<Vec<RunSeries>>>,
-    Vec<(String, String)>,
-    crate::batch::Failures,
-)> {
+) -> anyhow::Result<SeriesPerModel> {
     let sessions = models
         .iter()
         .map(|m| Session::new(m, &SessionConfig::default()))

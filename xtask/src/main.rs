@@ -2,21 +2,23 @@
 //!
 //! `cargo xtask demo` and `cargo xtask test` are the README's two set-up commands for a fresh machine
 //! (Debian, root, nothing installed beyond the Rust toolchain). Each first installs what it needs and says
-//! so: Debian's `libhdf5-dev` (the `hdf5` crate links the system library), and for the tests the Python
-//! packages of the interop tests (h5py, rtamt, stormpy, roslibpy) and Chromium for the report check.
-//!
-//! This crate has no dependencies so that it builds before anything else is installed.
+//! so: Debian's `libhdf5-dev` (the `hdf5` crate links the system library), and for the tests the project's
+//! Python environment `target/venv` (the interop tests' packages, pinned) and Chromium for the report check.
+//! Every step prints a line when it starts and its elapsed time when it ends; the tools it runs (cargo, apt,
+//! pip) show their own progress.
 
-use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
+
+use xtask::{debian, python, run, step, target_dir, workspace_root};
 
 const USAGE: &str = "\
 usage: cargo xtask <command> [args...]
 
 commands:
-  demo [ARGS...]  install what the demo needs, then run `avguard demo ARGS...` (release build)
+  demo [ARGS...]  install what the demo needs, build avguard (release), run `avguard demo ARGS...`
+                  (`cargo xtask demo -- --help` lists the demo's options, e.g. --out DIR)
   test            install what the tests need, then run cargo fmt --check, clippy and the whole test suite
-  setup           only install what the demo and the tests need
+  setup           only install what the demo and the tests need (Debian packages, target/venv)
   bench           run every benchmark (release; takes several minutes)
 ";
 
@@ -26,58 +28,103 @@ fn main() -> ExitCode {
         eprint!("{USAGE}");
         return ExitCode::FAILURE;
     };
+    let start = std::time::Instant::now();
     let result = match command.as_str() {
         "demo" => demo(rest),
         "test" => test(),
-        "setup" => ensure_hdf5().and_then(|()| ensure_test_tools()),
-        "bench" => ensure_hdf5()
-            .and_then(|()| ensure_test_tools())
-            .and_then(|()| run(cargo().args(["bench", "--workspace"]), "cargo bench")),
+        "setup" => setup(&mut Steps::new(3)),
+        "bench" => bench(),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
-            Ok(())
+            return ExitCode::SUCCESS;
         }
         other => Err(format!("unknown command `{other}`\n{USAGE}")),
     };
+    let took = xtask::format_duration(start.elapsed());
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => {
+            xtask::say(&format!("xtask {command}: done in {took}"));
+            ExitCode::SUCCESS
+        }
         Err(message) => {
-            eprintln!("xtask: {message}");
+            xtask::say(&format!("xtask {command}: {message} (after {took})"));
             ExitCode::FAILURE
         }
     }
 }
 
+/// Numbers the steps of one command: `[2/6] ...`.
+struct Steps {
+    done: usize,
+    total: usize,
+}
+
+impl Steps {
+    fn new(total: usize) -> Self {
+        Steps { done: 0, total }
+    }
+
+    fn run<T>(&mut self, what: &str, f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+        self.done += 1;
+        step(&format!("[{}/{}] {what}", self.done, self.total), f)
+    }
+}
+
+/// Debian packages, the Python environment and Chromium: the first three steps of `test` and `setup`.
+fn setup(steps: &mut Steps) -> Result<(), String> {
+    steps.run("Debian packages: HDF5", debian::ensure_hdf5)?;
+    steps.run(
+        "Debian packages: Chromium (report check)",
+        debian::ensure_chromium,
+    )?;
+    steps.run(
+        &format!("Python environment target/venv ({})", python::REQUIREMENTS),
+        python::interpreter,
+    )?;
+    Ok(())
+}
+
 fn demo(args: &[String]) -> Result<(), String> {
-    ensure_hdf5()?;
-    run(
-        cargo()
-            .args([
-                "run",
+    let mut steps = Steps::new(3);
+    steps.run("Debian packages: HDF5", debian::ensure_hdf5)?;
+    steps.run("cargo build --release --bin avguard", || {
+        run(
+            cargo().args([
+                "build",
                 "--release",
-                "--quiet",
                 "--package",
                 "tools",
                 "--bin",
                 "avguard",
-                "--",
-                "demo",
-            ])
-            .args(args),
-        "avguard demo",
-    )
+            ]),
+            "cargo build",
+        )
+    })?;
+    let avguard = target_dir()
+        .join("release")
+        .join(format!("avguard{}", std::env::consts::EXE_SUFFIX));
+    let args = args.strip_prefix(&["--".to_string()]).unwrap_or(args);
+    steps.run("avguard demo", || {
+        run(
+            Command::new(&avguard)
+                .arg("demo")
+                .args(args)
+                .current_dir(workspace_root()),
+            "avguard demo",
+        )
+    })
 }
 
 fn test() -> Result<(), String> {
-    ensure_hdf5()?;
-    ensure_test_tools()?;
-    timed("cargo fmt --check", || {
+    let mut steps = Steps::new(7);
+    setup(&mut steps)?;
+    steps.run("cargo fmt --check", || {
         run(
             cargo().args(["fmt", "--all", "--", "--check"]),
             "cargo fmt --check",
         )
     })?;
-    timed("cargo clippy (warnings are errors)", || {
+    steps.run("cargo clippy (warnings are errors)", || {
         run(
             cargo().args([
                 "clippy",
@@ -92,7 +139,7 @@ fn test() -> Result<(), String> {
     })?;
     // The integration tests (tests/) run the `avguard` binary; `cargo test` builds a package's binaries
     // only for that package's own integration tests, so build it first.
-    timed(
+    steps.run(
         "cargo build --bin avguard (used by the integration tests)",
         || {
             run(
@@ -101,148 +148,21 @@ fn test() -> Result<(), String> {
             )
         },
     )?;
-    timed("cargo test --workspace", || {
+    steps.run("cargo test --workspace", || {
         run(cargo().args(["test", "--workspace"]), "cargo test")
     })
 }
 
-/// Runs one step of a command, saying what it is and how long it took.
-fn timed(what: &str, f: impl FnOnce() -> Result<(), String>) -> Result<(), String> {
-    step(what);
-    let start = std::time::Instant::now();
-    let result = f();
-    eprintln!("    ({what}: {:.0} s)", start.elapsed().as_secs_f64());
-    result
-}
-
-/// The `hdf5` crate links Debian's HDF5 through pkg-config.
-fn ensure_hdf5() -> Result<(), String> {
-    if succeeds(Command::new("pkg-config").args(["--exists", "hdf5"])) {
-        return Ok(());
-    }
-    step(
-        "installing libhdf5-dev and pkg-config from Debian (the hdf5 crate links the system HDF5)",
-    );
-    apt_install(&["libhdf5-dev", "pkg-config"])
-}
-
-/// Python packages of the interop tests and Chromium for the report test.
-fn ensure_test_tools() -> Result<(), String> {
-    if !succeeds(Command::new("python3").arg("--version")) {
-        step("installing python3 and pip from Debian (interop tests)");
-        apt_install(&["python3", "python3-pip"])?;
-    }
-    let requirements = requirement_files()?;
-    if !requirements.is_empty() {
-        step("installing the Python packages of the interop tests (pip, already-present ones are kept)");
-        let mut pip = Command::new("python3");
-        pip.args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "--root-user-action=ignore",
-        ]);
-        for file in &requirements {
-            pip.arg("-r").arg(file);
-        }
-        run(&mut pip, "pip install")?;
-    }
-    if find_chromium().is_none() {
-        step("installing chromium from Debian (the report test opens report.html in a headless browser)");
-        apt_install(&["chromium"])?;
-    }
-    Ok(())
-}
-
-fn find_chromium() -> Option<PathBuf> {
-    ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists())
-}
-
-fn requirement_files() -> Result<Vec<PathBuf>, String> {
-    let dir = workspace_root().join("tests").join("py");
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return Ok(Vec::new());
-    };
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("requirements") && n.ends_with(".txt"))
-        })
-        .collect();
-    files.sort();
-    Ok(files)
-}
-
-fn apt_install(packages: &[&str]) -> Result<(), String> {
-    if !is_root() {
-        return Err(format!(
-            "missing system packages; run as root or install them yourself: apt-get install -y {}",
-            packages.join(" ")
-        ));
-    }
-    run(
-        Command::new("apt-get")
-            .args(["update", "-qq"])
-            .env("DEBIAN_FRONTEND", "noninteractive"),
-        "apt-get update",
-    )?;
-    run(
-        Command::new("apt-get")
-            .args(["install", "-y", "-qq", "--no-install-recommends"])
-            .args(packages)
-            .env("DEBIAN_FRONTEND", "noninteractive"),
-        "apt-get install",
-    )
-}
-
-fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
-        .unwrap_or(false)
+fn bench() -> Result<(), String> {
+    let mut steps = Steps::new(4);
+    setup(&mut steps)?;
+    steps.run("cargo bench --workspace", || {
+        run(cargo().args(["bench", "--workspace"]), "cargo bench")
+    })
 }
 
 fn cargo() -> Command {
-    let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     command.current_dir(workspace_root());
     command
-}
-
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("."))
-}
-
-fn step(what: &str) {
-    eprintln!("==> {what}");
-}
-
-fn succeeds(command: &mut Command) -> bool {
-    command
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-fn run(command: &mut Command, what: &str) -> Result<(), String> {
-    let status = command
-        .status()
-        .map_err(|e| format!("{what}: cannot start: {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("{what} failed ({status})"))
-    }
 }

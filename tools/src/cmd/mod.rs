@@ -6,6 +6,7 @@ pub mod demo;
 pub mod drive;
 pub mod evaluate;
 pub mod export;
+pub mod import;
 pub mod info;
 pub mod inspect;
 pub mod laws;

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use rayon::prelude::*;
 
-use crate::batch::{expand_logs, Shard};
+use crate::batch::{expand_logs_and_records, Shard};
 use crate::score::{
     cached, load_cached, merge, prepare_out, score_file, store, write_outputs, FileResult, Settings,
 };
@@ -55,7 +55,10 @@ pub struct Args {
     /// RSS comparator parameters.
     #[command(flatten)]
     rss: crate::rss_options::RssOptions,
-    /// Logs, or folders searched for `*.h5`.
+    /// Apollo HD map for the road fields of `.record` inputs (HDF5 logs already hold theirs).
+    #[arg(long, value_name = "FILE")]
+    map: Option<PathBuf>,
+    /// Logs or Cyber records (`*.record`, `*.record.NNNNN`), or folders searched for both.
     #[arg(value_name = "LOG_OR_DIR", required = true)]
     logs: Vec<PathBuf>,
 }
@@ -143,7 +146,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             calibrated.join(", ")
         );
     }
-    let mut logs = expand_logs(&args.logs)?;
+    let map = crate::mapfile::load(args.map.as_deref())?;
+    if let Some(path) = &args.map {
+        let bytes =
+            std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+        settings = settings.with_map(&bytes);
+    }
+    let mut logs = expand_logs_and_records(&args.logs)?;
     if let Some(shard) = args.shard {
         logs.retain(|p| shard.contains(p));
     }
@@ -167,8 +176,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let errors: Vec<(String, String)> = todo
         .par_iter()
         .filter_map(|path| {
-            let result = score_file(path, &model, &measure, &thresholds, Some(&rss))
-                .and_then(|r| store(&out, path, &r));
+            let result = score_file(
+                path,
+                &model,
+                &measure,
+                &thresholds,
+                map.as_ref(),
+                Some(&rss),
+            )
+            .and_then(|r| store(&out, path, &r));
             progress.inc(1);
             result.err().map(|e| (display_name(path), format!("{e:#}")))
         })

@@ -1,0 +1,251 @@
+//! Real Apollo data end to end (issue #13): `avguard import` and `avguard score` on the real Cyber record,
+//! checked against an independent decode (Python: the container read by hand, the messages with Apollo 11's
+//! compiled protos from `apollo-modules`); HD-map road fields from a roslibpy drive through the bridge,
+//! checked against shapely; runs on one connection against `avguard score`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use crate::support::{
+    avguard, fixture, python, python_script, scratch, workspace_root, RunningBridge,
+};
+use serde_json::Value;
+
+/// The real Apollo sample data committed under `tests/fixtures/apollo/` (see its README for provenance).
+fn apollo_fixtures() -> PathBuf {
+    workspace_root().join("tests/fixtures/apollo")
+}
+
+fn ok(out: Output) -> Output {
+    assert!(
+        out.status.success(),
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn example_record() -> PathBuf {
+    apollo_fixtures().join("daohu527-cyber_record/test/example.record.00000")
+}
+
+fn cube_town() -> PathBuf {
+    apollo_fixtures().join("lgsvl-apollo-5.0/modules/map/data/cube_town/base_map.bin")
+}
+
+fn py_json(script: &str, args: &[&Path]) -> Value {
+    let out = ok(python_script(script).args(args).output().unwrap());
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The latest of `samples` (each with a "t") at or before `t`.
+fn held(samples: &[Value], t: f64) -> &Value {
+    samples
+        .iter()
+        .rev()
+        .find(|s| s["t"].as_f64().unwrap() <= t + 1e-6)
+        .unwrap()
+}
+
+#[test]
+fn imported_record_frames_equal_an_independent_decode() {
+    let dir = scratch();
+    ok(avguard()
+        .args(["import", "--out"])
+        .arg(dir.path())
+        .arg(example_record())
+        .output()
+        .unwrap());
+    let log = scenarios::log::read_log(&dir.path().join("example.record.00000.h5")).unwrap();
+    let reference = py_json("cyber_record_check.py", &[&example_record()]);
+    assert_eq!(reference["counts"]["/apollo/localization/pose"], 15);
+    assert_eq!(reference["counts"]["/apollo/canbus/chassis"], 15);
+    let poses = reference["localization"].as_array().unwrap();
+    let chassis = reference["chassis"].as_array().unwrap();
+    // Ticks every 0.1 s from the first pose, each closed by a later pose.
+    let t0 = poses[0]["t"].as_f64().unwrap();
+    let t_last = poses.last().unwrap()["t"].as_f64().unwrap();
+    let n_ticks = ((t_last - t0) / 0.1 + 1e-6).floor() as usize + 1;
+    assert_eq!(log.frames.len(), n_ticks);
+    for (k, f) in log.frames.iter().enumerate() {
+        let t = t0 + k as f64 * 0.1;
+        assert!((f.t - t).abs() < 1e-6, "frame {k}: t {} vs {t}", f.t);
+        let p = held(poses, t);
+        assert_eq!(f.x, p["x"].as_f64().unwrap());
+        assert_eq!(f.y, p["y"].as_f64().unwrap());
+        assert_eq!(f.heading, p["heading"].as_f64().unwrap());
+        let c = held(chassis, t);
+        assert_eq!(f.speed_mps, c["speed"].as_f64().unwrap());
+        assert_eq!(i64::from(f.gear), c["gear"].as_i64().unwrap());
+        assert_eq!(f64::from(f.throttle_pct), c["throttle"].as_f64().unwrap());
+        assert_eq!(f64::from(f.brake_pct), c["brake"].as_f64().unwrap());
+        // Map-less: nothing ahead.
+        assert!(f.stopline_dist_m.is_infinite() && f.junction_dist_m.is_infinite());
+        assert!(!f.signal_ahead && f.light_color == 0);
+    }
+    assert_eq!(log.meta.run_id, "example.record.00000");
+}
+
+#[test]
+fn score_accepts_record_files_and_a_damaged_record_fails_alone() {
+    let dir = scratch();
+    let damaged = dir.path().join("damaged.record");
+    let bytes = std::fs::read(example_record()).unwrap();
+    std::fs::write(&damaged, &bytes[..bytes.len() / 2]).unwrap();
+    let out = avguard()
+        .args(["score", "--model"])
+        .arg(&fixture().model)
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .arg(example_record())
+        .arg(&damaged)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("damaged.record") && stderr.contains("offset"),
+        "{stderr}"
+    );
+    let score: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("out/score.json")).unwrap()).unwrap();
+    let runs = score["runs"].as_array().unwrap();
+    assert!(!runs.is_empty());
+    assert!(runs.iter().all(|r| r["run_id"] == "example.record.00000"));
+
+    // With a map the record scores too (its pose is not on cube_town: map-less fields).
+    ok(avguard()
+        .args(["score", "--model"])
+        .arg(&fixture().model)
+        .arg("--map")
+        .arg(cube_town())
+        .arg("--out")
+        .arg(dir.path().join("out_map"))
+        .arg(example_record())
+        .output()
+        .unwrap());
+}
+
+const THETA: &str = "0.5";
+
+/// The issue's scenario: six recorded runs replayed one after another over one stock roslibpy connection,
+/// each on its own clock 1,000 s apart (through the documented client example). Every run's live first
+/// alarm per property equals the first alarm `avguard score` finds in that run's log, and the bridge's
+/// per-run recordings equal the logs.
+#[test]
+fn runs_replayed_on_one_connection_give_the_alarms_of_score() {
+    let f = fixture();
+    let dir = scratch();
+    let mut logs: Vec<PathBuf> = std::fs::read_dir(&f.test_logs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    logs.sort();
+    logs.truncate(6);
+    let pred = dir.path().join("pred.jsonl");
+    let record = dir.path().join("live.h5");
+    let bridge = RunningBridge::start(|c| {
+        c.arg("--model")
+            .arg(&f.model)
+            .args(["--threshold", THETA, "--log"])
+            .arg(&pred)
+            .arg("--record")
+            .arg(&record)
+    });
+    let port = bridge.port().to_string();
+    let client = ok(python()
+        .arg(workspace_root().join("bridge/examples/roslibpy_client.py"))
+        .args(["--port", &port, "--offset-s", "1000"])
+        .args(&logs)
+        .output()
+        .unwrap());
+    let printed = String::from_utf8_lossy(&client.stdout);
+    assert_eq!(printed.lines().count(), logs.len(), "{printed}");
+    let (status, stderr) = bridge.stop();
+    assert!(status.success(), "{stderr}");
+
+    // Live: first alarm per (run, property), in the run's own time.
+    let run_ids: Vec<String> = (1..=logs.len())
+        .map(|k| {
+            if k == 1 {
+                "conn1".to_owned()
+            } else {
+                format!("conn1_run{k}")
+            }
+        })
+        .collect();
+    let mut live: BTreeMap<(usize, String), f64> = BTreeMap::new();
+    for line in std::fs::read_to_string(&pred).unwrap().lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        if v["event"] != "alarm_start" {
+            continue;
+        }
+        let k = run_ids.iter().position(|r| v["run"] == r.as_str()).unwrap();
+        let t = v["t"].as_f64().unwrap() - 1000.0 * k as f64;
+        live.entry((k, v["property"].as_str().unwrap().to_owned()))
+            .or_insert(t);
+    }
+    assert!(!live.is_empty(), "no live alarm at all");
+
+    let out = dir.path().join("score");
+    ok(avguard()
+        .args(["score", "--model"])
+        .arg(&f.model)
+        .args(["--thresholds", THETA, "--out"])
+        .arg(&out)
+        .args(&logs)
+        .output()
+        .unwrap());
+    let scored: Value =
+        serde_json::from_slice(&std::fs::read(out.join("score.json")).unwrap()).unwrap();
+    let mut n_alarms = 0;
+    for (k, log) in logs.iter().enumerate() {
+        let original = scenarios::log::read_log(log).unwrap();
+        // The recording of run k holds the same frames (times shifted by the run's offset).
+        let rec_path = if k == 0 {
+            record.clone()
+        } else {
+            dir.path().join(format!("live_conn1_run{}.h5", k + 1))
+        };
+        let recorded = scenarios::log::read_log(&rec_path).unwrap();
+        assert_eq!(recorded.frames.len(), original.frames.len(), "run {k}");
+        for (a, b) in recorded.frames.iter().zip(&original.frames) {
+            assert!((a.t - 1000.0 * k as f64 - b.t).abs() < 1e-6);
+            assert_eq!((a.x, a.y, a.heading), (b.x, b.y, b.heading));
+            assert!((a.speed_mps - b.speed_mps).abs() < 1e-9);
+            assert_eq!(a.stopline_dist_m, b.stopline_dist_m);
+            assert_eq!(a.light_color, b.light_color);
+            assert_eq!(a.obstacles.len(), b.obstacles.len());
+        }
+        let run_id = &original.meta.run_id;
+        for run in scored["runs"].as_array().unwrap() {
+            if run["run_id"] != run_id.as_str() {
+                continue;
+            }
+            let property = run["property"].as_str().unwrap().to_owned();
+            let batch = run["alarms"][THETA]["first_alarm_t"].as_f64();
+            let violation = run["violation_t"].as_f64();
+            let live_alarm = live.get(&(k, property.clone())).copied();
+            match (batch, violation) {
+                (Some(a), _) => {
+                    let l =
+                        live_alarm.unwrap_or_else(|| panic!("run {k} {property}: no live alarm"));
+                    assert!(
+                        (l - a).abs() < 1e-6,
+                        "run {k} {property}: live {l} vs score {a}"
+                    );
+                    n_alarms += 1;
+                }
+                // `score` reports only alarms before the violation.
+                (None, Some(v)) => assert!(
+                    live_alarm.is_none_or(|l| l >= v - 1e-6),
+                    "run {k} {property}: live alarm {live_alarm:?} before the violation at {v}"
+                ),
+                (None, None) => assert_eq!(live_alarm, None, "run {k} {property}"),
+            }
+        }
+    }
+    assert!(n_alarms >= 2, "only {n_alarms} alarms compared");
+}
