@@ -249,3 +249,76 @@ fn runs_replayed_on_one_connection_give_the_alarms_of_score() {
     }
     assert!(n_alarms >= 2, "only {n_alarms} alarms compared");
 }
+
+/// The "done when": a roslibpy drive along cube_town's lanes towards each signal's stop line,
+/// without any /avguard/road_context message, through `avguard bridge --map --record`; the recorded road
+/// fields equal an independent computation (Python: Apollo's compiled protos + shapely) within 0.5 m, and
+/// `light_color` is the colour of the governing signal's id, not of the other lights.
+#[test]
+fn map_drive_records_the_road_fields_of_an_independent_computation() {
+    let f = fixture();
+    let dir = scratch();
+    let record = dir.path().join("drive.h5");
+    let bridge = RunningBridge::start(|c| {
+        c.arg("--model")
+            .arg(&f.model)
+            .arg("--map")
+            .arg(cube_town())
+            .arg("--record")
+            .arg(&record)
+    });
+    let port = bridge.port().to_string();
+    let out = ok(python_script("apollo_map_drive.py")
+        .arg(&port)
+        .arg(cube_town())
+        .output()
+        .unwrap());
+    let (status, stderr) = bridge.stop();
+    assert!(status.success(), "{stderr}");
+    let expected: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let runs = expected.as_object().unwrap();
+    // Three signals, each governing two junction lanes.
+    assert_eq!(runs.len(), 6, "{:?}", runs.keys().collect::<Vec<_>>());
+    let (mut n_line, mut n_junction) = (0, 0);
+    for (run_id, rows) in runs {
+        let log = scenarios::log::read_log(&dir.path().join(format!("drive_{run_id}.h5")))
+            .unwrap_or_else(|e| panic!("{run_id}: {e}"));
+        assert_eq!(log.meta.run_id, *run_id);
+        let rows = rows.as_array().unwrap();
+        assert_eq!(log.frames.len(), rows.len(), "{run_id}");
+        for (frame, row) in log.frames.iter().zip(rows) {
+            let t = row["t"].as_f64().unwrap();
+            assert!((frame.t - t).abs() < 1e-6);
+            if let Some(d) = row["stopline"].as_f64() {
+                assert!(
+                    (frame.stopline_dist_m - d).abs() <= 0.5,
+                    "{run_id} t={t}: stop line {} vs {d}",
+                    frame.stopline_dist_m
+                );
+                n_line += 1;
+            }
+            let j = row["junction"].as_f64().unwrap();
+            assert!(
+                (frame.junction_dist_m - j).abs() <= 0.5,
+                "{run_id} t={t}: junction {} vs {j}",
+                frame.junction_dist_m
+            );
+            // cube_town's roads have one lane each way; none inside a junction.
+            let inside = row["in_junction"].as_bool().unwrap();
+            assert_eq!(
+                frame.lane_number,
+                i32::from(!inside),
+                "{run_id} t={t}: lanes"
+            );
+            n_junction += 1;
+            assert!(frame.signal_ahead, "{run_id} t={t}");
+            assert_eq!(
+                i64::from(frame.light_color),
+                row["light"].as_i64().unwrap(),
+                "{run_id} t={t}: light"
+            );
+            assert_eq!(frame.speed_limit_mps, 15.0);
+        }
+    }
+    assert!(n_line > 200 && n_junction > 300, "{n_line} {n_junction}");
+}
