@@ -488,7 +488,7 @@ impl Tracker {
                 rule,
             };
         }
-        inspect(&signals, &verdicts, &self.out)
+        inspect(signals, &verdicts, &self.out)
     }
 
     /// Forgets the run (a new one starts).
