@@ -256,7 +256,7 @@ fn the_reactive_rule_is_learned_and_applied_by_the_session() {
         );
         for f in run(&mut rng) {
             let s = stream.next(&f);
-            let want = atoms.iter().all(|a| a.eval(&s));
+            let want = atoms.iter().all(|a| a.eval(s));
             let got = session.step(&f).properties[0].rule_alarm;
             assert_eq!(got, want);
             n_alarms += usize::from(got);
