@@ -335,7 +335,10 @@ impl Driver {
 
     /// The stop-sign line until the driver has stopped (or rolled through) and the junction is clear.
     fn stop_sign_point(&mut self, p: &Perception) -> Option<f64> {
-        let StopSignAhead { dist_m: dist, clear } = p.stop_sign?;
+        let StopSignAhead {
+            dist_m: dist,
+            clear,
+        } = p.stop_sign?;
         let v = p.speed_mps;
         match self.stop_sign {
             StopSign::Approaching => {

@@ -152,7 +152,13 @@ impl Simulation {
 
     /// An oncoming (westbound) vehicle at `x` has right of way over a left-turning ego until its rear
     /// passes the conflict zone; lowers `min_tta_s` to its judged time to arrive there.
-    fn oncoming_priority(&self, veh: &Vehicle, x: f64, ego: &EgoView<'_>, min_tta_s: &mut f64) -> bool {
+    fn oncoming_priority(
+        &self,
+        veh: &Vehicle,
+        x: f64,
+        ego: &EgoView<'_>,
+        min_tta_s: &mut f64,
+    ) -> bool {
         let Some(c) = self.conflict else {
             return false;
         };
