@@ -11,6 +11,8 @@ use std::process::{Command, ExitCode};
 
 use xtask::{debian, python, run, step, target_dir, workspace_root};
 
+mod fuzz;
+
 const USAGE: &str = "\
 usage: cargo xtask <command> [args...]
 
@@ -20,6 +22,9 @@ commands:
   test            install what the tests need, then run cargo fmt --check, clippy and the whole test suite
   setup           only install what the demo and the tests need (Debian packages, target/venv)
   bench           run every benchmark (release; takes several minutes)
+  fuzz [SECONDS] [TARGET...]
+                  run each libFuzzer target (tests/fuzz/README.md) for SECONDS (default 60), one at a
+                  time at low priority; prints executions per target (needs the nightly toolchain)
 ";
 
 fn main() -> ExitCode {
@@ -34,6 +39,7 @@ fn main() -> ExitCode {
         "test" => test(),
         "setup" => setup(&mut Steps::new(3)),
         "bench" => bench(),
+        "fuzz" => fuzz::run(rest),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;

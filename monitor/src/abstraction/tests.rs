@@ -36,6 +36,7 @@ fn every_shipped_law_survives_the_reduced_re_parse_unchanged() {
             law: l.name(),
             predicates: p,
             unsafe_bit: 0,
+            reactive_rule: &[],
         })
         .collect();
     let c = Compiled::new(&laws, &defs, 0.1, 100).unwrap();
@@ -63,6 +64,7 @@ fn only_the_needed_laws_are_evaluated() {
         law: "no_collision",
         predicates: &preds,
         unsafe_bit: 0,
+        reactive_rule: &[],
     }];
     let c = Compiled::new(&laws, &defs, 0.1, 100).unwrap();
     let names: Vec<&str> = c.laws().laws().iter().map(|l| l.name()).collect();
@@ -78,6 +80,7 @@ fn unknown_laws_and_bad_predicates_are_named() {
         law: "law99",
         predicates: &preds,
         unsafe_bit: 0,
+        reactive_rule: &[],
     }];
     let e = Compiled::new(&laws, &bad_law, 0.1, 100)
         .unwrap_err()
@@ -206,6 +209,7 @@ fn tracker_equals_direct_evaluation_on_random_drives() {
             law: n,
             predicates: p,
             unsafe_bit: 0,
+            reactive_rule: &[],
         })
         .collect();
     // An atom as the unsafe predicate (no_collision's shape).
@@ -215,6 +219,7 @@ fn tracker_equals_direct_evaluation_on_random_drives() {
         law: "no_collision",
         predicates: &collision_preds,
         unsafe_bit: 0,
+        reactive_rule: &[],
     });
     let c = Compiled::new(&laws, &defs, 0.1, 100).unwrap();
     let ctx = SignalContext::default();
@@ -248,6 +253,7 @@ fn tracker_equals_direct_evaluation_on_random_drives() {
                 unsafe_state: state >> enc.unsafe_bit & 1 == 1,
                 unsafe_now,
                 baseline,
+                rule: false,
             };
             assert_eq!(*g, want, "frame {f:?}");
             n_bits_set += u64::from(state.count_ones());
@@ -278,6 +284,7 @@ fn obligation_predicates_are_bits_of_the_state() {
         law: "slow",
         predicates: &preds,
         unsafe_bit: 0,
+        reactive_rule: &[],
     }];
     let c = Compiled::new(&laws, &defs, 0.1, 100).unwrap();
     let mut tracker = c.tracker(SignalContext::default()).unwrap();

@@ -60,7 +60,7 @@ fn property_json(p: &PropertyModel) -> String {
     format!(
         "{{\"name\":{},\"predicates\":[{}],\"unsafe\":{},\"states\":{},\"transitions\":{},\"runs\":{},\
          \"pac\":{{\"met\":{},\"total\":{},\"visited\":{},\"epsilon\":{},\"delta\":{},\"worst\":[{}]}},\
-         \"horizons_steps\":[{}]}}",
+         \"horizons_steps\":[{}],\"selection\":{},\"reactive_rule\":{},\"calibration\":{}}}",
         quote(p.name()),
         preds.join(","),
         quote(&p.predicates()[p.unsafe_bit()]),
@@ -79,7 +79,17 @@ fn property_json(p: &PropertyModel) -> String {
             .map(|h| h.to_string())
             .collect::<Vec<_>>()
             .join(","),
+        to_json(p.selection()),
+        to_json(p.reactive_rule()),
+        to_json(p.calibration()),
     )
+}
+
+/// An optional stored record as JSON (`null` when absent).
+fn to_json<T: serde::Serialize>(value: Option<&T>) -> String {
+    value
+        .and_then(|v| serde_json::to_string(v).ok())
+        .unwrap_or_else(|| "null".to_owned())
 }
 
 fn json(model: &Model) -> String {
@@ -114,6 +124,53 @@ fn text(model: &Model) -> String {
         );
         for (s, n, r) in pac.worst(5) {
             let _ = writeln!(out, "    state {s}: {n} of {} required visits", r.ceil());
+        }
+        if let Some(sel) = p.selection() {
+            let _ = writeln!(
+                out,
+                "  abstraction: {} ({} of {} training runs violating; {} candidates, {}-fold score by run, seed {})",
+                sel.mode.as_str(),
+                sel.n_violating,
+                sel.n_runs,
+                sel.pool_size,
+                sel.folds,
+                sel.seed
+            );
+            let _ = writeln!(
+                out,
+                "    fixed predicates score {:.3}; selection trace (score after each step):",
+                sel.fixed_score
+            );
+            for step in &sel.steps {
+                let _ = writeln!(out, "      {:.3}  {}", step.score, step.predicate);
+            }
+        }
+        if let Some(rule) = p.reactive_rule() {
+            let _ = writeln!(
+                out,
+                "  reactive rule: {} (training runs: warned {}/{} violations, alarmed in {}/{} safe runs)",
+                rule.text(),
+                rule.n_predicted,
+                rule.n_violating,
+                rule.n_false_alarms,
+                rule.n_safe
+            );
+        }
+        if let Some(c) = p.calibration() {
+            let _ = writeln!(
+                out,
+                "  calibrated: θ = {:.4}, debounce {} frame(s), {}; false alarms {}/{} safe calibration runs, \
+                 {:.0} % confidence upper bound {:.1} % (target {:.1} %)",
+                c.theta,
+                c.debounce_frames,
+                c.horizon_steps
+                    .map_or_else(|| "P(eventually)".to_owned(), |h| format!("P(within {h} steps)")),
+                c.n_false_alarms,
+                c.n_safe_runs,
+                100.0 * c.confidence,
+                100.0 * c.false_alarm_upper,
+                100.0 * c.target_false_alarm
+            );
         }
     }
     out.trim_end().to_string()

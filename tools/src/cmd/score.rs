@@ -52,6 +52,9 @@ pub struct Args {
     /// Runs per property whose risk over time is plotted in report.html.
     #[arg(long, default_value_t = 3, value_name = "N")]
     plot_runs: usize,
+    /// RSS comparator parameters.
+    #[command(flatten)]
+    rss: crate::rss_options::RssOptions,
     /// Apollo HD map for the road fields of `.record` inputs (HDF5 logs already hold theirs).
     #[arg(long, value_name = "FILE")]
     map: Option<PathBuf>,
@@ -99,12 +102,50 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .with_context(|| format!("{}", model_path.display()))?,
     );
     let measure = monitor::RiskMeasure::resolve(&model, args.horizon, args.conservative)?;
+    let rss = args.rss.params()?;
     let mut settings = Settings::new(
         &model_bytes,
         &args.thresholds,
         args.horizon,
         args.conservative,
     );
+    settings.rss = args.rss.describe();
+    for (p, property) in model.properties().iter().enumerate() {
+        if let Some(rule) = property.reactive_rule() {
+            settings
+                .rules
+                .insert(property.name().to_owned(), rule.text());
+        }
+        if let Some(c) = crate::score::calibrated_rule(&model, p, &measure) {
+            settings.calibrated.insert(property.name().to_owned(), c);
+        }
+    }
+    let calibrated: Vec<String> = settings
+        .calibrated
+        .iter()
+        .map(|(name, (theta, m))| {
+            format!(
+                "{name} θ={theta:.3}{}",
+                if *m > 1 {
+                    format!(" (debounce {m})")
+                } else {
+                    String::new()
+                }
+            )
+        })
+        .collect();
+    if !calibrated.is_empty() {
+        eprintln!(
+            "calibrated alarms (reported as \"calibrated\", beside θ = {}): {}",
+            settings
+                .thresholds
+                .iter()
+                .map(|t| t.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            calibrated.join(", ")
+        );
+    }
     let map = crate::mapfile::load(args.map.as_deref())?;
     if let Some(path) = &args.map {
         let bytes =
@@ -135,8 +176,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let errors: Vec<(String, String)> = todo
         .par_iter()
         .filter_map(|path| {
-            let result = score_file(path, &model, &measure, &thresholds, map.as_ref())
-                .and_then(|r| store(&out, path, &r));
+            let result = score_file(
+                path,
+                &model,
+                &measure,
+                &thresholds,
+                map.as_ref(),
+                Some(&rss),
+            )
+            .and_then(|r| store(&out, path, &r));
             progress.inc(1);
             result.err().map(|e| (display_name(path), format!("{e:#}")))
         })
