@@ -46,7 +46,7 @@ fn learn(out: &Path, logs: &[&Path]) -> String {
 }
 
 fn load(path: &Path) -> Model {
-    Model::from_bytes(&std::fs::read(path).unwrap()).unwrap()
+    tools::modelfile::read(path).unwrap().model
 }
 
 #[test]
