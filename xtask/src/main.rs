@@ -9,7 +9,7 @@
 
 use std::process::{Command, ExitCode};
 
-use xtask::{debian, python, run, step, target_dir, workspace_root};
+use xtask::{debian, package, python, run, step, target_dir, workspace_root};
 
 const USAGE: &str = "\
 usage: cargo xtask <command> [args...]
@@ -116,7 +116,7 @@ fn demo(args: &[String]) -> Result<(), String> {
 }
 
 fn test() -> Result<(), String> {
-    let mut steps = Steps::new(7);
+    let mut steps = Steps::new(9);
     setup(&mut steps)?;
     steps.run("cargo fmt --check", || {
         run(
@@ -150,7 +150,22 @@ fn test() -> Result<(), String> {
     )?;
     steps.run("cargo test --workspace", || {
         run(cargo().args(["test", "--workspace"]), "cargo test")
-    })
+    })?;
+    let python = python::interpreter()?;
+    steps.run(
+        &format!(
+            "Python package: maturin build ({} profile), pip install into target/venv",
+            package::TEST_PROFILE
+        ),
+        || package::build_and_install(&python, package::TEST_PROFILE),
+    )?;
+    let avguard = target_dir()
+        .join("debug")
+        .join(format!("avguard{}", std::env::consts::EXE_SUFFIX));
+    steps.run(
+        "Python tests: pytest python/tests (two-node Ray cluster in a private network namespace)",
+        || package::test(&python, &avguard),
+    )
 }
 
 fn bench() -> Result<(), String> {

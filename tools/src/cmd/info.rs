@@ -82,7 +82,8 @@ fn property_json(p: &PropertyModel) -> String {
     )
 }
 
-fn json(model: &Model) -> String {
+/// What `avguard info --json` prints for `model` (also the Python package's `Model.info()`).
+pub fn json(model: &Model) -> String {
     let props: Vec<String> = model.properties().iter().map(property_json).collect();
     format!("{{\"properties\":[{}]}}", props.join(","))
 }

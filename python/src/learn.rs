@@ -1,0 +1,6 @@
+//! Learning from Python (filled in next).
+use pyo3::prelude::*;
+
+pub(crate) fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+    Ok(())
+}
