@@ -1,4 +1,4 @@
-//! Compiles the Apollo message subset in `proto/` without a system `protoc`: `protox` parses the `.proto`
+//! Compiles the Apollo message subset, the HD map, routing and Cyber record formats in `proto/` without a system `protoc`: `protox` parses the `.proto`
 //! files into a `FileDescriptorSet`, which is both embedded (for JSON and text-format decoding through
 //! `prost-reflect`) and handed to `prost-build` to generate the Rust types.
 
@@ -17,6 +17,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "proto/traffic_light.proto",
         "proto/control_command.proto",
         "proto/envelope.proto",
+        "proto/hdmap.proto",
+        "proto/routing.proto",
+        "proto/record.proto",
     ];
     for file in files {
         println!("cargo:rerun-if-changed={file}");

@@ -161,6 +161,7 @@ async fn bridge_server() -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
             n_workers: 1,
             data_capacity: 8192,
             assembler: AssemblerConfig::default(),
+            map: None,
             enforce: EnforceConfig {
                 threshold: 0.5,
                 action: Action::SlowDown,

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::auth::Token;
 use crate::decide::DecideFactory;
 use crate::pipeline::MonitorConfig;
 use crate::record::RecordConfig;
@@ -23,8 +24,9 @@ pub struct BridgeConfig {
     pub hard_frame_bytes: usize,
     /// Simultaneous simulator connections; more are refused.
     pub max_connections: usize,
-    /// Shared secret clients pass as `?token=...` in the URL; `None` = no check (loopback use).
-    pub token: Option<String>,
+    /// Shared secret clients present as `?token=...` or `Authorization: Bearer ...`; `None` = no check
+    /// (loopback use).
+    pub token: Option<Token>,
     /// Capacity of each connection's outbound queue (see `ConnLink::new` for its policy).
     pub outbound_capacity: usize,
     /// A send to a client that takes longer than this closes the connection as too slow.

@@ -30,7 +30,8 @@ use ingest::message::{Channel, Payload, SimMessage};
 pub const INTERVENTION_TOPIC: &str = "/avguard/intervention";
 /// The topic that carries per-frame risk.
 pub const RISK_TOPIC: &str = "/avguard/risk";
-/// The topic of requests to avguard itself (`{"command": "reload"}`); not to be confused with Apollo's
+/// The topic of requests to avguard itself (`{"command": "reload"}`, `{"op": "new_run", "run_id": ...}`);
+/// not to be confused with Apollo's
 /// vehicle-control topic [`CONTROL_COMMAND_TOPIC`], which avguard publishes.
 pub const ADMIN_TOPIC: &str = "/avguard/control";
 
@@ -56,7 +57,7 @@ pub async fn serve(
     let token = ctx.config.token.clone();
     let check = move |req: &Request, resp: Response| -> Result<Response, ErrorResponse> {
         match &token {
-            Some(expected) if !query_token_matches(req.uri().query(), expected) => {
+            Some(expected) if !expected.admits(req) => {
                 let mut err = ErrorResponse::new(Some("missing or wrong token".to_owned()));
                 *err.status_mut() = tokio_tungstenite::tungstenite::http::StatusCode::UNAUTHORIZED;
                 Err(err)
@@ -91,13 +92,6 @@ pub async fn serve(
     let reason = conn.run(out_rx, &cancel).await;
     conn.ctx.monitor.close(&conn.link);
     reason
-}
-
-fn query_token_matches(query: Option<&str>, expected: &str) -> bool {
-    query
-        .unwrap_or("")
-        .split('&')
-        .any(|kv| kv.strip_prefix("token=") == Some(expected))
 }
 
 struct Conn {
@@ -387,6 +381,9 @@ impl Conn {
 
     /// Answers a request on [`ADMIN_TOPIC`].
     async fn admin(&mut self, id: Option<&str>, msg: &serde_json::Value) -> Sent {
+        if msg.get("op").and_then(serde_json::Value::as_str) == Some("new_run") {
+            return self.new_run(id, msg.get("run_id")).await;
+        }
         if msg.get("command").and_then(serde_json::Value::as_str) != Some("reload") {
             return self
                 .reject(id, "control: expected {\"command\": \"reload\"}")
@@ -411,7 +408,35 @@ impl Conn {
             Err(_) => self.reject(id, "reload failed: the loader panicked").await,
         }
     }
+
+    /// `{"op": "new_run", "run_id": ...}`: the messages decoded so far belong to the current run, the
+    /// next ones to a new run (see [`crate::run`]). `run_id` is optional: a string or a number, at most
+    /// [`MAX_RUN_ID_CHARS`] characters.
+    async fn new_run(&mut self, id: Option<&str>, run_id: Option<&serde_json::Value>) -> Sent {
+        let run_id = match run_id {
+            None | Some(serde_json::Value::Null) => None,
+            Some(serde_json::Value::String(s)) if s.chars().count() <= MAX_RUN_ID_CHARS => {
+                Some(s.clone())
+            }
+            Some(serde_json::Value::Number(n)) => Some(n.to_string()),
+            Some(_) => {
+                return self
+                    .reject(
+                        id,
+                        &format!("control: run_id must be a string of at most {MAX_RUN_ID_CHARS} characters or a number"),
+                    )
+                    .await
+            }
+        };
+        // Messages of this burst decoded before the request belong to the old run.
+        self.ctx.monitor.send_all(&self.link, &mut self.inbox);
+        self.ctx.monitor.new_run(&self.link, run_id);
+        Ok(())
+    }
 }
+
+/// Longest `run_id` accepted in a `new_run` request.
+pub const MAX_RUN_ID_CHARS: usize = 128;
 
 fn out_topic(topic: &str) -> Option<OutTopic> {
     match topic {

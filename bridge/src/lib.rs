@@ -24,6 +24,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod auth;
 pub mod blocking;
 pub mod config;
 pub mod connection;
@@ -37,6 +38,7 @@ pub mod pipeline;
 pub mod predlog;
 pub mod record;
 pub mod rosbridge;
+pub mod run;
 pub mod server;
 pub mod session;
 pub mod shutdown;

@@ -2,7 +2,8 @@
 //!
 //! Each line is written and flushed on its own (events are rare: a few per run), so a crash or SIGTERM
 //! loses no completed line. The lines carry the connection id, frame time, property, probability and θ, so
-//! seconds-ahead figures (violation time − first alarm time) can be computed afterwards.
+//! seconds-ahead figures (violation time − first alarm time) can be computed afterwards. Each line also
+//! names its run (`run`, see [`crate::run`]): several runs on one connection are told apart by it.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -27,21 +28,26 @@ impl PredictionLog {
         })
     }
 
-    /// Writes one event of connection `conn` as a line and flushes it.
-    pub fn write(&self, conn: u64, event: &Event) -> std::io::Result<()> {
+    /// Writes one event of run `run` of connection `conn` as a line and flushes it.
+    pub fn write(&self, conn: u64, run: &str, event: &Event) -> std::io::Result<()> {
         let line = match event {
-            Event::AlarmStart(i) => line("alarm_start", conn, i),
-            Event::AlarmEnd(i) => line("alarm_end", conn, i),
+            Event::AlarmStart(i) => line("alarm_start", conn, run, i),
+            Event::AlarmEnd(i) => line("alarm_end", conn, run, i),
             Event::Violation { t, property } => {
-                json!({"event": "violation", "conn": conn, "t": t, "property": property})
+                json!({"event": "violation", "conn": conn, "run": run, "t": t, "property": property})
             }
         };
         self.write_value(&line)
     }
 
     /// Writes an `intervention` line when one left for the simulator.
-    pub fn write_intervention(&self, conn: u64, i: &Intervention) -> std::io::Result<()> {
-        self.write_value(&line("intervention", conn, i))
+    pub fn write_intervention(
+        &self,
+        conn: u64,
+        run: &str,
+        i: &Intervention,
+    ) -> std::io::Result<()> {
+        self.write_value(&line("intervention", conn, run, i))
     }
 
     fn write_value(&self, value: &serde_json::Value) -> std::io::Result<()> {
@@ -53,8 +59,8 @@ impl PredictionLog {
     }
 }
 
-fn line(kind: &str, conn: u64, i: &Intervention) -> serde_json::Value {
-    json!({"event": kind, "conn": conn, "t": i.stamp, "property": i.property,
+fn line(kind: &str, conn: u64, run: &str, i: &Intervention) -> serde_json::Value {
+    json!({"event": kind, "conn": conn, "run": run, "t": i.stamp, "property": i.property,
         "probability": i.probability, "threshold": i.threshold, "horizon_s": i.horizon_s,
         "action": i.action, "target_speed_mps": i.target_speed_mps, "state": i.state})
 }

@@ -1,8 +1,10 @@
 //! Session recording (`avguard bridge --record FILE.h5`): every assembled frame of a connection, streamed
 //! into an HDF5 run log (INTERFACES §2) through `scenarios::log::LogWriter`.
 //!
-//! One run per file, so one file per connection: connection 1 writes `FILE.h5` itself, connection `k ≥ 2`
-//! writes `FILE_conn<k>.h5` next to it (a driver that opens one connection per run gets one log per run).
+//! One run per file: the first run of connection 1 writes `FILE.h5` itself, the first run of connection
+//! `k ≥ 2` writes `FILE_conn<k>.h5` next to it (a driver that opens one connection per run gets one log per
+//! run). Later runs on one connection (see [`crate::run`]) write `FILE_<run id>.h5`: `FILE_conn<k>_run<i>.h5`,
+//! or the client's `run_id` made file-name safe (a reused id overwrites its file).
 //! The frames recorded are exactly the frames the decision step saw, so scoring the log in batch with a
 //! fresh session reproduces the live risk series and alarm times.
 //!
@@ -14,6 +16,8 @@ use std::path::{Path, PathBuf};
 
 use laws::Frame;
 use scenarios::log::{LogError, LogWriter, RunMeta};
+
+use crate::run::RunName;
 
 /// Frames between explicit flushes (5 s at 10 Hz).
 pub const FLUSH_EVERY_FRAMES: usize = 50;
@@ -45,7 +49,25 @@ impl RecordConfig {
     }
 }
 
-/// One connection's recording.
+impl RecordConfig {
+    /// The log file of run `run` of connection `conn` (see the module docs).
+    pub fn path_for_run(&self, conn: u64, run: &RunName) -> PathBuf {
+        if run.index <= 1 && !run.explicit {
+            return self.path_for(conn);
+        }
+        let stem = self
+            .path
+            .file_stem()
+            .map_or_else(|| "session".into(), |s| s.to_string_lossy().into_owned());
+        let name = format!("{stem}_{}.h5", run.file_stem());
+        match self.path.parent() {
+            Some(dir) => dir.join(name),
+            None => PathBuf::from(name),
+        }
+    }
+}
+
+/// One run's recording.
 pub struct Recording {
     writer: LogWriter,
     path: PathBuf,
@@ -53,12 +75,21 @@ pub struct Recording {
 }
 
 impl Recording {
-    /// Creates the log file of connection `conn`.
+    /// Creates the log file of the first run of connection `conn`.
     pub fn create(config: &RecordConfig, conn: u64) -> Result<Recording, LogError> {
-        let path = config.path_for(conn);
+        Recording::create_run(config, conn, &RunName::first(conn))
+    }
+
+    /// Creates the log file of run `run` of connection `conn`; its `run_id` attribute is the run's id.
+    pub fn create_run(
+        config: &RecordConfig,
+        conn: u64,
+        run: &RunName,
+    ) -> Result<Recording, LogError> {
+        let path = config.path_for_run(conn, run);
         let meta = RunMeta {
             scenario: "live".to_owned(),
-            run_id: format!("conn{conn}"),
+            run_id: run.id.clone(),
             frame_period_s: config.frame_period_s,
             seed: None,
         };

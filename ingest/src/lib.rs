@@ -9,6 +9,11 @@
 //! - [`assemble::Assembler`] turns messages into one [`laws::Frame`] per tick of message time (sample and
 //!   hold; duplicates, out-of-order, late messages and time jumps are counted).
 //!
+//! - [`hdmap::HdMap`] is an Apollo HD map; [`hdmap::tracker::MapTracker`] gives a frame its road fields
+//!   from the pose (the assembler holds one when a map is given).
+//! - [`record::RecordReader`] reads Cyber RT `.record` files; [`record::import`] feeds their messages
+//!   through the same decoders and assembler.
+//!
 //! The live bridge feeds these from a websocket; the importer feeds them from Cyber RT record files. Neither
 //! knows about the other: this crate does no networking.
 #![warn(missing_docs)]
@@ -16,5 +21,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod assemble;
+pub mod hdmap;
 pub mod message;
+pub mod record;
 pub mod wire;

@@ -38,6 +38,18 @@ pub mod apollo {
     pub mod control {
         include!(concat!(env!("OUT_DIR"), "/apollo.control.rs"));
     }
+    /// `apollo.hdmap`: the HD map.
+    pub mod hdmap {
+        include!(concat!(env!("OUT_DIR"), "/apollo.hdmap.rs"));
+    }
+    /// `apollo.routing`: the routing response.
+    pub mod routing {
+        include!(concat!(env!("OUT_DIR"), "/apollo.routing.rs"));
+    }
+    /// `apollo.cyber.proto`: Cyber RT record sections.
+    pub mod cyber {
+        include!(concat!(env!("OUT_DIR"), "/apollo.cyber.proto.rs"));
+    }
 }
 
 /// avguard's own binary envelope (`avguard.bridge.Envelope`).

@@ -13,11 +13,11 @@ use crate::to_py;
 /// Failed logs as `(name, message)`, the way `score.json` lists them.
 type Errors = Vec<(String, String)>;
 
-/// The logs that `paths` (files, or folders searched for `*.h5`) stand for, sorted, as the CLI expands
-/// its `LOG_OR_DIR...` arguments.
+/// The logs that `paths` (files, or folders searched for HDF5 logs and Cyber records) stand for, sorted,
+/// as `avguard score` expands its `LOG_OR_DIR...` arguments.
 #[pyfunction]
 pub(crate) fn expand_logs(paths: Vec<PathBuf>) -> PyResult<Vec<PathBuf>> {
-    tools::batch::expand_logs(&paths).map_err(to_py)
+    tools::batch::expand_logs_and_records(&paths).map_err(to_py)
 }
 
 /// Scores single logs against one model with fixed thresholds and risk measure.
@@ -28,9 +28,10 @@ pub(crate) struct Scorer {
 
 #[pymethods]
 impl Scorer {
-    /// A scorer for the model file's bytes; `source` names the model in error messages.
+    /// A scorer for the model file's bytes; `source` names the model in error messages, `map` is the
+    /// HD map for `.record` inputs (`--map`).
     #[new]
-    #[pyo3(signature = (model_bytes, thresholds, horizon=None, conservative=false, source=None))]
+    #[pyo3(signature = (model_bytes, thresholds, horizon=None, conservative=false, source=None, map=None))]
     fn new(
         py: Python<'_>,
         model_bytes: Vec<u8>,
@@ -38,11 +39,19 @@ impl Scorer {
         horizon: Option<f64>,
         conservative: bool,
         source: Option<PathBuf>,
+        map: Option<PathBuf>,
     ) -> PyResult<Scorer> {
         let source = source.unwrap_or_else(|| PathBuf::from("<model bytes>"));
         let inner = py
             .detach(|| {
-                tools::score::Scorer::new(&model_bytes, &source, &thresholds, horizon, conservative)
+                tools::score::Scorer::new(
+                    &model_bytes,
+                    &source,
+                    &thresholds,
+                    horizon,
+                    conservative,
+                )?
+                .with_map(map.as_deref())
             })
             .map_err(to_py)?;
         Ok(Scorer { inner })
@@ -109,9 +118,9 @@ pub(crate) struct ScoreJob {
 
 #[pymethods]
 impl ScoreJob {
-    /// Prepares a run as `avguard score --model MODEL --out OUT [--force] LOGS...` does.
+    /// Prepares a run as `avguard score --model MODEL --out OUT [--force] [--map MAP] LOGS...` does.
     #[new]
-    #[pyo3(signature = (model_path, out, logs, thresholds, horizon=None, conservative=false, force=false))]
+    #[pyo3(signature = (model_path, out, logs, thresholds, horizon=None, conservative=false, force=false, map=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -122,6 +131,7 @@ impl ScoreJob {
         horizon: Option<f64>,
         conservative: bool,
         force: bool,
+        map: Option<PathBuf>,
     ) -> PyResult<ScoreJob> {
         let spec = tools::score::JobSpec {
             model_path,
@@ -132,6 +142,7 @@ impl ScoreJob {
             force,
             shard: None,
             logs,
+            map,
         };
         let job = py
             .detach(|| tools::score::Job::prepare(&spec))

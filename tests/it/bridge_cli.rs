@@ -1,7 +1,7 @@
 //! `avguard bridge` and `avguard drive` fail with a one-line reason and a non-zero exit when they cannot
 //! work (the live path itself is tested in the `bridge` crate against in-process bridges).
 
-use tests::{avguard, workspace_root};
+use crate::support::{avguard, workspace_root};
 
 #[test]
 fn drive_without_a_bridge_fails_with_a_reason() {

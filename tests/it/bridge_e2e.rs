@@ -3,48 +3,28 @@
 //! on the recorded session must reproduce the live alarms and violation times exactly.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
 
 use serde_json::Value;
-use tests::{avguard, fixture, workspace_root};
+
+use crate::support::{avguard, fixture, python_script, scratch, workspace_root, RunningBridge};
 
 const THETA: &str = "0.5";
 
 #[test]
 fn recorded_live_session_rescores_to_the_same_alarms() {
     let f = fixture();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = scratch();
     let log = dir.path().join("predictions.jsonl");
     let record = dir.path().join("session.h5");
-    let mut bridge = avguard()
-        .args(["bridge", "--listen", "127.0.0.1:0", "--model"])
-        .arg(&f.model)
-        .args(["--threshold", THETA, "--mode", "slow-down", "--log"])
-        .arg(&log)
-        .arg("--record")
-        .arg(&record)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The bridge names its address on its first stderr line.
-    let mut stderr = BufReader::new(bridge.stderr.take().unwrap());
-    let mut first = String::new();
-    stderr.read_line(&mut first).unwrap();
-    let url = first
-        .split_whitespace()
-        .find(|w| w.starts_with("ws://"))
-        .unwrap_or_else(|| panic!("no address in {first:?}"))
-        .to_owned();
-    // Keep draining stderr so that the bridge never blocks on a full pipe.
-    let drain = std::thread::spawn(move || {
-        let mut rest = String::new();
-        for line in stderr.lines().map_while(Result::ok) {
-            rest.push_str(&line);
-            rest.push('\n');
-        }
-        rest
+    let bridge = RunningBridge::start(|c| {
+        c.arg("--model")
+            .arg(&f.model)
+            .args(["--threshold", THETA, "--mode", "slow-down", "--log"])
+            .arg(&log)
+            .arg("--record")
+            .arg(&record)
     });
+    let url = bridge.url.clone();
 
     let drive = avguard()
         .args(["drive", "--connect", &url, "--scenario"])
@@ -58,13 +38,7 @@ fn recorded_live_session_rescores_to_the_same_alarms() {
         String::from_utf8_lossy(&drive.stderr)
     );
 
-    let term = Command::new("kill")
-        .args(["-TERM", &bridge.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(term.success());
-    let status = bridge.wait().unwrap();
-    let bridge_stderr = drain.join().unwrap();
+    let (status, bridge_stderr) = bridge.stop();
     assert!(status.success(), "bridge exit {status}: {bridge_stderr}");
 
     // Live events per (connection, property): first alarm start and first violation.
@@ -165,49 +139,12 @@ fn next_status(
 #[test]
 fn model_reloads_on_control_message_and_sighup_and_survives_a_bad_file() {
     let f = fixture();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = scratch();
     let model = dir.path().join("model.bin");
     std::fs::copy(&f.model, &model).unwrap();
-    let mut bridge = avguard()
-        .args([
-            "bridge",
-            "--listen",
-            "127.0.0.1:0",
-            "--threshold",
-            "0.5",
-            "--model",
-        ])
-        .arg(&model)
-        .env("AVGUARD_LOG", "info")
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = BufReader::new(bridge.stderr.take().unwrap());
-    let (lines_tx, lines) = std::sync::mpsc::channel::<String>();
-    std::thread::spawn(move || {
-        for line in stderr.lines().map_while(Result::ok) {
-            if lines_tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let wait_for = |needle: &str| -> String {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        loop {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            match lines.recv_timeout(left) {
-                Ok(line) if line.contains(needle) => return line,
-                Ok(_) => {}
-                Err(_) => panic!("the bridge never logged {needle:?}"),
-            }
-        }
-    };
-    let first = wait_for("listening on");
-    let url = first
-        .split_whitespace()
-        .find(|w| w.starts_with("ws://"))
-        .unwrap()
-        .to_owned();
+    let mut bridge =
+        RunningBridge::start(|c| c.args(["--threshold", "0.5", "--model"]).arg(&model));
+    let url = bridge.url.clone();
     let (mut ws, _) = tungstenite::connect(url.as_str()).unwrap();
     let reload =
         json_text(r#"{"op":"publish","topic":"/avguard/control","msg":{"command":"reload"}}"#);
@@ -235,21 +172,46 @@ fn model_reloads_on_control_message_and_sighup_and_survives_a_bad_file() {
         again["msg"].as_str().unwrap().contains("generation 2"),
         "{again}"
     );
-    let hup = Command::new("kill")
-        .args(["-HUP", &bridge.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(hup.success());
-    let line = wait_for("SIGHUP");
+    bridge.signal("HUP");
+    let line = bridge.wait_for("SIGHUP");
     assert!(line.contains("model reloaded"), "{line}");
 
     ws.close(None).unwrap();
-    let term = Command::new("kill")
-        .args(["-TERM", &bridge.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(term.success());
-    assert!(bridge.wait().unwrap().success());
+    let (status, stderr) = bridge.stop();
+    assert!(status.success(), "bridge exit {status}: {stderr}");
+}
+
+/// The stock Python rosbridge client `roslibpy`, unmodified, publishes Apollo JSON to `avguard bridge` and
+/// receives the intervention (θ = 0: the first frame alarms). Fails naming the package when roslibpy is
+/// not installed.
+#[test]
+fn roslibpy_client_publishes_and_receives_interventions() {
+    let f = fixture();
+    let bridge = RunningBridge::start(|c| {
+        c.arg("--model")
+            .arg(&f.model)
+            .args(["--threshold", "0", "--mode", "stop"])
+    });
+    let out = python_script("bridge_roslibpy.py")
+        .arg(bridge.port().to_string())
+        .output()
+        .expect("run the roslibpy script");
+    assert!(
+        out.status.success(),
+        "roslibpy script failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let msg: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(msg["action"], "stop", "{msg}");
+    let model = monitor::Model::from_bytes(&std::fs::read(&f.model).unwrap()).unwrap();
+    let property = msg["property"].as_str().unwrap_or_default();
+    assert!(model.property(property).is_some(), "{msg}");
+    // The script's poses are stamped 100.0 to 100.3 s.
+    let stamp = msg["stamp"].as_f64().unwrap_or(f64::NAN);
+    assert!((100.0..=100.3 + 1e-9).contains(&stamp), "{msg}");
+    let (status, stderr) = bridge.stop();
+    assert!(status.success(), "bridge exit {status}: {stderr}");
 }
 
 fn json_text(text: &str) -> tungstenite::Message {

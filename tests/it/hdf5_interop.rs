@@ -3,21 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
-use tests::{avguard, workspace_root};
-
-/// A fresh scratch directory for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("avguard-it-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create scratch dir");
-    dir
-}
+use crate::support::{avguard, python_script, scratch, workspace_root};
 
 /// Runs `tests/py/h5_interop.py MODE ARG`; fails naming the package when a Python package is missing.
 fn python(mode: &str, arg: &Path) -> String {
-    let script = workspace_root().join("tests/py/h5_interop.py");
-    let out = tests::python()
-        .arg(&script)
+    let out = python_script("h5_interop.py")
         .arg(mode)
         .arg(arg)
         .output()
@@ -46,11 +36,12 @@ fn inspect_json(paths: &[PathBuf]) -> (bool, Vec<String>) {
 
 #[test]
 fn avguard_logs_open_in_h5py_and_pandas() {
-    let dir = scratch("h5-ours");
+    let tmp = scratch();
+    let dir = tmp.path();
     let scenario = workspace_root().join("scenarios/braking_leader.toml");
     let status = avguard()
         .args(["simulate", "--runs", "2", "--seed", "5", "--out"])
-        .arg(&dir)
+        .arg(dir)
         .arg("--scenario")
         .arg(&scenario)
         .status()
@@ -80,7 +71,8 @@ fn avguard_logs_open_in_h5py_and_pandas() {
 
 #[test]
 fn h5py_logs_are_read_by_avguard() {
-    let dir = scratch("h5-py");
+    let tmp = scratch();
+    let dir = tmp.path();
     let log = dir.join("from_h5py.h5");
     python("write", &log);
     let (ok, lines) = inspect_json(std::slice::from_ref(&log));
@@ -99,8 +91,9 @@ fn h5py_logs_are_read_by_avguard() {
 
 #[test]
 fn malformed_logs_name_the_dataset() {
-    let dir = scratch("h5-bad");
-    let cases = python("bad", &dir);
+    let tmp = scratch();
+    let dir = tmp.path();
+    let cases = python("bad", dir);
     // {"case": "/dataset", ...}
     let pairs: Vec<(String, String)> = cases
         .trim()

@@ -1,9 +1,9 @@
 //! `avguard laws eval` on a log whose violation time is known by construction.
 
+use crate::support::{avguard, scratch, workspace_root};
 use laws::frame::light_color;
 use laws::Frame;
 use scenarios::log::{write_log, RunLog, RunMeta};
-use tests::{avguard, workspace_root};
 
 /// An ego at 36 km/h that reaches a red light's stop line zone (1.5 m) at frame 10 and never slows:
 /// law51_sub5 (`red & stoplineAhead(2) -> F[0,2] speed < 0.5`) has its antecedent from frame 10, so the
@@ -31,7 +31,7 @@ fn red_light_run() -> RunLog {
 
 #[test]
 fn laws_eval_reports_the_violation_at_its_deadline() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = scratch();
     let log = dir.path().join("red.h5");
     write_log(&log, &red_light_run()).unwrap();
     let csv = dir.path().join("verdicts.csv");
@@ -68,7 +68,7 @@ fn laws_eval_reports_the_violation_at_its_deadline() {
 
 #[test]
 fn laws_eval_names_a_bad_law_file_with_line_and_column() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = scratch();
     std::fs::write(
         dir.path().join("bad.law"),
         "ok = G(speed < 10);\nbroken = G(speed < );\n",

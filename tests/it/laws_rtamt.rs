@@ -5,8 +5,8 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use crate::support::{python_script, scratch, workspace_root};
 use laws::{EvalConfig, Evaluator, Formula, LawSet, LawSource, Signal, Signals};
-use tests::workspace_root;
 
 /// The shipped law files, in sorted order.
 pub fn shipped_laws() -> LawSet {
@@ -235,8 +235,8 @@ fn shipped_laws_agree_with_rtamt() {
     let shipped = shipped_laws();
     let synthetic = LawSet::parse(&sources).expect("synthetic laws parse");
 
-    let dir = std::env::temp_dir().join(format!("avguard-laws-rtamt-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let tmp = scratch();
+    let dir = tmp.path();
     let mut traces: Vec<(String, Vec<Signals>)> = Vec::new();
     for seed in 0..3 {
         traces.push((format!("random{seed}"), random_trace(seed, 400, 0.08)));
@@ -254,21 +254,15 @@ fn shipped_laws_agree_with_rtamt() {
     for seed in 0..3 {
         traces.push((format!("approach{seed}"), approach_trace(seed, 300)));
     }
-    let n = write_cases(&dir, &shipped, &traces) + write_cases(&dir, &synthetic, &traces);
+    let n = write_cases(dir, &shipped, &traces) + write_cases(dir, &synthetic, &traces);
     assert!(n > 50, "only {n} cases written");
 
-    let script = workspace_root()
-        .join("tests")
-        .join("py")
-        .join("rtamt_laws.py");
-    let out = tests::python()
-        .arg(&script)
-        .arg(&dir)
+    let out = python_script("rtamt_laws.py")
+        .arg(dir)
         .output()
         .expect("run the Python interop script");
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    let _ = std::fs::remove_dir_all(&dir);
     assert!(
         out.status.success(),
         "rtamt check failed:\n{stdout}\n{stderr}"

@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::process::Output;
 
+use crate::support::{avguard, fixture, scratch, workspace_root};
 use serde_json::Value;
-use tests::{avguard, fixture, workspace_root};
 
 fn text(out: &Output) -> (String, String) {
     (
@@ -26,7 +26,7 @@ fn with_offset_2_pow_40(good: &Path, bad: &Path) {
 #[test]
 fn issue11_obstacle_offset_2_pow_40_fails_alone_in_inspect_score_and_learn() {
     let f = fixture();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = scratch();
     let mut logs: Vec<_> = std::fs::read_dir(&f.test_logs)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -109,7 +109,7 @@ fn issue11_law_crashes_are_clean_errors_in_laws_eval() {
         .unwrap()
         .unwrap()
         .path();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = scratch();
     for (name, law, want) in [
         (
             "big",

@@ -1,5 +1,7 @@
 //! avguard's integration tests, compiled as one binary. One module per area.
 
+mod apollo;
+mod bridge_auth;
 mod bridge_cli;
 mod bridge_e2e;
 mod cli;
@@ -12,3 +14,4 @@ mod monitor_storm;
 mod scenarios_cli;
 mod score_cli;
 mod standalone;
+mod support;

@@ -2,19 +2,12 @@
 //! export it and have Storm re-check every state; learning is deterministic and merging counts learned
 //! from two halves of the logs gives exactly the model learned from all of them.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
+use crate::support::{avguard, python_script, scratch, workspace_root};
 use monitor::learning::merge_counts;
 use monitor::{Model, PropertyModel};
-use tests::{avguard, workspace_root};
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("avguard-it-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 fn ok(cmd: &mut Command) -> String {
     let out = cmd.output().unwrap();
@@ -58,7 +51,8 @@ fn load(path: &Path) -> Model {
 
 #[test]
 fn learn_info_export_and_storm_on_a_learned_model() {
-    let dir = scratch("monitor-learn");
+    let tmp = scratch();
+    let dir = tmp.path();
     let (a, b) = (dir.join("a"), dir.join("b"));
     simulate("braking_leader.toml", 4, 1, &a);
     simulate("yellow_light.toml", 4, 2, &b);
@@ -101,8 +95,7 @@ fn learn_info_export_and_storm_on_a_learned_model() {
             .arg(&model_path)
             .args(["--property", property, "--out"])
             .arg(&export));
-        let out = tests::python()
-            .arg(workspace_root().join("tests/py/monitor_storm_check.py"))
+        let out = python_script("monitor_storm_check.py")
             .arg(&export)
             .args([property, "1e-9"])
             .output()
@@ -132,12 +125,12 @@ fn learn_info_export_and_storm_on_a_learned_model() {
         err.contains("junk.h5") && err.contains("no log could be learned"),
         "{err}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn learning_is_deterministic_and_merging_halves_equals_learning_all() {
-    let dir = scratch("monitor-merge");
+    let tmp = scratch();
+    let dir = tmp.path();
     let (a, b) = (dir.join("a"), dir.join("b"));
     simulate("braking_leader.toml", 3, 7, &a);
     simulate("red_light_queue.toml", 3, 8, &b);
@@ -171,5 +164,4 @@ fn learning_is_deterministic_and_merging_halves_equals_learning_all() {
         .unwrap();
         assert_eq!(&rebuilt, p, "{}", p.name());
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,19 +1,9 @@
 //! The monitor's model file through the CLI: `avguard info` and `avguard export`, and Storm (stormpy)
 //! recomputing every state's P(F unsafe) from the exported PRISM files.
 
-use std::path::PathBuf;
-
+use crate::support::{avguard, python_script, scratch};
 use laws::LawSource;
 use monitor::{BuildConfig, Counts, Domain, Model, PropertyModel, StateId};
-use tests::{avguard, workspace_root};
-
-/// A scratch folder unique to this test process.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("avguard-it-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// A property over 7 AV predicates learned from 300 pseudo-random runs that only take valid steps.
 fn learned_model() -> Model {
@@ -71,7 +61,8 @@ fn learned_model() -> Model {
 
 #[test]
 fn storm_matches_the_cached_table_on_every_state() {
-    let dir = scratch("monitor-storm");
+    let tmp = scratch();
+    let dir = tmp.path();
     let model_path = dir.join("model.avg");
     std::fs::write(&model_path, learned_model().to_bytes()).unwrap();
 
@@ -113,9 +104,7 @@ fn storm_matches_the_cached_table_on_every_state() {
     let tra = std::fs::read_to_string(export.join("no_collision.tra")).unwrap();
     assert!(tra.starts_with("129 "), "{}", &tra[..20]);
 
-    let script = workspace_root().join("tests/py/monitor_storm_check.py");
-    let out = tests::python()
-        .arg(&script)
+    let out = python_script("monitor_storm_check.py")
         .arg(&export)
         .args(["no_collision", "1e-9"])
         .output()
@@ -127,12 +116,12 @@ fn storm_matches_the_cached_table_on_every_state() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("states=129"), "{stdout}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn info_and_export_reject_foreign_files_and_unknown_properties() {
-    let dir = scratch("monitor-reject");
+    let tmp = scratch();
+    let dir = tmp.path();
     let junk = dir.join("junk.avg");
     std::fs::write(&junk, b"definitely not a model").unwrap();
     let out = avguard().arg("info").arg(&junk).output().unwrap();
@@ -155,5 +144,4 @@ fn info_and_export_reject_foreign_files_and_unknown_properties() {
         err.contains("no property \"law99\"") && err.contains("no_collision"),
         "{err}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

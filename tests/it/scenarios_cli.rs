@@ -1,17 +1,10 @@
 //! `avguard simulate` as a user runs it: determinism, outcome counts, and every shipped scenario file.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use tests::{avguard, workspace_root};
+use crate::support::{avguard, scratch, workspace_root};
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("avguard-it-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create scratch dir");
-    dir
-}
-
-fn simulate(scenario: &str, runs: u32, seed: u32, out: &PathBuf) -> String {
+fn simulate(scenario: &str, runs: u32, seed: u32, out: &Path) -> String {
     let output = avguard()
         .current_dir(workspace_root())
         .args([
@@ -37,7 +30,12 @@ fn simulate(scenario: &str, runs: u32, seed: u32, out: &PathBuf) -> String {
 
 #[test]
 fn same_seed_gives_byte_identical_logs() {
-    let (a, b, c) = (scratch("det-a"), scratch("det-b"), scratch("det-c"));
+    let tmp = scratch();
+    let (a, b, c) = (
+        tmp.path().join("a"),
+        tmp.path().join("b"),
+        tmp.path().join("c"),
+    );
     simulate("yellow_light.toml", 3, 11, &a);
     simulate("yellow_light.toml", 3, 11, &b);
     simulate("yellow_light.toml", 3, 12, &c);
@@ -77,8 +75,8 @@ fn every_scenario_shows_both_outcomes_of_each_stressed_law() {
             .file_name()
             .and_then(|n| n.to_str())
             .expect("file name");
-        let out = scratch(&format!("all-{name}"));
-        let text = simulate(name, RUNS, 1, &out);
+        let out = scratch();
+        let text = simulate(name, RUNS, 1, out.path());
         // "  law53: K of 40 runs violate it (P %)" per stressed law.
         let counts: Vec<(&str, u32)> = text
             .lines()
@@ -107,10 +105,10 @@ fn every_scenario_shows_both_outcomes_of_each_stressed_law() {
 
 #[test]
 fn simulate_rejects_a_file_without_scenario_table() {
-    let out = scratch("reject");
+    let out = scratch();
     let output = avguard()
         .args(["simulate", "--runs", "1", "--out"])
-        .arg(&out)
+        .arg(out.path())
         .arg("--scenario")
         .arg(workspace_root().join("scenarios/Cargo.toml"))
         .output()

@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use crate::support::{avguard, fixture, scratch, workspace_root};
 use serde_json::Value;
-use tests::{avguard, fixture, workspace_root};
 
 fn ok(out: Output) -> Output {
     assert!(
@@ -65,7 +65,7 @@ fn score_json_follows_interfaces_and_agrees_with_laws_eval() {
     let score = read_json(&out.join("score.json"));
     let runs = score["runs"].as_array().unwrap();
     assert!(!runs.is_empty());
-    let scratch = tempfile::tempdir().unwrap();
+    let scratch = scratch();
     let mut n_checked = 0;
     for run in runs.iter().filter(|r| r["property"] == "law51_sub5") {
         for key in [
@@ -245,7 +245,7 @@ fn report_html_shows_its_plots_in_a_browser() {
         .expect(
             "chromium is not installed: `cargo xtask test` installs it (apt-get install chromium)",
         );
-    let profile = tempfile::tempdir().unwrap();
+    let profile = scratch();
     let dom = ok(std::process::Command::new(chromium)
         .args([
             "--headless",

@@ -1,12 +1,13 @@
 //! The repository stands alone: no source, test or script of the project reads outside the checkout.
 //!
-//! A user's clone has nothing beside it, so a path that climbs above the workspace root (`../shared/...` from
-//! a crate) or names the folder the checkout happens to sit in works only on the machine it was written on.
+//! A user's clone has nothing beside it, so a path that climbs above the workspace root (a crate reaching
+//! for a `shared` folder next to the checkout) or names the folder the checkout happens to sit in works only
+//! on the machine it was written on.
 //! Documentation (Markdown, `docs/`, licence texts) may name such paths; everything else may not.
 
 use std::path::{Component, Path, PathBuf};
 
-use tests::workspace_root;
+use crate::support::workspace_root;
 
 /// One path-like reference found in a file.
 #[derive(Debug, PartialEq)]
@@ -22,8 +23,8 @@ fn no_source_test_or_script_names_a_path_outside_the_repository() {
     let mut findings = Vec::new();
     let files = project_files(&root);
     assert!(
-        files.iter().any(|f| f.ends_with("tests/lib.rs")),
-        "the file list misses tests/lib.rs: {} files",
+        files.iter().any(|f| f.ends_with("tests/it/support.rs")),
+        "the file list misses tests/it/support.rs: {} files",
         files.len()
     );
     for rel in files.iter().filter(|rel| !is_documentation(rel)) {

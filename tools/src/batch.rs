@@ -8,12 +8,21 @@ use anyhow::{bail, Context};
 /// below it (recursively); a file is taken as given. The result is sorted and free of duplicates, so every
 /// run of a command sees the logs in the same order.
 pub fn expand_logs(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    expand(paths, false)
+}
+
+/// As [`expand_logs`], and a folder also contributes its Cyber records (`*.record`, `*.record.NNNNN`).
+pub fn expand_logs_and_records(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    expand(paths, true)
+}
+
+fn expand(paths: &[PathBuf], records: bool) -> anyhow::Result<Vec<PathBuf>> {
     let mut logs = Vec::new();
     for path in paths {
         let meta =
             std::fs::metadata(path).with_context(|| format!("{}: cannot read", path.display()))?;
         if meta.is_dir() {
-            collect_h5(path, &mut logs)?;
+            collect(path, records, &mut logs)?;
         } else {
             logs.push(path.clone());
         }
@@ -21,12 +30,17 @@ pub fn expand_logs(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     logs.sort();
     logs.dedup();
     if logs.is_empty() {
-        bail!("no .h5 logs found in {}", display_list(paths));
+        let what = if records {
+            ".h5 logs or .record files"
+        } else {
+            ".h5 logs"
+        };
+        bail!("no {what} found in {}", display_list(paths));
     }
     Ok(logs)
 }
 
-fn collect_h5(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+fn collect(dir: &Path, records: bool, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
     let entries =
         std::fs::read_dir(dir).with_context(|| format!("{}: cannot list folder", dir.display()))?;
     for entry in entries {
@@ -34,8 +48,10 @@ fn collect_h5(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
             .with_context(|| format!("{}: cannot list folder", dir.display()))?
             .path();
         if path.is_dir() {
-            collect_h5(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "h5") {
+            collect(&path, records, out)?;
+        } else if path.extension().is_some_and(|e| e == "h5")
+            || (records && ingest::record::is_record_name(&path))
+        {
             out.push(path);
         }
     }

@@ -35,6 +35,8 @@ enum Command {
     Info(cmd::info::Args),
     /// Write a property's DTMC in PRISM explicit format plus our cached table.
     Export(cmd::export::Args),
+    /// Import Apollo Cyber RT records as HDF5 run logs (frames assembled as the live bridge does).
+    Import(cmd::import::Args),
     /// Batch-score logs against a model and write score.json and the reports.
     Score(cmd::score::Args),
     /// Run the live websocket bridge next to a simulator.
@@ -60,6 +62,7 @@ fn main() -> ExitCode {
         Command::Learn(args) => cmd::learn::run(args),
         Command::Info(args) => cmd::info::run(args),
         Command::Export(args) => cmd::export::run(args),
+        Command::Import(args) => cmd::import::run(args),
         Command::Score(args) => cmd::score::run(args),
         Command::Bridge(args) => cmd::bridge::run(args),
         Command::Drive(args) => cmd::drive::run(args),

@@ -137,10 +137,10 @@ fn test() -> Result<(), String> {
             "cargo clippy",
         )
     })?;
-    // The integration tests (tests/) run the `avguard` binary; `cargo test` builds a package's binaries
-    // only for that package's own integration tests, so build it first.
+    // `cargo test` would build it too; built first, the build and the test run are timed apart. The
+    // Python tests use this binary as the CLI to compare the package with.
     steps.run(
-        "cargo build --bin avguard (used by the integration tests)",
+        "cargo build --bin avguard (used by the integration and Python tests)",
         || {
             run(
                 cargo().args(["build", "--package", "tools", "--bin", "avguard"]),

@@ -34,7 +34,13 @@ pub fn build_and_install(python: &Path, profile: &str) -> Result<PathBuf, String
         .ok_or_else(|| format!("maturin wrote no wheel into {}", out.display()))?;
     run(
         Command::new(python)
-            .args(["-m", "pip", "install", "--disable-pip-version-check", "--no-input"])
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--disable-pip-version-check",
+                "--no-input",
+            ])
             .args(["--no-deps", "--force-reinstall"])
             .arg(&wheel),
         "pip install (the avguard wheel)",

@@ -57,6 +57,7 @@ pub(crate) fn bridge_config(action: Action, record: Option<PathBuf>) -> BridgeCo
             n_workers: 1,
             data_capacity: 4096,
             assembler: AssemblerConfig::default(),
+            map: None,
             enforce: EnforceConfig {
                 threshold: 0.5,
                 action,

@@ -136,6 +136,8 @@ pub struct Metrics {
     pub n_record_errors: AtomicU64,
     /// Risk messages dropped because a client's outbound queue was full.
     pub n_risk_dropped: AtomicU64,
+    /// Runs started on a connection after its first (time boundaries and `new_run` requests).
+    pub n_runs: AtomicU64,
     /// Largest outbound-queue length seen when the worker queued something (messages).
     pub outbound_high_water: AtomicU64,
     /// Frame received → message decoded.
@@ -167,6 +169,8 @@ pub struct MetricsSnapshot {
     pub n_record_errors: u64,
     /// See [`Metrics::n_risk_dropped`].
     pub n_risk_dropped: u64,
+    /// See [`Metrics::n_runs`].
+    pub n_runs: u64,
     /// See [`Metrics::outbound_high_water`].
     pub outbound_high_water: u64,
     /// Current length of each worker's data queue.
@@ -194,6 +198,7 @@ impl Metrics {
             n_log_errors: get(&self.n_log_errors),
             n_record_errors: get(&self.n_record_errors),
             n_risk_dropped: get(&self.n_risk_dropped),
+            n_runs: get(&self.n_runs),
             outbound_high_water: get(&self.outbound_high_water),
             data_queue_lens,
             decode: self.decode.summary(),
@@ -216,6 +221,7 @@ impl MetricsSnapshot {
             risk_dropped = self.n_risk_dropped,
             log_errors = self.n_log_errors,
             record_errors = self.n_record_errors,
+            runs = self.n_runs,
             data_queue_lens = ?self.data_queue_lens,
             outbound_high_water = self.outbound_high_water,
             decode_p50_ns = self.decode.p50_ns,

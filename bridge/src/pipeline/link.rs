@@ -92,16 +92,19 @@ impl ConnLink {
             binary,
             queued: Instant::now(),
         };
-        match self.out.try_send(item) {
-            Ok(()) => {
+        match self.out.try_reserve() {
+            Ok(slot) => {
+                // Measured while the slot is held, so the length counts this message: the connection
+                // task may take it the moment it is sent.
                 let len = self.out.max_capacity() - self.out.capacity();
                 metrics
                     .outbound_high_water
                     .fetch_max(len as u64, Ordering::Relaxed);
+                slot.send(item);
                 Ok(())
             }
-            Err(mpsc::error::TrySendError::Full(_)) => Err(QueueError::Full),
-            Err(mpsc::error::TrySendError::Closed(_)) => Err(QueueError::Closed),
+            Err(mpsc::error::TrySendError::Full(())) => Err(QueueError::Full),
+            Err(mpsc::error::TrySendError::Closed(())) => Err(QueueError::Closed),
         }
     }
 }

@@ -26,6 +26,8 @@ pub use crate::models::{ModelSlot, ModelStore};
 use crate::predlog::PredictionLog;
 use crate::record::RecordConfig;
 use ingest::assemble::AssemblerConfig;
+use ingest::hdmap::tracker::TrackerConfig;
+use ingest::hdmap::HdMap;
 use ingest::message::SimMessage;
 
 mod link;
@@ -33,10 +35,18 @@ mod worker;
 
 pub use link::{ConnLink, OutTopic, Outbound, QueueError};
 
+/// What a connection hands to its monitor state, in order.
+pub(crate) enum Input {
+    /// A decoded message.
+    Message(SimMessage),
+    /// The client asked for a new run (`/avguard/control` `{"op": "new_run"}`), with its id if given.
+    NewRun(Option<String>),
+}
+
 /// Monitor input, data plane.
 pub(crate) struct DataItem {
     link: Arc<ConnLink>,
-    msg: SimMessage,
+    msg: Input,
     /// When it was queued (for the `queue_wait` latency).
     queued: Instant,
 }
@@ -50,7 +60,7 @@ pub(crate) enum Lifecycle {
 }
 
 /// Monitor settings.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct MonitorConfig {
     /// Worker threads.
     pub n_workers: usize,
@@ -58,6 +68,9 @@ pub struct MonitorConfig {
     pub data_capacity: usize,
     /// Frame assembly.
     pub assembler: AssemblerConfig,
+    /// The HD map road fields come from (`--map`), with the lane-matching settings; `None`: from
+    /// `/avguard/road_context` only.
+    pub map: Option<(Arc<HdMap>, TrackerConfig)>,
     /// Enforcement.
     pub enforce: EnforceConfig,
     /// Also send an Apollo `ControlCommand` with each `slow_down`/`stop` intervention.
@@ -117,7 +130,7 @@ impl Monitor {
                 models: Arc::clone(&models),
                 sinks: sinks.clone(),
                 metrics: Arc::clone(&metrics),
-                config,
+                config: config.clone(),
             };
             let guard = PanicGuard {
                 quit: Arc::clone(&quit),
@@ -199,6 +212,16 @@ impl MonitorHandle {
 
     /// Queues a decoded message (lossy: see the data-plane policy in [`Monitor::start`]).
     pub fn send(&self, link: &Arc<ConnLink>, msg: SimMessage) {
+        self.send_input(link, Input::Message(msg));
+    }
+
+    /// Queues the start of a new run after the messages already queued (same queue, so in order; under
+    /// overload it can be dropped like a message, and the time-based boundary still applies).
+    pub fn new_run(&self, link: &Arc<ConnLink>, run_id: Option<String>) {
+        self.send_input(link, Input::NewRun(run_id));
+    }
+
+    fn send_input(&self, link: &Arc<ConnLink>, msg: Input) {
         let Some((tx, rx)) = shard(&self.data, link.id) else {
             return;
         };

@@ -1,5 +1,6 @@
 //! One monitor worker thread: per-connection state (assembler → decision session → enforcer → outputs) for
-//! the connections sharded to it.
+//! the connections sharded to it. A connection's runs (see [`crate::run`]) each get a fresh session,
+//! enforcer and recording; the assembler says when message time starts a new run.
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -10,13 +11,14 @@ use crossbeam_channel::{select, Receiver};
 use laws::Frame;
 
 use super::link::{ConnLink, OutTopic, QueueError};
-use super::{DataItem, Lifecycle, MonitorConfig, Sinks};
+use super::{DataItem, Input, Lifecycle, MonitorConfig, Sinks};
 use crate::control_command;
 use crate::decide::{Decide, Decision};
 use crate::enforce::{EnforceConfig, Enforcer, Event, Intervention};
 use crate::metrics::Metrics;
 use crate::models::ModelStore;
 use crate::record::Recording;
+use crate::run::RunName;
 use ingest::assemble::Assembler;
 
 /// Per-connection monitor state.
@@ -26,6 +28,8 @@ struct ConnState {
     session: Box<dyn Decide>,
     generation: u64,
     enforcer: Enforcer,
+    /// The current run.
+    run: RunName,
     /// `None` when not recording, or after a write failed.
     recording: Option<Recording>,
 }
@@ -65,8 +69,12 @@ impl Worker {
         }
     }
 
-    fn finish_recording(&self, state: ConnState) {
-        if let Some(rec) = state.recording {
+    fn finish_recording(&self, mut state: ConnState) {
+        self.finish_run_recording(&mut state);
+    }
+
+    fn finish_run_recording(&self, state: &mut ConnState) {
+        if let Some(rec) = state.recording.take() {
             let path = rec.path().to_owned();
             if let Err(err) = rec.finish() {
                 self.metrics.n_record_errors.fetch_add(1, Ordering::Relaxed);
@@ -75,24 +83,48 @@ impl Worker {
         }
     }
 
-    fn new_state(&self, link: &Arc<ConnLink>) -> ConnState {
-        let slot = self.models.current();
-        let recording = self.sinks.record.as_ref().and_then(|cfg| {
-            Recording::create(cfg, link.id)
+    fn start_recording(&self, conn: u64, run: &RunName) -> Option<Recording> {
+        self.sinks.record.as_ref().and_then(|cfg| {
+            Recording::create_run(cfg, conn, run)
                 .map_err(|err| {
                     self.metrics.n_record_errors.fetch_add(1, Ordering::Relaxed);
-                    tracing::warn!(conn = link.id, %err, "cannot record this session");
+                    tracing::warn!(conn, run = %run.id, %err, "cannot record this run");
                 })
                 .ok()
-        });
+        })
+    }
+
+    fn new_state(&self, link: &Arc<ConnLink>) -> ConnState {
+        let slot = self.models.current();
+        let run = RunName::first(link.id);
+        let assembler = match &self.config.map {
+            Some((map, tracker)) => {
+                Assembler::with_map(self.config.assembler, Arc::clone(map), *tracker)
+            }
+            None => Assembler::new(self.config.assembler),
+        };
         ConnState {
             link: Arc::clone(link),
-            assembler: Assembler::new(self.config.assembler),
+            assembler,
             session: slot.factory.session(),
             generation: slot.generation,
             enforcer: Enforcer::new(self.config.enforce),
-            recording,
+            recording: self.start_recording(link.id, &run),
+            run,
         }
+    }
+
+    /// Ends the current run and starts the next: fresh session, law windows, enforcement episode and
+    /// recording. The assembler was already reset (a time boundary) or is reset here (a client request).
+    fn next_run(&self, state: &mut ConnState, run_id: Option<String>) {
+        self.finish_run_recording(state);
+        let slot = self.models.current();
+        state.session = slot.factory.session();
+        state.generation = slot.generation;
+        state.enforcer = Enforcer::new(self.config.enforce);
+        state.run = state.run.next(state.link.id, run_id);
+        state.recording = self.start_recording(state.link.id, &state.run);
+        self.metrics.n_runs.fetch_add(1, Ordering::Relaxed);
     }
 
     fn handle(
@@ -110,7 +142,17 @@ impl Worker {
             .entry(item.link.id)
             .or_insert_with(|| self.new_state(&item.link));
         frames.clear();
-        state.assembler.push(&item.msg, frames);
+        match item.msg {
+            Input::Message(msg) => {
+                if state.assembler.push(&msg, frames).is_some() {
+                    self.next_run(state, None);
+                }
+            }
+            Input::NewRun(run_id) => {
+                state.assembler.reset();
+                self.next_run(state, run_id);
+            }
+        }
         for frame in frames.iter() {
             self.step(state, frame, events);
         }
@@ -138,7 +180,13 @@ impl Worker {
         // Interventions before the frame's risk message: a lock-step client that waits for the risk
         // reply has then seen every intervention of the frame.
         for event in events.iter() {
-            self.handle_event(&state.link, state.enforcer.config(), frame, event);
+            self.handle_event(
+                &state.link,
+                &state.run.id,
+                state.enforcer.config(),
+                frame,
+                event,
+            );
         }
         if state.link.wants_risk.load(Ordering::Relaxed) {
             self.send_risk(&state.link, frame, decision);
@@ -162,10 +210,17 @@ impl Worker {
         }
     }
 
-    fn handle_event(&self, link: &ConnLink, enforce: &EnforceConfig, frame: &Frame, event: &Event) {
+    fn handle_event(
+        &self,
+        link: &ConnLink,
+        run: &str,
+        enforce: &EnforceConfig,
+        frame: &Frame,
+        event: &Event,
+    ) {
         let id = link.id;
         if let Some(log) = &self.sinks.log {
-            if log.write(id, event).is_err() {
+            if log.write(id, run, event).is_err() {
                 self.metrics.n_log_errors.fetch_add(1, Ordering::Relaxed);
             }
         }
@@ -180,7 +235,7 @@ impl Worker {
             Ok(()) => {
                 self.metrics.n_interventions.fetch_add(1, Ordering::Relaxed);
                 if let Some(log) = &self.sinks.log {
-                    if log.write_intervention(id, intervention).is_err() {
+                    if log.write_intervention(id, run, intervention).is_err() {
                         self.metrics.n_log_errors.fetch_add(1, Ordering::Relaxed);
                     }
                 }

@@ -91,7 +91,7 @@ pub async fn run(
         record: config.record.clone(),
     };
     let monitor = Monitor::start(
-        config.monitor,
+        config.monitor.clone(),
         Arc::clone(&models),
         sinks,
         Arc::clone(&metrics),

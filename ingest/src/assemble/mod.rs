@@ -8,18 +8,34 @@
 //!
 //! Per channel, a message older than the last one of the same channel is *out of order* and a message with
 //! the same time is a *duplicate*; both are counted and dropped. A message older than the last emitted tick
-//! from a *different* channel is *late*: it is counted and still held for the next frame. A forward jump in
-//! time of more than [`AssemblerConfig::max_gap_s`] restarts the tick grid instead of emitting thousands of
-//! identical frames (counted as a *resync*). Messages without a time are held without moving the clock.
+//! from a *different* channel is *late*: it is counted and still held for the next frame. Messages without
+//! a time are held without moving the clock.
+//!
+//! **Runs.** A message whose time is more than [`AssemblerConfig::max_backstep_s`] before the previous
+//! message of its channel or the last emitted tick (the simulator was reset), or more than [`AssemblerConfig::max_gap_s`] after the
+//! next tick (a new scenario on another clock), starts a new run: [`Assembler::push`] returns the
+//! [`RunBoundary`], everything held is forgotten (as by [`Assembler::reset`]) and the message is the first
+//! of the new run. Nothing more of the old run is emitted: its last frame was closed by its last
+//! localization. The caller ends the old run's session, windows and recording before it steps the new
+//! frames.
 //!
 //! Speed: the chassis speedometer when a chassis message has reported one, else the localization velocity.
-//! Light colour: the road context's `light_color` once it has given one, else the first detected light.
+//!
+//! **Road fields.** Without an HD map they are held from `/avguard/road_context`, and the light colour is
+//! the road context's `light_color` once it has given one, else the first detected light. With a map
+//! ([`Assembler::with_map`]) every frame's road fields, light colour and obstacle priorities are computed
+//! from its pose ([`crate::hdmap::tracker::MapTracker`]), following `/apollo/routing_response` when sent;
+//! the fields a road context message has given still override the map's (an explicit override for
+//! sources that know better), and its `priority` replaces the map's right-of-way rules.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use laws::Frame;
 
-use crate::message::{Channel, SimMessage};
+use crate::hdmap::tracker::{MapTracker, TrackerConfig};
+use crate::hdmap::HdMap;
+use crate::message::{Channel, RoadContextMsg, SimMessage};
 
 #[cfg(test)]
 mod tests;
@@ -29,8 +45,11 @@ mod tests;
 pub struct AssemblerConfig {
     /// Tick period, s (default 0.1).
     pub period_s: f64,
-    /// Largest forward jump in message time that is filled with ticks, s; beyond it the grid restarts.
+    /// Largest forward jump in message time that is filled with ticks, s; beyond it a new run starts.
     pub max_gap_s: f64,
+    /// Largest step back in time of one channel that is only an out-of-order message, s; beyond it a new
+    /// run starts.
+    pub max_backstep_s: f64,
 }
 
 impl Default for AssemblerConfig {
@@ -38,8 +57,28 @@ impl Default for AssemblerConfig {
         AssemblerConfig {
             period_s: 0.1,
             max_gap_s: 5.0,
+            max_backstep_s: 1.0,
         }
     }
+}
+
+/// Why a new run started (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RunBoundary {
+    /// A channel's time went back by more than `max_backstep_s`.
+    TimeBackwards {
+        /// The previous time of the channel, s.
+        from_s: f64,
+        /// The new message's time, s.
+        to_s: f64,
+    },
+    /// Time jumped forward by more than `max_gap_s`.
+    TimeJump {
+        /// The next tick of the old run, s.
+        from_s: f64,
+        /// The new message's time, s.
+        to_s: f64,
+    },
 }
 
 /// Counters of what the assembler did with its input.
@@ -53,7 +92,7 @@ pub struct AssemblyStats {
     pub n_duplicate: u64,
     /// Held, but older than the last emitted tick.
     pub n_late: u64,
-    /// Tick grid restarts after a large time jump.
+    /// New runs started by a time jump or a step back in time.
     pub n_resync: u64,
     /// Frames emitted.
     pub n_frames: u64,
@@ -62,10 +101,14 @@ pub struct AssemblyStats {
 /// Tolerance for comparing message times with ticks (float sums of 0.1 are not exact).
 const EPS_S: f64 = 1e-6;
 
-/// Turns a stream of [`SimMessage`]s into [`Frame`]s. One per simulator connection.
+/// Turns a stream of [`SimMessage`]s into [`Frame`]s. One per simulator connection (or record).
 #[derive(Debug)]
 pub struct Assembler {
     config: AssemblerConfig,
+    /// The HD map and the run's position on it, when road fields come from a map.
+    map: Option<(Arc<HdMap>, TrackerConfig, MapTracker)>,
+    /// Every road field a road context message has given in this run (they override the map's).
+    road_override: RoadContextMsg,
     /// The held values (sample and hold); `t` is overwritten per emitted frame.
     held: Frame,
     /// The last chassis speedometer reading, preferred over the localization speed.
@@ -96,6 +139,8 @@ impl Assembler {
         }
         Assembler {
             config,
+            map: None,
+            road_override: RoadContextMsg::default(),
             held: Frame::default(),
             chassis_speed_mps: None,
             pose_speed_mps: 0.0,
@@ -108,24 +153,81 @@ impl Assembler {
         }
     }
 
-    /// The counters so far.
+    /// A fresh assembler whose frames get their road fields from `map` (see the module docs).
+    pub fn with_map(config: AssemblerConfig, map: Arc<HdMap>, tracker: TrackerConfig) -> Self {
+        let mut a = Assembler::new(config);
+        let t = MapTracker::new(Arc::clone(&map), tracker);
+        a.map = Some((map, tracker, t));
+        a
+    }
+
+    /// The counters so far (over all runs).
     pub fn stats(&self) -> AssemblyStats {
         self.stats
     }
 
-    /// Applies one message and appends every frame it completes to `out`.
-    pub fn push(&mut self, msg: &SimMessage, out: &mut Vec<Frame>) {
+    /// Forgets everything held (values, clock, route, lights) and starts a new run; the configuration,
+    /// the map and the counters stay.
+    pub fn reset(&mut self) {
+        let fresh = Assembler::new(self.config);
+        self.road_override = fresh.road_override;
+        self.held = fresh.held;
+        self.chassis_speed_mps = None;
+        self.pose_speed_mps = 0.0;
+        self.light_from_context = false;
+        self.priority.clear();
+        self.last_time_s = fresh.last_time_s;
+        self.grid = None;
+        self.last_emitted_s = None;
+        if let Some((map, config, tracker)) = &mut self.map {
+            *tracker = MapTracker::new(Arc::clone(map), *config);
+        }
+    }
+
+    /// Whether a message of `channel` at `t` starts a new run (see the module docs). A routing response
+    /// carries the time its route was planned, possibly long before, so only its own channel's clock counts
+    /// for it.
+    fn boundary(&self, channel: Channel, t: f64) -> Option<RunBoundary> {
+        let own = self.last_time_s[channel.index()];
+        let clock = if channel == Channel::Routing {
+            own
+        } else {
+            own.into_iter().chain(self.last_emitted_s).reduce(f64::max)
+        };
+        if let Some(last) = clock {
+            if t < last - self.config.max_backstep_s {
+                return Some(RunBoundary::TimeBackwards {
+                    from_s: last,
+                    to_s: t,
+                });
+            }
+        }
+        let next = self.next_tick_s()?;
+        (t - next > self.config.max_gap_s).then_some(RunBoundary::TimeJump {
+            from_s: next,
+            to_s: t,
+        })
+    }
+
+    /// Applies one message and appends every frame it completes to `out`. Returns the boundary when the
+    /// message starts a new run; the frames in `out` then all belong to the new run.
+    pub fn push(&mut self, msg: &SimMessage, out: &mut Vec<Frame>) -> Option<RunBoundary> {
         let channel = msg.channel();
         let time = msg.time_s();
+        let boundary = time.and_then(|t| self.boundary(channel, t));
+        if boundary.is_some() {
+            self.stats.n_resync += 1;
+            self.reset();
+        }
         if let Some(t) = time {
             if let Some(last) = self.last_time_s[channel.index()] {
                 if t < last - EPS_S {
                     self.stats.n_out_of_order += 1;
-                    return;
+                    return boundary;
                 }
                 if (t - last).abs() <= EPS_S {
                     self.stats.n_duplicate += 1;
-                    return;
+                    return boundary;
                 }
             }
             self.last_time_s[channel.index()] = Some(t);
@@ -148,6 +250,7 @@ impl Assembler {
                 Some(_) => {}
             }
         }
+        boundary
     }
 
     fn next_tick_s(&self) -> Option<f64> {
@@ -157,16 +260,6 @@ impl Assembler {
 
     /// Emits every pending tick strictly before `t` (they can no longer receive messages ≤ them).
     fn emit_before(&mut self, t: f64, out: &mut Vec<Frame>) {
-        let Some(next) = self.next_tick_s() else {
-            return;
-        };
-        if t - next > self.config.max_gap_s {
-            // Restart the grid at the last tick before `t` rather than filling the gap.
-            self.stats.n_resync += 1;
-            self.emit_next(out);
-            self.grid = Some((t, 0));
-            return;
-        }
         while let Some(next) = self.next_tick_s() {
             if next < t - EPS_S {
                 self.emit_next(out);
@@ -185,8 +278,18 @@ impl Assembler {
         let mut frame = self.held.clone();
         frame.t = t;
         frame.speed_mps = self.chassis_speed_mps.unwrap_or(self.pose_speed_mps);
-        for ob in &mut frame.obstacles {
-            ob.priority = self.priority.get(&ob.id).copied().unwrap_or(false);
+        let priority_from_map = match &mut self.map {
+            Some((_, _, tracker)) => {
+                tracker.fill(&mut frame);
+                self.road_override.apply(&mut frame);
+                self.road_override.priority.is_none()
+            }
+            None => false,
+        };
+        if !priority_from_map {
+            for ob in &mut frame.obstacles {
+                ob.priority = self.priority.get(&ob.id).copied().unwrap_or(false);
+            }
         }
         self.last_emitted_s = Some(t);
         self.stats.n_frames += 1;
@@ -209,17 +312,26 @@ impl Assembler {
             }
             SimMessage::Obstacles(m) => m.apply(&mut self.held),
             SimMessage::TrafficLights(m) => {
+                if let Some((_, _, tracker)) = &mut self.map {
+                    tracker.set_lights(m.lights.iter().cloned());
+                }
                 if !self.light_from_context {
                     m.apply(&mut self.held);
                 }
             }
             SimMessage::RoadContext(m) => {
                 m.apply(&mut self.held);
+                self.road_override.merge(m);
                 if m.light_color.is_some() {
                     self.light_from_context = true;
                 }
                 if let Some(p) = &m.priority {
                     self.priority.clone_from(p);
+                }
+            }
+            SimMessage::Routing(m) => {
+                if let Some((_, _, tracker)) = &mut self.map {
+                    tracker.set_route(m.lanes.iter().map(|(id, road)| (id.as_str(), *road)));
                 }
             }
         }

@@ -84,11 +84,59 @@ fn duplicates_out_of_order_and_late_are_counted_not_fatal() {
 }
 
 #[test]
-fn large_time_jump_resyncs_instead_of_flooding() {
+fn large_time_jump_starts_a_new_run_instead_of_flooding() {
     let (frames, stats) = run(&[loc(0.0, 1.0), loc(1000.0, 2.0), loc(1000.1, 3.0)]);
     assert_eq!(stats.n_resync, 1);
-    assert!(frames.len() <= 4, "{}", frames.len());
-    assert_eq!(frames.last().unwrap().t, 1000.1);
+    assert_eq!(
+        frames.iter().map(|f| f.t).collect::<Vec<_>>(),
+        vec![0.0, 1000.0, 1000.1]
+    );
+}
+
+#[test]
+fn run_boundaries_forget_the_old_run() {
+    let mut a = Assembler::new(AssemblerConfig::default());
+    let mut out = Vec::new();
+    let mut boundaries = Vec::new();
+    let msgs = [
+        road(json!({"stopline_dist": 30.0, "stamp": 10.0})),
+        chassis(10.0, 5.0),
+        loc(10.0, 1.0),
+        loc(10.1, 2.0),
+        // Reset: the simulator starts again at t = 0 (the chassis comes first).
+        chassis(0.0, 1.0),
+        loc(0.0, 7.0),
+        loc(0.1, 8.0),
+        // A small step back is only an out-of-order message.
+        loc(-0.5, 9.0),
+        // A new scenario on a later clock.
+        loc(500.0, 10.0),
+    ];
+    let mut runs = vec![Vec::new()];
+    for m in &msgs {
+        out.clear();
+        if let Some(b) = a.push(m, &mut out) {
+            boundaries.push(b);
+            runs.push(Vec::new());
+        }
+        runs.last_mut().unwrap().append(&mut out);
+    }
+    assert_eq!(boundaries.len(), 2, "{boundaries:?}");
+    assert!(
+        matches!(boundaries[0], RunBoundary::TimeBackwards { from_s, to_s } if from_s == 10.1 && to_s == 0.0)
+    );
+    assert!(matches!(boundaries[1], RunBoundary::TimeJump { to_s, .. } if to_s == 500.0));
+    let xs: Vec<Vec<f64>> = runs
+        .iter()
+        .map(|r| r.iter().map(|f| f.x).collect())
+        .collect();
+    assert_eq!(xs, vec![vec![1.0, 2.0], vec![7.0, 8.0], vec![10.0]]);
+    // The second run does not hold the first run's road context or chassis speed.
+    assert_eq!(runs[0][0].stopline_dist_m, 30.0);
+    assert_eq!(runs[1][0].stopline_dist_m, f64::INFINITY);
+    assert_eq!(runs[1][0].speed_mps, 1.0);
+    assert_eq!(runs[2][0].speed_mps, 2.0);
+    assert_eq!(a.stats().n_out_of_order, 1);
 }
 
 #[test]
@@ -117,4 +165,49 @@ fn light_from_context_rules_over_detection_and_priority_is_merged() {
             .collect::<Vec<_>>(),
         vec![(7, true), (8, false)]
     );
+}
+
+#[test]
+fn map_fills_road_fields_and_road_context_overrides_them() {
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/apollo/lgsvl-apollo-5.0/modules/map/data/cube_town/base_map.bin");
+    let map = std::sync::Arc::new(
+        crate::hdmap::HdMap::load(&dir, crate::hdmap::DEFAULT_MAX_MAP_BYTES).unwrap(),
+    );
+    let lane = map.lane(map.lane_by_id("lane_17").unwrap()).unwrap();
+    let s = lane.centre.length() - 20.0;
+    let p = lane.centre.point_at(s);
+    let heading = lane.centre.heading_at(s);
+    let pose = |t: f64| {
+        let v = json!({"measurement_time": t, "pose": {"position": {"x": p.x, "y": p.y},
+            "heading": heading}});
+        SimMessage::decode("/apollo/localization/pose", Payload::Json(&v)).unwrap()
+    };
+    let tl = json!({"header": {"timestamp_sec": 0.0}, "traffic_light": [
+        {"color": "GREEN", "id": "signal_2"}, {"color": "YELLOW", "id": "signal_0"}]});
+    let tl = SimMessage::decode("/apollo/perception/traffic_light", Payload::Json(&tl)).unwrap();
+    let mut a = Assembler::with_map(
+        AssemblerConfig::default(),
+        map.clone(),
+        crate::hdmap::tracker::TrackerConfig::default(),
+    );
+    let mut out = Vec::new();
+    a.push(&tl, &mut out);
+    a.push(&pose(0.0), &mut out);
+    a.push(&road(json!({"stamp": 0.05, "speed_limit": 5.0})), &mut out);
+    a.push(&pose(0.1), &mut out);
+    assert_eq!(out.len(), 2);
+    let entry = 20.0 - laws::signals::EGO_FRONT_M;
+    assert!(
+        (out[0].junction_dist_m - entry).abs() < 0.01,
+        "{}",
+        out[0].junction_dist_m
+    );
+    // Least turn from lane_17 is straight through lane_4 (signal_0): the detection's first light is
+    // signal_2, but signal_0 governs.
+    assert_eq!(out[0].light_color, laws::frame::light_color::YELLOW);
+    assert!(out[0].signal_ahead);
+    assert_eq!(out[0].speed_limit_mps, 15.0);
+    assert_eq!(out[1].speed_limit_mps, 5.0); // the road context overrides the map
+    assert!((out[1].junction_dist_m - entry).abs() < 0.01);
 }

@@ -17,6 +17,7 @@ pub mod chassis;
 pub mod localization;
 pub mod obstacles;
 pub mod road_context;
+pub mod routing;
 pub mod traffic_lights;
 
 #[cfg(test)]
@@ -26,6 +27,7 @@ pub use chassis::ChassisMsg;
 pub use localization::LocalizationMsg;
 pub use obstacles::ObstaclesMsg;
 pub use road_context::RoadContextMsg;
+pub use routing::RoutingMsg;
 pub use traffic_lights::TrafficLightsMsg;
 
 /// The channels the bridge consumes (INTERFACES §3).
@@ -41,16 +43,20 @@ pub enum Channel {
     TrafficLights,
     /// `/avguard/road_context`, a JSON object of road fields.
     RoadContext,
+    /// `/apollo/routing_response` (records: `/apollo/routing_response_history`),
+    /// `apollo.routing.RoutingResponse`.
+    Routing,
 }
 
 impl Channel {
     /// Every consumed channel, in a fixed order (used for per-channel counters).
-    pub const ALL: [Channel; 5] = [
+    pub const ALL: [Channel; 6] = [
         Channel::Localization,
         Channel::Chassis,
         Channel::Obstacles,
         Channel::TrafficLights,
         Channel::RoadContext,
+        Channel::Routing,
     ];
 
     /// The only place a topic string is matched.
@@ -61,6 +67,9 @@ impl Channel {
             "/apollo/perception/obstacles" => Some(Channel::Obstacles),
             "/apollo/perception/traffic_light" => Some(Channel::TrafficLights),
             "/avguard/road_context" => Some(Channel::RoadContext),
+            "/apollo/routing_response" | "/apollo/routing_response_history" => {
+                Some(Channel::Routing)
+            }
             _ => None,
         }
     }
@@ -73,6 +82,7 @@ impl Channel {
             Channel::Obstacles => "/apollo/perception/obstacles",
             Channel::TrafficLights => "/apollo/perception/traffic_light",
             Channel::RoadContext => "/avguard/road_context",
+            Channel::Routing => "/apollo/routing_response",
         }
     }
 
@@ -84,6 +94,7 @@ impl Channel {
             Channel::Obstacles => Some("apollo.perception.PerceptionObstacles"),
             Channel::TrafficLights => Some("apollo.perception.TrafficLightDetection"),
             Channel::RoadContext => None,
+            Channel::Routing => Some("apollo.routing.RoutingResponse"),
         }
     }
 
@@ -127,6 +138,18 @@ pub enum DecodeError {
         /// The field path.
         field: &'static str,
     },
+    /// A repeated field has more entries than a frame may hold.
+    #[error("{channel}: {found} entries in {field}, more than the limit of {limit}")]
+    TooMany {
+        /// The channel.
+        channel: &'static str,
+        /// The field path.
+        field: &'static str,
+        /// Entries found.
+        found: usize,
+        /// The limit (e.g. `laws::frame::MAX_OBSTACLES`).
+        limit: usize,
+    },
     /// A field holds NaN or an infinity where a finite number is required.
     #[error("{channel}: {field} is not finite")]
     NonFinite {
@@ -150,6 +173,8 @@ pub enum SimMessage {
     TrafficLights(TrafficLightsMsg),
     /// Road fields from a source without an HD map.
     RoadContext(RoadContextMsg),
+    /// The planned route's lanes.
+    Routing(RoutingMsg),
 }
 
 /// How a payload is encoded.
@@ -189,6 +214,9 @@ impl SimMessage {
                 to_prost(channel, payload)?,
             )?),
             Channel::RoadContext => SimMessage::RoadContext(RoadContextMsg::decode(payload)?),
+            Channel::Routing => {
+                SimMessage::Routing(RoutingMsg::from_proto(to_prost(channel, payload)?)?)
+            }
         })
     }
 
@@ -200,6 +228,7 @@ impl SimMessage {
             SimMessage::Obstacles(_) => Channel::Obstacles,
             SimMessage::TrafficLights(_) => Channel::TrafficLights,
             SimMessage::RoadContext(_) => Channel::RoadContext,
+            SimMessage::Routing(_) => Channel::Routing,
         }
     }
 
@@ -212,6 +241,7 @@ impl SimMessage {
             SimMessage::Obstacles(m) => m.time_s,
             SimMessage::TrafficLights(m) => m.time_s,
             SimMessage::RoadContext(m) => m.time_s,
+            SimMessage::Routing(m) => m.time_s,
         }
     }
 }

@@ -9,7 +9,9 @@
 
 use laws::{Frame, Obstacle};
 
-use super::{finite, DecodeError};
+use laws::frame::MAX_OBSTACLES;
+
+use super::{finite, Channel, DecodeError};
 use crate::wire::apollo::perception::PerceptionObstacles;
 
 /// The obstacle list of one `PerceptionObstacles`.
@@ -32,8 +34,17 @@ impl ObstaclesMsg {
             .and_then(|h| h.timestamp_sec)
             .and_then(finite)
             .filter(|t| *t > 0.0);
+        let n = msg.perception_obstacle.len();
+        if n > MAX_OBSTACLES {
+            return Err(DecodeError::TooMany {
+                channel: Channel::Obstacles.topic(),
+                field: "perception_obstacle",
+                found: n,
+                limit: MAX_OBSTACLES,
+            });
+        }
         let mut n_dropped = 0;
-        let mut obstacles = Vec::with_capacity(msg.perception_obstacle.len());
+        let mut obstacles = Vec::with_capacity(n);
         for ob in &msg.perception_obstacle {
             let position = ob
                 .position

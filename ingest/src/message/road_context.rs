@@ -94,6 +94,30 @@ impl RoadContextMsg {
         Ok(msg)
     }
 
+    /// Takes every field `newer` reports (a later message overrides an earlier one field by field).
+    pub fn merge(&mut self, newer: &RoadContextMsg) {
+        fn take<T: Clone>(dst: &mut Option<T>, src: &Option<T>) {
+            if src.is_some() {
+                dst.clone_from(src);
+            }
+        }
+        take(&mut self.time_s, &newer.time_s);
+        take(&mut self.stopline_dist_m, &newer.stopline_dist_m);
+        take(&mut self.junction_dist_m, &newer.junction_dist_m);
+        take(&mut self.crosswalk_dist_m, &newer.crosswalk_dist_m);
+        take(&mut self.stopsign_dist_m, &newer.stopsign_dist_m);
+        take(&mut self.speed_limit_mps, &newer.speed_limit_mps);
+        take(&mut self.lane_number, &newer.lane_number);
+        take(&mut self.planned_turn, &newer.planned_turn);
+        take(&mut self.signal_ahead, &newer.signal_ahead);
+        take(&mut self.traffic_jam, &newer.traffic_jam);
+        take(&mut self.light_color, &newer.light_color);
+        take(&mut self.light_blink, &newer.light_blink);
+        take(&mut self.destination, &newer.destination);
+        take(&mut self.collision, &newer.collision);
+        take(&mut self.priority, &newer.priority);
+    }
+
     /// Writes the reported fields into the held frame. Priorities are merged by the assembler.
     pub fn apply(&self, frame: &mut Frame) {
         let set_f = |dst: &mut f64, src: Option<f64>| {
@@ -173,6 +197,17 @@ fn boolean(key: &str, v: &Value) -> Result<bool, DecodeError> {
 }
 
 fn priority(v: &Value) -> Result<BTreeMap<i32, bool>, DecodeError> {
+    let n = match v {
+        Value::Object(map) => map.len(),
+        Value::Array(ids) => ids.len(),
+        _ => 0,
+    };
+    if n > laws::frame::MAX_OBSTACLES {
+        return Err(bad(format!(
+            "priority: {n} entries, more than the limit of {} obstacles",
+            laws::frame::MAX_OBSTACLES
+        )));
+    }
     match v {
         Value::Object(map) => map
             .iter()

@@ -227,6 +227,19 @@ fn bad_inputs_are_typed_errors() {
         SimMessage::decode_envelope(&[0xff, 0xff, 0xff]).unwrap_err(),
         DecodeError::Envelope(_)
     ));
+    let crowd: Vec<_> = (0..=laws::frame::MAX_OBSTACLES)
+        .map(|i| json!({"id": i, "position": {"x": 1.0, "y": 2.0}}))
+        .collect();
+    let too_many = err(OBST, json!({"perception_obstacle": crowd}));
+    assert_eq!(
+        too_many.to_string(),
+        "/apollo/perception/obstacles: 1025 entries in perception_obstacle, more than the limit of 1024"
+    );
+    let ids: Vec<_> = (0..=laws::frame::MAX_OBSTACLES).collect();
+    let too_many = err("/avguard/road_context", json!({"priority": ids}));
+    assert!(too_many
+        .to_string()
+        .contains("more than the limit of 1024 obstacles"));
     let garbage = crate::wire::Envelope {
         channel: CHASSIS.into(),
         payload: vec![0x0a, 0xff],

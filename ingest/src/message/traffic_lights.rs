@@ -1,6 +1,7 @@
 //! `/apollo/perception/traffic_light` (`TrafficLightDetection`): detected light colours.
 //!
-//! Which light governs the ego lane needs an HD map, which the bridge does not have. The rule: when
+//! Which light governs the ego lane needs an HD map. With one, every detected light is kept and the
+//! map's governing signal is looked up by id ([`crate::hdmap::context`]). Without one the rule is: when
 //! `/avguard/road_context` has given a `light_color`, that wins (the assembler enforces it); otherwise the
 //! first light of the latest detection is taken as the governing one, and an empty detection means "no
 //! light" (colour 0).
@@ -8,6 +9,7 @@
 use laws::Frame;
 
 use super::{finite, DecodeError};
+use crate::hdmap::context::LightObservation;
 use crate::wire::apollo::perception::TrafficLightDetection;
 
 /// The first detected light of a `TrafficLightDetection`.
@@ -23,6 +25,8 @@ pub struct TrafficLightsMsg {
     pub id: Option<String>,
     /// Number of lights in the detection.
     pub n_lights: usize,
+    /// Every detected light that carries a signal id.
+    pub lights: Vec<LightObservation>,
 }
 
 impl TrafficLightsMsg {
@@ -40,6 +44,17 @@ impl TrafficLightsMsg {
             blink: first.is_some_and(|l| l.blink()),
             id: first.and_then(|l| l.id.clone()),
             n_lights: msg.traffic_light.len(),
+            lights: msg
+                .traffic_light
+                .iter()
+                .filter_map(|l| {
+                    Some(LightObservation {
+                        id: l.id.clone()?,
+                        color: l.color.unwrap_or(0),
+                        blink: l.blink(),
+                    })
+                })
+                .collect(),
         })
     }
 

@@ -62,6 +62,10 @@ def _paths(paths: Paths) -> list:
     return [os.fspath(p) for p in paths]
 
 
+def _opt(path: Optional[PathLike]) -> Optional[str]:
+    return None if path is None else os.fspath(path)
+
+
 @contextmanager
 def _progress(progress: Progress, total: int, desc: str) -> Iterator[Optional[Callable[[int], object]]]:
     """A callback for the Rust side: ``None``, tqdm's ``update`` (closed afterwards when we made the bar),
@@ -180,18 +184,20 @@ class Model:
         force: bool = False,
         plot_runs: int = 3,
         progress: Progress = False,
+        map: Optional[PathLike] = None,
     ) -> pd.DataFrame:
-        """Scores logs (files, or folders searched for ``*.h5``): one row per run × property, the fields of
+        """Scores logs (HDF5 logs or Cyber records; folders are searched for both): one row per run × property, the fields of
         ``score.json``'s ``runs`` (nested ones flattened with ``/``: ``alarms/0.5/lead_s``).
 
         With ``out``, does exactly what ``avguard score --model MODEL --out OUT [--force] LOGS`` does and
-        writes the same files (``score.json``, ``report.md``, ``report.html``, the per-log cache). A log
+        writes the same files (``score.json``, ``report.md``, ``report.html``, the per-log cache). ``map`` is
+        the Apollo HD map that gives ``.record`` inputs their road fields (``--map``). A log
         that fails does not stop the others: once all are done, :class:`LogErrors` is raised with the
         failures, and the other logs' rows in ``.result``.
         """
         if out is None:
             logs = _native.expand_logs(_paths(paths))
-            scorer = _native.Scorer(self.to_bytes(), list(thresholds), horizon, conservative, self._path)
+            scorer = _native.Scorer(self.to_bytes(), list(thresholds), horizon, conservative, self._path, _opt(map))
             with _progress(progress, len(logs), "scoring") as callback:
                 results, errors = scorer.score_all(logs, callback)
             table = _runs_frame(r for r in results if r is not None)
@@ -200,7 +206,7 @@ class Model:
             return table
         with self._file() as model_path:
             job = _native.ScoreJob(
-                model_path, os.fspath(out), _paths(paths), list(thresholds), horizon, conservative, force
+                model_path, os.fspath(out), _paths(paths), list(thresholds), horizon, conservative, force, _opt(map)
             )
             with _progress(progress, len(job.todo), "scoring") as callback:
                 errors = job.score_here(callback)

@@ -17,7 +17,7 @@ from typing import Optional, Sequence
 
 import pandas as pd
 
-from . import DEFAULT_THRESHOLDS, Model, Paths, Progress, PathLike, _native, _paths, _progress, finish_job
+from . import DEFAULT_THRESHOLDS, Model, Paths, Progress, PathLike, _native, _opt, _paths, _progress, finish_job
 
 __all__ = ["score"]
 
@@ -39,12 +39,12 @@ def _batches(items: list, batch_size: int) -> list:
     return [items[i : i + batch_size] for i in range(0, len(items), batch_size)]
 
 
-def _score_batch(model_bytes: bytes, thresholds: list, horizon, conservative: bool, paths: list) -> list:
+def _score_batch(model_bytes: bytes, thresholds: list, horizon, conservative: bool, map, paths: list) -> list:
     """A Ray task: each log's result bytes, or its error message."""
-    key = (hash(model_bytes), len(model_bytes), tuple(thresholds), horizon, conservative)
+    key = (hash(model_bytes), len(model_bytes), tuple(thresholds), horizon, conservative, map)
     scorer = _SCORERS.get(key)
     if scorer is None:
-        scorer = _native.Scorer(model_bytes, thresholds, horizon, conservative)
+        scorer = _native.Scorer(model_bytes, thresholds, horizon, conservative, None, map)
         _SCORERS.clear()
         _SCORERS[key] = scorer
     out = []
@@ -90,8 +90,10 @@ def score(
     address: Optional[str] = None,
     batch_size: int = 1,
     progress: Progress = False,
+    map: Optional[PathLike] = None,
 ) -> pd.DataFrame:
-    """``avguard score --model MODEL --out OUT LOGS`` with the logs scored on a Ray cluster.
+    """``avguard score --model MODEL --out OUT LOGS`` with the logs scored on a Ray cluster (``map``:
+    ``--map``, which must be readable on every node like the logs).
 
     Writes the same files as the CLI and returns one row per run × property (see :meth:`Model.score`);
     raises :class:`avguard.LogErrors` after writing them when some log failed.
@@ -102,12 +104,12 @@ def score(
     remote = ray.remote(_score_batch)
     with model._file() as model_path:
         job = _native.ScoreJob(
-            model_path, os.fspath(out), _paths(paths), list(thresholds), horizon, conservative, force
+            model_path, os.fspath(out), _paths(paths), list(thresholds), horizon, conservative, force, _opt(map)
         )
         model_ref = ray.put(model.to_bytes())
         todo = [os.fspath(p) for p in job.todo]
         pending = {
-            remote.remote(model_ref, list(thresholds), horizon, conservative, batch): batch
+            remote.remote(model_ref, list(thresholds), horizon, conservative, _opt(map), batch): batch
             for batch in _batches(todo, batch_size)
         }
         with _progress(progress, len(todo), "scoring") as callback:

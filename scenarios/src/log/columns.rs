@@ -39,7 +39,11 @@ pub fn obstacle_columns(frames: &[Frame]) -> Vec<(&'static str, Column)> {
     let mut columns = vec![
         (
             "frame",
-            Column::I32(rows().map(|(i, ..)| i32::try_from(i).unwrap_or(i32::MAX)).collect()),
+            Column::I32(
+                rows()
+                    .map(|(i, ..)| i32::try_from(i).unwrap_or(i32::MAX))
+                    .collect(),
+            ),
         ),
         ("t", Column::F64(rows().map(|(_, t, _)| t).collect())),
     ];

@@ -70,6 +70,8 @@ fn writes_are_byte_identical() {
     let log = sample_run();
     let (a, b) = (dir.path().join("a.h5"), dir.path().join("b.h5"));
     write_log(&a, &log).expect("write");
+    // Real time on purpose: HDF5 stamps objects with the wall clock (1 s resolution) unless the writer
+    // turns that off, and only a second boundary between the writes would show it.
     std::thread::sleep(std::time::Duration::from_millis(1100));
     write_log(&b, &log).expect("write");
     assert!(std::fs::read(&a).expect("a") == std::fs::read(&b).expect("b"));

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
+use bridge::auth::Token;
 use bridge::config::{BridgeConfig, Reloader};
 use bridge::decide::DecideFactory;
 use bridge::enforce::{Action, EnforceConfig};
@@ -51,9 +52,17 @@ pub struct Args {
     /// Prediction log (JSON lines: alarm start/end, violations, interventions).
     #[arg(long)]
     pub log: Option<PathBuf>,
-    /// Record each connection's frames as an HDF5 log (connection k ≥ 2 writes FILE_conn<k>.h5).
+    /// Record each run's frames as an HDF5 log (connection k ≥ 2 writes FILE_conn<k>.h5, later runs on a
+    /// connection FILE_<run id>.h5).
     #[arg(long)]
     pub record: Option<PathBuf>,
+    /// Apollo HD map (base_map.bin, or protobuf text *.txt): road fields are computed from each frame's
+    /// pose; /avguard/road_context then only overrides them.
+    #[arg(long, value_name = "FILE")]
+    pub map: Option<PathBuf>,
+    /// A forward jump in message time larger than this starts a new run, s.
+    #[arg(long, default_value_t = 5.0, value_name = "SECONDS")]
+    pub gap_limit: f64,
     /// Also publish an Apollo ControlCommand on /apollo/control with each slow-down/stop.
     #[arg(long)]
     pub control_command: bool,
@@ -66,9 +75,14 @@ pub struct Args {
     /// Frame period of the assembled frames, s.
     #[arg(long, default_value_t = 0.1)]
     pub frame_period_s: f64,
-    /// Shared secret clients pass as `?token=...`.
-    #[arg(long)]
+    /// Shared secret clients present as `?token=...` or `Authorization: Bearer ...` (characters
+    /// A-Z a-z 0-9 - . _ ~). Also read from AVGUARD_TOKEN; prefer that or --token-file, since a flag is
+    /// visible to every user in `ps`.
+    #[arg(long, env = "AVGUARD_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+    /// File holding the shared secret (its text without the final line break); instead of --token.
+    #[arg(long, conflicts_with = "token")]
+    pub token_file: Option<PathBuf>,
     /// Frames above this get a status error, bytes.
     #[arg(long, default_value_t = 1 << 20)]
     pub max_frame_bytes: usize,
@@ -104,12 +118,22 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(h) = args.horizon {
         anyhow::ensure!(h.is_finite() && h > 0.0, "--horizon must be positive");
     }
+    let token = match (&args.token, &args.token_file) {
+        (Some(text), _) => Some(Token::new(text, "--token / AVGUARD_TOKEN")?),
+        (None, Some(path)) => Some(Token::from_file(path)?),
+        (None, None) => None,
+    };
     anyhow::ensure!(
-        args.listen.ip().is_loopback() || args.token.is_some(),
-        "binding {} beyond loopback requires --token",
+        args.listen.ip().is_loopback() || token.is_some(),
+        "binding {} beyond loopback requires a token (--token-file, AVGUARD_TOKEN or --token)",
         args.listen
     );
+    anyhow::ensure!(
+        args.gap_limit.is_finite() && args.gap_limit >= args.frame_period_s,
+        "--gap-limit must be at least the frame period"
+    );
     let factory = load_model(&args.model, args.horizon)?;
+    let map = crate::mapfile::load(args.map.as_deref())?;
     let model_path = args.model.clone();
     let horizon = args.horizon;
     let reload: Reloader =
@@ -118,7 +142,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         max_frame_bytes: args.max_frame_bytes,
         hard_frame_bytes: args.max_frame_bytes.saturating_mul(4),
         max_connections: args.max_connections,
-        token: args.token.clone(),
+        token,
         outbound_capacity: 256,
         send_timeout: Duration::from_secs(5),
         shutdown_grace: Duration::from_secs(3),
@@ -127,8 +151,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             data_capacity: 4096,
             assembler: AssemblerConfig {
                 period_s: args.frame_period_s,
+                max_gap_s: args.gap_limit,
                 ..AssemblerConfig::default()
             },
+            map,
             enforce: EnforceConfig {
                 threshold: args.threshold,
                 hysteresis: args.hysteresis,

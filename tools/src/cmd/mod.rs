@@ -4,6 +4,7 @@ pub mod bridge;
 pub mod demo;
 pub mod drive;
 pub mod export;
+pub mod import;
 pub mod info;
 pub mod inspect;
 pub mod laws;

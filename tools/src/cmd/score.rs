@@ -47,7 +47,10 @@ pub struct Args {
     /// Runs per property whose risk over time is plotted in report.html.
     #[arg(long, default_value_t = 3, value_name = "N")]
     plot_runs: usize,
-    /// Logs, or folders searched for `*.h5`.
+    /// Apollo HD map for the road fields of `.record` inputs (HDF5 logs already hold theirs).
+    #[arg(long, value_name = "FILE")]
+    map: Option<PathBuf>,
+    /// Logs or Cyber records (`*.record`, `*.record.NNNNN`), or folders searched for both.
     #[arg(value_name = "LOG_OR_DIR", required = true)]
     logs: Vec<PathBuf>,
 }
@@ -88,6 +91,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         force: args.force,
         shard: args.shard,
         logs: args.logs,
+        map: args.map,
     })?;
     if job.n_cached() > 0 {
         eprintln!(

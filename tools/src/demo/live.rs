@@ -54,6 +54,7 @@ impl LiveBridge {
                 n_workers: 2,
                 data_capacity: 4096,
                 assembler: AssemblerConfig::default(),
+                map: None,
                 enforce: EnforceConfig {
                     threshold,
                     action: Action::SlowDown,

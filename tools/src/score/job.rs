@@ -12,7 +12,8 @@ use monitor::{Model, RiskMeasure};
 use rayon::prelude::*;
 
 use super::{FileResult, Settings};
-use crate::batch::{expand_logs, Shard};
+use crate::batch::{expand_logs_and_records, Shard};
+use crate::mapfile::LoadedMap;
 
 /// What `avguard score` is asked to do.
 #[derive(Debug, Clone)]
@@ -31,8 +32,10 @@ pub struct JobSpec {
     pub force: bool,
     /// Only this share of the logs.
     pub shard: Option<Shard>,
-    /// Logs, or folders searched for `*.h5`.
+    /// Logs (HDF5 or Cyber records), or folders searched for them.
     pub logs: Vec<PathBuf>,
+    /// Apollo HD map for the road fields of `.record` inputs.
+    pub map: Option<PathBuf>,
 }
 
 /// Scores single logs against one model; all a worker needs (no output folder). Cheap to clone.
@@ -42,6 +45,7 @@ pub struct Scorer {
     measure: RiskMeasure,
     thresholds: Vec<(String, f64)>,
     settings: Settings,
+    map: Option<LoadedMap>,
 }
 
 impl Scorer {
@@ -54,8 +58,9 @@ impl Scorer {
         conservative: bool,
     ) -> anyhow::Result<Scorer> {
         check_thresholds(thresholds)?;
-        let model =
-            Arc::new(Model::from_bytes(model_bytes).with_context(|| format!("{}", source.display()))?);
+        let model = Arc::new(
+            Model::from_bytes(model_bytes).with_context(|| format!("{}", source.display()))?,
+        );
         let measure = RiskMeasure::resolve(&model, horizon_s, conservative)?;
         let settings = Settings::new(model_bytes, thresholds, horizon_s, conservative);
         let thresholds = settings.threshold_pairs();
@@ -64,7 +69,19 @@ impl Scorer {
             measure,
             thresholds,
             settings,
+            map: None,
         })
+    }
+
+    /// Reads `.record` inputs with the road fields of the HD map at `path` (recorded in the settings).
+    pub fn with_map(mut self, path: Option<&Path>) -> anyhow::Result<Scorer> {
+        self.map = crate::mapfile::load(path)?;
+        if let Some(path) = path {
+            let bytes =
+                std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+            self.settings = self.settings.with_map(&bytes);
+        }
+        Ok(self)
     }
 
     /// A scorer for the model file at `path`.
@@ -75,13 +92,20 @@ impl Scorer {
         conservative: bool,
     ) -> anyhow::Result<Scorer> {
         check_thresholds(thresholds)?;
-        let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+        let bytes =
+            std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
         Scorer::new(&bytes, path, thresholds, horizon_s, conservative)
     }
 
     /// Scores one log.
     pub fn score(&self, log: &Path) -> anyhow::Result<FileResult> {
-        super::score_file(log, &self.model, &self.measure, &self.thresholds)
+        super::score_file(
+            log,
+            &self.model,
+            &self.measure,
+            &self.thresholds,
+            self.map.as_ref(),
+        )
     }
 
     /// The model.
@@ -143,8 +167,9 @@ impl Job {
             &spec.thresholds,
             spec.horizon_s,
             spec.conservative,
-        )?;
-        let mut logs = expand_logs(&spec.logs)?;
+        )?
+        .with_map(spec.map.as_deref())?;
+        let mut logs = expand_logs_and_records(&spec.logs)?;
         if let Some(shard) = spec.shard {
             logs.retain(|p| shard.contains(p));
         }
@@ -200,10 +225,7 @@ impl Job {
             .todo
             .par_iter()
             .filter_map(|path| {
-                let result = self
-                    .scorer
-                    .score(path)
-                    .and_then(|r| self.store(path, &r));
+                let result = self.scorer.score(path).and_then(|r| self.store(path, &r));
                 on_done();
                 result.err().map(|e| (error_name(path), format!("{e:#}")))
             })

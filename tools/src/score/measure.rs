@@ -7,16 +7,31 @@ use anyhow::{bail, Context};
 use monitor::{Model, RiskMeasure, Session, SessionConfig};
 
 use super::{FileResult, TraceRecord, MAX_TRACE_POINTS};
+use crate::mapfile::LoadedMap;
 use crate::time_ahead::{score_run, RunSeries};
 
-/// Scores one log against every property of `model`.
+/// Scores one log against every property of `model`. A Cyber record (by name) is read as the live bridge
+/// would assemble it, at the model's frame period, with road fields from `map` when given.
 pub fn score_file(
     path: &Path,
     model: &Arc<Model>,
     measure: &RiskMeasure,
     thresholds: &[(String, f64)],
+    map: Option<&LoadedMap>,
 ) -> anyhow::Result<FileResult> {
-    let log = scenarios::log::read_log(path)?;
+    let log = if crate::records::is_record_name(path) {
+        let period_s = model
+            .properties()
+            .first()
+            .map_or(0.1, |p| p.config().frame_period_s);
+        let config = ingest::assemble::AssemblerConfig {
+            period_s,
+            ..ingest::assemble::AssemblerConfig::default()
+        };
+        crate::records::read_record_log(path, config, map)?
+    } else {
+        scenarios::log::read_log(path)?
+    };
     let mut session =
         Session::new(model, &SessionConfig::default()).context("cannot start a monitor session")?;
     if let Some(p) = model.properties().first() {

@@ -27,6 +27,9 @@ pub struct Settings {
     pub horizon_s: Option<f64>,
     /// `--conservative`.
     pub conservative: bool,
+    /// FNV-1a hash of the `--map` file's bytes, hex (road fields of `.record` inputs depend on it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub map_hash: Option<String>,
 }
 
 impl Settings {
@@ -37,15 +40,19 @@ impl Settings {
         horizon_s: Option<f64>,
         conservative: bool,
     ) -> Settings {
-        let hash = model_bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-        });
         Settings {
-            model_hash: format!("{hash:016x}"),
+            model_hash: fnv1a_hex(model_bytes),
+            map_hash: None,
             thresholds: thresholds.to_vec(),
             horizon_s,
             conservative,
         }
+    }
+
+    /// Records that the road fields of `.record` inputs come from the map file holding `map_bytes`.
+    pub fn with_map(mut self, map_bytes: &[u8]) -> Settings {
+        self.map_hash = Some(fnv1a_hex(map_bytes));
+        self
     }
 
     /// (key, θ) pairs as `score.json` writes them.
@@ -68,6 +75,14 @@ impl Settings {
             base
         }
     }
+}
+
+/// FNV-1a (64-bit) of `bytes`, hex: a cheap fingerprint for cache keys, not a security hash.
+fn fnv1a_hex(bytes: &[u8]) -> String {
+    let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("{hash:016x}")
 }
 
 /// One property's risk over one run, kept for the report's plots.

@@ -155,3 +155,87 @@ async fn sessions_are_recorded_one_log_per_connection_and_metrics_are_reported()
     assert_eq!(m.n_record_errors, 0);
     assert_eq!(m.data_queue_lens, vec![0, 0]);
 }
+
+/// Three runs on one connection: a reset to t = 0, then an explicit `new_run` with an id. Each run gets
+/// its own recording (named by its run id) and its own prediction-log run id, and the alarm of the
+/// second run does not carry over into the third.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_on_one_connection_get_their_own_recording_and_run_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(None);
+    let record = RecordConfig {
+        path: dir.path().join("rec.h5"),
+        frame_period_s: 0.1,
+    };
+    cfg.record = Some(record.clone());
+    cfg.log_path = Some(dir.path().join("pred.jsonl"));
+    let bridge = start(cfg).await;
+    let mut a = connect(bridge.addr).await;
+    send(&mut a, json!({"op": "subscribe", "topic": "/avguard/risk"})).await;
+    let lock_step = |t: f64, x: f64| pose_v(t, x, 10.0);
+    // Run 1: t = 10.0 .. 10.2 (no alarm: no stop line).
+    for (t, x) in [(10.0, 0.0), (10.1, 1.0), (10.2, 2.0)] {
+        send(&mut a, lock_step(t, x)).await;
+        assert_eq!(recv(&mut a).await["topic"], "/avguard/risk");
+    }
+    // Run 2: the simulator resets to t = 0; a stop line 12 m ahead raises an alarm.
+    send(
+        &mut a,
+        json!({"op": "publish", "topic": "/avguard/road_context",
+        "msg": {"stamp": 0.0, "stopline_dist": 12.0}}),
+    )
+    .await;
+    for (t, x) in [(0.0, 0.0), (0.1, 6.0)] {
+        send(&mut a, lock_step(t, x)).await;
+        loop {
+            if recv(&mut a).await["topic"] == "/avguard/risk" {
+                break;
+            }
+        }
+    }
+    // Run 3, named by the client, on the same clock: nothing held from run 2 (no stop line).
+    send(
+        &mut a,
+        json!({"op": "publish", "topic": "/avguard/control",
+        "msg": {"op": "new_run", "run_id": "scenario-7"}}),
+    )
+    .await;
+    for (t, x) in [(0.2, 0.0), (0.3, 1.0)] {
+        send(&mut a, lock_step(t, x)).await;
+        assert_eq!(recv(&mut a).await["topic"], "/avguard/risk");
+    }
+    a.close(None).await.unwrap();
+    bridge.stop.send(()).unwrap();
+    let report = bridge.task.await.unwrap().unwrap();
+    assert_eq!(report.metrics.n_runs, 2);
+
+    let run1 = scenarios::log::read_log(&record.path_for(1)).unwrap();
+    assert_eq!(run1.meta.run_id, "conn1");
+    assert_eq!(
+        run1.frames.iter().map(|f| f.t).collect::<Vec<_>>(),
+        vec![10.0, 10.1, 10.2]
+    );
+    let run2 = scenarios::log::read_log(&dir.path().join("rec_conn1_run2.h5")).unwrap();
+    assert_eq!(run2.meta.run_id, "conn1_run2");
+    assert_eq!(
+        run2.frames.iter().map(|f| f.t).collect::<Vec<_>>(),
+        vec![0.0, 0.1]
+    );
+    assert_eq!(run2.frames[1].stopline_dist_m, 12.0);
+    let run3 = scenarios::log::read_log(&dir.path().join("rec_scenario-7.h5")).unwrap();
+    assert_eq!(run3.meta.run_id, "scenario-7");
+    assert_eq!(run3.frames.len(), 2);
+    assert!(run3.frames.iter().all(|f| f.stopline_dist_m.is_infinite()));
+
+    let lines = std::fs::read_to_string(dir.path().join("pred.jsonl")).unwrap();
+    let events: Vec<Value> = lines
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let starts: Vec<(&str, f64)> = events
+        .iter()
+        .filter(|e| e["event"] == "alarm_start")
+        .map(|e| (e["run"].as_str().unwrap(), e["t"].as_f64().unwrap()))
+        .collect();
+    assert_eq!(starts, vec![("conn1_run2", 0.1)]);
+}

@@ -1,0 +1,270 @@
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use laws::frame::{light_color, planned_turn};
+use laws::signals::EGO_FRONT_M;
+use laws::Frame;
+
+use super::context::LightObservation;
+use super::geometry::{Point, Polyline};
+use super::index::LaneIndex;
+use super::load::decode;
+use super::tracker::{MapTracker, TrackerConfig};
+use super::*;
+
+fn map_dir(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/apollo/lgsvl-apollo-5.0/modules/map/data")
+        .join(name)
+}
+
+fn derived(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/apollo/derived-bin/modules/map/data")
+        .join(name)
+}
+
+fn cube_town() -> Arc<HdMap> {
+    Arc::new(HdMap::load(&map_dir("cube_town/base_map.bin"), DEFAULT_MAX_MAP_BYTES).unwrap())
+}
+
+#[test]
+fn text_and_binary_maps_decode_to_the_same_message() {
+    for name in [
+        "cube_town/sim_map",
+        "single_lane_road/sim_map",
+        "straight_1_lane_pedestrian_crosswalk/sim_map",
+    ] {
+        let text = std::fs::read(map_dir(&format!("{name}.txt"))).unwrap();
+        let bin = std::fs::read(derived(&format!("{name}.bin"))).unwrap();
+        let from_text = decode(&text, MapFormat::Text).unwrap();
+        let from_bin = decode(&bin, MapFormat::Binary).unwrap();
+        assert!(!from_text.lane.is_empty(), "{name}");
+        assert_eq!(from_text, from_bin, "{name}");
+        // Loading by extension picks the right decoder.
+        let a = HdMap::load(&map_dir(&format!("{name}.txt")), DEFAULT_MAX_MAP_BYTES).unwrap();
+        let b = HdMap::load(&derived(&format!("{name}.bin")), DEFAULT_MAX_MAP_BYTES).unwrap();
+        assert_eq!(a.lanes(), b.lanes(), "{name}");
+    }
+}
+
+#[test]
+fn real_maps_have_the_documented_contents() {
+    let cube = cube_town();
+    assert_eq!(cube.lanes().len(), 18);
+    assert_eq!(cube.signal_ids().len(), 3);
+    assert_eq!(cube.stop_sign_ids().len(), 3);
+    assert_eq!(cube.junctions().len(), 2);
+    let borregas =
+        HdMap::load(&map_dir("borregas_ave/base_map.bin"), DEFAULT_MAX_MAP_BYTES).unwrap();
+    assert_eq!(borregas.lanes().len(), 60);
+    assert_eq!(borregas.signal_ids().len(), 15);
+    assert_eq!(borregas.crosswalks().len(), 6);
+    // Every cube_town junction lane starts at its junction's entry (checked in the map with Python).
+    let lane0 = cube.lane(cube.lane_by_id("lane_0").unwrap()).unwrap();
+    let (_, a, _) = lane0.junction_span().unwrap();
+    assert!(a.abs() < 1e-9);
+    assert_eq!(lane0.turn, Turn::Left);
+    assert_eq!(lane0.speed_limit_mps, 15.0);
+}
+
+#[test]
+fn bad_files_are_named_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let garbage = dir.path().join("base_map.bin");
+    std::fs::write(&garbage, [0xff_u8, 0xff, 0xff, 0x01, 0x02]).unwrap();
+    let err = HdMap::load(&garbage, DEFAULT_MAX_MAP_BYTES)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("base_map.bin") && err.contains("apollo.hdmap.Map"),
+        "{err}"
+    );
+    let text = dir.path().join("map.txt");
+    std::fs::write(&text, "lane { id { id: \"a\" } no_such_field: 1 }").unwrap();
+    let err = HdMap::load(&text, DEFAULT_MAX_MAP_BYTES)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("map.txt") && err.contains("no_such_field"),
+        "{err}"
+    );
+    let empty = dir.path().join("empty.bin");
+    std::fs::write(&empty, []).unwrap();
+    let err = HdMap::load(&empty, DEFAULT_MAX_MAP_BYTES)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("no lane"), "{err}");
+    let err = HdMap::load(&map_dir("cube_town/base_map.bin"), 100)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("size limit"), "{err}");
+    let missing = HdMap::load(&dir.path().join("nope.bin"), DEFAULT_MAX_MAP_BYTES).unwrap_err();
+    assert!(missing.to_string().contains("nope.bin"));
+}
+
+#[test]
+fn polyline_projection_and_crossings_match_hand_computed_values() {
+    let line = Polyline::new([
+        Point::new(0.0, 0.0),
+        Point::new(10.0, 0.0),
+        Point::new(10.0, 10.0),
+    ])
+    .unwrap();
+    assert_eq!(line.length(), 20.0);
+    let p = line.project(Point::new(4.0, 1.5)).unwrap();
+    assert!((p.s - 4.0).abs() < 1e-12 && (p.lateral - 1.5).abs() < 1e-12);
+    let p = line.project(Point::new(11.0, 6.0)).unwrap();
+    assert!((p.s - 16.0).abs() < 1e-12 && (p.lateral + 1.0).abs() < 1e-12);
+    // Beyond the start: the first segment is extended.
+    let p = line.project_on_segment(0, Point::new(-2.0, 0.0)).unwrap();
+    assert!((p.s + 2.0).abs() < 1e-12);
+    // A vertical stop line at x = 5 crosses at s = 5; one at x = -1 only crosses the extension.
+    let stop = [Point::new(5.0, -2.0), Point::new(5.0, 2.0)];
+    assert_eq!(line.crossings(&stop, 0.0), vec![5.0]);
+    let before = [Point::new(-1.0, -2.0), Point::new(-1.0, 2.0)];
+    assert!(line.crossings(&before, 0.0).is_empty());
+    assert_eq!(line.crossings(&before, 3.0), vec![-1.0]);
+    // A square straddling the corner: the line is inside from s = 8 to s = 12.
+    let square = [
+        Point::new(8.0, -1.0),
+        Point::new(12.0, -1.0),
+        Point::new(12.0, 2.0),
+        Point::new(8.0, 2.0),
+    ];
+    let (a, b) = line.inside_interval(&square, 0.0).unwrap();
+    assert!(
+        (a - 8.0).abs() < 1e-12 && (b - 12.0).abs() < 1e-12,
+        "{a} {b}"
+    );
+}
+
+#[test]
+fn index_finds_the_same_lanes_as_a_linear_scan() {
+    for name in ["cube_town/base_map.bin", "borregas_ave/base_map.bin"] {
+        let map = HdMap::load(&map_dir(name), DEFAULT_MAX_MAP_BYTES).unwrap();
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for lane in map.lanes() {
+            for k in 0..=10 {
+                let s = lane.centre.length() * f64::from(k) / 10.0;
+                let p = lane.centre.point_at(s) + Point::new(0.7, -0.4);
+                map.index().candidates(map.lanes(), p, 5.0, &mut a);
+                LaneIndex::candidates_linear(map.lanes(), p, 5.0, &mut b);
+                a.sort_by_key(|c| c.lane);
+                b.sort_by_key(|c| c.lane);
+                assert_eq!(a, b, "{name} {} s={s}", lane.id);
+            }
+        }
+    }
+}
+
+#[test]
+fn every_lane_point_matches_its_own_lane_when_driven_along_it() {
+    let map = cube_town();
+    for (i, lane) in map.lanes().iter().enumerate() {
+        let mut tracker = MapTracker::new(Arc::clone(&map), TrackerConfig::default());
+        // Approach through a predecessor so that junction lanes sharing a start are told apart by the
+        // path, as when driving.
+        let before = lane.predecessors.first().copied();
+        if let Some(pre) = before {
+            let pl = map.lane(pre).unwrap();
+            let s = pl.centre.length() - 5.0;
+            let p = pl.centre.point_at(s);
+            tracker.set_route([(pl.id.as_str(), 0), (lane.id.as_str(), 1)]);
+            tracker.locate(p.x, p.y, pl.centre.heading_at(s)).unwrap();
+        }
+        let len = lane.centre.length();
+        for k in 1..10 {
+            let s = len * f64::from(k) / 10.0;
+            let p = lane.centre.point_at(s);
+            let m = tracker.locate(p.x, p.y, lane.centre.heading_at(s)).unwrap();
+            assert_eq!(m.lane, i, "{} at s={s:.1}", lane.id);
+            assert!((m.s - s).abs() < 1e-6);
+        }
+    }
+}
+
+/// Drives lane_17 → lane_0 (left turn at the signalled junction J_0) and checks the fields against the
+/// map's own numbers: the stop line of signal_0 crosses lane_0's centre line 0.18 m before its start.
+#[test]
+fn approach_to_a_signal_gives_stop_line_junction_and_light_by_id() {
+    let map = cube_town();
+    let mut tracker = MapTracker::new(Arc::clone(&map), TrackerConfig::default());
+    tracker.set_route([("lane_17", 0), ("lane_0", 1), ("lane_12", 2)]);
+    let l17 = map.lane(map.lane_by_id("lane_17").unwrap()).unwrap();
+    let len = l17.centre.length();
+    let lane0 = map.lane(map.lane_by_id("lane_0").unwrap()).unwrap();
+    let stop = lane0
+        .features
+        .iter()
+        .find(|f| matches!(f.kind, FeatureKind::SignalStop(_)))
+        .unwrap();
+    assert!((stop.start_s + 0.1789).abs() < 0.01, "{}", stop.start_s);
+    let s = len - 30.0;
+    let p = l17.centre.point_at(s);
+    let mut frame = Frame {
+        x: p.x,
+        y: p.y,
+        heading: l17.centre.heading_at(s),
+        ..Frame::default()
+    };
+    tracker.set_lights([
+        LightObservation {
+            id: "signal_1".into(),
+            color: light_color::GREEN,
+            blink: false,
+        },
+        LightObservation {
+            id: "signal_0".into(),
+            color: light_color::RED,
+            blink: true,
+        },
+    ]);
+    tracker.fill(&mut frame);
+    let expected_line = 30.0 + stop.start_s - EGO_FRONT_M;
+    assert!(
+        (frame.stopline_dist_m - expected_line).abs() < 0.05,
+        "{}",
+        frame.stopline_dist_m
+    );
+    assert!((frame.junction_dist_m - (30.0 - EGO_FRONT_M)).abs() < 0.05);
+    // The stop sign of J_1 lies beyond lane_0 (24.0 m) and lane_12 (85.7 m).
+    let l12 = map.lane(map.lane_by_id("lane_12").unwrap()).unwrap();
+    let sign = 30.0 - EGO_FRONT_M + lane0.centre.length() + l12.centre.length();
+    assert!(
+        (frame.stopsign_dist_m - sign).abs() < 1.0,
+        "{}",
+        frame.stopsign_dist_m
+    );
+    assert!(frame.signal_ahead);
+    assert_eq!(frame.light_color, light_color::RED);
+    assert!(frame.light_blink);
+    assert_eq!(frame.planned_turn, planned_turn::LEFT);
+    assert_eq!(frame.lane_number, 1);
+    assert_eq!(frame.speed_limit_mps, 15.0);
+    // Another signal's colour does not leak in.
+    tracker.set_lights([LightObservation {
+        id: "signal_1".into(),
+        color: light_color::GREEN,
+        blink: false,
+    }]);
+    tracker.fill(&mut frame);
+    assert_eq!(frame.light_color, 0);
+    // Inside the junction: distance 0, lane number 0, the light still governs.
+    let mid = lane0.centre.point_at(10.0);
+    frame.x = mid.x;
+    frame.y = mid.y;
+    frame.heading = lane0.centre.heading_at(10.0);
+    tracker.fill(&mut frame);
+    assert_eq!(frame.junction_dist_m, 0.0);
+    assert_eq!(frame.lane_number, 0);
+    assert!(frame.signal_ahead);
+    // The next stop line is the stop sign of J_1, beyond lane_12.
+    assert!(frame.stopline_dist_m > 80.0 && frame.stopline_dist_m < 120.0);
+    assert_eq!(frame.stopline_dist_m, frame.stopsign_dist_m);
+    // Off the map: nothing ahead.
+    frame.x += 500.0;
+    tracker.fill(&mut frame);
+    assert_eq!(frame.junction_dist_m, f64::INFINITY);
+    assert!(!frame.signal_ahead);
+}

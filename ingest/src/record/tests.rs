@@ -1,0 +1,136 @@
+//! The real example record (15 localization + 15 chassis messages among 34) and damaged copies of it.
+
+use std::path::PathBuf;
+
+use super::*;
+use crate::assemble::AssemblerConfig;
+
+fn example() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/apollo/daohu527-cyber_record/test/example.record.00000")
+}
+
+#[test]
+fn example_record_has_its_documented_channels_and_messages() {
+    let mut r = RecordReader::open(&example()).unwrap();
+    assert_eq!(r.header().message_number(), 34);
+    let types: Vec<(&str, &str, u64)> = r
+        .channels()
+        .iter()
+        .map(|(n, c)| (n.as_str(), c.message_type.as_str(), c.n_messages))
+        .collect();
+    assert!(types.contains(&(
+        "/apollo/localization/pose",
+        "apollo.localization.LocalizationEstimate",
+        15
+    )));
+    assert!(types.contains(&("/apollo/canbus/chassis", "apollo.canbus.Chassis", 15)));
+    assert!(r.channels().values().all(|c| !c.proto_desc.is_empty()));
+    let mut n = 0;
+    while let Some(chunk) = r.next_chunk().unwrap() {
+        n += chunk.len();
+    }
+    assert_eq!(n, 34);
+}
+
+#[test]
+fn example_record_imports_through_the_live_assembler() {
+    let mut a = Assembler::new(AssemblerConfig::default());
+    let (runs, stats) = read_runs(&example(), &mut a).unwrap();
+    assert_eq!(stats.n_messages, 34);
+    // 15 poses + 15 chassis + the routing response are consumed; prediction and planning are not.
+    assert_eq!(stats.n_decoded, 31);
+    assert_eq!(stats.n_other_channels, 3);
+    assert_eq!(stats.n_decode_errors, 0);
+    assert_eq!(runs.len(), 1);
+    // The poses span 0.14 s: ticks at t0 and t0 + 0.1.
+    let frames = &runs[0];
+    assert_eq!(frames.len(), 2);
+    assert!((frames[0].t - 1_627_031_535.112_913_4).abs() < 1e-6);
+    assert!((frames[0].x - 315_323.445_888_350_5).abs() < 1e-9);
+    assert!(frames
+        .iter()
+        .all(|f| f.stopline_dist_m.is_infinite() && !f.signal_ahead));
+}
+
+/// Writes `bytes` to a temp file and opens it as a record.
+fn open_bytes(bytes: &[u8]) -> Result<(), RecordError> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("damaged.record");
+    std::fs::write(&path, bytes).unwrap();
+    let mut r = RecordReader::open(&path)?;
+    while r.next_chunk()?.is_some() {}
+    Ok(())
+}
+
+#[test]
+fn damaged_records_name_the_section_and_offset() {
+    let good = std::fs::read(example()).unwrap();
+    let cut = |n: usize| good.get(..n).unwrap().to_vec();
+    // Truncated inside the header.
+    let err = open_bytes(&cut(100)).unwrap_err().to_string();
+    assert!(
+        err.contains("header section at offset 0") && err.contains("truncated"),
+        "{err}"
+    );
+    // Truncated inside the first channel section (at 2064): the index is gone too.
+    let err = open_bytes(&cut(3000)).unwrap_err().to_string();
+    assert!(err.contains("index position"), "{err}");
+    // A chunk section claiming an absurd size: refused before allocating.
+    let mut huge = good.clone();
+    huge.get_mut(2064 + 8..2064 + 16)
+        .unwrap()
+        .copy_from_slice(&(1_i64 << 40).to_le_bytes());
+    let err = open_bytes(&huge).unwrap_err().to_string();
+    assert!(
+        err.contains("channel section at offset 2064") && err.contains("exceeds"),
+        "{err}"
+    );
+    let mut big = good.clone();
+    big.get_mut(2064 + 8..2064 + 16)
+        .unwrap()
+        .copy_from_slice(&(10_000_000_i64).to_le_bytes());
+    let err = open_bytes(&big).unwrap_err().to_string();
+    assert!(
+        err.contains("channel section at offset 2064") && err.contains("truncated"),
+        "{err}"
+    );
+    // A negative size.
+    let mut neg = good.clone();
+    neg.get_mut(2064 + 8..2064 + 16)
+        .unwrap()
+        .copy_from_slice(&(-5_i64).to_le_bytes());
+    let err = open_bytes(&neg).unwrap_err().to_string();
+    assert!(err.contains("negative size"), "{err}");
+    // Garbage in a section body.
+    let mut garbage = good.clone();
+    for b in garbage.get_mut(2064 + 16..2064 + 40).unwrap() {
+        *b = 0xff;
+    }
+    let err = open_bytes(&garbage).unwrap_err().to_string();
+    assert!(err.contains("channel section at offset 2064"), "{err}");
+    // Not a record at all.
+    let err = open_bytes(b"hello, this is not a record, only some text....")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("not a Cyber record") || err.contains("header section"),
+        "{err}"
+    );
+    let err = open_bytes(&[]).unwrap_err().to_string();
+    assert!(err.contains("truncated"), "{err}");
+}
+
+#[test]
+fn record_names_are_recognised() {
+    for (name, yes) in [
+        ("a.record", true),
+        ("example.record.00000", true),
+        ("x.record.12", true),
+        ("run.h5", false),
+        ("a.record.x", false),
+        ("a.record.", false),
+    ] {
+        assert_eq!(is_record_name(std::path::Path::new(name)), yes, "{name}");
+    }
+}

@@ -1,0 +1,149 @@
+//! Cyber RT records as run logs: the glue between `ingest::record` (reading and assembling) and the HDF5
+//! run-log format (`scenarios::log`), for `avguard import` and for `score` on `.record` files.
+
+use std::path::Path;
+
+use anyhow::{bail, Context};
+use ingest::assemble::{Assembler, AssemblerConfig};
+use ingest::record::{self, ImportStats, Imported};
+use laws::Frame;
+use scenarios::log::{LogWriter, RunLog, RunMeta};
+
+use crate::mapfile::LoadedMap;
+
+pub use ingest::record::is_record_name;
+
+/// The assembler a record is read with: the live bridge's, with the map when given.
+pub fn assembler(config: AssemblerConfig, map: Option<&LoadedMap>) -> Assembler {
+    match map {
+        Some((map, tracker)) => Assembler::with_map(config, map.clone(), *tracker),
+        None => Assembler::new(config),
+    }
+}
+
+fn meta(path: &Path, run: usize, frame_period_s: f64) -> RunMeta {
+    let name = path
+        .file_name()
+        .map_or_else(|| "record".to_owned(), |n| n.to_string_lossy().into_owned());
+    RunMeta {
+        scenario: "record".to_owned(),
+        run_id: if run <= 1 {
+            name
+        } else {
+            format!("{name}_run{run}")
+        },
+        frame_period_s,
+        seed: None,
+    }
+}
+
+/// Reads a record as one run log (for scoring); a record holding several runs is refused (split it with
+/// `avguard import`).
+pub fn read_record_log(
+    path: &Path,
+    config: AssemblerConfig,
+    map: Option<&LoadedMap>,
+) -> anyhow::Result<RunLog> {
+    let mut a = assembler(config, map);
+    let (runs, _) = record::read_runs(path, &mut a)?;
+    let runs: Vec<Vec<Frame>> = runs.into_iter().filter(|r| !r.is_empty()).collect();
+    match runs.len() {
+        0 => bail!(
+            "{}: no frames (the record has no localization message)",
+            path.display()
+        ),
+        1 => {}
+        n => bail!(
+            "{}: the record holds {n} runs (message time jumps); split it with `avguard import`",
+            path.display()
+        ),
+    }
+    let frames = runs.into_iter().next().unwrap_or_default();
+    Ok(RunLog {
+        meta: meta(path, 1, config.period_s),
+        frames,
+    })
+}
+
+/// What one import wrote.
+#[derive(Debug)]
+pub struct Written {
+    /// The logs, one per run, with their frame counts.
+    pub logs: Vec<(std::path::PathBuf, usize)>,
+    /// The reader's counters.
+    pub stats: ImportStats,
+}
+
+/// Imports `path` into `out_dir`: `NAME.h5` for the record's first run, `NAME_run<k>.h5` for later runs
+/// (a record whose message time jumps), streaming frames into each log as they are assembled.
+pub fn import_record(
+    path: &Path,
+    out_dir: &Path,
+    config: AssemblerConfig,
+    map: Option<&LoadedMap>,
+) -> anyhow::Result<Written> {
+    let name = path
+        .file_name()
+        .map_or_else(|| "record".to_owned(), |n| n.to_string_lossy().into_owned());
+    let mut a = assembler(config, map);
+    let mut run = 1_usize;
+    let mut writer: Option<(LogWriter, std::path::PathBuf, usize)> = None;
+    let mut logs = Vec::new();
+    let mut failure: Option<anyhow::Error> = None;
+    let finish = |w: Option<(LogWriter, std::path::PathBuf, usize)>,
+                  logs: &mut Vec<(std::path::PathBuf, usize)>|
+     -> anyhow::Result<()> {
+        if let Some((writer, file, n)) = w {
+            writer
+                .finish()
+                .with_context(|| format!("{}: cannot finish", file.display()))?;
+            logs.push((file, n));
+        }
+        Ok(())
+    };
+    let stats = record::import(path, &mut a, |step| {
+        if failure.is_some() {
+            return;
+        }
+        let result = (|| -> anyhow::Result<()> {
+            match step {
+                Imported::NewRun(_) => {
+                    finish(writer.take(), &mut logs)?;
+                    run += 1;
+                }
+                Imported::Frame(frame) => {
+                    if writer.is_none() {
+                        let file = if run <= 1 {
+                            out_dir.join(format!("{name}.h5"))
+                        } else {
+                            out_dir.join(format!("{name}_run{run}.h5"))
+                        };
+                        let w = LogWriter::create(&file, &meta(path, run, config.period_s))
+                            .with_context(|| format!("{}: cannot create", file.display()))?;
+                        writer = Some((w, file, 0));
+                    }
+                    if let Some((w, file, n)) = &mut writer {
+                        w.append(frame)
+                            .with_context(|| format!("{}: cannot write", file.display()))?;
+                        *n += 1;
+                    }
+                }
+            }
+            Ok(())
+        })();
+        if let Err(e) = result {
+            failure = Some(e);
+        }
+    })?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    finish(writer.take(), &mut logs)?;
+    if logs.is_empty() {
+        bail!(
+            "{}: no frames (the record has no localization message)",
+            path.display()
+        );
+    }
+    Ok(Written { logs, stats })
+}
