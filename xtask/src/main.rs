@@ -19,6 +19,7 @@ commands:
                   (`cargo xtask demo -- --help` lists the demo's options, e.g. --out DIR)
   test            install what the tests need, then run cargo fmt --check, clippy and the whole test suite
   setup           only install what the demo and the tests need (Debian packages, target/venv)
+  pytest          only the Python package's steps of `test`: build the wheel, install it, run pytest
   bench           run every benchmark (release; takes several minutes)
 ";
 
@@ -34,6 +35,17 @@ fn main() -> ExitCode {
         "test" => test(),
         "setup" => setup(&mut Steps::new(3)),
         "bench" => bench(),
+        "pytest" => {
+            let mut steps = Steps::new(3);
+            steps
+                .run("cargo build --bin avguard (the CLI the Python tests compare with)", || {
+                    run(
+                        cargo().args(["build", "--package", "tools", "--bin", "avguard"]),
+                        "cargo build",
+                    )
+                })
+                .and_then(|()| python_package(&mut steps))
+        }
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
@@ -151,6 +163,11 @@ fn test() -> Result<(), String> {
     steps.run("cargo test --workspace", || {
         run(cargo().args(["test", "--workspace"]), "cargo test")
     })?;
+    python_package(&mut steps)
+}
+
+/// Builds the Python package's wheel, installs it into target/venv and runs its tests: two steps.
+fn python_package(steps: &mut Steps) -> Result<(), String> {
     let python = python::interpreter()?;
     steps.run(
         &format!(
