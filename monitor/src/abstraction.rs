@@ -272,7 +272,9 @@ impl Compiled {
                         ))?;
                         evaluator.add_obligation(law).map(|handle| RtPred::Pending {
                             handle,
-                            more_than_frames: *more_than_frames,
+                            min_age: more_than_frames.map_or(0, |m| {
+                                u32::try_from(m.saturating_add(1)).unwrap_or(u32::MAX)
+                            }),
                         })
                     }
                 })
@@ -314,10 +316,11 @@ enum RtPred {
     State(StateHandle),
     /// `L.w` with L's index in the reduced law set.
     Window(usize),
-    /// An obligation registered with the evaluator: pending (for more than this many frames).
+    /// An obligation registered with the evaluator, pending for at least `min_age` frames (0 for
+    /// `L.pending`, m + 1 for more than m frames; u32 keeps the enum two words).
     Pending {
         handle: ObligationHandle,
-        more_than_frames: Option<u64>,
+        min_age: u32,
     },
 }
 
@@ -352,19 +355,16 @@ impl Tracker {
     /// Consumes one frame; returns every property's encoding. Does not allocate.
     pub fn step(&mut self, frame: &Frame) -> &[Encoded] {
         let signals = self.signals.next(frame);
-        let verdicts = self.evaluator.step(&signals);
+        let verdicts = self.evaluator.step(signals);
         for (enc, out) in self.encoders.iter().zip(self.out.iter_mut()) {
             let mut state: StateId = 0;
             for (bit, pred) in enc.preds.iter().enumerate() {
                 let holds = match *pred {
                     RtPred::State(h) => verdicts.state(h),
                     RtPred::Window(i) => verdicts.in_window(i),
-                    RtPred::Pending {
-                        handle,
-                        more_than_frames,
-                    } => verdicts
+                    RtPred::Pending { handle, min_age } => verdicts
                         .pending_frames(handle)
-                        .is_some_and(|age| more_than_frames.is_none_or(|m| age > m)),
+                        .is_some_and(|age| age >= u64::from(min_age)),
                 };
                 state |= StateId::from(holds) << bit;
             }

@@ -19,13 +19,6 @@ pub(crate) struct Model {
 }
 
 impl Model {
-    pub(crate) fn from_model(model: monitor::Model) -> Model {
-        Model {
-            bytes: model.to_bytes(),
-            model: Arc::new(model),
-        }
-    }
-
     fn decode(bytes: Vec<u8>, source: &Path) -> anyhow::Result<Model> {
         let model =
             monitor::Model::from_bytes(&bytes).with_context(|| format!("{}", source.display()))?;

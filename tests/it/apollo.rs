@@ -3,10 +3,13 @@
 //! compiled protos from `apollo-modules`); HD-map road fields from a roslibpy drive through the bridge,
 //! checked against shapely; runs on one connection against `avguard score`.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::support::{avguard, fixture, python_script, scratch, workspace_root};
+use crate::support::{
+    avguard, fixture, python, python_script, scratch, workspace_root, RunningBridge,
+};
 use serde_json::Value;
 
 /// The real Apollo sample data committed under `tests/fixtures/apollo/` (see its README for provenance).
@@ -123,4 +126,199 @@ fn score_accepts_record_files_and_a_damaged_record_fails_alone() {
         .arg(example_record())
         .output()
         .unwrap());
+}
+
+const THETA: &str = "0.5";
+
+/// The scenario: six recorded runs replayed one after another over one stock roslibpy connection,
+/// each on its own clock 1,000 s apart (through the documented client example). Every run's live first
+/// alarm per property equals the first alarm `avguard score` finds in that run's log, and the bridge's
+/// per-run recordings equal the logs.
+#[test]
+fn runs_replayed_on_one_connection_give_the_alarms_of_score() {
+    let f = fixture();
+    let dir = scratch();
+    let mut logs: Vec<PathBuf> = std::fs::read_dir(&f.test_logs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    logs.sort();
+    logs.truncate(6);
+    let pred = dir.path().join("pred.jsonl");
+    let record = dir.path().join("live.h5");
+    let bridge = RunningBridge::start(|c| {
+        c.arg("--model")
+            .arg(&f.model)
+            .args(["--threshold", THETA, "--log"])
+            .arg(&pred)
+            .arg("--record")
+            .arg(&record)
+    });
+    let port = bridge.port().to_string();
+    let client = ok(python()
+        .arg(workspace_root().join("bridge/examples/roslibpy_client.py"))
+        .args(["--port", &port, "--offset-s", "1000"])
+        .args(&logs)
+        .output()
+        .unwrap());
+    let printed = String::from_utf8_lossy(&client.stdout);
+    assert_eq!(printed.lines().count(), logs.len(), "{printed}");
+    let (status, stderr) = bridge.stop();
+    assert!(status.success(), "{stderr}");
+
+    // Live: first alarm per (run, property), in the run's own time.
+    let run_ids: Vec<String> = (1..=logs.len())
+        .map(|k| {
+            if k == 1 {
+                "conn1".to_owned()
+            } else {
+                format!("conn1_run{k}")
+            }
+        })
+        .collect();
+    let mut live: BTreeMap<(usize, String), f64> = BTreeMap::new();
+    for line in std::fs::read_to_string(&pred).unwrap().lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        if v["event"] != "alarm_start" {
+            continue;
+        }
+        let k = run_ids.iter().position(|r| v["run"] == r.as_str()).unwrap();
+        let t = v["t"].as_f64().unwrap() - 1000.0 * k as f64;
+        live.entry((k, v["property"].as_str().unwrap().to_owned()))
+            .or_insert(t);
+    }
+    assert!(!live.is_empty(), "no live alarm at all");
+
+    let out = dir.path().join("score");
+    ok(avguard()
+        .args(["score", "--model"])
+        .arg(&f.model)
+        .args(["--thresholds", THETA, "--out"])
+        .arg(&out)
+        .args(&logs)
+        .output()
+        .unwrap());
+    let scored: Value =
+        serde_json::from_slice(&std::fs::read(out.join("score.json")).unwrap()).unwrap();
+    let mut n_alarms = 0;
+    for (k, log) in logs.iter().enumerate() {
+        let original = scenarios::log::read_log(log).unwrap();
+        // The recording of run k holds the same frames (times shifted by the run's offset).
+        let rec_path = if k == 0 {
+            record.clone()
+        } else {
+            dir.path().join(format!("live_conn1_run{}.h5", k + 1))
+        };
+        let recorded = scenarios::log::read_log(&rec_path).unwrap();
+        assert_eq!(recorded.frames.len(), original.frames.len(), "run {k}");
+        for (a, b) in recorded.frames.iter().zip(&original.frames) {
+            assert!((a.t - 1000.0 * k as f64 - b.t).abs() < 1e-6);
+            assert_eq!((a.x, a.y, a.heading), (b.x, b.y, b.heading));
+            assert!((a.speed_mps - b.speed_mps).abs() < 1e-9);
+            assert_eq!(a.stopline_dist_m, b.stopline_dist_m);
+            assert_eq!(a.light_color, b.light_color);
+            assert_eq!(a.obstacles.len(), b.obstacles.len());
+        }
+        let run_id = &original.meta.run_id;
+        for run in scored["runs"].as_array().unwrap() {
+            if run["run_id"] != run_id.as_str() {
+                continue;
+            }
+            let property = run["property"].as_str().unwrap().to_owned();
+            let batch = run["alarms"][THETA]["first_alarm_t"].as_f64();
+            let violation = run["violation_t"].as_f64();
+            let live_alarm = live.get(&(k, property.clone())).copied();
+            match (batch, violation) {
+                (Some(a), _) => {
+                    let l =
+                        live_alarm.unwrap_or_else(|| panic!("run {k} {property}: no live alarm"));
+                    assert!(
+                        (l - a).abs() < 1e-6,
+                        "run {k} {property}: live {l} vs score {a}"
+                    );
+                    n_alarms += 1;
+                }
+                // `score` reports only alarms before the violation.
+                (None, Some(v)) => assert!(
+                    live_alarm.is_none_or(|l| l >= v - 1e-6),
+                    "run {k} {property}: live alarm {live_alarm:?} before the violation at {v}"
+                ),
+                (None, None) => assert_eq!(live_alarm, None, "run {k} {property}"),
+            }
+        }
+    }
+    assert!(n_alarms >= 2, "only {n_alarms} alarms compared");
+}
+
+/// The "done when": a roslibpy drive along cube_town's lanes towards each signal's stop line,
+/// without any /avguard/road_context message, through `avguard bridge --map --record`; the recorded road
+/// fields equal an independent computation (Python: Apollo's compiled protos + shapely) within 0.5 m, and
+/// `light_color` is the colour of the governing signal's id, not of the other lights.
+#[test]
+fn map_drive_records_the_road_fields_of_an_independent_computation() {
+    let f = fixture();
+    let dir = scratch();
+    let record = dir.path().join("drive.h5");
+    let bridge = RunningBridge::start(|c| {
+        c.arg("--model")
+            .arg(&f.model)
+            .arg("--map")
+            .arg(cube_town())
+            .arg("--record")
+            .arg(&record)
+    });
+    let port = bridge.port().to_string();
+    let out = ok(python_script("apollo_map_drive.py")
+        .arg(&port)
+        .arg(cube_town())
+        .output()
+        .unwrap());
+    let (status, stderr) = bridge.stop();
+    assert!(status.success(), "{stderr}");
+    let expected: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let runs = expected.as_object().unwrap();
+    // Three signals, each governing two junction lanes.
+    assert_eq!(runs.len(), 6, "{:?}", runs.keys().collect::<Vec<_>>());
+    let (mut n_line, mut n_junction) = (0, 0);
+    for (run_id, rows) in runs {
+        let log = scenarios::log::read_log(&dir.path().join(format!("drive_{run_id}.h5")))
+            .unwrap_or_else(|e| panic!("{run_id}: {e}"));
+        assert_eq!(log.meta.run_id, *run_id);
+        let rows = rows.as_array().unwrap();
+        assert_eq!(log.frames.len(), rows.len(), "{run_id}");
+        for (frame, row) in log.frames.iter().zip(rows) {
+            let t = row["t"].as_f64().unwrap();
+            assert!((frame.t - t).abs() < 1e-6);
+            if let Some(d) = row["stopline"].as_f64() {
+                assert!(
+                    (frame.stopline_dist_m - d).abs() <= 0.5,
+                    "{run_id} t={t}: stop line {} vs {d}",
+                    frame.stopline_dist_m
+                );
+                n_line += 1;
+            }
+            let j = row["junction"].as_f64().unwrap();
+            assert!(
+                (frame.junction_dist_m - j).abs() <= 0.5,
+                "{run_id} t={t}: junction {} vs {j}",
+                frame.junction_dist_m
+            );
+            // cube_town's roads have one lane each way; none inside a junction.
+            let inside = row["in_junction"].as_bool().unwrap();
+            assert_eq!(
+                frame.lane_number,
+                i32::from(!inside),
+                "{run_id} t={t}: lanes"
+            );
+            n_junction += 1;
+            assert!(frame.signal_ahead, "{run_id} t={t}");
+            assert_eq!(
+                i64::from(frame.light_color),
+                row["light"].as_i64().unwrap(),
+                "{run_id} t={t}: light"
+            );
+            assert_eq!(frame.speed_limit_mps, 15.0);
+        }
+    }
+    assert!(n_line > 200 && n_junction > 300, "{n_line} {n_junction}");
 }

@@ -5,6 +5,7 @@ mod bridge_auth;
 mod bridge_cli;
 mod bridge_e2e;
 mod cli;
+mod fuzz_corpus;
 mod hdf5_interop;
 mod laws_cli;
 mod laws_rtamt;

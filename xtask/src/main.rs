@@ -11,6 +11,8 @@ use std::process::{Command, ExitCode};
 
 use xtask::{debian, package, python, run, step, target_dir, workspace_root};
 
+mod fuzz;
+
 const USAGE: &str = "\
 usage: cargo xtask <command> [args...]
 
@@ -21,6 +23,9 @@ commands:
   setup           only install what the demo and the tests need (Debian packages, target/venv)
   pytest          only the Python package's steps of `test`: build the wheel, install it, run pytest
   bench           run every benchmark (release; takes several minutes)
+  fuzz [SECONDS] [TARGET...]
+                  run each libFuzzer target (tests/fuzz/README.md) for SECONDS (default 60), one at a
+                  time at low priority; prints executions per target (needs the nightly toolchain)
 ";
 
 fn main() -> ExitCode {
@@ -38,14 +43,18 @@ fn main() -> ExitCode {
         "pytest" => {
             let mut steps = Steps::new(3);
             steps
-                .run("cargo build --bin avguard (the CLI the Python tests compare with)", || {
-                    run(
-                        cargo().args(["build", "--package", "tools", "--bin", "avguard"]),
-                        "cargo build",
-                    )
-                })
+                .run(
+                    "cargo build --bin avguard (the CLI the Python tests compare with)",
+                    || {
+                        run(
+                            cargo().args(["build", "--package", "tools", "--bin", "avguard"]),
+                            "cargo build",
+                        )
+                    },
+                )
                 .and_then(|()| python_package(&mut steps))
         }
+        "fuzz" => fuzz::run(rest),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;

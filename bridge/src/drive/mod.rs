@@ -270,7 +270,7 @@ impl DriveReport {
         let mut first: Vec<Option<f64>> = vec![None; laws.laws().len()];
         let mut signals = SignalStream::new(cfg.context, eval.needed_signals());
         for frame in &self.frames {
-            let verdicts = eval.step(&signals.next(frame));
+            let verdicts = eval.step(signals.next(frame));
             for (i, slot) in first.iter_mut().enumerate() {
                 if slot.is_none() && verdicts.violated_now(i) {
                     *slot = Some(frame.t);

@@ -30,8 +30,11 @@ struct ConnState {
     enforcer: Enforcer,
     /// The current run.
     run: RunName,
-    /// `None` when not recording, or after a write failed.
+    /// The run's recording: made on the run's first frame (a run without frames leaves no file); `None`
+    /// before that, when not recording, or after a write failed.
     recording: Option<Recording>,
+    /// True once this run's recording failed (it is not retried).
+    recording_failed: bool,
 }
 
 pub(super) struct Worker {
@@ -109,7 +112,8 @@ impl Worker {
             session: slot.factory.session(),
             generation: slot.generation,
             enforcer: Enforcer::new(self.config.enforce),
-            recording: self.start_recording(link.id, &run),
+            recording: None,
+            recording_failed: false,
             run,
         }
     }
@@ -123,7 +127,7 @@ impl Worker {
         state.generation = slot.generation;
         state.enforcer = Enforcer::new(self.config.enforce);
         state.run = state.run.next(state.link.id, run_id);
-        state.recording = self.start_recording(state.link.id, &state.run);
+        state.recording_failed = false;
         self.metrics.n_runs.fetch_add(1, Ordering::Relaxed);
     }
 
@@ -164,11 +168,16 @@ impl Worker {
             state.session = slot.factory.session();
             state.generation = slot.generation;
         }
+        if state.recording.is_none() && !state.recording_failed {
+            state.recording = self.start_recording(state.link.id, &state.run);
+            state.recording_failed = state.recording.is_none();
+        }
         if let Some(rec) = &mut state.recording {
             if let Err(err) = rec.append(frame) {
                 self.metrics.n_record_errors.fetch_add(1, Ordering::Relaxed);
                 tracing::warn!(conn = state.link.id, %err, "session recording stopped");
                 state.recording = None;
+                state.recording_failed = true;
             }
         }
         let started = Instant::now();

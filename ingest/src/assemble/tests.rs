@@ -197,7 +197,9 @@ fn map_fills_road_fields_and_road_context_overrides_them() {
     a.push(&road(json!({"stamp": 0.05, "speed_limit": 5.0})), &mut out);
     a.push(&pose(0.1), &mut out);
     assert_eq!(out.len(), 2);
-    let entry = 20.0 - laws::signals::EGO_FRONT_M;
+    let lane4 = map.lane(map.lane_by_id("lane_4").unwrap()).unwrap();
+    let (_, start, _) = lane4.junction_span().unwrap();
+    let entry = 20.0 + start - laws::signals::EGO_FRONT_M;
     assert!(
         (out[0].junction_dist_m - entry).abs() < 0.01,
         "{}",

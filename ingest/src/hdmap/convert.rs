@@ -186,7 +186,10 @@ impl HdMap {
                             .get(i)
                             .and_then(|c| lane.centre.inside_interval(&c.polygon, EXTEND_M))
                             .unwrap_or((start_s, end_s)),
-                        FeatureKind::Junction(_) => (start_s, end_s),
+                        FeatureKind::Junction(i) => junctions
+                            .get(i)
+                            .and_then(|j| lane.centre.inside_interval(&j.polygon, EXTEND_M))
+                            .unwrap_or((start_s, end_s)),
                     };
                     lane.features.push(LaneFeature {
                         kind,
@@ -220,10 +223,14 @@ impl HdMap {
                 .or_else(|| road_junction.get(&lane.id).cloned());
             if let Some(j) = named.and_then(|j| junction_idx.get(&j).copied()) {
                 if seen.insert((i, FeatureKind::Junction(j))) {
+                    let (start_s, end_s) = junctions
+                        .get(j)
+                        .and_then(|p| lane.centre.inside_interval(&p.polygon, EXTEND_M))
+                        .unwrap_or((0.0, lane.centre.length()));
                     lane.features.push(LaneFeature {
                         kind: FeatureKind::Junction(j),
-                        start_s: 0.0,
-                        end_s: lane.centre.length(),
+                        start_s,
+                        end_s,
                     });
                 }
             }

@@ -13,10 +13,12 @@
 //!   detections. [`tracker::MapTracker::fill`] writes a frame's road fields.
 //!
 //! Feature positions along a lane are computed from the geometry (a stop line where it crosses the centre
-//! line, a crosswalk where the centre line enters its polygon); the map's overlaps say which features
-//! belong to which lane, and their `start_s`/`end_s` are used only when the geometry does not cross. The
-//! junction span of a lane is its junction overlap (which agrees with the junction polygon where lanes
-//! enter it), else the whole lane when the lane or its road names a junction.
+//! line, a crosswalk or junction where the centre line is inside its polygon, the line extended 3 m beyond
+//! the lane's ends so that a stop line or polygon edge just before the lane's first point counts); the
+//! map's overlaps (and a lane's or its road's `junction_id`) say which features belong to which lane, and
+//! the overlaps' `start_s`/`end_s` are used only when the geometry does not cross. Real maps need this:
+//! cube_town's signal stop lines lie up to 0.6 m before their lanes' first points and its junction
+//! polygons reach 1 m into the approach lanes, while the overlaps start at 0.
 
 pub mod context;
 mod convert;

@@ -60,10 +60,11 @@ fn real_maps_have_the_documented_contents() {
     assert_eq!(borregas.lanes().len(), 60);
     assert_eq!(borregas.signal_ids().len(), 15);
     assert_eq!(borregas.crosswalks().len(), 6);
-    // Every cube_town junction lane starts at its junction's entry (checked in the map with Python).
+    // J_0's polygon reaches 1.05 m into the approach lane before lane_0 (checked with shapely).
     let lane0 = cube.lane(cube.lane_by_id("lane_0").unwrap()).unwrap();
-    let (_, a, _) = lane0.junction_span().unwrap();
-    assert!(a.abs() < 1e-9);
+    let (_, a, b) = lane0.junction_span().unwrap();
+    assert!((a + 1.053).abs() < 0.01, "{a}");
+    assert!(b > 20.0 && b <= lane0.centre.length() + 3.0, "{b}");
     assert_eq!(lane0.turn, Turn::Left);
     assert_eq!(lane0.speed_limit_mps, 15.0);
 }
@@ -227,7 +228,8 @@ fn approach_to_a_signal_gives_stop_line_junction_and_light_by_id() {
         "{}",
         frame.stopline_dist_m
     );
-    assert!((frame.junction_dist_m - (30.0 - EGO_FRONT_M)).abs() < 0.05);
+    let (_, entry, _) = lane0.junction_span().unwrap();
+    assert!((frame.junction_dist_m - (30.0 + entry - EGO_FRONT_M)).abs() < 0.05);
     // The stop sign of J_1 lies beyond lane_0 (24.0 m) and lane_12 (85.7 m).
     let l12 = map.lane(map.lane_by_id("lane_12").unwrap()).unwrap();
     let sign = 30.0 - EGO_FRONT_M + lane0.centre.length() + l12.centre.length();

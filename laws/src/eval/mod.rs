@@ -184,7 +184,7 @@ impl Verdicts<'_> {
     #[inline]
     pub fn pending_frames(&self, handle: ObligationHandle) -> Option<u64> {
         self.pending_ages
-            .get(handle.0)
+            .get(handle.0 as usize)
             .and_then(|&age| u64::try_from(age).ok())
     }
 
@@ -206,7 +206,7 @@ pub struct StateHandle(usize);
 /// A law's obligation memory registered with [`Evaluator::add_obligation`], read back with
 /// [`Verdicts::pending_frames`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct ObligationHandle(usize);
+pub struct ObligationHandle(u32);
 
 /// Evaluates every law of a set, one frame at a time.
 #[derive(Debug, Clone)]
@@ -351,11 +351,13 @@ impl Evaluator {
     /// [`EvalError::NoObligation`] when the law has no such conjunct; [`EvalError::BoundNotMultiple`] when
     /// a bound is not a whole number of frames.
     pub fn add_obligation(&mut self, law: &Law) -> Result<ObligationHandle, EvalError> {
+        let handle = u32::try_from(self.obligations.len())
+            .map_err(|_| EvalError::Config("too many obligation memories"))?;
         let tracker =
             ObligationTracker::new(law.name(), law.body(), self.period_s, &mut self.atoms)?;
         self.obligations.push(tracker);
         self.pending_ages.push(-1);
-        Ok(ObligationHandle(self.obligations.len() - 1))
+        Ok(ObligationHandle(handle))
     }
 
     /// Registers a state formula (e.g. a monitor predicate or a law's antecedent) to be read each frame

@@ -190,6 +190,18 @@ signals! {
     Visibility = "visibility", Value;
 }
 
+/// The avguard prediction signals computed from one frame (everything of [`motion`] and `rssDangerous`).
+const PREDICTION_SIGNALS: SignalSet = {
+    let mut bits = 0u64;
+    let mut i = Signal::StoplineDecel as usize;
+    while i <= Signal::RssDangerous as usize {
+        bits |= 1 << i;
+        i += 1;
+    }
+    // `jerk` needs the previous frame: the stream sets it.
+    SignalSet(bits & !(1 << Signal::Jerk as usize))
+};
+
 /// Number of signals (the length of [`Signals`]' array).
 pub const N_SIGNALS: usize = Signal::Visibility as usize + 1;
 
@@ -317,6 +329,11 @@ impl SignalSet {
         SignalSet(self.0 | other.0)
     }
 
+    /// True when the two sets share a signal.
+    pub fn intersects(self, other: SignalSet) -> bool {
+        self.0 & other.0 != 0
+    }
+
     /// True when some signal of `sigs` is in the set.
     pub fn contains_any(self, sigs: &[Signal]) -> bool {
         sigs.iter().any(|&s| self.contains(s))
@@ -388,6 +405,15 @@ impl Signals {
     /// skipped (all of it when no obstacle signal is needed).
     pub fn from_frame_needed(f: &Frame, ctx: &SignalContext, needed: SignalSet) -> Signals {
         let mut s = Signals::default();
+        s.fill_from_frame(f, ctx, needed);
+        s
+    }
+
+    /// Overwrites every signal [`Signals::from_frame_needed`] computes for `needed`; the others keep
+    /// their values. Starting from the defaults with the same `needed` set, the result is
+    /// `from_frame_needed`'s (a [`SignalStream`] refills one buffer frame after frame).
+    pub(crate) fn fill_from_frame(&mut self, f: &Frame, ctx: &SignalContext, needed: SignalSet) {
+        let s = self;
         s.set(Signal::Speed, f.speed_mps * 3.6);
         s.set(Signal::Acc, f.accel_mps2);
         s.set(Signal::Brake, f64::from(f.brake_pct));
@@ -431,9 +457,10 @@ impl Signals {
         s.set(Signal::NpcOppositeSpeed, o.npc_opposite_speed_mps);
         s.set(Signal::PriorityNpcAhead, flag(o.priority_npc_ahead));
         s.set(Signal::PriorityPedsAhead, flag(o.priority_peds_ahead));
-        s.set_prediction(f, needed);
+        if needed.intersects(PREDICTION_SIGNALS) {
+            s.set_prediction(f, needed);
+        }
         s.set_context(ctx);
-        s
     }
 
     /// The avguard prediction signals of `needed` (see [`motion`]); the others keep their defaults.

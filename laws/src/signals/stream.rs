@@ -16,6 +16,8 @@ pub struct SignalStream {
     needed: SignalSet,
     /// The previous frame's time and longitudinal acceleration.
     prev: Option<(f64, f64)>,
+    /// The signals of the latest frame, refilled in place (what `needed` leaves out stays at its default).
+    current: Signals,
 }
 
 impl SignalStream {
@@ -26,6 +28,7 @@ impl SignalStream {
             context,
             needed,
             prev: None,
+            current: Signals::default(),
         }
     }
 
@@ -34,8 +37,8 @@ impl SignalStream {
     /// `jerk` is `(acc − previous acc) / (t − previous t)`; it is 0 on the first frame and whenever the
     /// time step is not a positive finite number (a repeated or out-of-order stamp), which also restarts
     /// the difference from this frame.
-    pub fn next(&mut self, f: &Frame) -> Signals {
-        let mut s = Signals::from_frame_needed(f, &self.context, self.needed);
+    pub fn next(&mut self, f: &Frame) -> &Signals {
+        self.current.fill_from_frame(f, &self.context, self.needed);
         let jerk = match self.prev {
             Some((t, acc)) if f.t - t > 0.0 && (f.t - t).is_finite() => {
                 (f.accel_mps2 - acc) / (f.t - t)
@@ -43,9 +46,10 @@ impl SignalStream {
             _ => 0.0,
         };
         // A non-finite acceleration gives no jerk either (nor does it poison the next frame's).
-        s.set(Signal::Jerk, if jerk.is_finite() { jerk } else { 0.0 });
+        self.current
+            .set(Signal::Jerk, if jerk.is_finite() { jerk } else { 0.0 });
         self.prev = Some((f.t, f.accel_mps2));
-        s
+        &self.current
     }
 
     /// Forgets the previous frame (a new run starts).

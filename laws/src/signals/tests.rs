@@ -213,7 +213,7 @@ fn stream_jerk_needs_the_previous_frame() {
         stopline_dist_m: 12.0,
         ..at(0.1, 3.0)
     };
-    let mut streamed = stream.next(&f);
+    let mut streamed = *stream.next(&f);
     streamed.set(Signal::Jerk, 0.0);
     assert_eq!(streamed, Signals::from_frame(&f, &SignalContext::default()));
 }

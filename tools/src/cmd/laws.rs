@@ -73,7 +73,7 @@ pub fn write_verdicts(
     let mut signals = SignalStream::new(cfg.context, evaluator.needed_signals());
     let mut row = String::new();
     for frame in &log.frames {
-        let verdicts = evaluator.step(&signals.next(frame));
+        let verdicts = evaluator.step(signals.next(frame));
         row.clear();
         row.push_str(&format!("{}", frame.t));
         for i in 0..verdicts.len() {

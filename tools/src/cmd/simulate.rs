@@ -168,7 +168,7 @@ impl Tally {
         };
         let mut signals = SignalStream::new(self.cfg.context, eval.needed_signals());
         for frame in frames {
-            let verdicts = eval.step(&signals.next(frame));
+            let verdicts = eval.step(signals.next(frame));
             for (i, v) in violated.iter_mut().enumerate() {
                 *v |= verdicts.violated_now(i);
             }

@@ -1,6 +1,0 @@
-//! Learning from Python (filled in next).
-use pyo3::prelude::*;
-
-pub(crate) fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
-    Ok(())
-}
