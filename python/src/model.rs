@@ -18,14 +18,12 @@ pub(crate) struct Model {
     model: Arc<monitor::Model>,
 }
 
-impl Model {
-    fn decode(bytes: Vec<u8>, source: &Path) -> anyhow::Result<Model> {
-        let model =
-            monitor::Model::from_bytes(&bytes).with_context(|| format!("{}", source.display()))?;
-        Ok(Model {
-            bytes,
-            model: Arc::new(model),
-        })
+impl From<tools::modelfile::ModelFile> for Model {
+    fn from(file: tools::modelfile::ModelFile) -> Model {
+        Model {
+            bytes: file.bytes,
+            model: Arc::new(file.model),
+        }
     }
 }
 
@@ -34,18 +32,16 @@ impl Model {
     /// Reads a model file (the CLI's messages when it cannot be read or is not a model).
     #[staticmethod]
     fn load(py: Python<'_>, path: PathBuf) -> PyResult<Model> {
-        py.detach(|| {
-            let bytes =
-                std::fs::read(&path).with_context(|| format!("{}: cannot read", path.display()))?;
-            Model::decode(bytes, &path)
-        })
-        .map_err(to_py)
+        py.detach(|| tools::modelfile::read(&path))
+            .map(Model::from)
+            .map_err(to_py)
     }
 
     /// A model from the bytes of a model file.
     #[staticmethod]
     fn from_bytes(py: Python<'_>, data: Vec<u8>) -> PyResult<Model> {
-        py.detach(|| Model::decode(data, Path::new("<model bytes>")))
+        py.detach(|| tools::modelfile::decode(data, Path::new("<model bytes>")))
+            .map(Model::from)
             .map_err(to_py)
     }
 
@@ -106,7 +102,7 @@ impl Model {
     }
 }
 
-/// Frame times and, per property, the risk at each frame.
+/// Frame times and, per property, the risk at each frame (the series `avguard score` scores).
 fn risk_series(
     model: &Arc<monitor::Model>,
     path: &Path,
@@ -127,15 +123,7 @@ fn risk_series(
     }
     let mut session =
         Session::new(model, &SessionConfig::default()).context("cannot start a monitor session")?;
-    let n_properties = model.properties().len();
-    let mut t = Vec::with_capacity(log.frames.len());
-    let mut risks = vec![Vec::with_capacity(log.frames.len()); n_properties];
-    for frame in &log.frames {
-        let outcome = session.step(frame);
-        t.push(frame.t);
-        for (p, (series, po)) in risks.iter_mut().zip(&outcome.properties).enumerate() {
-            series.push(measure.risk(p, po));
-        }
-    }
-    Ok((t, risks))
+    let series = tools::score::run_series(&log.frames, &mut session, &measure, None);
+    let t = log.frames.iter().map(|f| f.t).collect();
+    Ok((t, series.into_iter().map(|s| s.risk).collect()))
 }

@@ -7,6 +7,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use rayon::prelude::*;
 
+use tools::rss_options::RssOptions;
+
 use crate::progress::Progress;
 use crate::to_py;
 
@@ -45,11 +47,12 @@ impl Scorer {
         let inner = py
             .detach(|| {
                 tools::score::Scorer::new(
-                    &model_bytes,
+                    model_bytes,
                     &source,
                     &thresholds,
                     horizon,
                     conservative,
+                    &RssOptions::default(),
                 )?
                 .with_map(map.as_deref())
             })
@@ -138,6 +141,7 @@ impl ScoreJob {
             thresholds,
             horizon_s: horizon,
             conservative,
+            rss: RssOptions::default(),
             out,
             force,
             shard: None,

@@ -100,9 +100,7 @@ pub struct Args {
 /// Loads the model file as a decision factory; the risk is P(eventually unsafe), or P(unsafe within
 /// `horizon_s`) when given.
 pub fn load_model(path: &Path, horizon_s: Option<f64>) -> anyhow::Result<Box<dyn DecideFactory>> {
-    let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
-    let model =
-        monitor::Model::from_bytes(&bytes).with_context(|| format!("{}", path.display()))?;
+    let model = crate::modelfile::read(path)?.model;
     let factory =
         bridge::session::MonitorFactory::new(model, horizon_s, path.display().to_string())
             .with_context(|| format!("{}", path.display()))?;

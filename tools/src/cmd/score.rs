@@ -47,6 +47,9 @@ pub struct Args {
     /// Runs per property whose risk over time is plotted in report.html.
     #[arg(long, default_value_t = 3, value_name = "N")]
     plot_runs: usize,
+    /// RSS comparator parameters.
+    #[command(flatten)]
+    rss: crate::rss_options::RssOptions,
     /// Apollo HD map for the road fields of `.record` inputs (HDF5 logs already hold theirs).
     #[arg(long, value_name = "FILE")]
     map: Option<PathBuf>,
@@ -87,12 +90,40 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         thresholds: args.thresholds,
         horizon_s: args.horizon,
         conservative: args.conservative,
+        rss: args.rss,
         out: out.clone(),
         force: args.force,
         shard: args.shard,
         logs: args.logs,
         map: args.map,
     })?;
+    let settings = job.scorer().settings();
+    let calibrated: Vec<String> = settings
+        .calibrated
+        .iter()
+        .map(|(name, (theta, m))| {
+            format!(
+                "{name} θ={theta:.3}{}",
+                if *m > 1 {
+                    format!(" (debounce {m})")
+                } else {
+                    String::new()
+                }
+            )
+        })
+        .collect();
+    if !calibrated.is_empty() {
+        eprintln!(
+            "calibrated alarms (reported as \"calibrated\", beside θ = {}): {}",
+            settings
+                .thresholds
+                .iter()
+                .map(|t| t.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            calibrated.join(", ")
+        );
+    }
     if job.n_cached() > 0 {
         eprintln!(
             "{} of {} logs already scored in {} (use --force to redo)",

@@ -8,12 +8,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{bail, Context};
+use laws::rss::RssParams;
 use monitor::{Model, RiskMeasure};
 use rayon::prelude::*;
 
 use super::{FileResult, Settings};
 use crate::batch::{expand_logs_and_records, Shard};
 use crate::mapfile::LoadedMap;
+use crate::modelfile::ModelFile;
+use crate::rss_options::RssOptions;
 
 /// What `avguard score` is asked to do.
 #[derive(Debug, Clone)]
@@ -26,6 +29,8 @@ pub struct JobSpec {
     pub horizon_s: Option<f64>,
     /// Compare θ with the PAC upper bound.
     pub conservative: bool,
+    /// The RSS comparator's parameters.
+    pub rss: RssOptions,
     /// The output folder.
     pub out: PathBuf,
     /// Score logs again although the output folder holds their results.
@@ -45,32 +50,59 @@ pub struct Scorer {
     measure: RiskMeasure,
     thresholds: Vec<(String, f64)>,
     settings: Settings,
+    rss: RssParams,
     map: Option<LoadedMap>,
 }
 
 impl Scorer {
     /// A scorer for the model whose file holds `model_bytes`; `source` names that file in errors.
     pub fn new(
-        model_bytes: &[u8],
+        model_bytes: Vec<u8>,
         source: &Path,
         thresholds: &[f64],
         horizon_s: Option<f64>,
         conservative: bool,
+        rss: &RssOptions,
     ) -> anyhow::Result<Scorer> {
         check_thresholds(thresholds)?;
-        let model = Arc::new(
-            Model::from_bytes(model_bytes).with_context(|| format!("{}", source.display()))?,
-        );
+        let ModelFile { bytes, model } = crate::modelfile::decode(model_bytes, source)?;
+        let model = Arc::new(model);
         let measure = RiskMeasure::resolve(&model, horizon_s, conservative)?;
-        let settings = Settings::new(model_bytes, thresholds, horizon_s, conservative);
+        let rss_params = rss.params()?;
+        let mut settings = Settings::new(&bytes, thresholds, horizon_s, conservative);
+        settings.rss = rss.describe();
+        for (p, property) in model.properties().iter().enumerate() {
+            if let Some(rule) = property.reactive_rule() {
+                settings
+                    .rules
+                    .insert(property.name().to_owned(), rule.text());
+            }
+            if let Some(c) = super::calibrated_rule(&model, p, &measure) {
+                settings.calibrated.insert(property.name().to_owned(), c);
+            }
+        }
         let thresholds = settings.threshold_pairs();
         Ok(Scorer {
             model,
             measure,
             thresholds,
             settings,
+            rss: rss_params,
             map: None,
         })
+    }
+
+    /// A scorer for the model file at `path`.
+    pub fn load(
+        path: &Path,
+        thresholds: &[f64],
+        horizon_s: Option<f64>,
+        conservative: bool,
+        rss: &RssOptions,
+    ) -> anyhow::Result<Scorer> {
+        check_thresholds(thresholds)?;
+        let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+        Scorer::new(bytes, path, thresholds, horizon_s, conservative, rss)
     }
 
     /// Reads `.record` inputs with the road fields of the HD map at `path` (recorded in the settings).
@@ -84,19 +116,6 @@ impl Scorer {
         Ok(self)
     }
 
-    /// A scorer for the model file at `path`.
-    pub fn load(
-        path: &Path,
-        thresholds: &[f64],
-        horizon_s: Option<f64>,
-        conservative: bool,
-    ) -> anyhow::Result<Scorer> {
-        check_thresholds(thresholds)?;
-        let bytes =
-            std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
-        Scorer::new(&bytes, path, thresholds, horizon_s, conservative)
-    }
-
     /// Scores one log.
     pub fn score(&self, log: &Path) -> anyhow::Result<FileResult> {
         super::score_file(
@@ -105,6 +124,7 @@ impl Scorer {
             &self.measure,
             &self.thresholds,
             self.map.as_ref(),
+            Some(&self.rss),
         )
     }
 
@@ -167,6 +187,7 @@ impl Job {
             &spec.thresholds,
             spec.horizon_s,
             spec.conservative,
+            &spec.rss,
         )?
         .with_map(spec.map.as_deref())?;
         let mut logs = expand_logs_and_records(&spec.logs)?;

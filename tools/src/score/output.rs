@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use super::cache::{load_all, write_atomic};
 use super::{FileResult, Settings};
 use crate::report::{self, PropertyReport, Report, RiskTrace, StateRow};
-use crate::time_ahead::{summarise, RunScore};
+use crate::time_ahead::{summarise, Comparison, RunScore};
 
 /// Table 3 rows kept per property: the most visited states, then the riskiest visited ones.
 const N_COMMON_STATES: usize = 6;
@@ -52,7 +52,35 @@ pub fn write_outputs(
 
     let mut summary = serde_json::Map::new();
     let mut baseline = serde_json::Map::new();
+    let mut comparisons: BTreeMap<&str, Comparison> = BTreeMap::new();
+    let mut comparators_json = serde_json::Map::new();
+    let mut calibrated_json = serde_json::Map::new();
+    let mut curve_json = serde_json::Map::new();
+    let mut dominance_json = serde_json::Map::new();
     for (property, prop_runs) in &by_property {
+        let c = Comparison::of(prop_runs);
+        let rule_text = settings.rules.get(*property).cloned();
+        let mut cmp = serde_json::Map::new();
+        for (name, s) in &c.comparators {
+            let mut v = serde_json::to_value(s)?;
+            if let (Some(obj), "reactive_rule", Some(text)) =
+                (v.as_object_mut(), name.as_str(), &rule_text)
+            {
+                obj.insert("rule".into(), json!(text));
+            }
+            cmp.insert(name.clone(), v);
+        }
+        comparators_json.insert((*property).to_owned(), Value::Object(cmp));
+        if let Some(s) = &c.calibrated {
+            let cal = settings.calibrated.get(*property);
+            calibrated_json.insert(
+                (*property).to_owned(),
+                json!({"theta": cal.map(|c| c.0), "debounce_frames": cal.map(|c| c.1), "summary": s}),
+            );
+        }
+        curve_json.insert((*property).to_owned(), serde_json::to_value(&c.curve)?);
+        dominance_json.insert((*property).to_owned(), serde_json::to_value(&c.dominance)?);
+        comparisons.insert(property, c);
         let mut cells = serde_json::Map::new();
         for (key, _) in &thresholds {
             let s = summarise(
@@ -74,6 +102,10 @@ pub fn write_outputs(
         "runs": runs,
         "summary": summary,
         "baseline": baseline,
+        "comparators": comparators_json,
+        "calibrated": calibrated_json,
+        "curve": curve_json,
+        "dominance": dominance_json,
         "errors": errors_json,
         "settings": settings,
     });
@@ -103,7 +135,13 @@ pub fn write_outputs(
                 })
             });
             let rows = states.get(*name).cloned().unwrap_or_default();
-            PropertyReport::from_runs(name, prop_runs, &thresholds, rows, traces)
+            let mut report = PropertyReport::from_runs(name, prop_runs, &thresholds, rows, traces);
+            if let Some(c) = comparisons.remove(name) {
+                let calibration = settings.calibrated.get(*name).copied();
+                let rule = settings.rules.get(*name).map(String::as_str);
+                report.add_comparison(c, calibration, rule);
+            }
+            report
         })
         .collect();
     let n_logs = results.len();
