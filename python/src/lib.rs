@@ -6,13 +6,16 @@
 //! - [`log::read_log`] reads an HDF5 run log into columns named like its datasets;
 //! - [`model::Model`] holds a model file (load, save, `info --json`, per-frame risk);
 //! - [`score::Scorer`] scores single logs (what a Ray worker runs); [`score::ScoreJob`] is a whole
-//!   `avguard score` run (prepare, store results made elsewhere, write `score.json` and the reports).
+//!   `avguard score` run (prepare, store results made elsewhere, write `score.json` and the reports);
+//! - [`learn::LearnSetup`] records logs into [`learn::Counts`], which merge exactly and build the model
+//!   `avguard learn` writes.
 //!
 //! **Invariant:** long calls release the GIL (`Python::detach`); failures raise `avguard.AvguardError`
 //! carrying the CLI's message (the `anyhow` chain printed with `{:#}`, as `avguard: ...` prints it).
 
 use pyo3::prelude::*;
 
+mod learn;
 mod log;
 mod model;
 mod progress;
@@ -38,5 +41,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<score::Scorer>()?;
     m.add_class::<score::ScoreJob>()?;
     m.add_function(wrap_pyfunction!(score::expand_logs, m)?)?;
+    learn::register(m)?;
     Ok(())
 }

@@ -18,6 +18,15 @@ pub(crate) struct Model {
     model: Arc<monitor::Model>,
 }
 
+impl From<monitor::Model> for Model {
+    fn from(model: monitor::Model) -> Model {
+        Model {
+            bytes: model.to_bytes(),
+            model: Arc::new(model),
+        }
+    }
+}
+
 impl From<tools::modelfile::ModelFile> for Model {
     fn from(file: tools::modelfile::ModelFile) -> Model {
         Model {

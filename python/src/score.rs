@@ -15,11 +15,17 @@ use crate::to_py;
 /// Failed logs as `(name, message)`, the way `score.json` lists them.
 type Errors = Vec<(String, String)>;
 
-/// The logs that `paths` (files, or folders searched for HDF5 logs and Cyber records) stand for, sorted,
-/// as `avguard score` expands its `LOG_OR_DIR...` arguments.
+/// The logs that `paths` (files, or folders) stand for, sorted, as the CLI expands `LOG_OR_DIR...`:
+/// with `records`, folders are searched for HDF5 logs and Cyber records (`avguard score`), else for
+/// HDF5 logs only (`avguard learn`).
 #[pyfunction]
-pub(crate) fn expand_logs(paths: Vec<PathBuf>) -> PyResult<Vec<PathBuf>> {
-    tools::batch::expand_logs_and_records(&paths).map_err(to_py)
+#[pyo3(signature = (paths, records=true))]
+pub(crate) fn expand_logs(paths: Vec<PathBuf>, records: bool) -> PyResult<Vec<PathBuf>> {
+    if records {
+        tools::batch::expand_logs_and_records(&paths).map_err(to_py)
+    } else {
+        tools::batch::expand_logs(&paths).map_err(to_py)
+    }
 }
 
 /// Scores single logs against one model with fixed thresholds and risk measure.

@@ -178,3 +178,53 @@ def test_scoring_releases_the_gil(data):
     thread.join()
     assert took[0] > 0.2, f"the call took only {took[0]:.3f} s: too short to tell"
     assert longest < 0.25 * took[0], f"Python paused {longest:.3f} s of a {took[0]:.3f} s call"
+
+
+def cli_learn(data, out, logs, *options):
+    return cli("learn", "--laws", data.laws, "--out", out, *options, *logs, check=False)
+
+
+@pytest.mark.parametrize(
+    "options, cli_options",
+    [({}, []), ({"alpha": 0.5, "horizons": (1, 2), "epsilon": 0.1}, ["--alpha", 0.5, "--horizons", "1,2", "--epsilon", 0.1])],
+)
+def test_counts_of_parts_merge_into_the_cli_s_model(data, tmp_path, options, cli_options):
+    logs = data.train_logs()
+    done = cli_learn(data, tmp_path / "cli.bin", [*logs, data.bad], *cli_options)
+    assert done.returncode == 0, done.stderr
+    first = avguard.learn_counts(logs[:7], laws=data.laws, **options)
+    second = avguard.learn_counts([*logs[7:], data.bad], laws=data.laws, **options)
+    assert first.errors == [] and [p for p, _ in second.errors] == [str(data.bad)]
+    assert f"skipped {data.bad}: {second.errors[0][1]}" in done.stderr
+    merged = avguard.merge_counts([second, first])  # in any order: the logs are sorted as the CLI sorts them
+    assert merged.n_logs == len(logs) + 1 and merged.logs == [str(p) for p in logs]
+    model = avguard.build_model(merged)
+    assert model.to_bytes() == (tmp_path / "cli.bin").read_bytes()
+
+
+def test_counts_travel_as_bytes_and_refuse_to_mix(data, tmp_path):
+    import pickle
+
+    logs = data.train_logs()
+    counts = avguard.learn_counts(logs[:4], laws=data.laws)
+    again = pickle.loads(pickle.dumps(counts))
+    assert again.logs == counts.logs
+    assert avguard.build_model(again).to_bytes() == avguard.build_model(counts).to_bytes()
+    with pytest.raises(avguard.AvguardError, match="not avguard counts"):
+        avguard.Counts.from_bytes(counts.to_bytes()[:-9])
+    other = avguard.learn_counts(logs[4:6], laws=data.laws, alpha=2.0)
+    with pytest.raises(avguard.AvguardError, match="different laws or options"):
+        avguard.merge_counts([counts, other])
+    with pytest.raises(avguard.AvguardError, match="more than one"):
+        avguard.merge_counts([counts, again])
+
+
+def test_learning_nothing_raises_the_cli_s_message(data, tmp_path):
+    done = cli_learn(data, tmp_path / "none.bin", [data.bad])
+    assert done.returncode == 1
+    counts = avguard.learn_counts([data.bad], laws=data.laws)
+    with pytest.raises(avguard.AvguardError) as raised:
+        avguard.build_model(counts)
+    assert "avguard: " + str(raised.value) == done.stderr.strip().splitlines()[-1]
+    with pytest.raises(avguard.AvguardError, match="max_predicates 13"):
+        avguard.learn_counts(data.train_logs()[:1], laws=data.laws, max_predicates=13)

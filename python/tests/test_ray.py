@@ -26,3 +26,12 @@ def test_ray_score_of_good_logs_returns_the_runs(data, ray_cluster, tmp_path):
     assert len(table) == len(data.test_logs()) * len(avguard.Model.load(data.model).properties)
     cli("score", "--model", data.model, "--out", tmp_path / "cli", data.test)
     same_files(tmp_path / "cli", tmp_path / "ray", OUTPUTS)
+
+
+def test_ray_learn_writes_the_cli_s_model_and_skips_a_bad_log(data, ray_cluster, tmp_path):
+    logs = [*data.train_logs(), data.bad]
+    done = cli("learn", "--laws", data.laws, "--out", tmp_path / "cli.bin", *logs)
+    assert f"skipped {data.bad}" in done.stderr
+    with pytest.warns(UserWarning, match=f"skipped {data.bad}"):
+        model = avguard.ray.learn(logs, data.laws, tmp_path / "ray.bin", address=ray_cluster, batch_size=5)
+    assert (tmp_path / "ray.bin").read_bytes() == (tmp_path / "cli.bin").read_bytes() == model.to_bytes()

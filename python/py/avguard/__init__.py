@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from . import _native
-from ._native import AvguardError
+from ._native import AvguardError, Counts
 
 __all__ = [
     "AvguardError",
@@ -36,6 +36,7 @@ __all__ = [
     "learn_counts",
     "merge_counts",
     "build_model",
+    "learn_setup",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -222,3 +223,46 @@ class Model:
 
     def __repr__(self) -> str:
         return f"avguard.Model(properties={self.properties!r})"
+
+
+def learn_setup(
+    laws: PathLike,
+    properties: Optional[PathLike] = None,
+    alpha: float = 1.0,
+    smoothing: str = "local",
+    epsilon: float = 0.05,
+    delta: float = 0.05,
+    horizons: Sequence[float] = (1, 2, 3, 5),
+    abstraction: str = "fixed",
+    max_predicates: int = 12,
+    folds: int = 5,
+    seed: int = 0,
+) -> "_native.LearnSetup":
+    """The law folder (and properties file) read once, with ``avguard learn``'s options: what every
+    worker of a distributed learning needs."""
+    return _native.LearnSetup(
+        os.fspath(laws), _opt(properties), alpha, smoothing, epsilon, delta,
+        [float(h) for h in horizons], abstraction, max_predicates, folds, seed,
+    )
+
+
+def learn_counts(paths: Paths, laws: PathLike, progress: Progress = False, **options) -> Counts:
+    """Records logs (files, or folders searched for ``*.h5``) for learning, as ``avguard learn --laws
+    LAWS`` does; ``options`` are ``avguard learn``'s (``properties``, ``alpha``, ``smoothing``,
+    ``epsilon``, ``delta``, ``horizons``, ``abstraction``, ``max_predicates``, ``folds``, ``seed``).
+    A log that cannot be read is listed in ``.errors`` and the others are learned. Counts of different
+    logs merge exactly (:func:`merge_counts`); :func:`build_model` makes the model."""
+    setup = learn_setup(laws, **options)
+    logs = _native.expand_logs(_paths(paths), False)
+    with _progress(progress, len(logs), "learning") as callback:
+        return setup.learn(logs, callback)
+
+
+def merge_counts(counts: Iterable[Counts]) -> Counts:
+    """The union of counts of different logs, learned with the same laws and options."""
+    return Counts.merge(list(counts))
+
+
+def build_model(counts: Counts) -> Model:
+    """The model ``avguard learn`` writes for the logs behind ``counts``: the same bytes."""
+    return Model(counts.build())

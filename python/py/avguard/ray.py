@@ -17,9 +17,24 @@ from typing import Optional, Sequence
 
 import pandas as pd
 
-from . import DEFAULT_THRESHOLDS, Model, Paths, Progress, PathLike, _native, _opt, _paths, _progress, finish_job
+import warnings
 
-__all__ = ["score"]
+from . import (
+    DEFAULT_THRESHOLDS,
+    Counts,
+    Model,
+    Paths,
+    PathLike,
+    Progress,
+    _native,
+    _opt,
+    _paths,
+    _progress,
+    finish_job,
+    learn_setup,
+)
+
+__all__ = ["score", "learn"]
 
 # Scorers already built in this worker process, by their settings (building one decodes the model).
 _SCORERS: dict = {}
@@ -115,3 +130,59 @@ def score(
         with _progress(progress, len(todo), "scoring") as callback:
             errors = _gather(ray, pending, job.store, callback)
         return finish_job(job, errors, plot_runs)
+
+
+def _learn_batch(setup_bytes: bytes, paths: list) -> "Counts":
+    """A Ray task: the counts of some logs (their failures inside)."""
+    return _native.LearnSetup.from_bytes(setup_bytes).learn(paths)
+
+
+def learn(
+    paths: Paths,
+    laws: PathLike,
+    out: PathLike,
+    address: Optional[str] = None,
+    batch_size: int = 1,
+    progress: Progress = False,
+    **options,
+) -> Model:
+    """``avguard learn --laws LAWS --out OUT LOGS`` with the logs recorded on a Ray cluster: the counts
+    come back from the workers, merge exactly, and the driver builds and writes the same model file as
+    the CLI. ``options`` are ``avguard learn``'s (see :func:`avguard.learn_counts`). Logs that fail are
+    skipped with a warning (``skipped LOG: ...``, as the CLI prints them); when none can be learned,
+    :class:`avguard.AvguardError` is raised with the CLI's message."""
+    setup = learn_setup(laws, **options)
+    logs = [os.fspath(p) for p in _native.expand_logs(_paths(paths), False)]
+    ray = _connect(address)
+    remote = ray.remote(_learn_batch)
+    setup_ref = ray.put(setup.to_bytes())
+    pending = {remote.remote(setup_ref, batch): batch for batch in _batches(logs, batch_size)}
+    counts = []
+
+    with _progress(progress, len(logs), "learning") as callback:
+        crashed = _gather_learn(ray, pending, counts, callback)
+    if not counts:  # every task died: the CLI's message for a learning with nothing learned
+        why = "; ".join(f"{path}: {error}" for path, error in crashed)
+        raise _native.AvguardError(f"no log could be learned ({len(logs)} given): {why}")
+    merged = Counts.merge(counts, crashed)
+    model = Model(merged.build())
+    model.save(out)
+    for path, error in merged.errors:
+        warnings.warn(f"skipped {path}: {error}", stacklevel=2)
+    return model
+
+
+def _gather_learn(ray, pending: dict, counts: list, callback) -> list:
+    """Waits for every learning task, collecting their counts; a task that died fails its logs."""
+    crashed = []
+    while pending:
+        ready, _ = ray.wait(list(pending), num_returns=1)
+        for ref in ready:
+            batch = pending.pop(ref)
+            try:
+                counts.append(ray.get(ref))
+            except Exception as error:  # a worker crash or a lost node: its logs fail, not the run
+                crashed.extend((path, f"Ray task failed: {error}") for path in batch)
+            if callback is not None:
+                callback(len(batch))
+    return crashed

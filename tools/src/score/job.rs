@@ -101,7 +101,8 @@ impl Scorer {
         rss: &RssOptions,
     ) -> anyhow::Result<Scorer> {
         check_thresholds(thresholds)?;
-        let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+        let bytes =
+            std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
         Scorer::new(bytes, path, thresholds, horizon_s, conservative, rss)
     }
 
