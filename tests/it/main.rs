@@ -4,6 +4,7 @@ mod apollo;
 mod bridge_auth;
 mod bridge_cli;
 mod bridge_e2e;
+mod bridge_kill;
 mod cli;
 mod fuzz_corpus;
 mod hdf5_interop;

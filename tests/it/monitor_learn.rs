@@ -51,7 +51,7 @@ fn learn_with(out: &Path, logs: &[&Path], abstraction: &str) -> String {
 }
 
 fn load(path: &Path) -> Model {
-    Model::from_bytes(&std::fs::read(path).unwrap()).unwrap()
+    tools::modelfile::read(path).unwrap().model
 }
 
 #[test]

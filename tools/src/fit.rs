@@ -61,12 +61,14 @@ pub fn properties(
                 .with_context(|| format!("{}: cannot read", path.display()))?;
             let specs: Vec<PropertySpec> =
                 parse_properties_toml(&text).with_context(|| format!("{}", path.display()))?;
+            // Law files are named by file name inside the model; the folder names them in errors.
             let plan = Plan::from_specs(laws.clone(), &specs, config.clone())
-                .with_context(|| format!("{}", path.display()))?;
+                .with_context(|| format!("{} (laws in {})", path.display(), laws_dir.display()))?;
             Ok((laws, plan.properties().to_vec(), Vec::new()))
         }
         None => {
-            let (plan, skipped) = Plan::with_default_properties(laws.clone(), config.clone())?;
+            let (plan, skipped) = Plan::with_default_properties(laws.clone(), config.clone())
+                .with_context(|| format!("laws in {}", laws_dir.display()))?;
             Ok((laws, plan.properties().to_vec(), skipped))
         }
     }

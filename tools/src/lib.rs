@@ -10,6 +10,7 @@ pub mod evaluate;
 pub mod fit;
 pub mod lawdir;
 pub mod mapfile;
+pub mod modelfile;
 pub mod progress;
 pub mod records;
 pub mod report;

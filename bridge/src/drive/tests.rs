@@ -71,8 +71,10 @@ pub(crate) fn bridge_config(action: Action, record: Option<PathBuf>) -> BridgeCo
         record: record.map(|path| crate::record::RecordConfig {
             path,
             frame_period_s: 0.1,
+            fsync: false,
         }),
         metrics_interval: None,
+        fsync: false,
     }
 }
 

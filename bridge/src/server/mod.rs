@@ -28,6 +28,11 @@ use crate::shutdown::ShutdownReason;
 #[cfg(test)]
 mod tests;
 
+/// First wait after a failed accept.
+const ACCEPT_BACKOFF_MIN: Duration = Duration::from_millis(5);
+/// Longest wait after repeated failed accepts.
+const ACCEPT_BACKOFF_MAX: Duration = Duration::from_secs(1);
+
 /// What happened during a run.
 #[derive(Debug, Default)]
 pub struct RunReport {
@@ -35,6 +40,8 @@ pub struct RunReport {
     pub connection_reasons: Vec<ShutdownReason>,
     /// Connections refused because the limit was reached.
     pub n_refused: u64,
+    /// Failed accepts (each followed by a back-off).
+    pub n_accept_errors: u64,
     /// Monitor workers that panicked.
     pub n_worker_panics: usize,
     /// Data-plane drops.
@@ -76,12 +83,12 @@ pub async fn run(
     shutdown: impl Future<Output = ()>,
 ) -> Result<RunReport, BridgeError> {
     let log = match &config.log_path {
-        Some(path) => Some(Arc::new(PredictionLog::create(path).map_err(|source| {
-            BridgeError::Log {
+        Some(path) => Some(Arc::new(
+            PredictionLog::create_with(path, config.fsync).map_err(|source| BridgeError::Log {
                 path: path.clone(),
                 source,
-            }
-        })?)),
+            })?,
+        )),
         None => None,
     };
     let root = CancellationToken::new();
@@ -115,17 +122,30 @@ pub async fn run(
     let mut metrics_tick = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
     metrics_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     tokio::pin!(shutdown);
+    // After a failed accept the loop waits before accepting again, doubling the wait up to a second:
+    // errors such as running out of file descriptors (EMFILE) persist, and retrying at once would spin.
+    let mut backoff = ACCEPT_BACKOFF_MIN;
+    let mut resume_at: Option<tokio::time::Instant> = None;
     loop {
         tokio::select! {
             () = &mut shutdown => break,
             _ = metrics_tick.tick() => ctx.monitor.snapshot().log(),
             () = root.cancelled() => break,
-            accepted = listener.accept() => {
+            () = tokio::time::sleep_until(resume_at.unwrap_or_else(tokio::time::Instant::now)), if resume_at.is_some() => {
+                resume_at = None;
+            }
+            accepted = listener.accept(), if resume_at.is_none() => {
                 let (stream, peer): (_, SocketAddr) = match accepted {
-                    Ok(a) => a,
+                    Ok(a) => {
+                        backoff = ACCEPT_BACKOFF_MIN;
+                        a
+                    }
                     Err(err) => {
-                        // Per-connection accept errors (e.g. the peer reset) do not stop the server.
-                        tracing::debug!(%err, "accept failed");
+                        // Accept errors do not stop the server: it backs off and tries again.
+                        report.n_accept_errors += 1;
+                        tracing::warn!(%err, backoff_ms = backoff.as_millis() as u64, "accept failed; backing off");
+                        resume_at = Some(tokio::time::Instant::now() + backoff);
+                        backoff = (backoff * 2).min(ACCEPT_BACKOFF_MAX);
                         continue;
                     }
                 };

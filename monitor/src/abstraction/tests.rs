@@ -1,26 +1,9 @@
 use super::*;
 use laws::Signals;
 
-fn shipped_laws() -> Vec<LawSource> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../laws/specs");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "law"))
-        .collect();
-    files.sort();
-    files
-        .iter()
-        .map(|p| LawSource {
-            name: p.file_name().unwrap().to_string_lossy().into_owned(),
-            text: std::fs::read_to_string(p).unwrap(),
-        })
-        .collect()
-}
-
 #[test]
 fn every_shipped_law_survives_the_reduced_re_parse_unchanged() {
-    let laws = shipped_laws();
+    let laws = laws::shipped::sources();
     let full = parse_laws(&laws).unwrap();
     let preds: Vec<Vec<String>> = full
         .laws()
@@ -53,7 +36,7 @@ fn every_shipped_law_survives_the_reduced_re_parse_unchanged() {
 
 #[test]
 fn only_the_needed_laws_are_evaluated() {
-    let laws = shipped_laws();
+    let laws = laws::shipped::sources();
     let preds = vec![
         "no_collision.w".to_string(),
         "law52.w".to_string(),
@@ -73,7 +56,7 @@ fn only_the_needed_laws_are_evaluated() {
 
 #[test]
 fn unknown_laws_and_bad_predicates_are_named() {
-    let laws = shipped_laws();
+    let laws = laws::shipped::sources();
     let preds = vec!["nope.w".to_string()];
     let bad_law = [PropertyDef {
         name: "p",
@@ -171,7 +154,7 @@ fn random_frames(n: usize, seed: u64) -> Vec<Frame> {
 /// computation: every signal, every atom and antecedent evaluated on its own, a separate evaluator.
 #[test]
 fn tracker_equals_direct_evaluation_on_random_drives() {
-    let laws = shipped_laws();
+    let laws = laws::shipped::sources();
     let full = parse_laws(&laws).unwrap();
     let names = [
         "law38_sub2_2",

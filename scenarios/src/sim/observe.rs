@@ -2,9 +2,10 @@
 //! in [`super::users`]).
 
 use laws::frame::{gear, light_color, planned_turn, turn_signal};
+use laws::geometry::EGO_REAR_M;
 use laws::Frame;
 
-use super::{Simulation, EGO_REAR_M, MAX_STEER_RAD, WHEELBASE_M};
+use super::{Simulation, MAX_STEER_RAD, WHEELBASE_M};
 use crate::ego::{
     CrosswalkAhead, LeftYield, LightAhead, LimitAhead, Perception, StopSignAhead, TurnAhead,
 };
@@ -16,7 +17,7 @@ impl Simulation {
     /// Builds the frame and the driver's perception for the current state.
     pub(super) fn observe(&mut self, t: f64, front_s: f64) -> (Frame, Perception) {
         let pose = self.road.pose(self.s);
-        let rear_s = self.s - EGO_REAR_M;
+        let rear_s = self.s + EGO_REAR_M;
         let junction = self.road.junction().cloned();
         let ego_rect = self.ego_rect();
         let mut p = Perception {

@@ -1,9 +1,10 @@
 //! Perception of road users: obstacles in the frame (with their right of way over the ego), collisions,
 //! the leader in the ego's path, jam counting and the inputs of the left-turn and crosswalk decisions.
 
+use laws::geometry::{EGO_REAR_M, EGO_WIDTH_M};
 use laws::{Frame, Obstacle};
 
-use super::{Simulation, EGO_REAR_M, EGO_WIDTH_M, PERCEPTION_RANGE_M};
+use super::{Simulation, PERCEPTION_RANGE_M};
 use crate::collision::Rect;
 use crate::ego::Leader;
 use crate::npc::{Lane, LineKind, PEDESTRIAN, PED_SIZE_M, VEHICLE};
@@ -43,7 +44,7 @@ impl Simulation {
         f: &mut Frame,
     ) -> Users {
         // Road users.
-        let rear_s = self.s - EGO_REAR_M;
+        let rear_s = self.s + EGO_REAR_M;
         let mut leader: Option<Leader> = None;
         let mut jam_count = 0;
         let mut min_tta = f64::INFINITY;

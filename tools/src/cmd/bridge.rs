@@ -93,6 +93,10 @@ pub struct Args {
     /// Monitor worker threads.
     #[arg(long, default_value_t = 2)]
     pub workers: usize,
+    /// Force every prediction-log line and recording flush to the disk (fsync), so that they survive a
+    /// power loss as well as a crash (a crash alone loses nothing flushed without it).
+    #[arg(long)]
+    pub fsync: bool,
     /// Seconds between `bridge metrics` log lines (0 = only at exit).
     #[arg(long, default_value_t = 10.0)]
     pub metrics_every_s: f64,
@@ -101,9 +105,7 @@ pub struct Args {
 /// Loads the model file as a decision factory; the risk is P(eventually unsafe), or P(unsafe within
 /// `horizon_s`) when given.
 pub fn load_model(path: &Path, horizon_s: Option<f64>) -> anyhow::Result<Box<dyn DecideFactory>> {
-    let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
-    let model =
-        monitor::Model::from_bytes(&bytes).with_context(|| format!("{}", path.display()))?;
+    let model = crate::modelfile::read(path)?.model;
     let factory =
         bridge::session::MonitorFactory::new(model, horizon_s, path.display().to_string())
             .with_context(|| format!("{}", path.display()))?;
@@ -211,10 +213,27 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         record: args.record.clone().map(|path| RecordConfig {
             path,
             frame_period_s: args.frame_period_s,
+            fsync: args.fsync,
         }),
         metrics_interval: (args.metrics_every_s > 0.0)
             .then(|| Duration::from_secs_f64(args.metrics_every_s)),
+        fsync: args.fsync,
     };
+    if let Some(record) = &config.record {
+        // Runs a crashed bridge left unfinished (`NAME.h5.partial`): recovered or reported, never silent.
+        for found in bridge::record::recover(record) {
+            match found {
+                bridge::record::Recovered::Readable { path, n_frames } => eprintln!(
+                    "avguard bridge: recovered a crashed recording: {} ({n_frames} frames, up to its last flush)",
+                    path.display()
+                ),
+                bridge::record::Recovered::Unreadable { path, reason } => eprintln!(
+                    "avguard bridge: a crashed recording cannot be read and is kept as it is: {}: {reason}",
+                    path.display()
+                ),
+            }
+        }
+    }
     let models = Arc::new(ModelStore::new(factory));
     let report = bridge::blocking::serve_until_signal(args.listen, config, models, |addr| {
         eprintln!("avguard bridge listening on ws://{addr}/");

@@ -3,7 +3,6 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use anyhow::Context;
 use monitor::{Model, PropertyModel};
 
 /// Arguments of `avguard info`.
@@ -18,10 +17,7 @@ pub struct Args {
 
 /// Runs `avguard info`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let bytes = std::fs::read(&args.model)
-        .with_context(|| format!("cannot read {}", args.model.display()))?;
-    let model = Model::from_bytes(&bytes)
-        .with_context(|| format!("{} is not a usable model", args.model.display()))?;
+    let model = crate::modelfile::read(&args.model)?.model;
     let text = if args.json {
         json(&model)
     } else {

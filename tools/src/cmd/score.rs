@@ -95,12 +95,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             bail!("threshold {theta} is outside (0, 1]");
         }
     }
-    let model_bytes = std::fs::read(&model_path)
-        .with_context(|| format!("{}: cannot read", model_path.display()))?;
-    let model = std::sync::Arc::new(
-        monitor::Model::from_bytes(&model_bytes)
-            .with_context(|| format!("{}", model_path.display()))?,
-    );
+    let crate::modelfile::ModelFile {
+        bytes: model_bytes,
+        model,
+    } = crate::modelfile::read(&model_path)?;
+    let model = std::sync::Arc::new(model);
     let measure = monitor::RiskMeasure::resolve(&model, args.horizon, args.conservative)?;
     let rss = args.rss.params()?;
     let mut settings = Settings::new(

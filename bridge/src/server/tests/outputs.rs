@@ -112,6 +112,7 @@ async fn sessions_are_recorded_one_log_per_connection_and_metrics_are_reported()
     let record = RecordConfig {
         path: dir.path().join("rec.h5"),
         frame_period_s: 0.1,
+        fsync: false,
     };
     cfg.record = Some(record.clone());
     let bridge = start(cfg).await;
@@ -166,6 +167,7 @@ async fn runs_on_one_connection_get_their_own_recording_and_run_id() {
     let record = RecordConfig {
         path: dir.path().join("rec.h5"),
         frame_period_s: 0.1,
+        fsync: false,
     };
     cfg.record = Some(record.clone());
     cfg.log_path = Some(dir.path().join("pred.jsonl"));
