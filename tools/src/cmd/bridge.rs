@@ -117,10 +117,7 @@ const DEFAULT_THRESHOLD: f64 = 0.5;
 
 /// Says which θ each property is enforced at when no `--threshold` is given.
 fn describe_thresholds(path: &Path, horizon_s: Option<f64>) -> anyhow::Result<String> {
-    let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
-    let model =
-        monitor::Model::from_bytes(&bytes).with_context(|| format!("{}", path.display()))?;
-    let shared = std::sync::Arc::new(model);
+    let shared = std::sync::Arc::new(crate::modelfile::read(path)?.model);
     let measure = monitor::RiskMeasure::resolve(&shared, horizon_s, false)?;
     let parts: Vec<String> = shared
         .properties()
