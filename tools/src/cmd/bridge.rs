@@ -147,12 +147,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(h) = args.horizon {
         anyhow::ensure!(h.is_finite() && h > 0.0, "--horizon must be positive");
     }
-    if args.threshold.is_none() {
-        eprintln!(
-            "no --threshold: enforcing {}",
-            describe_thresholds(&args.model, args.horizon)?
-        );
-    }
     let token = match (&args.token, &args.token_file) {
         (Some(text), _) => Some(Token::new(text, "--token / AVGUARD_TOKEN")?),
         (None, Some(path)) => Some(Token::from_file(path)?),
@@ -168,6 +162,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "--gap-limit must be at least the frame period"
     );
     let factory = load_model(&args.model, args.horizon)?;
+    if args.threshold.is_none() {
+        eprintln!(
+            "no --threshold: enforcing {}",
+            describe_thresholds(&args.model, args.horizon)?
+        );
+    }
     let map = crate::mapfile::load(args.map.as_deref())?;
     let model_path = args.model.clone();
     let horizon = args.horizon;
