@@ -49,7 +49,7 @@ pub struct Args {
     /// How each property's predicates are chosen: `auto` searches a pool of readable candidates (the
     /// declared predicates, every flag signal, thresholds at data quantiles on every numeric signal) by
     /// greedy forward selection scored on held-out runs; `fixed` keeps the declared ones.
-    #[arg(long, value_enum, default_value_t = Abstraction::Fixed)]
+    #[arg(long, value_enum, default_value_t = Abstraction::Auto)]
     pub abstraction: Abstraction,
     /// Most predicates per property with `--abstraction auto`, the unsafe one included (at most 12).
     #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..=12))]
