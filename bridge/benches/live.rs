@@ -51,6 +51,7 @@ impl TableSession {
                     violated: false,
                     likely_path: Vec::new(),
                     expected_time_s: None,
+                    calibrated: None,
                 })
                 .collect(),
         };

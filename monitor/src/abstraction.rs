@@ -122,6 +122,178 @@ fn antecedents(body: &Formula, out: &mut Vec<Formula>) {
     }
 }
 
+fn property_error(p: &PropertyDef<'_>, reason: String) -> ModelError {
+    ModelError::Property {
+        property: p.name.to_string(),
+        reason,
+    }
+}
+
+/// A predicate text, read once against the model's full law set.
+enum PredText<'t> {
+    /// `L.w` of a law of the set.
+    Window(&'t str),
+    /// An obligation predicate of a law of the set (`L.pending`, `L.pending > x`).
+    Pending(PendingPredicate<'t>),
+    /// A law-language atom.
+    Atom(Atom),
+}
+
+impl<'t> PredText<'t> {
+    fn read(text: &'t str, full: &LawSet) -> Result<PredText<'t>, String> {
+        if let Some(law) = text.strip_suffix(WINDOW_SUFFIX) {
+            if full.index_of(law).is_some() {
+                return Ok(PredText::Window(law));
+            }
+        }
+        if let Some(pending) = PendingPredicate::parse(text) {
+            let pending = pending?;
+            pending.check(full)?;
+            return Ok(PredText::Pending(pending));
+        }
+        Atom::parse(text)
+            .map(PredText::Atom)
+            .map_err(|e| format!("predicate '{text}': {e}"))
+    }
+
+    /// The law the predicate reads a verdict or an obligation of.
+    fn law(&self) -> Option<&'t str> {
+        match self {
+            PredText::Window(law) => Some(law),
+            PredText::Pending(p) => Some(p.law),
+            PredText::Atom(_) => None,
+        }
+    }
+
+    /// The predicate over the reduced law set.
+    fn resolve(&self, reduced: &LawSet, frame_period_s: f64) -> Result<Pred, String> {
+        let index = |law: &str| {
+            reduced
+                .index_of(law)
+                .ok_or_else(|| format!("law '{law}' lost while re-parsing"))
+        };
+        Ok(match self {
+            PredText::Window(law) => Pred::Window(index(law)?),
+            PredText::Pending(p) => Pred::Pending {
+                law: index(p.law)?,
+                more_than_frames: p.more_than_frames(frame_period_s),
+            },
+            PredText::Atom(a) => Pred::Atom(a.clone()),
+        })
+    }
+}
+
+/// One property's texts, read and checked against the full law set.
+struct ReadProperty<'t> {
+    law: &'t str,
+    preds: Vec<PredText<'t>>,
+    unsafe_bit: usize,
+    /// The reactive rule's literals and whether each is negated.
+    rule: Vec<(PredText<'t>, bool)>,
+}
+
+impl<'t> ReadProperty<'t> {
+    fn read(p: &PropertyDef<'t>, full: &LawSet) -> Result<ReadProperty<'t>, String> {
+        if full.index_of(p.law).is_none() {
+            return Err(format!("unknown law '{}'", p.law));
+        }
+        if p.unsafe_bit >= p.predicates.len() {
+            return Err(format!("unsafe bit {} out of range", p.unsafe_bit));
+        }
+        let preds = p
+            .predicates
+            .iter()
+            .map(|t| PredText::read(t, full))
+            .collect::<Result<Vec<_>, _>>()?;
+        let rule = p
+            .reactive_rule
+            .iter()
+            .map(|t| {
+                let (text, negated) = rule_literal(t);
+                PredText::read(text, full).map(|pred| (pred, negated))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(ReadProperty {
+            law: p.law,
+            preds,
+            unsafe_bit: p.unsafe_bit,
+            rule,
+        })
+    }
+
+    /// The laws the property needs: its own, then those its predicates and rule read.
+    fn laws(&self) -> impl Iterator<Item = &'t str> + '_ {
+        std::iter::once(self.law).chain(
+            self.preds
+                .iter()
+                .chain(self.rule.iter().map(|(p, _)| p))
+                .filter_map(PredText::law),
+        )
+    }
+
+    /// The property's encoder over the reduced law set.
+    fn encoder(&self, reduced: &LawSet, frame_period_s: f64) -> Result<Encoder, String> {
+        let preds = self
+            .preds
+            .iter()
+            .map(|p| p.resolve(reduced, frame_period_s))
+            .collect::<Result<Vec<_>, _>>()?;
+        let law_index = reduced
+            .index_of(self.law)
+            .ok_or_else(|| format!("law '{}' lost while re-parsing", self.law))?;
+        let unsafe_now = match &preds[self.unsafe_bit] {
+            Pred::Window(i) => UnsafeNow::Violated(*i),
+            Pred::Atom(a) => UnsafeNow::Atom(a.clone()),
+            Pred::Pending { .. } => {
+                return Err(
+                    "the unsafe predicate must be `L.w` or an atom, not an obligation".into(),
+                )
+            }
+        };
+        let mut ante = Vec::new();
+        antecedents(reduced.laws()[law_index].body(), &mut ante);
+        let rule = self
+            .rule
+            .iter()
+            .map(|(p, negated)| {
+                p.resolve(reduced, frame_period_s)
+                    .map(|pred| (pred, *negated))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Encoder {
+            preds,
+            unsafe_bit: self.unsafe_bit,
+            unsafe_now,
+            antecedents: ante,
+            rule,
+        })
+    }
+}
+
+/// The laws the properties need, in first-use order, re-parsed as one self-contained set: each law's
+/// formula has earlier laws inlined and prints as parseable text, so unrelated laws cost nothing per frame.
+fn reduced_laws(full: &LawSet, properties: &[ReadProperty<'_>]) -> Result<LawSet, ModelError> {
+    let mut needed: Vec<&str> = Vec::new();
+    for law in properties.iter().flat_map(ReadProperty::laws) {
+        if !needed.contains(&law) {
+            needed.push(law);
+        }
+    }
+    let reduced_text: String = needed
+        .iter()
+        .filter_map(|n| full.index_of(n).map(|i| &full.laws()[i]))
+        .map(|l| format!("{} = {};\n", l.name(), l.formula()))
+        .collect();
+    LawSet::parse(&[LawSource {
+        name: "(model laws)".into(),
+        text: reduced_text,
+    }])
+    .map_err(|e| ModelError::Property {
+        property: "(law texts)".into(),
+        reason: format!("re-parsing the needed laws failed: {e}"),
+    })
+}
+
 impl Compiled {
     /// Compiles `properties` against the law texts `laws`.
     ///
@@ -136,118 +308,19 @@ impl Compiled {
         window_frames: usize,
     ) -> Result<Compiled, ModelError> {
         let full = parse_laws(laws)?;
-        // The laws the properties need, in first-use order.
-        let mut needed: Vec<String> = Vec::new();
-        for p in properties {
-            let err = |reason: String| ModelError::Property {
-                property: p.name.to_string(),
-                reason,
-            };
-            if full.index_of(p.law).is_none() {
-                return Err(err(format!("unknown law '{}'", p.law)));
-            }
-            if p.unsafe_bit >= p.predicates.len() {
-                return Err(err(format!("unsafe bit {} out of range", p.unsafe_bit)));
-            }
-            let mut add = |name: &str| {
-                if !needed.iter().any(|n| n == name) {
-                    needed.push(name.to_string());
-                }
-            };
-            add(p.law);
-            let rule_texts = p.reactive_rule.iter().map(|t| rule_literal(t).0);
-            for text in p.predicates.iter().map(String::as_str).chain(rule_texts) {
-                if let Some(law) = text.strip_suffix(WINDOW_SUFFIX) {
-                    if full.index_of(law).is_some() {
-                        add(law);
-                        continue;
-                    }
-                }
-                if let Some(pending) = PendingPredicate::parse(text) {
-                    let pending = pending.map_err(&err)?;
-                    pending.check(&full).map_err(&err)?;
-                    add(pending.law);
-                    continue;
-                }
-                Atom::parse(text).map_err(|e| err(format!("predicate '{text}': {e}")))?;
-            }
-        }
-        // Each law's formula has earlier laws inlined and prints as parseable text: the reduced set is
-        // self-contained.
-        let reduced_text: String = needed
+        let read = properties
             .iter()
-            .filter_map(|n| full.index_of(n).map(|i| &full.laws()[i]))
-            .map(|l| format!("{} = {};\n", l.name(), l.formula()))
-            .collect();
-        let reduced = LawSet::parse(&[LawSource {
-            name: "(model laws)".into(),
-            text: reduced_text,
-        }])
-        .map_err(|e| ModelError::Property {
-            property: "(law texts)".into(),
-            reason: format!("re-parsing the needed laws failed: {e}"),
-        })?;
-        let mut encoders = Vec::with_capacity(properties.len());
-        for p in properties {
-            let index = |name: &str| reduced.index_of(name);
-            let pred_of = |text: &str| -> Result<Pred, ModelError> {
-                let window = text.strip_suffix(WINDOW_SUFFIX).and_then(index);
-                let pending = PendingPredicate::parse(text).and_then(Result::ok);
-                Ok(match (window, pending) {
-                    (Some(i), _) => Pred::Window(i),
-                    (None, Some(pd)) => Pred::Pending {
-                        law: index(pd.law).ok_or_else(|| ModelError::Property {
-                            property: p.name.to_string(),
-                            reason: format!("law '{}' lost while re-parsing", pd.law),
-                        })?,
-                        more_than_frames: pd.more_than_frames(frame_period_s),
-                    },
-                    (None, None) => {
-                        Pred::Atom(Atom::parse(text).map_err(|e| ModelError::Property {
-                            property: p.name.to_string(),
-                            reason: format!("predicate '{text}': {e}"),
-                        })?)
-                    }
-                })
-            };
-            let preds = p
-                .predicates
-                .iter()
-                .map(|t| pred_of(t))
-                .collect::<Result<Vec<_>, _>>()?;
-            let law_index = index(p.law).ok_or_else(|| ModelError::Property {
-                property: p.name.to_string(),
-                reason: format!("law '{}' lost while re-parsing", p.law),
-            })?;
-            let unsafe_now = match &preds[p.unsafe_bit] {
-                Pred::Window(i) => UnsafeNow::Violated(*i),
-                Pred::Atom(a) => UnsafeNow::Atom(a.clone()),
-                Pred::Pending { .. } => {
-                    return Err(ModelError::Property {
-                        property: p.name.to_string(),
-                        reason: "the unsafe predicate must be `L.w` or an atom, not an obligation"
-                            .into(),
-                    })
-                }
-            };
-            let mut ante = Vec::new();
-            antecedents(reduced.laws()[law_index].body(), &mut ante);
-            let rule = p
-                .reactive_rule
-                .iter()
-                .map(|text| {
-                    let (text, negated) = rule_literal(text);
-                    pred_of(text).map(|pred| (pred, negated))
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            encoders.push(Encoder {
-                preds,
-                unsafe_bit: p.unsafe_bit,
-                unsafe_now,
-                antecedents: ante,
-                rule,
-            });
-        }
+            .map(|p| ReadProperty::read(p, &full).map_err(|reason| property_error(p, reason)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let reduced = reduced_laws(&full, &read)?;
+        let encoders = properties
+            .iter()
+            .zip(read)
+            .map(|(p, r)| {
+                r.encoder(&reduced, frame_period_s)
+                    .map_err(|reason| property_error(p, reason))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let eval = EvalConfig {
             frame_period_s,
             window_frames,

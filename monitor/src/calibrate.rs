@@ -280,6 +280,27 @@ pub fn calibrate(
     best.ok_or_else(|| CalibrateError::Config("no debounce length given".into()))
 }
 
+/// Property `p`'s calibrated `(θ, debounce frames)` when it was calibrated for the risk `measure` reads
+/// (P(eventually), or the same horizon); `None` otherwise.
+pub fn for_measure(
+    model: &crate::Model,
+    p: usize,
+    measure: &crate::RiskMeasure,
+) -> Option<(f64, u32)> {
+    let property = model.properties().get(p)?;
+    let c = property.calibration()?;
+    let same = match (measure, c.horizon_steps) {
+        (crate::RiskMeasure::Eventually, None) => true,
+        (crate::RiskMeasure::Within(idx), Some(h)) => {
+            idx.get(p)
+                .and_then(|&i| property.table().horizons_steps().get(i))
+                == Some(&h)
+        }
+        _ => false,
+    };
+    same.then_some((c.theta, c.debounce_frames))
+}
+
 /// The first frame of `risk` at which an alarm under (θ, debounce) fires.
 pub fn first_alarm(risk: &[f64], theta: f64, debounce_frames: u32) -> Option<usize> {
     debounced(risk, debounce_frames.max(1) as usize)(theta)

@@ -138,6 +138,7 @@ impl Simulation {
         }
         let t = self.t();
         let front_s = self.s + EGO_FRONT_M;
+        self.note_progress(t, front_s);
         let (mut frame, perception) = self.observe(t, front_s);
 
         // Run end bookkeeping.

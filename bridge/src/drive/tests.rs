@@ -29,6 +29,7 @@ impl Decide for NearStopSign {
                 violated: false,
                 likely_path: Vec::new(),
                 expected_time_s: None,
+                calibrated: None,
             }],
         };
         &self.0

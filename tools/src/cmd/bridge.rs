@@ -40,9 +40,10 @@ pub struct Args {
     /// Model file written by `avguard learn`.
     #[arg(long)]
     pub model: PathBuf,
-    /// θ: intervene when a property's risk reaches it.
-    #[arg(long, default_value_t = 0.5)]
-    pub threshold: f64,
+    /// θ: intervene when a property's risk reaches it. Without it, each property's calibrated θ and
+    /// debounce (`avguard calibrate`) are used, and 0.5 for properties without one.
+    #[arg(long)]
+    pub threshold: Option<f64>,
     /// Risk within this many seconds instead of eventually.
     #[arg(long)]
     pub horizon: Option<f64>,
@@ -111,12 +112,38 @@ pub fn load_model(path: &Path, horizon_s: Option<f64>) -> anyhow::Result<Box<dyn
     Ok(Box::new(factory))
 }
 
+/// θ for properties without a calibration when no `--threshold` is given.
+const DEFAULT_THRESHOLD: f64 = 0.5;
+
+/// Says which θ each property is enforced at when no `--threshold` is given.
+fn describe_thresholds(path: &Path, horizon_s: Option<f64>) -> anyhow::Result<String> {
+    let shared = std::sync::Arc::new(crate::modelfile::read(path)?.model);
+    let measure = monitor::RiskMeasure::resolve(&shared, horizon_s, false)?;
+    let parts: Vec<String> = shared
+        .properties()
+        .iter()
+        .enumerate()
+        .map(
+            |(i, p)| match monitor::calibrate::for_measure(&shared, i, &measure) {
+                Some((theta, m)) if m > 1 => {
+                    format!("{} calibrated θ={theta:.3} for {m} frames", p.name())
+                }
+                Some((theta, _)) => format!("{} calibrated θ={theta:.3}", p.name()),
+                None => format!("{} θ={DEFAULT_THRESHOLD} (not calibrated)", p.name()),
+            },
+        )
+        .collect();
+    Ok(parts.join(", "))
+}
+
 /// Runs `avguard bridge`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        (0.0..=1.0).contains(&args.threshold),
-        "--threshold must be in [0, 1]"
-    );
+    if let Some(theta) = args.threshold {
+        anyhow::ensure!(
+            (0.0..=1.0).contains(&theta),
+            "--threshold must be in [0, 1]"
+        );
+    }
     if let Some(h) = args.horizon {
         anyhow::ensure!(h.is_finite() && h > 0.0, "--horizon must be positive");
     }
@@ -135,6 +162,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "--gap-limit must be at least the frame period"
     );
     let factory = load_model(&args.model, args.horizon)?;
+    if args.threshold.is_none() {
+        eprintln!(
+            "no --threshold: enforcing {}",
+            describe_thresholds(&args.model, args.horizon)?
+        );
+    }
     let map = crate::mapfile::load(args.map.as_deref())?;
     let model_path = args.model.clone();
     let horizon = args.horizon;
@@ -158,7 +191,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             },
             map,
             enforce: EnforceConfig {
-                threshold: args.threshold,
+                threshold: args.threshold.unwrap_or(DEFAULT_THRESHOLD),
+                use_calibrated: args.threshold.is_none(),
                 hysteresis: args.hysteresis,
                 horizon_s: args.horizon,
                 action: match args.mode {

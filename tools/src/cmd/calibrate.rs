@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{bail, Context};
-use monitor::{Model, RiskMeasure};
+use monitor::RiskMeasure;
 
 use crate::calibration::{calibrate_model, series_of_logs, CalibrateOptions};
 
@@ -61,10 +61,7 @@ fn parse_rate(text: &str) -> Result<f64, String> {
 
 /// Runs `avguard calibrate`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let bytes = std::fs::read(&args.model)
-        .with_context(|| format!("{}: cannot read", args.model.display()))?;
-    let mut model =
-        Model::from_bytes(&bytes).with_context(|| format!("{}", args.model.display()))?;
+    let mut model = crate::modelfile::read(&args.model)?.model;
     let opts = CalibrateOptions {
         target_false_alarm: args.target_false_alarms,
         confidence: args.confidence,

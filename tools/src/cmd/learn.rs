@@ -49,7 +49,7 @@ pub struct Args {
     /// How each property's predicates are chosen: `auto` searches a pool of readable candidates (the
     /// declared predicates, every flag signal, thresholds at data quantiles on every numeric signal) by
     /// greedy forward selection scored on held-out runs; `fixed` keeps the declared ones.
-    #[arg(long, value_enum, default_value_t = Abstraction::Fixed)]
+    #[arg(long, value_enum, default_value_t = Abstraction::Auto)]
     pub abstraction: Abstraction,
     /// Most predicates per property with `--abstraction auto`, the unsafe one included (at most 12).
     #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..=12))]
@@ -92,8 +92,8 @@ pub enum Smoothing {
     AllValid,
 }
 
-/// Runs `avguard learn`.
-pub fn run(args: Args) -> anyhow::Result<()> {
+/// The fit that `avguard learn` runs for `args` (also what the Python package's learning uses).
+pub fn fit_options(args: &Args) -> anyhow::Result<FitOptions> {
     let defaults = BuildConfig::default();
     let config = BuildConfig {
         laplace: LaplaceConfig { alpha: args.alpha },
@@ -108,8 +108,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         },
         ..defaults
     };
-    let logs = crate::batch::expand_logs(&args.logs)?;
-    let opts = FitOptions {
+    Ok(FitOptions {
         build: config,
         mode: args.abstraction.into(),
         search: SearchConfig {
@@ -119,7 +118,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             alpha: args.alpha,
             ..SearchConfig::default()
         },
-    };
+    })
+}
+
+/// Runs `avguard learn`.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let opts = fit_options(&args)?;
+    let logs = crate::batch::expand_logs(&args.logs)?;
     let fitted = fit(&args.laws, args.properties.as_deref(), &logs, &opts)?;
     if !fitted.left_out.is_empty() {
         println!(

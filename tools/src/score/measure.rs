@@ -136,16 +136,5 @@ fn thin(property: &str, s: &RunSeries) -> TraceRecord {
 
 /// Property `p`'s calibrated `(θ, debounce)` when it was calibrated for the risk `measure` scores.
 pub fn calibrated_rule(model: &Model, p: usize, measure: &RiskMeasure) -> Option<(f64, u32)> {
-    let property = model.properties().get(p)?;
-    let c = property.calibration()?;
-    let same = match (measure, c.horizon_steps) {
-        (RiskMeasure::Eventually, None) => true,
-        (RiskMeasure::Within(idx), Some(h)) => {
-            idx.get(p)
-                .and_then(|&i| property.table().horizons_steps().get(i))
-                == Some(&h)
-        }
-        _ => false,
-    };
-    same.then_some((c.theta, c.debounce_frames))
+    monitor::calibrate::for_measure(model, p, measure)
 }
