@@ -6,10 +6,10 @@ use laws::Frame;
 
 use super::{Simulation, EGO_REAR_M, MAX_STEER_RAD, WHEELBASE_M};
 use crate::ego::{
-    CrosswalkAhead, LeftYield, LightAhead, LimitAhead, Perception, StopSignAhead, TurnAhead,
+    CrosswalkAhead, GiveWay, LightAhead, LimitAhead, Perception, StopSignAhead, TurnAhead,
 };
 use crate::npc::{Lane, LineKind};
-use crate::road::LANE_CENTRE_M;
+use crate::road::{LANE_CENTRE_M, LANE_WIDTH_M};
 use crate::scenario::{ControlSpec, TurnSpec};
 
 impl Simulation {
@@ -133,6 +133,8 @@ impl Simulation {
                         }
                     }
                 }
+                // Give way: decided with the road users' times to arrival (below).
+                ControlSpec::Yield => {}
                 ControlSpec::None => {
                     // Priority to the right is not modelled; the ego yields to cross traffic that is moving
                     // in the junction or about to enter it, like at a stop sign without the stop.
@@ -168,11 +170,25 @@ impl Simulation {
             }
             if let Some(c) = self.conflict {
                 if front_s < c.s_lo + 0.5 {
-                    p.left_yield = Some(LeftYield {
+                    p.give_way = Some(GiveWay {
                         dist_m: c.s_lo - 0.5 - front_s,
                         min_tta_s: users.min_tta_s,
+                        approach: false,
+                        hold_m: 0.5,
                     });
                 }
+            }
+            // The priority road's near lane begins this far into the box (its lanes are those of the ego's
+            // road: the box is square).
+            let lanes_m = f64::from(self.road.lanes()) * LANE_WIDTH_M;
+            let hold_m = (j.half_size_m - lanes_m).max(0.5);
+            if j.control == ControlSpec::Yield && front_s < j.entry_s + hold_m {
+                p.give_way = Some(GiveWay {
+                    dist_m: j.entry_s - front_s,
+                    min_tta_s: users.give_way_tta_s,
+                    approach: true,
+                    hold_m,
+                });
             }
             if let Some((a, _)) = crosswalk {
                 if users.ped_priority && front_s < a + 0.5 {

@@ -14,6 +14,9 @@ use crate::scenario::ControlSpec;
 /// within this time, s (a gap smaller than the time the ego needs to clear the zone from the yield point).
 const ONCOMING_PRIORITY_S: f64 = 4.5;
 
+/// At a give-way junction the ego's lane counts as occupied this far beyond its footprint, m.
+const GIVE_WAY_MARGIN_M: f64 = 0.5;
+
 /// The ego is "at the turn" when its front is within this distance of the yield point (or past it), m.
 const AT_TURN_M: f64 = 2.0;
 
@@ -25,6 +28,8 @@ pub(super) struct Users {
     pub jam_count: usize,
     /// Smallest judged time-to-arrival of oncoming traffic at the left-turn conflict zone, s.
     pub min_tta_s: f64,
+    /// Smallest judged time-to-arrival of priority-road traffic at the ego's lane, s (give-way junction).
+    pub give_way_tta_s: f64,
     /// A pedestrian has priority on the crosswalk.
     pub ped_priority: bool,
     /// ... and is in or next to the ego lane.
@@ -47,6 +52,7 @@ impl Simulation {
         let mut leader: Option<Leader> = None;
         let mut jam_count = 0;
         let mut min_tta = f64::INFINITY;
+        let mut give_way_tta = f64::INFINITY;
         let mut ped_priority = false;
         let mut ped_near_lane = false;
         let half = junction.map_or(0.0, |j| j.half_size_m);
@@ -109,6 +115,30 @@ impl Simulation {
                     // be yielded to yet.
                     let at_turn = front_s > c.s_lo - 0.5 - AT_TURN_M;
                     priority = at_turn && tta < ONCOMING_PRIORITY_S;
+                }
+            }
+            if let (
+                Some(j),
+                Lane::Line {
+                    y0,
+                    heading,
+                    kind: LineKind::Cross | LineKind::CrossLeft,
+                    ..
+                },
+            ) = (junction, veh.lane)
+            {
+                if j.control == ControlSpec::Yield && rear_s < j.exit_s {
+                    // The priority road has right of way until the vehicle's rear has passed the ego's
+                    // lane (plus a margin), or the ego has crossed.
+                    let lane_s = (-LANE_CENTRE_M - y0) / heading.sin();
+                    let margin = EGO_WIDTH_M / 2.0 + GIVE_WAY_MARGIN_M;
+                    let (front, rear) = (veh.s + veh.length_m / 2.0, veh.s - veh.length_m / 2.0);
+                    if rear < lane_s + margin {
+                        priority = true;
+                        let judged_v = (veh.v * (1.0 + self.driver.judgement_error)).max(0.1);
+                        give_way_tta =
+                            give_way_tta.min((lane_s - margin - front).max(0.0) / judged_v);
+                    }
                 }
             }
             if let (
@@ -196,6 +226,7 @@ impl Simulation {
             leader,
             jam_count,
             min_tta_s: min_tta,
+            give_way_tta_s: give_way_tta,
             ped_priority,
             ped_near_lane,
         }
