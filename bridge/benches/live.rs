@@ -51,6 +51,7 @@ impl TableSession {
                     violated: false,
                     likely_path: Vec::new(),
                     expected_time_s: None,
+                    calibrated: None,
                 })
                 .collect(),
         };
@@ -173,6 +174,7 @@ async fn bridge_server() -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
         reload: None,
         record: None,
         metrics_interval: None,
+        fsync: false,
     };
     let (stop, rx) = tokio::sync::oneshot::channel::<()>();
     let models = Arc::new(ModelStore::new(Box::new(Factory)));

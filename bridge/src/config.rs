@@ -43,4 +43,6 @@ pub struct BridgeConfig {
     pub record: Option<RecordConfig>,
     /// Period of the `bridge metrics` tracing line; `None` = only at exit.
     pub metrics_interval: Option<Duration>,
+    /// Force every prediction-log line to the disk with fsync (`--fsync`; recordings: `RecordConfig::fsync`).
+    pub fsync: bool,
 }

@@ -79,7 +79,11 @@ pub async fn serve(
             }
         },
     };
-    let (link, out_rx) = ConnLink::new(id, ctx.config.outbound_capacity);
+    let (link, out_rx) = ConnLink::new(
+        id,
+        ctx.config.outbound_capacity,
+        ctx.config.monitor.data_capacity,
+    );
     let mut conn = Conn {
         ws,
         link,
@@ -326,6 +330,7 @@ impl Conn {
             .metrics()
             .n_decode_errors
             .fetch_add(1, Ordering::Relaxed);
+        self.link.n_rejected.fetch_add(1, Ordering::Relaxed);
         self.status("error", id, why).await
     }
 
@@ -384,10 +389,22 @@ impl Conn {
         if msg.get("op").and_then(serde_json::Value::as_str) == Some("new_run") {
             return self.new_run(id, msg.get("run_id")).await;
         }
-        if msg.get("command").and_then(serde_json::Value::as_str) != Some("reload") {
-            return self
-                .reject(id, "control: expected {\"command\": \"reload\"}")
-                .await;
+        match msg.get("command").and_then(serde_json::Value::as_str) {
+            Some("reload") => {}
+            Some("stats") => {
+                // Messages of this burst decoded before the request count as received.
+                self.ctx.monitor.send_all(&self.link, &mut self.inbox);
+                let stats = self.stats();
+                return self.status("info", id, &stats).await;
+            }
+            _ => {
+                return self
+                    .reject(
+                        id,
+                        "control: expected {\"command\": \"reload\"} or {\"command\": \"stats\"}",
+                    )
+                    .await
+            }
         }
         let Some(reload) = self.ctx.config.reload.clone() else {
             return self
@@ -407,6 +424,22 @@ impl Conn {
             Ok(Err(err)) => self.reject(id, &format!("reload failed: {err}")).await,
             Err(_) => self.reject(id, "reload failed: the loader panicked").await,
         }
+    }
+
+    /// This connection's counters, as the JSON text of a `stats` reply: messages received (queued for the
+    /// monitor), dropped (its inbound queue was full), rejected (answered with an error), waiting in its
+    /// inbound queue, and risk messages dropped on the way out.
+    fn stats(&self) -> String {
+        let l = &self.link;
+        serde_json::json!({
+            "conn": l.id,
+            "received": l.n_received.load(Ordering::Relaxed),
+            "dropped": l.n_dropped.load(Ordering::Relaxed),
+            "rejected": l.n_rejected.load(Ordering::Relaxed),
+            "queued": l.inbox_len(),
+            "risk_dropped": l.n_risk_dropped.load(Ordering::Relaxed),
+        })
+        .to_string()
     }
 
     /// `{"op": "new_run", "run_id": ...}`: the messages decoded so far belong to the current run, the

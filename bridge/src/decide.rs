@@ -24,6 +24,8 @@ pub struct PropertyRisk {
     pub likely_path: Vec<String>,
     /// Expected time to the violation along that path, s.
     pub expected_time_s: Option<f64>,
+    /// The model's calibrated (θ, debounce frames) for this property and risk measure, if any.
+    pub calibrated: Option<(f64, u32)>,
 }
 
 /// The verdicts of every monitored property at one frame.

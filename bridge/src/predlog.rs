@@ -1,7 +1,9 @@
 //! The prediction log: one JSON line per alarm start, alarm end, violation and intervention.
 //!
-//! Each line is written and flushed on its own (events are rare: a few per run), so a crash or SIGTERM
-//! loses no completed line. The lines carry the connection id, frame time, property, probability and θ, so
+//! Each line is written and flushed on its own (events are rare: a few per run), so a crash, SIGTERM or
+//! SIGKILL loses no completed line; an intervention's line is written before the intervention is queued for
+//! the client, so every intervention a client received is in the log. With `fsync` (`--fsync`) each line is
+//! also forced to the disk, which survives a power loss. The lines carry the connection id, frame time, property, probability and θ, so
 //! seconds-ahead figures (violation time − first alarm time) can be computed afterwards. Each line also
 //! names its run (`run`, see [`crate::run`]): several runs on one connection are told apart by it.
 
@@ -18,13 +20,20 @@ use crate::enforce::{Event, Intervention};
 #[derive(Debug)]
 pub struct PredictionLog {
     out: Mutex<BufWriter<File>>,
+    fsync: bool,
 }
 
 impl PredictionLog {
     /// Creates (truncates) the log file.
     pub fn create(path: &Path) -> std::io::Result<Self> {
+        PredictionLog::create_with(path, false)
+    }
+
+    /// Creates (truncates) the log file; with `fsync`, every line is forced to the disk.
+    pub fn create_with(path: &Path, fsync: bool) -> std::io::Result<Self> {
         Ok(PredictionLog {
             out: Mutex::new(BufWriter::new(File::create(path)?)),
+            fsync,
         })
     }
 
@@ -55,7 +64,11 @@ impl PredictionLog {
         let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
         serde_json::to_writer(&mut *out, value)?;
         out.write_all(b"\n")?;
-        out.flush()
+        out.flush()?;
+        if self.fsync {
+            out.get_ref().sync_data()?;
+        }
+        Ok(())
     }
 }
 

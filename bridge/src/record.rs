@@ -8,9 +8,14 @@
 //! The frames recorded are exactly the frames the decision step saw, so scoring the log in batch with a
 //! fresh session reproduces the live risk series and alarm times.
 //!
-//! Durability: the writer pushes rows to the file every [`FLUSH_EVERY_FRAMES`] frames (and the library
-//! every 1024), and the log is finished when the connection closes or the monitor shuts down. A failed
-//! write is counted (`Metrics::n_record_errors`), reported once, and recording stops for that connection.
+//! Durability: a run is written to `NAME.h5.partial` and renamed to `NAME.h5` when it is finished (the
+//! connection closes, a new run starts, or the monitor shuts down), so a file with the final name is always
+//! complete. The writer pushes rows and metadata to the file every [`FLUSH_EVERY_FRAMES`] frames, so after a
+//! crash (even SIGKILL) the `.partial` file reads as a log up to its last flush; the next bridge started
+//! with the same `--record` finds it ([`recover`]) and renames it to `NAME.recovered.h5`, or reports it as
+//! unreadable. With `fsync` each flush is also forced to the disk (power loss), at the cost measured by
+//! `cargo bench -p bridge --bench soak -- --fsync`. A failed write is counted (`Metrics::n_record_errors`),
+//! reported once, and recording stops for that connection.
 
 use std::path::{Path, PathBuf};
 
@@ -29,6 +34,8 @@ pub struct RecordConfig {
     pub path: PathBuf,
     /// Frame period written to the log's attributes, s.
     pub frame_period_s: f64,
+    /// Force every flush (and the finished file) to the disk with fsync (`--fsync`).
+    pub fsync: bool,
 }
 
 impl RecordConfig {
@@ -70,8 +77,96 @@ impl RecordConfig {
 /// One run's recording.
 pub struct Recording {
     writer: LogWriter,
+    /// The final name; the file is written as [`partial_path`] of it until finished.
     path: PathBuf,
     since_flush: usize,
+    fsync: bool,
+}
+
+/// Where a run is written until it is finished: `NAME.h5.partial`.
+pub fn partial_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".partial");
+    PathBuf::from(name)
+}
+
+/// What [`recover`] found.
+#[derive(Debug)]
+pub enum Recovered {
+    /// A crashed run that reads as a log: renamed to `path`, with its frames.
+    Readable {
+        /// The new name (`NAME.recovered.h5`).
+        path: PathBuf,
+        /// Frames it holds (those flushed before the crash).
+        n_frames: usize,
+    },
+    /// A crashed run that does not read (nothing was flushed, or the crash hit a flush): left in place.
+    Unreadable {
+        /// The `.partial` file.
+        path: PathBuf,
+        /// Why it does not read.
+        reason: String,
+    },
+}
+
+/// Finds the recordings a crashed bridge left unfinished next to `config.path` (`*.h5.partial` files of
+/// the same name stem) and recovers each: a readable one is renamed to `NAME.recovered.h5`, an unreadable
+/// one is reported and kept.
+pub fn recover(config: &RecordConfig) -> Vec<Recovered> {
+    let dir = match config.path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let stem = config
+        .path
+        .file_stem()
+        .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut partials: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(stem.as_str()) && n.ends_with(".h5.partial"))
+        })
+        .collect();
+    partials.sort();
+    partials
+        .into_iter()
+        .map(|partial| match scenarios::log::read_log(&partial) {
+            Ok(log) => {
+                let name = partial.to_string_lossy();
+                let base = name.trim_end_matches(".h5.partial");
+                let target = PathBuf::from(format!("{base}.recovered.h5"));
+                match std::fs::rename(&partial, &target) {
+                    Ok(()) => Recovered::Readable {
+                        path: target,
+                        n_frames: log.frames.len(),
+                    },
+                    Err(e) => Recovered::Unreadable {
+                        path: partial,
+                        reason: format!("readable, but cannot be renamed: {e}"),
+                    },
+                }
+            }
+            Err(e) => Recovered::Unreadable {
+                path: partial,
+                reason: e.to_string(),
+            },
+        })
+        .collect()
+}
+
+/// fsyncs a file (any descriptor of it flushes the file's pages).
+fn sync_file(path: &Path) -> Result<(), LogError> {
+    std::fs::File::open(path)
+        .and_then(|f| f.sync_all())
+        .map_err(|source| LogError::Io {
+            path: path.display().to_string(),
+            source,
+        })
 }
 
 impl Recording {
@@ -94,13 +189,14 @@ impl Recording {
             seed: None,
         };
         Ok(Recording {
-            writer: LogWriter::create(&path, &meta)?,
+            writer: LogWriter::create(&partial_path(&path), &meta)?,
             path,
             since_flush: 0,
+            fsync: config.fsync,
         })
     }
 
-    /// The file being written.
+    /// The file's final name (it is written as `NAME.partial` until finished).
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -112,12 +208,31 @@ impl Recording {
         if self.since_flush >= FLUSH_EVERY_FRAMES {
             self.since_flush = 0;
             self.writer.flush()?;
+            if self.fsync {
+                sync_file(&partial_path(&self.path))?;
+            }
         }
         Ok(())
     }
 
-    /// Flushes and closes the file.
+    /// Flushes and closes the file and gives it its final name (atomically replacing an older file of
+    /// that name).
     pub fn finish(self) -> Result<(), LogError> {
-        self.writer.finish()
+        self.writer.finish()?;
+        let partial = partial_path(&self.path);
+        if self.fsync {
+            sync_file(&partial)?;
+        }
+        std::fs::rename(&partial, &self.path).map_err(|source| LogError::Io {
+            path: partial.display().to_string(),
+            source,
+        })?;
+        if self.fsync {
+            // The rename is durable once the directory is.
+            if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                sync_file(dir)?;
+            }
+        }
+        Ok(())
     }
 }

@@ -36,21 +36,7 @@ const LAWS: [&str; 8] = [
 ];
 
 fn eight_laws() -> LawSet {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("specs");
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)
-        .expect("specs dir")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "law"))
-        .collect();
-    paths.sort();
-    let all: Vec<LawSource> = paths
-        .iter()
-        .map(|p| LawSource {
-            name: p.display().to_string(),
-            text: std::fs::read_to_string(p).expect("read"),
-        })
-        .collect();
-    let set = LawSet::parse(&all).expect("shipped laws parse");
+    let set = laws::shipped::law_set();
     // Re-parse a file holding only the 8 laws' full formulas, so the set has exactly 8 laws.
     let text: String = LAWS
         .iter()

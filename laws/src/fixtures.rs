@@ -25,24 +25,6 @@ use crate::eval::{EvalConfig, Evaluator};
 use crate::lang::lawset::{LawSet, LawSource};
 use crate::signals::{Signal, Signals};
 
-/// Every shipped law file, in file-name order (as `avguard laws eval` reads a directory).
-fn shipped_sources() -> Vec<LawSource> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("specs");
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "law"))
-        .collect();
-    paths.sort();
-    paths
-        .iter()
-        .map(|p| LawSource {
-            name: p.file_name().unwrap().to_string_lossy().into_owned(),
-            text: std::fs::read_to_string(p).unwrap(),
-        })
-        .collect()
-}
-
 fn value(text: &str) -> f64 {
     match text {
         "inf" => f64::INFINITY,
@@ -109,7 +91,7 @@ pub fn render(name: &str) -> String {
                 law = Some((set, last));
             }
             "law" => {
-                let set = LawSet::parse(&shipped_sources()).unwrap();
+                let set = LawSet::parse(&crate::shipped::sources()).unwrap();
                 let i = set
                     .index_of(rest.trim())
                     .unwrap_or_else(|| panic!("{}: no shipped law {rest}", ctx()));

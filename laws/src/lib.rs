@@ -15,6 +15,8 @@
 //!   frame per law) and yields [`Verdicts`]: the frame at which a violation becomes certain and "a
 //!   violation became certain within the last W frames".
 //!
+//! - [`shipped`] holds the law files of `laws/specs/`, embedded at build time (for tests, benches and tools).
+//!
 //! **Invariant:** no I/O. Callers read law files and pass the text in ([`LawSource`]).
 #![warn(missing_docs)]
 
@@ -25,6 +27,7 @@ pub mod frame;
 pub mod geometry;
 pub mod lang;
 pub mod rss;
+pub mod shipped;
 pub mod signals;
 
 pub use eval::{EvalConfig, EvalError, EvalStats, Evaluator, ObligationHandle, Verdicts};

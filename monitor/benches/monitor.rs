@@ -11,40 +11,19 @@ use std::process::Command;
 use std::time::Instant;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use monitor::{reach, BuildConfig, Counts, Domain, Dtmc, PropertyModel, StateId};
+use monitor::{prism, reach, BuildConfig, Counts, Domain, Dtmc, PropertyModel, StateId};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+#[path = "../src/reach/random_chain.rs"]
+mod random_chain;
+
 /// `n` states, ~`deg` successors each, 1 % absorbing unsafe states, 1 % absorbing safe traps.
 fn random_chain(n: usize, deg: usize, seed: u64) -> (Dtmc, Vec<bool>) {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut row_ptr = Vec::with_capacity(n + 1);
-    row_ptr.push(0);
-    let (mut cols, mut probs) = (Vec::with_capacity(n * deg), Vec::with_capacity(n * deg));
-    let mut target = vec![false; n];
-    let mut succ: Vec<u32> = Vec::new();
-    for (s, is_target) in target.iter_mut().enumerate() {
-        let kind = rng.random_range(0..100);
-        succ.clear();
-        if kind == 0 {
-            *is_target = true;
-            succ.push(s as u32);
-        } else if kind == 1 {
-            succ.push(s as u32);
-        } else {
-            succ.extend((0..deg).map(|_| rng.random_range(0..n as u32)));
-        }
-        succ.sort_unstable();
-        succ.dedup();
-        let w: Vec<f64> = succ.iter().map(|_| rng.random_range(0.05..1.0)).collect();
-        let total: f64 = w.iter().sum();
-        cols.extend(&succ);
-        probs.extend(w.iter().map(|x| x / total));
-        row_ptr.push(cols.len());
-    }
+    let c = random_chain::random_chain(n, deg, 100, seed);
     (
-        Dtmc::try_new(n, row_ptr, cols, probs).expect("valid by construction"),
-        target,
+        Dtmc::try_new(n, c.row_ptr, c.cols, c.probs).expect("valid by construction"),
+        c.target,
     )
 }
 
@@ -95,17 +74,10 @@ fn write_prism(
 ) -> (std::path::PathBuf, std::path::PathBuf) {
     let tra = dir.join("bench.tra");
     let lab = dir.join("bench.lab");
-    let mut w = std::io::BufWriter::new(std::fs::File::create(&tra).expect("tmp"));
-    writeln!(w, "{} {}", d.n_states(), d.n_transitions()).expect("tmp");
-    for s in 0..d.n_states() as StateId {
-        let (cols, probs) = d.row(s);
-        for (&j, &p) in cols.iter().zip(probs) {
-            writeln!(w, "{s} {j} {p}").expect("tmp");
-        }
-    }
-    drop(w);
+    let w = std::io::BufWriter::new(std::fs::File::create(&tra).expect("tmp"));
+    prism::write_dtmc_tra(d, w).expect("tmp");
     let mut w = std::io::BufWriter::new(std::fs::File::create(&lab).expect("tmp"));
-    writeln!(w, "0=\"init\" 1=\"deadlock\" 2=\"unsafe\"\n0: 0").expect("tmp");
+    writeln!(w, "{}\n0: 0", prism::LABELS).expect("tmp");
     for (s, &t) in target.iter().enumerate() {
         if t && s != 0 {
             writeln!(w, "{s}: 2").expect("tmp");
@@ -115,9 +87,8 @@ fn write_prism(
 }
 
 fn storm_seconds(d: &Dtmc, target: &[bool]) -> Option<f64> {
-    let dir = std::env::temp_dir().join(format!("avguard-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).ok()?;
-    let (tra, lab) = write_prism(d, target, &dir);
+    let dir = tempfile::tempdir().ok()?;
+    let (tra, lab) = write_prism(d, target, dir.path());
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../tests/py/monitor_storm_time.py"
@@ -132,7 +103,6 @@ fn storm_seconds(d: &Dtmc, target: &[bool]) -> Option<f64> {
         .arg("3")
         .output()
         .ok()?;
-    let _ = std::fs::remove_dir_all(&dir);
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     if !out.status.success() {
         eprintln!(

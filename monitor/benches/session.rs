@@ -5,33 +5,14 @@
 //! Run: `cargo bench -p monitor --bench session` (release). Target: median ≤ 0.5 µs, p99 ≤ 5 µs per frame.
 
 use std::hint::black_box;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use laws::frame::{light_color, obstacle_type};
-use laws::LawSource;
 use laws::{EvalConfig, Evaluator, Frame, Obstacle, SignalContext, Signals};
 use monitor::spec::{parse_properties_toml, PropertySpec};
 use monitor::{BuildConfig, Model, Plan, Session, SessionConfig};
-
-fn shipped_laws() -> Vec<LawSource> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../laws/specs");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("laws/specs")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "law"))
-        .collect();
-    files.sort();
-    files
-        .iter()
-        .map(|p| LawSource {
-            name: p.display().to_string(),
-            text: std::fs::read_to_string(p).expect("law file"),
-        })
-        .collect()
-}
 
 /// A 40 s drive: approach a slower car and a light that cycles green → yellow → red, with a junction.
 fn drive(seed: u32) -> Vec<Frame> {
@@ -76,12 +57,9 @@ fn drive(seed: u32) -> Vec<Frame> {
 
 /// The seven properties of `laws/specs/properties.toml` plus law57's default property: 8 laws.
 fn model() -> Arc<Model> {
-    let laws = shipped_laws();
-    let toml = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../laws/specs/properties.toml"),
-    )
-    .expect("properties.toml");
-    let mut specs = parse_properties_toml(&toml).expect("valid properties");
+    let laws = laws::shipped::sources();
+    let mut specs =
+        parse_properties_toml(laws::shipped::PROPERTIES_TOML).expect("valid properties");
     specs.push(PropertySpec::for_law("law57"));
     assert_eq!(specs.len(), 8);
     let plan = Plan::from_specs(laws, &specs, BuildConfig::default()).expect("plan");

@@ -17,9 +17,11 @@
 //! [`Session`]: crate::Session
 
 use laws::eval::StateHandle;
+use laws::signals::SignalSet;
 use laws::ObligationHandle;
 use laws::{
     Atom, EvalConfig, Evaluator, Formula, Frame, LawSet, LawSource, SignalContext, SignalStream,
+    Signals, Verdicts,
 };
 
 use crate::error::ModelError;
@@ -51,6 +53,8 @@ pub struct PropertyDef<'a> {
     pub predicates: &'a [String],
     /// Index of the unsafe predicate.
     pub unsafe_bit: usize,
+    /// The literals of the property's reactive comparator rule (law-language atoms; empty for none).
+    pub reactive_rule: &'a [String],
 }
 
 #[derive(Debug, Clone)]
@@ -83,6 +87,8 @@ pub(crate) struct Encoder {
     unsafe_now: UnsafeNow,
     /// The state antecedents of the property's law (the reactive baseline), empty when it has none.
     antecedents: Vec<Formula>,
+    /// The reactive rule's literals (predicate, negated); empty for none.
+    rule: Vec<(Pred, bool)>,
 }
 
 /// The per-frame result of one encoder.
@@ -92,6 +98,7 @@ pub(crate) struct Encoded {
     pub unsafe_state: bool,
     pub unsafe_now: bool,
     pub baseline: bool,
+    pub rule: bool,
 }
 
 /// The laws and encoders of a model, ready to step.
@@ -115,6 +122,178 @@ fn antecedents(body: &Formula, out: &mut Vec<Formula>) {
     }
 }
 
+fn property_error(p: &PropertyDef<'_>, reason: String) -> ModelError {
+    ModelError::Property {
+        property: p.name.to_string(),
+        reason,
+    }
+}
+
+/// A predicate text, read once against the model's full law set.
+enum PredText<'t> {
+    /// `L.w` of a law of the set.
+    Window(&'t str),
+    /// An obligation predicate of a law of the set (`L.pending`, `L.pending > x`).
+    Pending(PendingPredicate<'t>),
+    /// A law-language atom.
+    Atom(Atom),
+}
+
+impl<'t> PredText<'t> {
+    fn read(text: &'t str, full: &LawSet) -> Result<PredText<'t>, String> {
+        if let Some(law) = text.strip_suffix(WINDOW_SUFFIX) {
+            if full.index_of(law).is_some() {
+                return Ok(PredText::Window(law));
+            }
+        }
+        if let Some(pending) = PendingPredicate::parse(text) {
+            let pending = pending?;
+            pending.check(full)?;
+            return Ok(PredText::Pending(pending));
+        }
+        Atom::parse(text)
+            .map(PredText::Atom)
+            .map_err(|e| format!("predicate '{text}': {e}"))
+    }
+
+    /// The law the predicate reads a verdict or an obligation of.
+    fn law(&self) -> Option<&'t str> {
+        match self {
+            PredText::Window(law) => Some(law),
+            PredText::Pending(p) => Some(p.law),
+            PredText::Atom(_) => None,
+        }
+    }
+
+    /// The predicate over the reduced law set.
+    fn resolve(&self, reduced: &LawSet, frame_period_s: f64) -> Result<Pred, String> {
+        let index = |law: &str| {
+            reduced
+                .index_of(law)
+                .ok_or_else(|| format!("law '{law}' lost while re-parsing"))
+        };
+        Ok(match self {
+            PredText::Window(law) => Pred::Window(index(law)?),
+            PredText::Pending(p) => Pred::Pending {
+                law: index(p.law)?,
+                more_than_frames: p.more_than_frames(frame_period_s),
+            },
+            PredText::Atom(a) => Pred::Atom(a.clone()),
+        })
+    }
+}
+
+/// One property's texts, read and checked against the full law set.
+struct ReadProperty<'t> {
+    law: &'t str,
+    preds: Vec<PredText<'t>>,
+    unsafe_bit: usize,
+    /// The reactive rule's literals and whether each is negated.
+    rule: Vec<(PredText<'t>, bool)>,
+}
+
+impl<'t> ReadProperty<'t> {
+    fn read(p: &PropertyDef<'t>, full: &LawSet) -> Result<ReadProperty<'t>, String> {
+        if full.index_of(p.law).is_none() {
+            return Err(format!("unknown law '{}'", p.law));
+        }
+        if p.unsafe_bit >= p.predicates.len() {
+            return Err(format!("unsafe bit {} out of range", p.unsafe_bit));
+        }
+        let preds = p
+            .predicates
+            .iter()
+            .map(|t| PredText::read(t, full))
+            .collect::<Result<Vec<_>, _>>()?;
+        let rule = p
+            .reactive_rule
+            .iter()
+            .map(|t| {
+                let (text, negated) = rule_literal(t);
+                PredText::read(text, full).map(|pred| (pred, negated))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(ReadProperty {
+            law: p.law,
+            preds,
+            unsafe_bit: p.unsafe_bit,
+            rule,
+        })
+    }
+
+    /// The laws the property needs: its own, then those its predicates and rule read.
+    fn laws(&self) -> impl Iterator<Item = &'t str> + '_ {
+        std::iter::once(self.law).chain(
+            self.preds
+                .iter()
+                .chain(self.rule.iter().map(|(p, _)| p))
+                .filter_map(PredText::law),
+        )
+    }
+
+    /// The property's encoder over the reduced law set.
+    fn encoder(&self, reduced: &LawSet, frame_period_s: f64) -> Result<Encoder, String> {
+        let preds = self
+            .preds
+            .iter()
+            .map(|p| p.resolve(reduced, frame_period_s))
+            .collect::<Result<Vec<_>, _>>()?;
+        let law_index = reduced
+            .index_of(self.law)
+            .ok_or_else(|| format!("law '{}' lost while re-parsing", self.law))?;
+        let unsafe_now = match &preds[self.unsafe_bit] {
+            Pred::Window(i) => UnsafeNow::Violated(*i),
+            Pred::Atom(a) => UnsafeNow::Atom(a.clone()),
+            Pred::Pending { .. } => {
+                return Err(
+                    "the unsafe predicate must be `L.w` or an atom, not an obligation".into(),
+                )
+            }
+        };
+        let mut ante = Vec::new();
+        antecedents(reduced.laws()[law_index].body(), &mut ante);
+        let rule = self
+            .rule
+            .iter()
+            .map(|(p, negated)| {
+                p.resolve(reduced, frame_period_s)
+                    .map(|pred| (pred, *negated))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Encoder {
+            preds,
+            unsafe_bit: self.unsafe_bit,
+            unsafe_now,
+            antecedents: ante,
+            rule,
+        })
+    }
+}
+
+/// The laws the properties need, in first-use order, re-parsed as one self-contained set: each law's
+/// formula has earlier laws inlined and prints as parseable text, so unrelated laws cost nothing per frame.
+fn reduced_laws(full: &LawSet, properties: &[ReadProperty<'_>]) -> Result<LawSet, ModelError> {
+    let mut needed: Vec<&str> = Vec::new();
+    for law in properties.iter().flat_map(ReadProperty::laws) {
+        if !needed.contains(&law) {
+            needed.push(law);
+        }
+    }
+    let reduced_text: String = needed
+        .iter()
+        .filter_map(|n| full.index_of(n).map(|i| &full.laws()[i]))
+        .map(|l| format!("{} = {};\n", l.name(), l.formula()))
+        .collect();
+    LawSet::parse(&[LawSource {
+        name: "(model laws)".into(),
+        text: reduced_text,
+    }])
+    .map_err(|e| ModelError::Property {
+        property: "(law texts)".into(),
+        reason: format!("re-parsing the needed laws failed: {e}"),
+    })
+}
+
 impl Compiled {
     /// Compiles `properties` against the law texts `laws`.
     ///
@@ -129,104 +308,19 @@ impl Compiled {
         window_frames: usize,
     ) -> Result<Compiled, ModelError> {
         let full = parse_laws(laws)?;
-        // The laws the properties need, in first-use order.
-        let mut needed: Vec<String> = Vec::new();
-        for p in properties {
-            let err = |reason: String| ModelError::Property {
-                property: p.name.to_string(),
-                reason,
-            };
-            if full.index_of(p.law).is_none() {
-                return Err(err(format!("unknown law '{}'", p.law)));
-            }
-            if p.unsafe_bit >= p.predicates.len() {
-                return Err(err(format!("unsafe bit {} out of range", p.unsafe_bit)));
-            }
-            let mut add = |name: &str| {
-                if !needed.iter().any(|n| n == name) {
-                    needed.push(name.to_string());
-                }
-            };
-            add(p.law);
-            for text in p.predicates {
-                if let Some(law) = text.strip_suffix(WINDOW_SUFFIX) {
-                    if full.index_of(law).is_some() {
-                        add(law);
-                        continue;
-                    }
-                }
-                if let Some(pending) = PendingPredicate::parse(text) {
-                    let pending = pending.map_err(&err)?;
-                    pending.check(&full).map_err(&err)?;
-                    add(pending.law);
-                    continue;
-                }
-                Atom::parse(text).map_err(|e| err(format!("predicate '{text}': {e}")))?;
-            }
-        }
-        // Each law's formula has earlier laws inlined and prints as parseable text: the reduced set is
-        // self-contained.
-        let reduced_text: String = needed
+        let read = properties
             .iter()
-            .filter_map(|n| full.index_of(n).map(|i| &full.laws()[i]))
-            .map(|l| format!("{} = {};\n", l.name(), l.formula()))
-            .collect();
-        let reduced = LawSet::parse(&[LawSource {
-            name: "(model laws)".into(),
-            text: reduced_text,
-        }])
-        .map_err(|e| ModelError::Property {
-            property: "(law texts)".into(),
-            reason: format!("re-parsing the needed laws failed: {e}"),
-        })?;
-        let mut encoders = Vec::with_capacity(properties.len());
-        for p in properties {
-            let index = |name: &str| reduced.index_of(name);
-            let mut preds = Vec::with_capacity(p.predicates.len());
-            for text in p.predicates {
-                let window = text.strip_suffix(WINDOW_SUFFIX).and_then(index);
-                let pending = PendingPredicate::parse(text).and_then(Result::ok);
-                preds.push(match (window, pending) {
-                    (Some(i), _) => Pred::Window(i),
-                    (None, Some(pd)) => Pred::Pending {
-                        law: index(pd.law).ok_or_else(|| ModelError::Property {
-                            property: p.name.to_string(),
-                            reason: format!("law '{}' lost while re-parsing", pd.law),
-                        })?,
-                        more_than_frames: pd.more_than_frames(frame_period_s),
-                    },
-                    (None, None) => {
-                        Pred::Atom(Atom::parse(text).map_err(|e| ModelError::Property {
-                            property: p.name.to_string(),
-                            reason: format!("predicate '{text}': {e}"),
-                        })?)
-                    }
-                });
-            }
-            let law_index = index(p.law).ok_or_else(|| ModelError::Property {
-                property: p.name.to_string(),
-                reason: format!("law '{}' lost while re-parsing", p.law),
-            })?;
-            let unsafe_now = match &preds[p.unsafe_bit] {
-                Pred::Window(i) => UnsafeNow::Violated(*i),
-                Pred::Atom(a) => UnsafeNow::Atom(a.clone()),
-                Pred::Pending { .. } => {
-                    return Err(ModelError::Property {
-                        property: p.name.to_string(),
-                        reason: "the unsafe predicate must be `L.w` or an atom, not an obligation"
-                            .into(),
-                    })
-                }
-            };
-            let mut ante = Vec::new();
-            antecedents(reduced.laws()[law_index].body(), &mut ante);
-            encoders.push(Encoder {
-                preds,
-                unsafe_bit: p.unsafe_bit,
-                unsafe_now,
-                antecedents: ante,
-            });
-        }
+            .map(|p| ReadProperty::read(p, &full).map_err(|reason| property_error(p, reason)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let reduced = reduced_laws(&full, &read)?;
+        let encoders = properties
+            .iter()
+            .zip(read)
+            .map(|(p, r)| {
+                r.encoder(&reduced, frame_period_s)
+                    .map_err(|reason| property_error(p, reason))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let eval = EvalConfig {
             frame_period_s,
             window_frames,
@@ -252,32 +346,68 @@ impl Compiled {
     /// evaluator as a state formula, so each distinct atom (shared between laws and properties) is
     /// evaluated once per frame, and the frame's signals are computed only where some atom reads them.
     pub(crate) fn tracker(&self, context: SignalContext) -> Result<Tracker, ModelError> {
+        self.tracker_with(context, &[], &[], SignalSet::EMPTY)
+            .map(|(tracker, _)| tracker)
+    }
+
+    /// A tracker that also evaluates `extra` atoms each frame (read back through the returned handles in
+    /// [`Tracker::step_with`]), tracks the obligations of the laws named in `obligations` (`None` for a
+    /// law that is not compiled or has no obligation), and computes the signals of `extra_signals`
+    /// whether or not an atom reads them: what the abstraction search ([`crate::select`]) records of each
+    /// training frame.
+    pub(crate) fn tracker_with(
+        &self,
+        context: SignalContext,
+        extra: &[Atom],
+        obligations: &[String],
+        extra_signals: SignalSet,
+    ) -> Result<(Tracker, ExtraHandles), ModelError> {
         let config = |e: laws::EvalError| ModelError::Config(e.to_string());
         let mut evaluator = Evaluator::new(&self.laws, &self.eval).map_err(config)?;
+        let atoms = extra
+            .iter()
+            .map(|a| evaluator.add_state(&Formula::Atom(a.clone())))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(config)?;
+        let obligations = obligations
+            .iter()
+            .map(|name| {
+                let law = self.laws.index_of(name).map(|i| &self.laws.laws()[i])?;
+                evaluator.add_obligation(law).ok()
+            })
+            .collect();
+        let handles = ExtraHandles { atoms, obligations };
         let mut encoders = Vec::with_capacity(self.encoders.len());
         for enc in &self.encoders {
             let atom = |ev: &mut Evaluator, a: &Atom| ev.add_state(&Formula::Atom(a.clone()));
+            let compile = |ev: &mut Evaluator, p: &Pred| match p {
+                Pred::Atom(a) => atom(ev, a).map(RtPred::State),
+                Pred::Window(i) => Ok(RtPred::Window(*i)),
+                Pred::Pending {
+                    law,
+                    more_than_frames,
+                } => {
+                    let law = self.laws.laws().get(*law).ok_or(laws::EvalError::Config(
+                        "obligation predicate on a law outside the model",
+                    ))?;
+                    ev.add_obligation(law).map(|handle| RtPred::Pending {
+                        handle,
+                        min_age: more_than_frames.map_or(0, |m| {
+                            u32::try_from(m.saturating_add(1)).unwrap_or(u32::MAX)
+                        }),
+                    })
+                }
+            };
             let preds = enc
                 .preds
                 .iter()
-                .map(|p| match p {
-                    Pred::Atom(a) => atom(&mut evaluator, a).map(RtPred::State),
-                    Pred::Window(i) => Ok(RtPred::Window(*i)),
-                    Pred::Pending {
-                        law,
-                        more_than_frames,
-                    } => {
-                        let law = self.laws.laws().get(*law).ok_or(laws::EvalError::Config(
-                            "obligation predicate on a law outside the model",
-                        ))?;
-                        evaluator.add_obligation(law).map(|handle| RtPred::Pending {
-                            handle,
-                            min_age: more_than_frames.map_or(0, |m| {
-                                u32::try_from(m.saturating_add(1)).unwrap_or(u32::MAX)
-                            }),
-                        })
-                    }
-                })
+                .map(|p| compile(&mut evaluator, p))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(config)?;
+            let rule = enc
+                .rule
+                .iter()
+                .map(|(p, negated)| compile(&mut evaluator, p).map(|rt| (rt, *negated)))
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(config)?;
             let unsafe_now = match &enc.unsafe_now {
@@ -298,15 +428,31 @@ impl Compiled {
                 unsafe_bit: enc.unsafe_bit,
                 unsafe_now,
                 baseline,
+                rule,
             });
         }
-        Ok(Tracker {
-            signals: SignalStream::new(context, evaluator.needed_signals()),
-            evaluator,
-            out: vec![Encoded::default(); encoders.len()],
-            encoders,
-        })
+        Ok((
+            Tracker {
+                signals: SignalStream::new(
+                    context,
+                    evaluator.needed_signals().union(extra_signals),
+                ),
+                evaluator,
+                out: vec![Encoded::default(); encoders.len()],
+                encoders,
+            },
+            handles,
+        ))
     }
+}
+
+/// What [`Compiled::tracker_with`] registered beyond the properties' own predicates.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ExtraHandles {
+    /// One per extra atom.
+    pub atoms: Vec<StateHandle>,
+    /// One per named law: its obligation memory, when it has one.
+    pub obligations: Vec<Option<ObligationHandle>>,
 }
 
 /// A predicate as the tracker reads it.
@@ -324,6 +470,29 @@ enum RtPred {
     },
 }
 
+impl RtPred {
+    /// The predicate's value at the frame of `verdicts`.
+    #[inline]
+    fn holds(self, verdicts: &Verdicts<'_>) -> bool {
+        match self {
+            RtPred::State(h) => verdicts.state(h),
+            RtPred::Window(i) => verdicts.in_window(i),
+            RtPred::Pending { handle, min_age } => verdicts
+                .pending_frames(handle)
+                .is_some_and(|age| age >= u64::from(min_age)),
+        }
+    }
+}
+
+/// A reactive-rule literal's predicate text and whether it is negated (`not P`; atoms are negated by
+/// their comparison instead, `speed>30`).
+pub fn rule_literal(text: &str) -> (&str, bool) {
+    match text.trim().strip_prefix("not ") {
+        Some(rest) => (rest.trim(), true),
+        None => (text.trim(), false),
+    }
+}
+
 /// How the tracker reads `unsafe_now`.
 #[derive(Debug, Clone, Copy)]
 enum RtUnsafe {
@@ -339,6 +508,8 @@ struct RtEncoder {
     unsafe_now: RtUnsafe,
     /// The disjunction of the law's antecedents; `None` when it has none (no baseline alarm).
     baseline: Option<StateHandle>,
+    /// The reactive rule's literals (predicate, negated); empty when the property has none.
+    rule: Vec<(RtPred, bool)>,
 }
 
 /// Steps the laws and encoders over one run's frames.
@@ -354,33 +525,43 @@ pub(crate) struct Tracker {
 impl Tracker {
     /// Consumes one frame; returns every property's encoding. Does not allocate.
     pub fn step(&mut self, frame: &Frame) -> &[Encoded] {
+        self.step_with(frame, |_, _, _| ());
+        &self.out
+    }
+
+    /// Consumes one frame and hands its signals, the laws' verdicts and every property's encoding to
+    /// `inspect` (for callers that read more of the frame than the properties' states).
+    pub fn step_with<R>(
+        &mut self,
+        frame: &Frame,
+        inspect: impl FnOnce(&Signals, &Verdicts<'_>, &[Encoded]) -> R,
+    ) -> R {
         let signals = self.signals.next(frame);
         let verdicts = self.evaluator.step(signals);
         for (enc, out) in self.encoders.iter().zip(self.out.iter_mut()) {
             let mut state: StateId = 0;
             for (bit, pred) in enc.preds.iter().enumerate() {
-                let holds = match *pred {
-                    RtPred::State(h) => verdicts.state(h),
-                    RtPred::Window(i) => verdicts.in_window(i),
-                    RtPred::Pending { handle, min_age } => verdicts
-                        .pending_frames(handle)
-                        .is_some_and(|age| age >= u64::from(min_age)),
-                };
-                state |= StateId::from(holds) << bit;
+                state |= StateId::from(pred.holds(&verdicts)) << bit;
             }
             let unsafe_now = match enc.unsafe_now {
                 RtUnsafe::Violated(i) => verdicts.violated_now(i),
                 RtUnsafe::State(h) => verdicts.state(h),
             };
             let baseline = enc.baseline.is_some_and(|h| verdicts.state(h));
+            let rule = !enc.rule.is_empty()
+                && enc
+                    .rule
+                    .iter()
+                    .all(|&(lit, negated)| lit.holds(&verdicts) != negated);
             *out = Encoded {
                 state,
                 unsafe_state: state >> enc.unsafe_bit & 1 == 1,
                 unsafe_now,
                 baseline,
+                rule,
             };
         }
-        &self.out
+        inspect(signals, &verdicts, &self.out)
     }
 
     /// Forgets the run (a new one starts).

@@ -39,6 +39,12 @@ pub trait Domain {
         }
     }
 
+    /// Whether smoothing mass may only go to states observed in the data (plus `from` itself and terminal
+    /// states): the learner then drops the other entries of [`Domain::smoothing_support`].
+    fn smoothing_observed_only(&self) -> bool {
+        false
+    }
+
     /// The predicate values of `state`, in words (the paper's `decode`).
     fn decode(&self, state: StateId) -> String;
 

@@ -80,6 +80,13 @@ impl Dtmc {
         }
         for row in 0..n_states {
             let (start, end) = (row_ptr[row], row_ptr[row + 1]);
+            if end > cols.len() {
+                return Err(StructureError::OutOfRange {
+                    what: "row_ptr",
+                    index: end as u64,
+                    bound: cols.len() as u64 + 1,
+                });
+            }
             if end <= start {
                 // Decreasing pointers are unsorted; equal pointers are an empty row (a deadlock).
                 return Err(if end < start {

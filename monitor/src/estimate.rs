@@ -66,6 +66,7 @@ pub fn build_dtmc<D: Domain + ?Sized>(
         )));
     }
     let (count_ptr, count_entries) = counts.rows();
+    let observed_only = domain.smoothing_observed_only();
     let mut row_ptr = Vec::with_capacity(n + 1);
     row_ptr.push(0usize);
     let mut cols: Vec<StateId> = Vec::new();
@@ -78,7 +79,18 @@ pub fn build_dtmc<D: Domain + ?Sized>(
         if domain.is_valid_state(s) && !domain.is_terminal(s) {
             if cfg.alpha > 0.0 {
                 domain.smoothing_support(s, &mut support);
-                row.extend(support.iter().map(|&j| (j, cfg.alpha)));
+                let kept = |j: StateId| {
+                    !observed_only
+                        || j == s
+                        || domain.is_terminal(j)
+                        || count_ptr[j as usize] < count_ptr[j as usize + 1]
+                };
+                row.extend(
+                    support
+                        .iter()
+                        .filter(|&&j| kept(j))
+                        .map(|&j| (j, cfg.alpha)),
+                );
             }
             let observed = &count_entries[count_ptr[s as usize]..count_ptr[s as usize + 1]];
             row.extend(observed.iter().map(|&(j, c)| (j, c as f64)));

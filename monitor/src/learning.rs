@@ -55,6 +55,7 @@ impl Plan {
                 law: &p.law,
                 predicates: &p.predicates,
                 unsafe_bit: p.unsafe_bit,
+                reactive_rule: &[],
             })
             .collect();
         let compiled = Compiled::new(&laws, &defs, config.frame_period_s, config.window_frames)?;

@@ -12,6 +12,10 @@
 //! - [`spec`] says which predicates make up each property's abstraction (`properties.toml`), and
 //!   [`abstraction`] evaluates them on frames, one encoding shared by learning ([`Learner`], [`Plan`]) and
 //!   the runtime ([`Session`]);
+//! - [`select`] chooses a property's predicates from data (greedy forward selection scored by
+//!   cross-validated warnings at fixed false-alarm rates) and the best small reactive rule over the same
+//!   candidates; [`calibrate`] sets a property's alarm threshold on calibration runs with a
+//!   Clopper–Pearson bound on its false-alarm rate;
 //! - [`prism`] writes a chain in PRISM's explicit format so Storm or PRISM can check our numbers.
 //!
 //! **Invariant:** no I/O. Matrices and tables have private fields and are validated on construction, and
@@ -22,6 +26,7 @@
 
 pub mod abstraction;
 pub mod av;
+pub mod calibrate;
 pub mod counts;
 pub mod domain;
 pub mod dtmc;
@@ -35,6 +40,7 @@ pub mod prism;
 pub mod property;
 pub mod reach;
 pub mod risk;
+pub mod select;
 pub mod session;
 pub mod spec;
 pub mod table;

@@ -17,7 +17,7 @@ mod tests;
 /// Magic bytes at the start of every model file.
 pub const MAGIC: &[u8; 16] = b"AVGUARD-MODEL\0\0\0";
 /// The format version this build reads and writes.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 /// All learned properties of a deployment.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -73,6 +73,7 @@ impl Model {
                 law: p.law(),
                 predicates: p.predicates(),
                 unsafe_bit: p.unsafe_bit(),
+                reactive_rule: p.reactive_rule().map_or(&[][..], |r| &r.literals[..]),
             })
             .collect();
         Compiled::new(
@@ -105,6 +106,29 @@ impl Model {
     /// The property called `name`.
     pub fn property(&self, name: &str) -> Option<&PropertyModel> {
         self.properties.iter().find(|p| p.name() == name)
+    }
+
+    /// Stores a calibrated threshold for property `name` (replacing any earlier one).
+    ///
+    /// # Errors
+    /// [`ModelError::Property`] for an unknown property; a malformed calibration (see
+    /// [`PropertyModel::with_calibration`]).
+    pub fn set_calibration(
+        &mut self,
+        name: &str,
+        calibration: crate::calibrate::Calibration,
+    ) -> Result<(), ModelError> {
+        let i = self
+            .properties
+            .iter()
+            .position(|p| p.name() == name)
+            .ok_or_else(|| ModelError::Property {
+                property: name.to_string(),
+                reason: "no such property in the model".into(),
+            })?;
+        let p = self.properties[i].clone().with_calibration(calibration)?;
+        self.properties[i] = p;
+        Ok(())
     }
 
     /// The embedded law texts.

@@ -8,15 +8,23 @@
 
 use std::io::{self, Write};
 
+use crate::dtmc::Dtmc;
 use crate::property::{unsafe_mask, PropertyModel};
 use crate::StateId;
 
 #[cfg(test)]
 mod tests;
 
-/// Writes the transition file.
-pub fn write_tra<W: Write>(p: &PropertyModel, mut w: W) -> io::Result<()> {
-    let d = p.dtmc();
+/// The label declarations that start every label file.
+pub const LABELS: &str = "0=\"init\" 1=\"deadlock\" 2=\"unsafe\"";
+
+/// Writes the transition file of a property's chain.
+pub fn write_tra<W: Write>(p: &PropertyModel, w: W) -> io::Result<()> {
+    write_dtmc_tra(p.dtmc(), w)
+}
+
+/// Writes the transition file of any chain.
+pub fn write_dtmc_tra<W: Write>(d: &Dtmc, mut w: W) -> io::Result<()> {
     writeln!(w, "{} {}", d.n_states(), d.n_transitions())?;
     for s in 0..d.n_states() as StateId {
         let (cols, probs) = d.row(s);
@@ -30,7 +38,7 @@ pub fn write_tra<W: Write>(p: &PropertyModel, mut w: W) -> io::Result<()> {
 /// Writes the label file: `init` on the states runs started in (state 0 when none was recorded),
 /// `deadlock` on states without an estimate, `unsafe` on unsafe states.
 pub fn write_lab<W: Write>(p: &PropertyModel, mut w: W) -> io::Result<()> {
-    writeln!(w, "0=\"init\" 1=\"deadlock\" 2=\"unsafe\"")?;
+    writeln!(w, "{LABELS}")?;
     let n = p.n_states();
     let mut init = vec![false; n];
     let starts = p.counts().initial_states();

@@ -7,12 +7,14 @@
 use serde::{Deserialize, Serialize};
 
 use crate::av::{AvConfig, AvDomain, SmoothingScope};
+use crate::calibrate::Calibration;
 use crate::counts::Counts;
 use crate::domain::Domain;
 use crate::dtmc::Dtmc;
 use crate::error::{ModelError, StructureError};
 use crate::estimate::{build_dtmc, LaplaceConfig};
 use crate::pac::{PacConfig, PacSummary};
+use crate::select::{ReactiveRule, Selection};
 use crate::table::RiskTable;
 use crate::StateId;
 
@@ -94,6 +96,12 @@ pub struct PropertyModel {
     deadlocks: Vec<StateId>,
     pac: PacSummary,
     table: RiskTable,
+    /// How the predicates were chosen (models learned before the search existed have none).
+    selection: Option<Selection>,
+    /// The best small reactive rule over the same candidates, the comparator `score` applies.
+    reactive_rule: Option<ReactiveRule>,
+    /// The calibrated alarm threshold (`avguard calibrate`).
+    calibration: Option<Calibration>,
 }
 
 #[derive(Deserialize)]
@@ -108,6 +116,9 @@ struct PropertyParts {
     deadlocks: Vec<StateId>,
     pac: PacSummary,
     table: RiskTable,
+    selection: Option<Selection>,
+    reactive_rule: Option<ReactiveRule>,
+    calibration: Option<Calibration>,
 }
 
 impl TryFrom<PropertyParts> for PropertyModel {
@@ -124,6 +135,9 @@ impl TryFrom<PropertyParts> for PropertyModel {
             deadlocks: p.deadlocks,
             pac: p.pac,
             table: p.table,
+            selection: p.selection,
+            reactive_rule: p.reactive_rule,
+            calibration: p.calibration,
         };
         m.validate()?;
         Ok(m)
@@ -186,9 +200,38 @@ impl PropertyModel {
             deadlocks: learned.deadlocks,
             pac,
             table,
+            selection: None,
+            reactive_rule: None,
+            calibration: None,
         };
         m.validate()?;
         Ok(m)
+    }
+
+    /// The model with its selection record.
+    pub fn with_selection(mut self, selection: Selection) -> PropertyModel {
+        self.selection = Some(selection);
+        self
+    }
+
+    /// The model with its reactive comparator rule.
+    pub fn with_reactive_rule(mut self, rule: Option<ReactiveRule>) -> PropertyModel {
+        self.reactive_rule = rule;
+        self
+    }
+
+    /// The model with a calibrated threshold (replacing any earlier one).
+    ///
+    /// # Errors
+    /// [`ModelError::Config`] when the calibration is malformed (see [`Calibration::check`]) or its
+    /// horizon has no table.
+    pub fn with_calibration(
+        mut self,
+        calibration: Calibration,
+    ) -> Result<PropertyModel, ModelError> {
+        self.calibration = Some(calibration);
+        self.validate()?;
+        Ok(self)
     }
 
     /// The structural checks shared by building and loading: every part covers the same state space, the
@@ -220,6 +263,27 @@ impl PropertyModel {
             if domain.is_terminal(s) && self.dtmc.row(s) != (&[s][..], &[1.0][..]) {
                 return Err(StructureError::Invalid(format!(
                     "terminal state {s} is not absorbing"
+                ))
+                .into());
+            }
+        }
+        if let Some(c) = &self.calibration {
+            c.check()
+                .map_err(|e| StructureError::Invalid(format!("calibration: {e}")))?;
+            if let Some(h) = c.horizon_steps {
+                if !self.config.horizons_steps.contains(&h) {
+                    return Err(StructureError::Invalid(format!(
+                        "calibration: no table for the horizon of {h} steps"
+                    ))
+                    .into());
+                }
+            }
+        }
+        if let Some(r) = &self.reactive_rule {
+            if r.literals.is_empty() || r.literals.len() > 2 {
+                return Err(StructureError::Invalid(format!(
+                    "reactive rule has {} literals (1 or 2 allowed)",
+                    r.literals.len()
                 ))
                 .into());
             }
@@ -274,6 +338,18 @@ impl PropertyModel {
     /// The cached risk table.
     pub fn table(&self) -> &RiskTable {
         &self.table
+    }
+    /// How the predicates were chosen, when recorded.
+    pub fn selection(&self) -> Option<&Selection> {
+        self.selection.as_ref()
+    }
+    /// The reactive comparator rule, when one was learned.
+    pub fn reactive_rule(&self) -> Option<&ReactiveRule> {
+        self.reactive_rule.as_ref()
+    }
+    /// The calibrated threshold, when calibrated.
+    pub fn calibration(&self) -> Option<&Calibration> {
+        self.calibration.as_ref()
     }
     /// Rebuilds the abstraction (cheap: predicates are parsed once).
     ///

@@ -52,6 +52,8 @@ pub struct PropertyOutcome {
     pub risk_upper: f64,
     /// The reactive baseline alarm: the antecedent of the property's law holds now.
     pub baseline_alarm: bool,
+    /// The property's learned reactive rule holds now (false when the model has none).
+    pub rule_alarm: bool,
 }
 
 impl PropertyOutcome {
@@ -140,6 +142,7 @@ impl Session {
         {
             out.unsafe_now = enc.unsafe_now;
             out.baseline_alarm = enc.baseline;
+            out.rule_alarm = enc.rule;
             if out.absorbed {
                 continue;
             }

@@ -290,8 +290,27 @@ impl Driver {
         a.clamp(-MAX_BRAKE_MPS2, self.idm.max_accel_mps2)
     }
 
-    /// The driver's desired acceleration from what they perceive now.
+    /// The driver's desired acceleration from what they perceive now: following (the leader, the speed
+    /// they want), bounded by every point they decide to stop at and by a jam they wait for.
     fn decide(&mut self, p: &Perception) -> f64 {
+        let v0 = self.desired_speed(p);
+        let mut a = self.follow(p, v0);
+        let stops = [
+            self.light_stop_point(p),
+            self.stop_sign_point(p),
+            self.give_way_point(p),
+            self.jam_stop_point(p),
+            self.crosswalk_stop_point(p),
+        ];
+        for dist in stops.into_iter().flatten() {
+            a = a.min(self.stop_accel(p.speed_mps, v0, dist));
+        }
+        a.min(self.jam_brake(p)).min(self.give_way_brake(p))
+    }
+
+    /// The speed the driver wants: the limit in force (or the route's first one, for a driver who missed
+    /// the signs) times their own factor, lowered ahead of a lower limit and of a turn.
+    fn desired_speed(&self, p: &Perception) -> f64 {
         let b = self.idm.comfort_decel_mps2;
         let limit = if self.ignore_limits {
             p.first_limit_mps.max(p.limit_mps)
@@ -315,139 +334,169 @@ impl Driver {
             .filter(|g| g.approach && !self.give_way_committed)
         {
             // Slow down to look: at most the approach speed at the yield point, braking gently.
+            let room_m = gw.dist_m.max(0.0);
             v0 = v0.min(
-                (self.give_way_approach_mps.powi(2)
-                    + 2.0 * GIVE_WAY_APPROACH_DECEL_MPS2 * gw.dist_m.max(0.0))
-                .sqrt(),
+                (self.give_way_approach_mps.powi(2) + 2.0 * GIVE_WAY_APPROACH_DECEL_MPS2 * room_m)
+                    .sqrt(),
             );
         }
+        v0
+    }
+
+    /// IDM behind the leader towards `v0`; above `v0` a driver brakes firmly (IDM's free-road term alone
+    /// brakes weakly there), at most at their comfortable deceleration.
+    fn follow(&self, p: &Perception, v0: f64) -> f64 {
         let v = p.speed_mps;
-        let mut a = idm(&self.idm, v, v0, p.leader);
+        let a = idm(&self.idm, v, v0, p.leader);
         if v > v0 + 0.2 {
-            // IDM's free-road term brakes weakly above the desired speed; a driver tracks a lower target
-            // with a firmer, bounded brake.
-            a = a.min(-(v - v0).min(b));
+            a.min(-(v - v0).min(self.idm.comfort_decel_mps2))
+        } else {
+            a
         }
-        let mut jam_brake = f64::INFINITY;
-        let mut planned_stop = f64::INFINITY;
-        let mut stop_at = |dist: f64| {
-            // A stopped virtual leader 0.5 m past the stop point's standstill gap: the front stops ~0.5 m
-            // before it.
-            a = a.min(idm(
-                &self.idm,
-                v,
-                v0,
-                Some(Leader::standing(dist + self.idm.min_gap_m - 0.5)),
-            ));
-            // IDM approaches a standstill point asymptotically (a long creep at walking pace); in the last
-            // metres a driver brakes to a standstill at the point instead, and stays there.
-            let to_point = dist - 0.5;
-            if to_point < FINAL_STOP_M && v < 3.0 {
-                // Never harder than the driver's comfortable deceleration: with the reaction delay a
-                // purely kinematic demand would keep growing; a small overshoot is absorbed by the 0.5 m
-                // margin.
-                a = a.min(-(v * v / (2.0 * to_point.max(0.05))).min(b));
-            }
-        };
-        if let Some(LightAhead { color, dist_m }) = p.light {
-            if color != self.light_seen {
-                self.light_seen = color;
-                let needed = v * v / (2.0 * dist_m.max(0.1));
-                self.light_stop = match color {
-                    light_color::YELLOW => needed <= self.yellow_stop_decel_mps2,
-                    light_color::RED => needed <= MAX_BRAKE_MPS2 * 0.9,
-                    _ => false,
-                };
-            }
-            if self.light_stop {
-                stop_at(dist_m);
-            }
+    }
+
+    /// The acceleration that stops the car `dist` m ahead: a standing virtual leader 0.5 m past the
+    /// point's standstill gap (the front stops ~0.5 m before it), and in the last metres, where IDM would
+    /// creep asymptotically, kinematic braking to a standstill at the point.
+    fn stop_accel(&self, v: f64, v0: f64, dist: f64) -> f64 {
+        let a = idm(
+            &self.idm,
+            v,
+            v0,
+            Some(Leader::standing(dist + self.idm.min_gap_m - 0.5)),
+        );
+        let to_point = dist - 0.5;
+        if to_point < FINAL_STOP_M && v < 3.0 {
+            // Never harder than the driver's comfortable deceleration: with the reaction delay a purely
+            // kinematic demand would keep growing; a small overshoot is absorbed by the 0.5 m margin.
+            a.min(-(v * v / (2.0 * to_point.max(0.05))).min(self.idm.comfort_decel_mps2))
+        } else {
+            a
         }
-        if let Some(StopSignAhead {
+    }
+
+    /// The stop line of a light, when the driver decided to stop for it. The decision is taken when the
+    /// colour changes: at yellow (dilemma zone) only if the deceleration needed is one this driver
+    /// accepts, at red unless it would need near-full braking.
+    fn light_stop_point(&mut self, p: &Perception) -> Option<f64> {
+        let LightAhead { color, dist_m } = p.light?;
+        if color != self.light_seen {
+            self.light_seen = color;
+            let v = p.speed_mps;
+            let needed = v * v / (2.0 * dist_m.max(0.1));
+            self.light_stop = match color {
+                light_color::YELLOW => needed <= self.yellow_stop_decel_mps2,
+                light_color::RED => needed <= MAX_BRAKE_MPS2 * 0.9,
+                _ => false,
+            };
+        }
+        self.light_stop.then_some(dist_m)
+    }
+
+    /// The stop-sign line until the driver has stopped (or rolled through) and the junction is clear.
+    fn stop_sign_point(&mut self, p: &Perception) -> Option<f64> {
+        let StopSignAhead {
             dist_m: dist,
             clear,
-        }) = p.stop_sign
+        } = p.stop_sign?;
+        let v = p.speed_mps;
+        match self.stop_sign {
+            StopSign::Approaching => {
+                let rolled = self.rolling_stop && dist < 3.0 && v < 2.5;
+                if rolled || (v < 0.1 && dist < 2.0) {
+                    self.stop_sign = StopSign::Stopped { since_t: p.t };
+                }
+                (!rolled).then_some(dist)
+            }
+            StopSign::Stopped { since_t } => {
+                let wait = if self.rolling_stop { 0.0 } else { 1.0 };
+                if p.t >= since_t + wait && clear {
+                    self.stop_sign = StopSign::Go;
+                    None
+                } else {
+                    Some(dist)
+                }
+            }
+            StopSign::Go => None,
+        }
+    }
+
+    /// The yield point of an unprotected left turn or a give-way junction until the driver commits to a
+    /// gap, judged only near the point: the gap must cover the time to get there and the critical gap. At
+    /// a left turn the driver heads for the yield point; approaching a give-way junction they look from
+    /// where they could still stop comfortably and head for the point only when the gap is too small.
+    fn give_way_point(&mut self, p: &Perception) -> Option<f64> {
+        let gw = p.give_way?;
+        let dist = gw.dist_m;
+        let look_m = self.give_way_look_m(&gw, p.speed_mps);
+        let time_to_yield = dist.max(0.0) / p.speed_mps.max(2.0);
+        if !self.give_way_committed
+            && dist < look_m
+            && gw.min_tta_s > self.critical_gap_s + time_to_yield
         {
-            match self.stop_sign {
-                StopSign::Approaching => {
-                    let rolled = self.rolling_stop && dist < 3.0 && v < 2.5;
-                    if rolled || (v < 0.1 && dist < 2.0) {
-                        self.stop_sign = StopSign::Stopped { since_t: p.t };
-                    }
-                    if !rolled {
-                        stop_at(dist);
-                    }
-                }
-                StopSign::Stopped { since_t } => {
-                    let wait = if self.rolling_stop { 0.0 } else { 1.0 };
-                    if p.t >= since_t + wait && clear {
-                        self.stop_sign = StopSign::Go;
-                    } else {
-                        stop_at(dist);
-                    }
-                }
-                StopSign::Go => {}
-            }
+            self.give_way_committed = true;
         }
-        if let Some(GiveWay {
-            dist_m: dist,
-            min_tta_s,
-            approach,
-            hold_m,
-        }) = p.give_way
-        {
-            // Judged only near the yield point: the gap must cover the time to get there and the critical gap.
-            // At a left turn the driver heads for the yield point; approaching a give-way junction they
-            // look from further away and brake only when the gap they see is too small.
-            let look_m = if approach {
-                // Far enough to stop comfortably after a moment's thought, at the speed they are doing or
-                // are about to (the approach speed).
-                let v_plan = v.max(self.give_way_approach_mps);
-                (v_plan * GIVE_WAY_LOOK_S + v_plan * v_plan / (2.0 * b) + 3.0).max(LEFT_TURN_LOOK_M)
-            } else {
-                LEFT_TURN_LOOK_M
-            };
-            let time_to_yield = dist.max(0.0) / v.max(2.0);
-            if !self.give_way_committed
-                && dist < look_m
-                && min_tta_s > self.critical_gap_s + time_to_yield
-            {
-                self.give_way_committed = true;
-            }
-            if !self.give_way_committed && dist > -hold_m && (!approach || dist < look_m) {
-                stop_at(dist);
-                if approach {
-                    // A planned stop: at least the constant deceleration that ends at the yield point (IDM
-                    // alone creeps up to a standing target and brakes late).
-                    planned_stop = planned_stop.min(-(v * v / (2.0 * (dist - 0.5).max(0.05))));
+        let holding = !self.give_way_committed && dist > -gw.hold_m;
+        (holding && (!gw.approach || dist < look_m)).then_some(dist)
+    }
+
+    /// Where the driver judges the gap: near a left turn's yield point; on the approach to a give-way
+    /// junction, far enough to stop comfortably after a moment's thought at the speed they are doing or
+    /// are about to (the approach speed).
+    fn give_way_look_m(&self, gw: &GiveWay, v: f64) -> f64 {
+        if !gw.approach {
+            return LEFT_TURN_LOOK_M;
+        }
+        let v_plan = v.max(self.give_way_approach_mps);
+        let b = self.idm.comfort_decel_mps2;
+        (v_plan * GIVE_WAY_LOOK_S + v_plan * v_plan / (2.0 * b) + 3.0).max(LEFT_TURN_LOOK_M)
+    }
+
+    /// A planned stop at a give-way junction: at least the constant deceleration that ends at the yield
+    /// point (IDM alone creeps up to a standing target and brakes late).
+    fn give_way_brake(&self, p: &Perception) -> f64 {
+        let Some(gw) = p
+            .give_way
+            .filter(|g| g.approach && !self.give_way_committed)
+        else {
+            return f64::INFINITY;
+        };
+        let v = p.speed_mps;
+        if gw.dist_m > -gw.hold_m && gw.dist_m < self.give_way_look_m(&gw, v) {
+            -(v * v / (2.0 * (gw.dist_m - 0.5).max(0.05)))
+        } else {
+            f64::INFINITY
+        }
+    }
+
+    /// Just before the entry of a jammed junction, for a driver who respects the jam.
+    fn jam_stop_point(&self, p: &Perception) -> Option<f64> {
+        let dist = p.jam_dist_m?;
+        (!self.jam_ignore && dist > -0.5).then_some(dist - 0.3)
+    }
+
+    /// Close to a jammed junction a driver who respects the jam stops where they are and waits, rather
+    /// than creeping up to the entry.
+    fn jam_brake(&self, p: &Perception) -> f64 {
+        match p.jam_dist_m {
+            Some(dist) if !self.jam_ignore && dist > -0.5 && dist < JAM_WAIT_RANGE_M => {
+                if p.speed_mps > 0.0 {
+                    -self.jam_stop_decel_mps2
+                } else {
+                    0.0
                 }
             }
+            _ => f64::INFINITY,
         }
-        if let Some(dist) = p.jam_dist_m {
-            if !self.jam_ignore && dist > -0.5 {
-                stop_at(dist - 0.3);
-                if dist < JAM_WAIT_RANGE_M {
-                    let a = &mut jam_brake;
-                    // Close to a jammed junction a driver stops where they are and waits, rather than
-                    // creeping up to the entry.
-                    *a = a.min(if v > 0.0 {
-                        -self.jam_stop_decel_mps2
-                    } else {
-                        0.0
-                    });
-                }
-            }
-        }
-        if let Some(CrosswalkAhead {
+    }
+
+    /// A crosswalk where a pedestrian has priority (a careless driver stops only for one near the lane).
+    fn crosswalk_stop_point(&self, p: &Perception) -> Option<f64> {
+        let CrosswalkAhead {
             dist_m,
             ped_near_lane,
-        }) = p.crosswalk
-        {
-            if (!self.ped_ignore || ped_near_lane) && dist_m > -0.5 {
-                stop_at(dist_m);
-            }
-        }
-        a.min(jam_brake).min(planned_stop)
+        } = p.crosswalk?;
+        ((!self.ped_ignore || ped_near_lane) && dist_m > -0.5).then_some(dist_m)
     }
 }
 

@@ -5,6 +5,7 @@
 //! frame period. A run ends at its duration, five frames after the ego reaches the route end, or one second
 //! after a collision.
 
+use laws::geometry::{EGO_FRONT_M, EGO_REAR_M, EGO_WIDTH_M};
 use laws::Frame;
 use rand_chacha::ChaCha8Rng;
 
@@ -19,12 +20,6 @@ use crate::seed::rng_for;
 mod observe;
 mod users;
 
-/// Ego footprint: front bumper ahead of the reference point (rear axle), m.
-pub const EGO_FRONT_M: f64 = 3.6986;
-/// Ego footprint: rear bumper behind the reference point, m.
-pub const EGO_REAR_M: f64 = 1.0014;
-/// Ego width, m.
-pub const EGO_WIDTH_M: f64 = 2.06;
 const WHEELBASE_M: f64 = 2.697298;
 const MAX_STEER_RAD: f64 = 0.6;
 /// Deceleration bound of the AV controller obeying a speed cap, m/s².
@@ -123,10 +118,10 @@ impl Simulation {
     fn ego_rect(&self) -> Rect {
         let pose = self.road.pose(self.s);
         Rect {
-            centre_x: pose.x + (EGO_FRONT_M - EGO_REAR_M) / 2.0 * pose.heading.cos(),
-            centre_y: pose.y + (EGO_FRONT_M - EGO_REAR_M) / 2.0 * pose.heading.sin(),
+            centre_x: pose.x + (EGO_FRONT_M + EGO_REAR_M) / 2.0 * pose.heading.cos(),
+            centre_y: pose.y + (EGO_FRONT_M + EGO_REAR_M) / 2.0 * pose.heading.sin(),
             heading: pose.heading,
-            half_length_m: (EGO_FRONT_M + EGO_REAR_M) / 2.0,
+            half_length_m: (EGO_FRONT_M - EGO_REAR_M) / 2.0,
             half_width_m: EGO_WIDTH_M / 2.0,
         }
     }
@@ -143,6 +138,7 @@ impl Simulation {
         }
         let t = self.t();
         let front_s = self.s + EGO_FRONT_M;
+        self.note_progress(t, front_s);
         let (mut frame, perception) = self.observe(t, front_s);
 
         // Run end bookkeeping.
@@ -184,7 +180,7 @@ impl Simulation {
         // Advance.
         let v_new = (self.v + a * self.dt).max(0.0);
         let ego_in_junction = self.road.in_junction(self.s + EGO_FRONT_M)
-            || self.road.in_junction(self.s - EGO_REAR_M);
+            || self.road.in_junction(self.s + EGO_REAR_M);
         let mut ego_claim = self.ego_rect();
         if ego_in_junction {
             // Inside the box the ego claims the road it is about to cover: crossing drivers keep clear of

@@ -204,7 +204,7 @@ fn roslibpy_client_publishes_and_receives_interventions() {
     );
     let msg: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(msg["action"], "stop", "{msg}");
-    let model = monitor::Model::from_bytes(&std::fs::read(&f.model).unwrap()).unwrap();
+    let model = tools::modelfile::read(&f.model).unwrap().model;
     let property = msg["property"].as_str().unwrap_or_default();
     assert!(model.property(property).is_some(), "{msg}");
     // The script's poses are stamped 100.0 to 100.3 s.

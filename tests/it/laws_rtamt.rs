@@ -3,29 +3,10 @@
 //! the temporal semantics (interval ends, horizons, pending obligations), not float comparisons.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use crate::support::{python_script, scratch, workspace_root};
+use crate::support::{python_script, scratch};
 use laws::{EvalConfig, Evaluator, Formula, LawSet, LawSource, Signal, Signals};
-
-/// The shipped law files, in sorted order.
-pub fn shipped_laws() -> LawSet {
-    let dir = workspace_root().join("laws").join("specs");
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("laws/specs exists")
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "law"))
-        .collect();
-    paths.sort();
-    let sources: Vec<LawSource> = paths
-        .iter()
-        .map(|p| LawSource {
-            name: p.display().to_string(),
-            text: std::fs::read_to_string(p).expect("read law"),
-        })
-        .collect();
-    LawSet::parse(&sources).expect("shipped laws parse")
-}
 
 /// xorshift64*: a small deterministic generator (the test crate has no rand dependency).
 pub struct Rng(u64);
@@ -232,7 +213,7 @@ fn shipped_laws_agree_with_rtamt() {
         name: "synthetic.law".into(),
         text: laws_text,
     });
-    let shipped = shipped_laws();
+    let shipped = laws::shipped::law_set();
     let synthetic = LawSet::parse(&sources).expect("synthetic laws parse");
 
     let tmp = scratch();

@@ -36,9 +36,14 @@ fn simulate(scenario: &str, runs: u32, seed: u32, out: &Path) {
         .arg(out));
 }
 
+/// `avguard learn` with the declared predicates.
 fn learn(out: &Path, logs: &[&Path]) -> String {
+    learn_with(out, logs, "fixed")
+}
+
+fn learn_with(out: &Path, logs: &[&Path], abstraction: &str) -> String {
     ok(avguard()
-        .args(["learn", "--laws"])
+        .args(["learn", "--abstraction", abstraction, "--laws"])
         .arg(workspace_root().join("laws/specs"))
         .arg("--out")
         .arg(out)
@@ -46,7 +51,7 @@ fn learn(out: &Path, logs: &[&Path]) -> String {
 }
 
 fn load(path: &Path) -> Model {
-    Model::from_bytes(&std::fs::read(path).unwrap()).unwrap()
+    tools::modelfile::read(path).unwrap().model
 }
 
 #[test]
@@ -161,7 +166,94 @@ fn learning_is_deterministic_and_merging_halves_equals_learning_all() {
             counts.pop().unwrap(),
             p.config(),
         )
-        .unwrap();
+        .unwrap()
+        // The selection record and the reactive rule are learned from the runs, not the counts.
+        .with_selection(p.selection().unwrap().clone())
+        .with_reactive_rule(p.reactive_rule().cloned());
         assert_eq!(&rebuilt, p, "{}", p.name());
     }
+}
+
+/// A learned abstraction: its choice is stored and shown, its chain agrees with Storm, and a calibration on
+/// runs disjoint from training keeps false alarms on fresh runs (new seeds) below the target.
+#[test]
+fn learned_abstraction_calibration_and_the_bound_on_fresh_runs() {
+    let tmp = scratch();
+    let dir = tmp.path();
+    let (train, cal, fresh) = (dir.join("train"), dir.join("cal"), dir.join("fresh"));
+    simulate("red_light_queue.toml", 60, 1, &train);
+    simulate("red_light_queue.toml", 150, 2, &cal);
+    simulate("red_light_queue.toml", 150, 3, &fresh);
+    let model_path = dir.join("auto.avg");
+    let summary = learn_with(&model_path, &[&train], "auto");
+    assert!(summary.contains("abstraction auto"), "{summary}");
+    let info = ok(avguard().args(["info", "--json"]).arg(&model_path));
+    assert!(info.contains("\"selection\":{\"mode\":\"auto\""), "{info}");
+    let model = load(&model_path);
+    let p = model.property("law51_sub5").unwrap();
+    let sel = p.selection().unwrap();
+    assert!(sel.steps.len() >= 2 && p.predicates().len() == sel.steps.len());
+    assert!(p.reactive_rule().is_some());
+
+    // Storm recomputes the learned chain's P(F unsafe) of every state.
+    let export = dir.join("export");
+    ok(avguard()
+        .args(["export", "--model"])
+        .arg(&model_path)
+        .args(["--property", "law51_sub5", "--out"])
+        .arg(&export));
+    let out = python_script("monitor_storm_check.py")
+        .arg(&export)
+        .args(["law51_sub5", "1e-9"])
+        .output()
+        .expect("the project's Python must run the Storm interop test");
+    assert!(
+        out.status.success(),
+        "Storm disagrees on the learned abstraction:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let calibrated = ok(avguard()
+        .args(["calibrate", "--model"])
+        .arg(&model_path)
+        .args(["--target-false-alarms", "10%"])
+        .arg(&cal));
+    assert!(calibrated.contains("law51_sub5: θ ="), "{calibrated}");
+    let model = load(&model_path);
+    let c = model
+        .property("law51_sub5")
+        .unwrap()
+        .calibration()
+        .unwrap()
+        .clone();
+    assert!(c.false_alarm_upper <= 0.1, "{c:?}");
+
+    // Fresh runs: the calibrated alarm's false-alarm rate stays below the target.
+    let scored = dir.join("scored");
+    avguard()
+        .args(["score", "--model"])
+        .arg(&model_path)
+        .arg("--out")
+        .arg(&scored)
+        .arg(&fresh)
+        .status()
+        .unwrap();
+    let score: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(scored.join("score.json")).unwrap()).unwrap();
+    let mut n_checked = 0;
+    for (property, cal) in score["calibrated"].as_object().unwrap() {
+        let s = &cal["summary"];
+        let n_safe = s["n_safe_runs"].as_u64().unwrap();
+        if n_safe < 30 {
+            continue;
+        }
+        let fa = s["false_alarm_pct"].as_f64().unwrap();
+        assert!(
+            fa <= 10.0,
+            "{property}: {fa} % false alarms on fresh runs: {s}"
+        );
+        n_checked += 1;
+    }
+    assert!(n_checked >= 2, "{}", score["calibrated"]);
 }

@@ -87,7 +87,8 @@ fn main() {
     let score = best_of(&|| {
         for path in &logs {
             std::hint::black_box(
-                tools::score::score_file(path, &model, &measure, &thresholds, None).expect("score"),
+                tools::score::score_file(path, &model, &measure, &thresholds, None, None)
+                    .expect("score"),
             );
         }
     });

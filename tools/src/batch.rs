@@ -4,6 +4,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 
+/// Logs that could not be used, each with why.
+pub type Failures = Vec<(PathBuf, String)>;
+
 /// Expands files and folders into the list of HDF5 logs they hold: a folder contributes every `*.h5` file
 /// below it (recursively); a file is taken as given. The result is sorted and free of duplicates, so every
 /// run of a command sees the logs in the same order.

@@ -5,9 +5,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use laws::{LawSet, LawSource};
 
-/// Reads the `.law` files of `dir` in file-name order. Each source is named by its file name (parse errors
-/// read `name.law:line:col: ...`), which also keeps a model's embedded law texts independent of where the
-/// folder lives.
+/// Reads the `.law` files of `dir` in file-name order. Each source is named by its file name alone, so a
+/// model's embedded law texts (and its bytes and hash) do not depend on where the folder lives.
 pub fn read_sources(dir: &Path) -> anyhow::Result<Vec<LawSource>> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("{}: cannot list the law folder", dir.display()))?
@@ -23,17 +22,23 @@ pub fn read_sources(dir: &Path) -> anyhow::Result<Vec<LawSource>> {
         .map(|p| {
             let text = std::fs::read_to_string(p)
                 .with_context(|| format!("{}: cannot read", p.display()))?;
-            Ok(LawSource {
-                name: p.display().to_string(),
-                text,
-            })
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            Ok(LawSource { name, text })
         })
         .collect()
 }
 
-/// Reads and parses the laws of `dir`.
+/// Reads and parses the laws of `dir`. A parse error names the file by its path (`DIR/name.law:line:col`).
 pub fn load(dir: &Path) -> anyhow::Result<LawSet> {
     let sources = read_sources(dir)?;
-    // The parse error already names file, line and column.
-    LawSet::parse(&sources).map_err(|e| anyhow::anyhow!("{e}"))
+    LawSet::parse(&sources).map_err(|mut e| {
+        e.file = dir.join(&e.file).display().to_string();
+        anyhow::Error::new(e)
+    })
 }
+
+#[cfg(test)]
+mod tests;

@@ -31,6 +31,12 @@ enum Command {
     Laws(cmd::laws::Command),
     /// Learn one DTMC per monitored property from logs and compute its reachability tables.
     Learn(cmd::learn::Args),
+    /// Choose each property's alarm threshold on calibration runs so that false alarms stay below a
+    /// target with 95 % confidence, and store it in the model.
+    Calibrate(cmd::calibrate::Args),
+    /// Learn (fixed and learned abstractions), calibrate on a split of the training runs, score held-out
+    /// test runs, and print each property beside the reactive baseline, RSS and the best reactive rule.
+    Evaluate(cmd::evaluate::Args),
     /// List a model's properties, predicates, state counts and PAC summary.
     Info(cmd::info::Args),
     /// Write a property's DTMC in PRISM explicit format plus our cached table.
@@ -60,6 +66,8 @@ fn main() -> ExitCode {
         Command::Inspect(args) => cmd::inspect::run(args),
         Command::Laws(command) => cmd::laws::run(command),
         Command::Learn(args) => cmd::learn::run(args),
+        Command::Calibrate(args) => cmd::calibrate::run(args),
+        Command::Evaluate(args) => cmd::evaluate::run(args),
         Command::Info(args) => cmd::info::run(args),
         Command::Export(args) => cmd::export::run(args),
         Command::Import(args) => cmd::import::run(args),

@@ -25,6 +25,10 @@ pub struct RunSeries {
     pub unsafe_now: Vec<bool>,
     /// True on frames where the reactive baseline would alarm.
     pub baseline_alarm: Vec<bool>,
+    /// True on frames where RSS finds the ego in a dangerous situation (empty: not computed).
+    pub rss_alarm: Vec<bool>,
+    /// True on frames where the model's reactive rule holds (empty: the model has none).
+    pub rule_alarm: Vec<bool>,
 }
 
 /// The outcome of one alarm rule (a threshold, or the baseline) on one run.
@@ -57,6 +61,19 @@ pub struct RunScore {
     pub baseline: AlarmScore,
     /// Highest risk seen before the violation (or in the whole run when safe).
     pub max_risk: f64,
+    /// RSS as a comparator (an avguard extension of §5; absent when not computed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rss: Option<AlarmScore>,
+    /// The model's best small reactive rule as a comparator (absent when the model has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reactive_rule: Option<AlarmScore>,
+    /// The alarm at the property's calibrated θ and debounce (absent when the model is not calibrated).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibrated: Option<AlarmScore>,
+    /// For a violating run, where its running maximum risk rises before the violation: `(risk, lead s)`
+    /// pairs, so its lead at any θ is the lead of the first pair with risk ≥ θ.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub envelope: Vec<(f64, f64)>,
 }
 
 /// Scores one run: `thresholds` pairs each θ's key text with its value.
@@ -66,6 +83,18 @@ pub fn score_run(
     property: &str,
     series: &RunSeries,
     thresholds: &[(String, f64)],
+) -> RunScore {
+    score_run_calibrated(run_id, scenario, property, series, thresholds, None)
+}
+
+/// [`score_run`] plus the alarm at a calibrated `(θ, debounce frames)`.
+pub fn score_run_calibrated(
+    run_id: &str,
+    scenario: &str,
+    property: &str,
+    series: &RunSeries,
+    thresholds: &[(String, f64)],
+    calibrated: Option<(f64, u32)>,
 ) -> RunScore {
     let n = series.t.len();
     let violation_idx = series.unsafe_now.iter().position(|&u| u);
@@ -78,6 +107,24 @@ pub fn score_run(
     }
     let first_baseline = series.baseline_alarm[..horizon].iter().position(|&a| a);
     let max_risk = series.risk[..horizon].iter().copied().fold(0.0, f64::max);
+    let reactive = |alarms: &[bool]| {
+        (alarms.len() == n).then(|| {
+            let first = alarms[..horizon].iter().position(|&a| a);
+            alarm_score(first, series, violation_t)
+        })
+    };
+    let calibrated = calibrated.map(|(theta, debounce)| {
+        let first = monitor::calibrate::first_alarm(&series.risk[..horizon], theta, debounce);
+        alarm_score(first, series, violation_t)
+    });
+    let mut envelope: Vec<(f64, f64)> = Vec::new();
+    if let Some(v) = violation_t {
+        for (i, &r) in series.risk[..horizon].iter().enumerate() {
+            if envelope.last().is_none_or(|&(m, _)| r > m) {
+                envelope.push((r, v - series.t[i]));
+            }
+        }
+    }
     RunScore {
         run_id: run_id.to_owned(),
         scenario: scenario.to_owned(),
@@ -87,6 +134,10 @@ pub fn score_run(
         alarms,
         baseline: alarm_score(first_baseline, series, violation_t),
         max_risk,
+        rss: reactive(&series.rss_alarm),
+        reactive_rule: reactive(&series.rule_alarm),
+        calibrated,
+        envelope,
     }
 }
 
@@ -125,6 +176,156 @@ pub struct Summary {
     pub n_safe_runs: usize,
     /// Percentage of safe runs with an alarm; null without any safe run.
     pub false_alarm_pct: Option<f64>,
+}
+
+/// One point of a property's prediction / false-alarm / lead curve.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CurvePoint {
+    /// The threshold θ (alarm when risk ≥ θ).
+    pub theta: f64,
+    /// Violating runs warned of before their violation, %.
+    pub predicted_pct: f64,
+    /// Safe runs with an alarm, %.
+    pub false_alarm_pct: f64,
+    /// Median lead over the warned runs, s.
+    pub median_lead_s: Option<f64>,
+}
+
+/// The curve at every distinct risk level the runs reach (θ ascending): each run's highest risk decides
+/// whether it alarms at θ, and a violating run's envelope gives its lead.
+pub fn curve(runs: &[&RunScore]) -> Vec<CurvePoint> {
+    let mut levels: Vec<f64> = runs
+        .iter()
+        .flat_map(|r| std::iter::once(r.max_risk).chain(r.envelope.iter().map(|&(x, _)| x)))
+        .filter(|x| x.is_finite() && *x > 0.0)
+        .collect();
+    levels.sort_by(f64::total_cmp);
+    levels.dedup();
+    let n_violating = runs.iter().filter(|r| r.violated).count();
+    let n_safe = runs.len() - n_violating;
+    levels
+        .into_iter()
+        .map(|theta| {
+            let mut leads: Vec<f64> = runs
+                .iter()
+                .filter(|r| r.violated)
+                .filter_map(|r| {
+                    r.envelope
+                        .iter()
+                        .find(|&&(x, _)| x >= theta)
+                        .map(|&(_, l)| l)
+                })
+                .collect();
+            leads.sort_by(f64::total_cmp);
+            let n_fa = runs
+                .iter()
+                .filter(|r| !r.violated && r.max_risk >= theta)
+                .count();
+            CurvePoint {
+                theta,
+                predicted_pct: percent(leads.len(), n_violating).unwrap_or(0.0),
+                false_alarm_pct: percent(n_fa, n_safe).unwrap_or(0.0),
+                median_lead_s: median(&leads),
+            }
+        })
+        .collect()
+}
+
+/// How the curve fares against one comparator, at the comparator's false-alarm rate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Dominance {
+    /// The comparator's name.
+    pub comparator: String,
+    /// Its summary.
+    pub comparator_summary: Summary,
+    /// The curve's best point with at most the comparator's false-alarm rate (most violations warned,
+    /// then longest lead); `None` when no θ keeps false alarms that low.
+    pub ours: Option<CurvePoint>,
+    /// At least as many violations warned of, with a longer median lead.
+    pub dominates: bool,
+}
+
+/// Compares `curve` with a comparator's `summary` (see [`Dominance`]).
+pub fn dominance(comparator: &str, summary: &Summary, curve: &[CurvePoint]) -> Dominance {
+    let fa = summary.false_alarm_pct.unwrap_or(0.0);
+    let ours = curve
+        .iter()
+        .filter(|p| p.false_alarm_pct <= fa + 1e-9)
+        .max_by(|a, b| {
+            a.predicted_pct.total_cmp(&b.predicted_pct).then(
+                a.median_lead_s
+                    .unwrap_or(0.0)
+                    .total_cmp(&b.median_lead_s.unwrap_or(0.0)),
+            )
+        })
+        .copied();
+    let dominates = ours.is_some_and(|p| {
+        let theirs_pred = summary.predicted_pct.unwrap_or(0.0);
+        let longer = match (p.median_lead_s, summary.median_lead_s) {
+            (Some(a), Some(b)) => a > b,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        p.predicted_pct >= theirs_pred && longer
+    });
+    Dominance {
+        comparator: comparator.to_owned(),
+        comparator_summary: *summary,
+        ours,
+        dominates,
+    }
+}
+
+/// A property's runs against every comparator: the reactive baseline, RSS and the reactive rule where
+/// scored, the calibrated alarm, the curve, and the curve's dominance over each comparator.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// `(name, summary)` per comparator present: `baseline`, `rss`, `reactive_rule`.
+    pub comparators: Vec<(String, Summary)>,
+    /// The calibrated alarm's summary, when the runs were scored with one.
+    pub calibrated: Option<Summary>,
+    /// The prediction / false-alarm / lead curve.
+    pub curve: Vec<CurvePoint>,
+    /// The curve against each comparator.
+    pub dominance: Vec<Dominance>,
+}
+
+impl Comparison {
+    /// Compares one property's runs.
+    pub fn of(runs: &[&RunScore]) -> Comparison {
+        let mut comparators = vec![(
+            "baseline".to_owned(),
+            summarise(runs.iter().map(|r| (*r, &r.baseline))),
+        )];
+        type Pick = fn(&RunScore) -> Option<&AlarmScore>;
+        let optional: [(&str, Pick); 2] = [
+            ("rss", |r| r.rss.as_ref()),
+            ("reactive_rule", |r| r.reactive_rule.as_ref()),
+        ];
+        for (name, pick) in optional {
+            if runs.iter().any(|r| pick(r).is_some()) {
+                let s = summarise(runs.iter().filter_map(|r| pick(r).map(|a| (*r, a))));
+                comparators.push((name.to_owned(), s));
+            }
+        }
+        let calibrated = runs.iter().any(|r| r.calibrated.is_some()).then(|| {
+            summarise(
+                runs.iter()
+                    .filter_map(|r| r.calibrated.as_ref().map(|a| (*r, a))),
+            )
+        });
+        let curve = curve(runs);
+        let dominance = comparators
+            .iter()
+            .map(|(name, s)| dominance(name, s, &curve))
+            .collect();
+        Comparison {
+            comparators,
+            calibrated,
+            curve,
+            dominance,
+        }
+    }
 }
 
 /// Summarises the alarm scores of a set of runs (all of one property).

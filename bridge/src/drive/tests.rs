@@ -29,6 +29,7 @@ impl Decide for NearStopSign {
                 violated: false,
                 likely_path: Vec::new(),
                 expected_time_s: None,
+                calibrated: None,
             }],
         };
         &self.0
@@ -70,8 +71,10 @@ pub(crate) fn bridge_config(action: Action, record: Option<PathBuf>) -> BridgeCo
         record: record.map(|path| crate::record::RecordConfig {
             path,
             frame_period_s: 0.1,
+            fsync: false,
         }),
         metrics_interval: None,
+        fsync: false,
     }
 }
 

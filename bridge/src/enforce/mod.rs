@@ -49,6 +49,9 @@ pub struct EnforceConfig {
     pub decel_mps2: f64,
     /// Distance kept before a stop line, m.
     pub stop_margin_m: f64,
+    /// Use each property's calibrated θ and debounce (`avguard calibrate`) where the model has one, and
+    /// `threshold` elsewhere.
+    pub use_calibrated: bool,
 }
 
 impl Default for EnforceConfig {
@@ -60,6 +63,7 @@ impl Default for EnforceConfig {
             action: Action::SlowDown,
             decel_mps2: 3.0,
             stop_margin_m: 2.0,
+            use_calibrated: false,
         }
     }
 }
@@ -109,6 +113,8 @@ pub struct Enforcer {
     config: EnforceConfig,
     /// Per property (by position in the decision): episode active, violation already logged.
     state: Vec<(String, bool, bool)>,
+    /// Per property (as `state`): consecutive frames with risk at or above its θ (for the debounce).
+    streaks: Vec<u32>,
 }
 
 impl Enforcer {
@@ -117,6 +123,7 @@ impl Enforcer {
         Enforcer {
             config,
             state: Vec::new(),
+            streaks: Vec::new(),
         }
     }
 
@@ -127,8 +134,9 @@ impl Enforcer {
 
     /// Consumes one frame's decision and appends the resulting events.
     pub fn step(&mut self, frame: &Frame, decision: &Decision, events: &mut Vec<Event>) {
-        let clear_below = (self.config.threshold - self.config.hysteresis).max(0.0);
         for (pos, prop) in decision.properties.iter().enumerate() {
+            let (threshold, debounce) = self.threshold_of(prop);
+            let clear_below = (threshold - self.config.hysteresis).max(0.0);
             // Sessions keep a fixed property order: the same position is checked first, a search by
             // name only when the order changed (e.g. after a model swap).
             let same_pos = self.state.get(pos).is_some_and(|(n, _, _)| n == &prop.name);
@@ -144,6 +152,7 @@ impl Enforcer {
                     self.state.len() - 1
                 }
             };
+            self.streaks.resize(self.state.len(), 0);
             let Some(slot) = self.state.get_mut(idx) else {
                 continue;
             };
@@ -159,7 +168,15 @@ impl Enforcer {
             } else {
                 0.0
             };
-            if !slot.1 && risk >= self.config.threshold {
+            let streak = self.streaks.get_mut(idx).map_or(0, |s| {
+                *s = if risk >= threshold {
+                    s.saturating_add(1)
+                } else {
+                    0
+                };
+                *s
+            });
+            if !slot.1 && risk >= threshold && streak >= debounce {
                 slot.1 = true;
                 let action = self.config.action;
                 events.push(Event::AlarmStart(self.intervention(frame, prop, action)));
@@ -174,6 +191,14 @@ impl Enforcer {
         }
     }
 
+    /// The θ and debounce (frames) that apply to `prop`.
+    fn threshold_of(&self, prop: &PropertyRisk) -> (f64, u32) {
+        match prop.calibrated {
+            Some((theta, debounce)) if self.config.use_calibrated => (theta, debounce.max(1)),
+            _ => (self.config.threshold, 1),
+        }
+    }
+
     fn intervention(&self, frame: &Frame, prop: &PropertyRisk, action: Action) -> Intervention {
         let target_speed_mps = match action {
             Action::SlowDown => Some(target_speed_mps(frame, &self.config)),
@@ -184,12 +209,12 @@ impl Enforcer {
             stamp: frame.t,
             property: prop.name.clone(),
             probability: prop.risk,
-            threshold: self.config.threshold,
+            threshold: self.threshold_of(prop).0,
             horizon_s: self.config.horizon_s,
             action,
             target_speed_mps,
             state: prop.state_bits.clone(),
-            explanation: explain(prop, &self.config, action),
+            explanation: explain(prop, &self.config, self.threshold_of(prop).0, action),
         }
     }
 }
@@ -230,7 +255,7 @@ pub fn nearest_stop_point_m(frame: &Frame) -> f64 {
     .fold(f64::INFINITY, f64::min)
 }
 
-fn explain(prop: &PropertyRisk, config: &EnforceConfig, action: Action) -> String {
+fn explain(prop: &PropertyRisk, config: &EnforceConfig, threshold: f64, action: Action) -> String {
     let measure = match config.horizon_s {
         Some(h) => format!("P(violation of {} within {h} s)", prop.name),
         None => format!("P(eventual violation of {})", prop.name),
@@ -246,9 +271,9 @@ fn explain(prop: &PropertyRisk, config: &EnforceConfig, action: Action) -> Strin
         },
         prop.risk,
         if action == Action::Clear {
-            (config.threshold - config.hysteresis).max(0.0)
+            (threshold - config.hysteresis).max(0.0)
         } else {
-            config.threshold
+            threshold
         }
     );
     if action != Action::Clear && !prop.likely_path.is_empty() {

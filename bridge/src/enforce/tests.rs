@@ -12,6 +12,7 @@ fn prop(risk: f64, violated: bool) -> Decision {
             violated,
             likely_path: vec!["101".into(), "111".into(), "unsafe".into()],
             expected_time_s: Some(1.5),
+            calibrated: None,
         }],
     }
 }
@@ -120,4 +121,33 @@ fn target_speed_lets_the_car_stop_before_the_line() {
         ..frame(0.0)
     };
     assert_eq!(target_speed_mps(&f, &cfg), 6.0);
+}
+
+#[test]
+fn calibrated_threshold_and_debounce_apply_only_when_asked() {
+    let risks = [0.35, 0.2, 0.35, 0.36, 0.37, 0.1];
+    let run = |use_calibrated: bool| {
+        let mut e = Enforcer::new(EnforceConfig {
+            threshold: 0.5,
+            use_calibrated,
+            ..Default::default()
+        });
+        let mut starts = Vec::new();
+        for (k, r) in risks.iter().enumerate() {
+            let mut d = prop(*r, false);
+            d.properties[0].calibrated = Some((0.3, 2));
+            let mut ev = Vec::new();
+            e.step(&frame(k as f64 * 0.1), &d, &mut ev);
+            for event in ev {
+                if let Event::AlarmStart(i) = event {
+                    starts.push((k, i.threshold));
+                }
+            }
+        }
+        starts
+    };
+    // θ = 0.3 held for 2 frames: the one-frame 0.35 at frame 0 is ignored, frames 2-3 start an episode.
+    assert_eq!(run(true), vec![(3, 0.3)]);
+    // Without the flag the command-line θ = 0.5 rules and nothing reaches it.
+    assert!(run(false).is_empty());
 }

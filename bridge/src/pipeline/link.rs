@@ -1,11 +1,13 @@
 //! The monitor's handle on one connection: the outbound queue back to its task and the per-connection flags.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use tokio::sync::mpsc;
 
+use super::Input;
 use crate::metrics::Metrics;
 
 /// Topics the bridge publishes to its clients.
@@ -56,6 +58,42 @@ pub struct ConnLink {
     pub overflowed: AtomicBool,
     /// Risk messages dropped because the outbound queue was full.
     pub n_risk_dropped: AtomicU64,
+    /// Inbound messages waiting for the worker (see [`ConnLink::push_input`] for the policy).
+    inbox: Mutex<Inbox>,
+    /// Capacity of [`ConnLink::inbox`], messages.
+    inbox_capacity: usize,
+    /// Messages received from the client (decoded, queued for the monitor).
+    pub n_received: AtomicU64,
+    /// Received messages dropped because this connection's inbound queue was full.
+    pub n_dropped: AtomicU64,
+    /// Messages rejected with a `status` error (malformed, unknown topic, too large).
+    pub n_rejected: AtomicU64,
+}
+
+/// A connection's inbound queue, and whether the connection is on its worker's ready queue.
+#[derive(Default)]
+struct Inbox {
+    items: VecDeque<(Input, Instant)>,
+    /// True while the link is on the worker's ready queue or being drained: it is queued at most once.
+    scheduled: bool,
+}
+
+impl std::fmt::Debug for Inbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inbox")
+            .field("len", &self.items.len())
+            .field("scheduled", &self.scheduled)
+            .finish()
+    }
+}
+
+/// What [`ConnLink::push_input`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Pushed {
+    /// The inbox was idle: the caller must put the link on its worker's ready queue.
+    pub(crate) schedule: bool,
+    /// The oldest queued message was dropped to make room.
+    pub(crate) dropped_oldest: bool,
 }
 
 impl ConnLink {
@@ -65,7 +103,14 @@ impl ConnLink {
     /// dropped (newest first, counted in `n_risk_dropped`) when the queue is full; an intervention is
     /// control and must not be lost, so a full queue marks the client as too slow and the connection is
     /// closed with a reason.
-    pub fn new(id: u64, capacity: usize) -> (Arc<ConnLink>, mpsc::Receiver<Outbound>) {
+    ///
+    /// The inbound queue (capacity `inbox_capacity`) is this connection's alone, so a client that sends
+    /// faster than the monitor steps loses only its own data: see [`ConnLink::push_input`].
+    pub fn new(
+        id: u64,
+        capacity: usize,
+        inbox_capacity: usize,
+    ) -> (Arc<ConnLink>, mpsc::Receiver<Outbound>) {
         let (out, rx) = mpsc::channel(capacity.max(1));
         let link = ConnLink {
             id,
@@ -74,8 +119,61 @@ impl ConnLink {
             wants_risk: AtomicBool::new(false),
             overflowed: AtomicBool::new(false),
             n_risk_dropped: AtomicU64::new(0),
+            inbox: Mutex::new(Inbox::default()),
+            inbox_capacity: inbox_capacity.max(1),
+            n_received: AtomicU64::new(0),
+            n_dropped: AtomicU64::new(0),
+            n_rejected: AtomicU64::new(0),
         };
         (Arc::new(link), rx)
+    }
+
+    /// Queues one inbound message. Overflow policy: the inbound queue is bounded and lossy, per
+    /// connection: when it is full the oldest queued message of *this* connection is dropped and counted
+    /// (`n_dropped`; a stale pose is worth less than a fresh one), so a flooding client cannot push out
+    /// another connection's frames or road context.
+    pub(crate) fn push_input(&self, input: Input) -> Pushed {
+        self.n_received.fetch_add(1, Ordering::Relaxed);
+        let mut inbox = self
+            .inbox
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let dropped_oldest = inbox.items.len() >= self.inbox_capacity;
+        if dropped_oldest {
+            inbox.items.pop_front();
+            self.n_dropped.fetch_add(1, Ordering::Relaxed);
+        }
+        inbox.items.push_back((input, Instant::now()));
+        let schedule = !inbox.scheduled;
+        inbox.scheduled = true;
+        Pushed {
+            schedule,
+            dropped_oldest,
+        }
+    }
+
+    /// Takes up to `max` queued messages, oldest first, into `out`. Returns true when more are left (the
+    /// worker then puts the link back on its ready queue, behind the other connections); when none are,
+    /// the link is no longer scheduled and the next [`ConnLink::push_input`] schedules it again.
+    pub(crate) fn take_inputs(&self, max: usize, out: &mut Vec<(Input, Instant)>) -> bool {
+        let mut inbox = self
+            .inbox
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let n = inbox.items.len().min(max);
+        out.extend(inbox.items.drain(..n));
+        let more = !inbox.items.is_empty();
+        inbox.scheduled = more;
+        more
+    }
+
+    /// Messages waiting in this connection's inbound queue.
+    pub fn inbox_len(&self) -> usize {
+        self.inbox
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .items
+            .len()
     }
 
     /// Queues `msg` without waiting and records the queue's length in `metrics.outbound_high_water`.

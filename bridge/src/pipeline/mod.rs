@@ -15,7 +15,6 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender, TrySendError};
 use tokio_util::sync::CancellationToken;
@@ -33,6 +32,9 @@ use ingest::message::SimMessage;
 mod link;
 mod worker;
 
+/// Capacity of each worker's ready queue (connections): one entry per connection with waiting input.
+const READY_CAPACITY: usize = 1 << 16;
+
 pub use link::{ConnLink, OutTopic, Outbound, QueueError};
 
 /// What a connection hands to its monitor state, in order.
@@ -43,13 +45,9 @@ pub(crate) enum Input {
     NewRun(Option<String>),
 }
 
-/// Monitor input, data plane.
-pub(crate) struct DataItem {
-    link: Arc<ConnLink>,
-    msg: Input,
-    /// When it was queued (for the `queue_wait` latency).
-    queued: Instant,
-}
+/// Monitor input, data plane: a connection with inbound messages waiting in its own queue
+/// ([`ConnLink::push_input`]). Each connection is on its worker's ready queue at most once.
+pub(crate) type DataItem = Arc<ConnLink>;
 
 /// Monitor input, lifecycle plane: a connection ended, or the worker must stop.
 pub(crate) enum Lifecycle {
@@ -64,7 +62,7 @@ pub(crate) enum Lifecycle {
 pub struct MonitorConfig {
     /// Worker threads.
     pub n_workers: usize,
-    /// Capacity of each worker's data queue (messages).
+    /// Capacity of each connection's inbound queue (messages); see [`ConnLink::push_input`].
     pub data_capacity: usize,
     /// Frame assembly.
     pub assembler: AssemblerConfig,
@@ -110,9 +108,12 @@ impl Monitor {
         let mut lifecycle = Vec::with_capacity(n);
         let mut lifecycle_rx = Vec::with_capacity(n);
         for _ in 0..n {
-            // Data plane: bounded and lossy. When full, the sender drops the oldest queued message and
-            // counts it (`Metrics::n_data_dropped`): a stale pose is worth less than a fresh one.
-            data.push(crossbeam_channel::bounded(config.data_capacity.max(1)));
+            // Data plane, in two levels. Each connection has its own bounded, lossy inbound queue (drop
+            // the oldest of that connection, counted: `ConnLink::push_input`); the worker's ready queue
+            // holds connections with something to do, each at most once, and the worker takes a few
+            // messages from each in turn (round robin). Its capacity is far above any connection limit,
+            // so it does not fill; if it ever did, the message is dropped and counted like an overflow.
+            data.push(crossbeam_channel::bounded(READY_CAPACITY));
             // Lifecycle plane: bounded and strict. Close/Quit are rare; a full queue means the worker is
             // stuck, and the sender then trips the quit flag.
             let (tx, rx) = crossbeam_channel::bounded(1024);
@@ -121,10 +122,11 @@ impl Monitor {
         }
         let mut threads = Vec::with_capacity(n);
         for (i, lifecycle_rx) in lifecycle_rx.into_iter().enumerate() {
-            let Some((_, data_rx)) = data.get(i) else {
+            let Some((data_tx, data_rx)) = data.get(i) else {
                 continue;
             };
             let worker = worker::Worker {
+                ready: data_tx.clone(),
                 data: data_rx.clone(),
                 lifecycle: lifecycle_rx,
                 models: Arc::clone(&models),
@@ -222,27 +224,20 @@ impl MonitorHandle {
     }
 
     fn send_input(&self, link: &Arc<ConnLink>, msg: Input) {
-        let Some((tx, rx)) = shard(&self.data, link.id) else {
+        let Some((tx, _)) = shard(&self.data, link.id) else {
             return;
         };
-        let mut item = DataItem {
-            link: Arc::clone(link),
-            msg,
-            queued: Instant::now(),
-        };
-        for _ in 0..4 {
-            match tx.try_send(item) {
-                Ok(()) => return,
-                Err(TrySendError::Full(back)) => {
-                    item = back;
-                    if rx.try_recv().is_ok() {
-                        self.metrics.n_data_dropped.fetch_add(1, Ordering::Relaxed);
-                    }
-                }
-                Err(TrySendError::Disconnected(_)) => return,
+        let pushed = link.push_input(msg);
+        if pushed.dropped_oldest {
+            self.metrics.n_data_dropped.fetch_add(1, Ordering::Relaxed);
+        }
+        if pushed.schedule {
+            if let Err(TrySendError::Full(_)) = tx.try_send(Arc::clone(link)) {
+                // Unreachable below READY_CAPACITY connections per worker; the link stays marked as
+                // scheduled, so its messages wait until the connection closes: count them as dropped.
+                self.metrics.n_data_dropped.fetch_add(1, Ordering::Relaxed);
             }
         }
-        self.metrics.n_data_dropped.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Queues every message of `msgs`, in order, leaving it empty (same policy as [`MonitorHandle::send`]).

@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crossbeam_channel::{select, Receiver};
+use crossbeam_channel::{select, Receiver, Sender};
 use laws::Frame;
 
 use super::link::{ConnLink, OutTopic, QueueError};
@@ -37,7 +37,12 @@ struct ConnState {
     recording_failed: bool,
 }
 
+/// Most messages taken from one connection before the worker turns to the next ready one.
+const TURN: usize = 32;
+
 pub(super) struct Worker {
+    /// The ready queue: connections with waiting input (also used to put a busy one back).
+    pub(super) ready: Sender<DataItem>,
     pub(super) data: Receiver<DataItem>,
     pub(super) lifecycle: Receiver<Lifecycle>,
     pub(super) models: Arc<ModelStore>,
@@ -51,6 +56,7 @@ impl Worker {
         let mut conns: HashMap<u64, ConnState> = HashMap::new();
         let mut frames = Vec::new();
         let mut events = Vec::new();
+        let mut batch = Vec::with_capacity(TURN);
         loop {
             select! {
                 recv(self.lifecycle) -> c => match c {
@@ -62,7 +68,18 @@ impl Worker {
                     Ok(Lifecycle::Quit) | Err(_) => break,
                 },
                 recv(self.data) -> d => match d {
-                    Ok(item) => self.handle(&mut conns, item, &mut frames, &mut events),
+                    Ok(link) => {
+                        batch.clear();
+                        let more = link.take_inputs(TURN, &mut batch);
+                        for (input, queued) in batch.drain(..) {
+                            self.handle(&mut conns, &link, input, queued, &mut frames, &mut events);
+                        }
+                        // Behind every other ready connection: round robin between clients. The queue
+                        // has room: each connection is on it at most once.
+                        if more && self.ready.try_send(link).is_err() {
+                            self.metrics.n_data_dropped.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
                     Err(_) => break,
                 },
             }
@@ -134,19 +151,19 @@ impl Worker {
     fn handle(
         &self,
         conns: &mut HashMap<u64, ConnState>,
-        item: DataItem,
+        link: &Arc<ConnLink>,
+        input: Input,
+        queued: Instant,
         frames: &mut Vec<Frame>,
         events: &mut Vec<Event>,
     ) {
-        self.metrics.queue_wait.record(item.queued.elapsed());
-        if !item.link.open.load(Ordering::SeqCst) {
+        self.metrics.queue_wait.record(queued.elapsed());
+        if !link.open.load(Ordering::SeqCst) {
             return;
         }
-        let state = conns
-            .entry(item.link.id)
-            .or_insert_with(|| self.new_state(&item.link));
+        let state = conns.entry(link.id).or_insert_with(|| self.new_state(link));
         frames.clear();
-        match item.msg {
+        match input {
             Input::Message(msg) => {
                 if state.assembler.push(&msg, frames).is_some() {
                     self.next_run(state, None);
@@ -240,14 +257,17 @@ impl Worker {
         let Ok(msg_json) = serde_json::to_string(intervention) else {
             return;
         };
+        // The line is written (and flushed) before the intervention is queued: after a crash, the log
+        // holds every intervention a client may have received. One queued for a client whose queue is
+        // full is logged but not delivered (that client is then closed as too slow).
+        if let Some(log) = &self.sinks.log {
+            if log.write_intervention(id, run, intervention).is_err() {
+                self.metrics.n_log_errors.fetch_add(1, Ordering::Relaxed);
+            }
+        }
         match link.try_send(OutTopic::Intervention, msg_json, None, &self.metrics) {
             Ok(()) => {
                 self.metrics.n_interventions.fetch_add(1, Ordering::Relaxed);
-                if let Some(log) = &self.sinks.log {
-                    if log.write_intervention(id, run, intervention).is_err() {
-                        self.metrics.n_log_errors.fetch_add(1, Ordering::Relaxed);
-                    }
-                }
             }
             Err(QueueError::Full) => link.overflowed.store(true, Ordering::SeqCst),
             Err(QueueError::Closed) => return,

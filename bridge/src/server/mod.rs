@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -28,6 +28,11 @@ use crate::shutdown::ShutdownReason;
 #[cfg(test)]
 mod tests;
 
+/// First wait after a failed accept.
+const ACCEPT_BACKOFF_MIN: Duration = Duration::from_millis(5);
+/// Longest wait after repeated failed accepts.
+const ACCEPT_BACKOFF_MAX: Duration = Duration::from_secs(1);
+
 /// What happened during a run.
 #[derive(Debug, Default)]
 pub struct RunReport {
@@ -35,6 +40,8 @@ pub struct RunReport {
     pub connection_reasons: Vec<ShutdownReason>,
     /// Connections refused because the limit was reached.
     pub n_refused: u64,
+    /// Failed accepts (each followed by a back-off).
+    pub n_accept_errors: u64,
     /// Monitor workers that panicked.
     pub n_worker_panics: usize,
     /// Data-plane drops.
@@ -75,17 +82,50 @@ pub async fn run(
     models: Arc<ModelStore>,
     shutdown: impl Future<Output = ()>,
 ) -> Result<RunReport, BridgeError> {
+    let root = CancellationToken::new();
+    let (monitor, ctx) = start_monitor(&config, models, &root)?;
+    let mut conns = Connections::new(config.max_connections);
+    let mut report = RunReport::default();
+    let mut metrics_tick = metrics_ticker(config.metrics_interval);
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            () = &mut shutdown => break,
+            _ = metrics_tick.tick() => ctx.monitor.snapshot().log(),
+            () = root.cancelled() => break,
+            () = conns.backoff_elapsed(), if conns.backing_off() => conns.resume(),
+            accepted = listener.accept(), if !conns.backing_off() => {
+                conns.admit(accepted, &ctx, &root, &mut report);
+            }
+            Some(done) = conns.tasks.join_next(), if !conns.tasks.is_empty() => {
+                if let Ok(reason) = done {
+                    report.connection_reasons.push(reason);
+                }
+            }
+        }
+    }
+    root.cancel();
+    conns.drain(config.shutdown_grace, &mut report).await;
+    stop_monitor(monitor, &mut report).await;
+    Ok(report)
+}
+
+/// Opens the prediction log and starts the monitor threads; returns them with what every connection
+/// task shares.
+fn start_monitor(
+    config: &BridgeConfig,
+    models: Arc<ModelStore>,
+    root: &CancellationToken,
+) -> Result<(Monitor, Arc<ConnCtx>), BridgeError> {
     let log = match &config.log_path {
-        Some(path) => Some(Arc::new(PredictionLog::create(path).map_err(|source| {
-            BridgeError::Log {
+        Some(path) => Some(Arc::new(
+            PredictionLog::create_with(path, config.fsync).map_err(|source| BridgeError::Log {
                 path: path.clone(),
                 source,
-            }
-        })?)),
+            })?,
+        )),
         None => None,
     };
-    let root = CancellationToken::new();
-    let metrics = Arc::new(Metrics::default());
     let sinks = Sinks {
         log,
         record: config.record.clone(),
@@ -94,7 +134,7 @@ pub async fn run(
         config.monitor.clone(),
         Arc::clone(&models),
         sinks,
-        Arc::clone(&metrics),
+        Arc::new(Metrics::default()),
         root.clone(),
     )
     .map_err(BridgeError::Threads)?;
@@ -103,75 +143,19 @@ pub async fn run(
         models,
         config: config.clone(),
     });
-    // Caps simultaneous connections; a permit travels with each connection task.
-    let permits = Arc::new(Semaphore::new(config.max_connections.max(1)));
-    let mut tasks = JoinSet::new();
-    let mut report = RunReport::default();
-    let mut next_id: u64 = 0;
-    // The periodic metrics line (a long period stands in for "never" when none is configured).
-    let period = config
-        .metrics_interval
-        .unwrap_or(Duration::from_secs(365 * 24 * 3600));
-    let mut metrics_tick = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
-    metrics_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    tokio::pin!(shutdown);
-    loop {
-        tokio::select! {
-            () = &mut shutdown => break,
-            _ = metrics_tick.tick() => ctx.monitor.snapshot().log(),
-            () = root.cancelled() => break,
-            accepted = listener.accept() => {
-                let (stream, peer): (_, SocketAddr) = match accepted {
-                    Ok(a) => a,
-                    Err(err) => {
-                        // Per-connection accept errors (e.g. the peer reset) do not stop the server.
-                        tracing::debug!(%err, "accept failed");
-                        continue;
-                    }
-                };
-                // Interventions are small and latency-critical: no Nagle delay.
-                if let Err(err) = stream.set_nodelay(true) {
-                    tracing::debug!(%peer, %err, "cannot set TCP_NODELAY");
-                }
-                let Ok(permit) = Arc::clone(&permits).try_acquire_owned() else {
-                    report.n_refused += 1;
-                    tracing::warn!(%peer, "connection refused: limit reached");
-                    continue;
-                };
-                next_id += 1;
-                let token = root.child_token();
-                let ctx = Arc::clone(&ctx);
-                let id = next_id;
-                tasks.spawn(async move {
-                    let reason = connection::serve(stream, id, ctx, token).await;
-                    drop(permit);
-                    reason
-                });
-            }
-            Some(done) = tasks.join_next(), if !tasks.is_empty() => {
-                if let Ok(reason) = done {
-                    report.connection_reasons.push(reason);
-                }
-            }
-        }
-    }
-    root.cancel();
-    let grace = tokio::time::sleep(config.shutdown_grace);
-    tokio::pin!(grace);
-    loop {
-        tokio::select! {
-            done = tasks.join_next() => match done {
-                Some(Ok(reason)) => report.connection_reasons.push(reason),
-                Some(Err(_)) => {}
-                None => break,
-            },
-            () = &mut grace => {
-                report.n_aborted = tasks.len();
-                tasks.shutdown().await;
-                break;
-            }
-        }
-    }
+    Ok((monitor, ctx))
+}
+
+/// The periodic metrics line (a long period stands in for "never" when none is configured).
+fn metrics_ticker(every: Option<Duration>) -> tokio::time::Interval {
+    let period = every.unwrap_or(Duration::from_secs(365 * 24 * 3600));
+    let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tick
+}
+
+/// Tells the monitor threads to quit, joins them, and fills the report's counters.
+async fn stop_monitor(monitor: Monitor, report: &mut RunReport) {
     let handle = monitor.handle();
     report.n_worker_panics = tokio::task::spawn_blocking(move || monitor.shutdown())
         .await
@@ -182,5 +166,105 @@ pub async fn run(
     report.n_frames = report.metrics.n_frames;
     report.n_interventions = report.metrics.n_interventions;
     report.n_decode_errors = report.metrics.n_decode_errors;
-    Ok(report)
+}
+
+/// The accepted connections: the cap on their number, their tasks, and the back-off after a failed
+/// accept.
+struct Connections {
+    /// Caps simultaneous connections; a permit travels with each connection task.
+    permits: Arc<Semaphore>,
+    /// One task per connection, each ending with its reason.
+    tasks: JoinSet<ShutdownReason>,
+    next_id: u64,
+    /// After a failed accept the loop waits before accepting again, doubling the wait up to a second:
+    /// errors such as running out of file descriptors (EMFILE) persist, and retrying at once would spin.
+    backoff: Duration,
+    /// When accepting resumes, while backing off.
+    resume_at: Option<tokio::time::Instant>,
+}
+
+impl Connections {
+    fn new(max_connections: usize) -> Connections {
+        Connections {
+            permits: Arc::new(Semaphore::new(max_connections.max(1))),
+            tasks: JoinSet::new(),
+            next_id: 0,
+            backoff: ACCEPT_BACKOFF_MIN,
+            resume_at: None,
+        }
+    }
+
+    fn backing_off(&self) -> bool {
+        self.resume_at.is_some()
+    }
+
+    /// Completes when the back-off is over (at once when there is none).
+    fn backoff_elapsed(&self) -> tokio::time::Sleep {
+        tokio::time::sleep_until(self.resume_at.unwrap_or_else(tokio::time::Instant::now))
+    }
+
+    fn resume(&mut self) {
+        self.resume_at = None;
+    }
+
+    /// Starts a task for an accepted connection, or refuses it at the limit, or backs off after an
+    /// accept error (which does not stop the server).
+    fn admit(
+        &mut self,
+        accepted: std::io::Result<(TcpStream, SocketAddr)>,
+        ctx: &Arc<ConnCtx>,
+        root: &CancellationToken,
+        report: &mut RunReport,
+    ) {
+        let (stream, peer) = match accepted {
+            Ok(a) => {
+                self.backoff = ACCEPT_BACKOFF_MIN;
+                a
+            }
+            Err(err) => {
+                report.n_accept_errors += 1;
+                tracing::warn!(%err, backoff_ms = self.backoff.as_millis() as u64, "accept failed; backing off");
+                self.resume_at = Some(tokio::time::Instant::now() + self.backoff);
+                self.backoff = (self.backoff * 2).min(ACCEPT_BACKOFF_MAX);
+                return;
+            }
+        };
+        // Interventions are small and latency-critical: no Nagle delay.
+        if let Err(err) = stream.set_nodelay(true) {
+            tracing::debug!(%peer, %err, "cannot set TCP_NODELAY");
+        }
+        let Ok(permit) = Arc::clone(&self.permits).try_acquire_owned() else {
+            report.n_refused += 1;
+            tracing::warn!(%peer, "connection refused: limit reached");
+            return;
+        };
+        self.next_id += 1;
+        let (id, ctx, token) = (self.next_id, Arc::clone(ctx), root.child_token());
+        self.tasks.spawn(async move {
+            let reason = connection::serve(stream, id, ctx, token).await;
+            drop(permit);
+            reason
+        });
+    }
+
+    /// After the root token is cancelled: waits up to `grace` for every connection to close with its
+    /// reason, then aborts the rest.
+    async fn drain(&mut self, grace: Duration, report: &mut RunReport) {
+        let grace = tokio::time::sleep(grace);
+        tokio::pin!(grace);
+        loop {
+            tokio::select! {
+                done = self.tasks.join_next() => match done {
+                    Some(Ok(reason)) => report.connection_reasons.push(reason),
+                    Some(Err(_)) => {}
+                    None => break,
+                },
+                () = &mut grace => {
+                    report.n_aborted = self.tasks.len();
+                    self.tasks.shutdown().await;
+                    break;
+                }
+            }
+        }
+    }
 }

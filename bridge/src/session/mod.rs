@@ -52,7 +52,8 @@ impl DecideFactory for MonitorFactory {
                 .model()
                 .properties()
                 .iter()
-                .map(|p| PropertyRisk {
+                .enumerate()
+                .map(|(i, p)| PropertyRisk {
                     name: p.name().to_owned(),
                     state_bits: String::new(),
                     state_words: String::new(),
@@ -60,6 +61,11 @@ impl DecideFactory for MonitorFactory {
                     violated: false,
                     likely_path: Vec::new(),
                     expected_time_s: None,
+                    calibrated: monitor::calibrate::for_measure(
+                        self.prototype.model(),
+                        i,
+                        &self.measure,
+                    ),
                 })
                 .collect(),
         };

@@ -116,6 +116,14 @@ impl HdMap {
     }
 }
 
+impl HdMap {
+    /// Builds a map from file contents in `format` (no fallback to the other encoding): the entry point
+    /// for callers that already hold the bytes, e.g. fuzzers. The error is the decoder's message.
+    pub fn from_bytes(bytes: &[u8], format: MapFormat) -> Result<HdMap, String> {
+        decode(bytes, format).map(|map| HdMap::from_proto(&map))
+    }
+}
+
 /// Decodes map bytes in one encoding.
 pub fn decode(bytes: &[u8], format: MapFormat) -> Result<Map, String> {
     match format {

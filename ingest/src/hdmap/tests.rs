@@ -270,3 +270,130 @@ fn approach_to_a_signal_gives_stop_line_junction_and_light_by_id() {
     assert_eq!(frame.junction_dist_m, f64::INFINITY);
     assert!(!frame.signal_ahead);
 }
+
+fn centroid(polygon: &[Point]) -> Point {
+    polygon.iter().fold(Point::zeros(), |a, p| a + p) / polygon.len() as f64
+}
+
+fn vehicle(id: i32, p: Point, heading: f64, speed_mps: f64) -> laws::Obstacle {
+    laws::Obstacle {
+        id,
+        kind: laws::frame::obstacle_type::VEHICLE,
+        x: p.x,
+        y: p.y,
+        heading,
+        speed_mps,
+        length: 4.5,
+        width: 2.0,
+        priority: false,
+    }
+}
+
+/// The ego `before` metres before the end of `lane`, following `route`.
+fn ego_before(map: &Arc<HdMap>, lane: &str, before: f64, route: &[&str]) -> (MapTracker, Frame) {
+    let mut tracker = MapTracker::new(Arc::clone(map), TrackerConfig::default());
+    tracker.set_route(route.iter().enumerate().map(|(i, id)| (*id, i)));
+    let l = map.lane(map.lane_by_id(lane).unwrap()).unwrap();
+    let s = l.centre.length() - before;
+    let p = l.centre.point_at(s);
+    let frame = Frame {
+        x: p.x,
+        y: p.y,
+        heading: l.centre.heading_at(s),
+        ..Frame::default()
+    };
+    (tracker, frame)
+}
+
+#[test]
+fn oncoming_traffic_has_priority_over_a_left_turn_only() {
+    let map = cube_town();
+    let j0 = &map.junctions()[map.junctions().iter().position(|j| j.id == "J_0").unwrap()];
+    let c = centroid(&j0.polygon);
+    assert!(super::geometry::point_in_polygon(c, &j0.polygon));
+    let (mut left, mut frame) = ego_before(&map, "lane_17", 15.0, &["lane_17", "lane_0"]);
+    let h = frame.heading;
+    frame.obstacles = vec![
+        vehicle(1, c, h + std::f64::consts::PI, 5.0), // oncoming, moving
+        vehicle(2, c, h, 5.0),                        // same direction
+        vehicle(3, c, h + std::f64::consts::PI, 0.0), // oncoming, stopped
+    ];
+    left.fill(&mut frame);
+    assert_eq!(frame.planned_turn, planned_turn::LEFT);
+    let prio: Vec<bool> = frame.obstacles.iter().map(|o| o.priority).collect();
+    assert_eq!(prio, vec![true, false, false]);
+    // Going straight through the same signalled junction: nobody has priority.
+    let (mut straight, mut frame2) = ego_before(&map, "lane_17", 15.0, &["lane_17", "lane_4"]);
+    frame2.obstacles = frame.obstacles.clone();
+    straight.fill(&mut frame2);
+    assert_eq!(frame2.planned_turn, planned_turn::STRAIGHT);
+    assert!(frame2.obstacles.iter().all(|o| !o.priority));
+}
+
+#[test]
+fn vehicles_crossing_a_stop_sign_junction_have_priority_and_stopped_ones_make_a_jam() {
+    let map = cube_town();
+    let j1 = &map.junctions()[map.junctions().iter().position(|j| j.id == "J_1").unwrap()];
+    let c = centroid(&j1.polygon);
+    let (mut t, mut frame) = ego_before(&map, "lane_12", 15.0, &["lane_12", "lane_10"]);
+    assert!(frame.obstacles.is_empty());
+    frame.obstacles = vec![vehicle(1, c, 0.3, 4.0), vehicle(2, c, 0.3, 0.0)];
+    t.fill(&mut frame);
+    assert!(frame.stopsign_dist_m < 15.0 && !frame.signal_ahead);
+    let prio: Vec<bool> = frame.obstacles.iter().map(|o| o.priority).collect();
+    assert_eq!(prio, vec![true, false]);
+    assert!(!frame.traffic_jam, "one stopped vehicle is no jam");
+    // Three vehicles below 1 m/s inside the junction: a jam; two: none.
+    let stopped = |id, dx: f64| vehicle(id, c + Point::new(dx, 0.0), 0.0, 0.5);
+    frame.obstacles = vec![stopped(1, -1.5), stopped(2, 0.0), stopped(3, 1.5)];
+    t.fill(&mut frame);
+    assert!(frame.traffic_jam);
+    frame.obstacles.pop();
+    t.fill(&mut frame);
+    assert!(!frame.traffic_jam);
+}
+
+#[test]
+fn a_pedestrian_on_a_crosswalk_ahead_has_priority() {
+    let map = Arc::new(
+        HdMap::load(&map_dir("borregas_ave/base_map.bin"), DEFAULT_MAX_MAP_BYTES).unwrap(),
+    );
+    // A lane with a crosswalk well into it, so the ego can stand on the same lane before it.
+    let (lane_i, cw, start) = map
+        .lanes()
+        .iter()
+        .enumerate()
+        .find_map(|(i, l)| {
+            l.features.iter().find_map(|f| match f.kind {
+                FeatureKind::Crosswalk(c) if f.start_s > 15.0 => Some((i, c, f.start_s)),
+                _ => None,
+            })
+        })
+        .unwrap();
+    let lane = map.lane(lane_i).unwrap();
+    let mut tracker = MapTracker::new(Arc::clone(&map), TrackerConfig::default());
+    let s = start - 12.0;
+    let p = lane.centre.point_at(s);
+    let polygon = &map.crosswalks()[cw].polygon;
+    let on_it = centroid(polygon);
+    assert!(super::geometry::point_in_polygon(on_it, polygon));
+    let walker = |id, at: Point| laws::Obstacle {
+        kind: laws::frame::obstacle_type::PEDESTRIAN,
+        ..vehicle(id, at, 0.0, 1.0)
+    };
+    let mut frame = Frame {
+        x: p.x,
+        y: p.y,
+        heading: lane.centre.heading_at(s),
+        obstacles: vec![walker(1, on_it), walker(2, on_it + Point::new(40.0, 40.0))],
+        ..Frame::default()
+    };
+    tracker.fill(&mut frame);
+    assert!(
+        (frame.crosswalk_dist_m - (12.0 - EGO_FRONT_M)).abs() < 0.01,
+        "{}",
+        frame.crosswalk_dist_m
+    );
+    let prio: Vec<bool> = frame.obstacles.iter().map(|o| o.priority).collect();
+    assert_eq!(prio, vec![true, false]);
+}

@@ -101,11 +101,13 @@ pub struct ChannelInfo {
     pub n_messages: u64,
 }
 
-/// An open record: its header and channels are read at open; chunk bodies are read one at a time.
+/// An open record: its header and channels are read at open; chunk bodies are read one at a time. Reads
+/// a file ([`RecordReader::open`]) or any seekable source ([`RecordReader::from_reader`], e.g. bytes in
+/// memory for fuzzing).
 #[derive(Debug)]
-pub struct RecordReader {
+pub struct RecordReader<R = BufReader<File>> {
     path: PathBuf,
-    file: BufReader<File>,
+    file: R,
     size: u64,
     header: Header,
     channels: BTreeMap<String, ChannelInfo>,
@@ -124,9 +126,16 @@ impl RecordReader {
         };
         let file = File::open(path).map_err(io)?;
         let size = file.metadata().map_err(io)?.len();
+        RecordReader::from_reader(path, BufReader::new(file), size)
+    }
+}
+
+impl<R: Read + Seek> RecordReader<R> {
+    /// Reads a record of `size` bytes from `source`; `name` is used in error messages.
+    pub fn from_reader(name: &Path, source: R, size: u64) -> Result<RecordReader<R>, RecordError> {
         let mut r = RecordReader {
-            path: path.to_owned(),
-            file: BufReader::new(file),
+            path: name.to_owned(),
+            file: source,
             size,
             header: Header::default(),
             channels: BTreeMap::new(),

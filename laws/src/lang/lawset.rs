@@ -16,7 +16,7 @@ use super::parser::{KnownLaw, Parser};
 /// One law text and its label for error messages (usually the file name).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LawSource {
-    /// Label used in errors, e.g. `laws/specs/law38.law`.
+    /// Label used in errors, usually the file name, e.g. `law38.law`.
     pub name: String,
     /// The text.
     pub text: String,

@@ -229,22 +229,27 @@ proptest! {
 }
 
 #[test]
-fn shipped_law_files_parse_and_compile() {
+fn shipped_sources_are_the_law_files_of_specs() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("specs");
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "law"))
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".law"))
         .collect();
-    paths.sort();
-    let sources: Vec<LawSource> = paths
-        .iter()
-        .map(|p| LawSource {
-            name: p.display().to_string(),
-            text: std::fs::read_to_string(p).unwrap(),
-        })
-        .collect();
-    let set = LawSet::parse(&sources).unwrap();
+    names.sort();
+    let shipped = crate::shipped::sources();
+    assert_eq!(
+        shipped.iter().map(|s| s.name.clone()).collect::<Vec<_>>(),
+        names
+    );
+    for s in &shipped {
+        assert_eq!(s.text, std::fs::read_to_string(dir.join(&s.name)).unwrap());
+    }
+}
+
+#[test]
+fn shipped_law_files_parse_and_compile() {
+    let set = LawSet::parse(&crate::shipped::sources()).unwrap();
     for name in [
         "law38_sub2",
         "law38",

@@ -1,26 +1,9 @@
 use super::*;
 use laws::Signals;
 
-fn shipped_laws() -> Vec<LawSource> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../laws/specs");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "law"))
-        .collect();
-    files.sort();
-    files
-        .iter()
-        .map(|p| LawSource {
-            name: p.file_name().unwrap().to_string_lossy().into_owned(),
-            text: std::fs::read_to_string(p).unwrap(),
-        })
-        .collect()
-}
-
 #[test]
 fn every_shipped_law_survives_the_reduced_re_parse_unchanged() {
-    let laws = shipped_laws();
+    let laws = laws::shipped::sources();
     let full = parse_laws(&laws).unwrap();
     let preds: Vec<Vec<String>> = full
         .laws()
@@ -36,6 +19,7 @@ fn every_shipped_law_survives_the_reduced_re_parse_unchanged() {
             law: l.name(),
             predicates: p,
             unsafe_bit: 0,
+            reactive_rule: &[],
         })
         .collect();
     let c = Compiled::new(&laws, &defs, 0.1, 100).unwrap();
@@ -52,7 +36,7 @@ fn every_shipped_law_survives_the_reduced_re_parse_unchanged() {
 
 #[test]
 fn only_the_needed_laws_are_evaluated() {
-    let laws = shipped_laws();
+    let laws = laws::shipped::sources();
     let preds = vec![
         "no_collision.w".to_string(),
         "law52.w".to_string(),
@@ -63,6 +47,7 @@ fn only_the_needed_laws_are_evaluated() {
         law: "no_collision",
         predicates: &preds,
         unsafe_bit: 0,
+        reactive_rule: &[],
     }];
     let c = Compiled::new(&laws, &defs, 0.1, 100).unwrap();
     let names: Vec<&str> = c.laws().laws().iter().map(|l| l.name()).collect();
@@ -71,13 +56,14 @@ fn only_the_needed_laws_are_evaluated() {
 
 #[test]
 fn unknown_laws_and_bad_predicates_are_named() {
-    let laws = shipped_laws();
+    let laws = laws::shipped::sources();
     let preds = vec!["nope.w".to_string()];
     let bad_law = [PropertyDef {
         name: "p",
         law: "law99",
         predicates: &preds,
         unsafe_bit: 0,
+        reactive_rule: &[],
     }];
     let e = Compiled::new(&laws, &bad_law, 0.1, 100)
         .unwrap_err()
@@ -168,7 +154,7 @@ fn random_frames(n: usize, seed: u64) -> Vec<Frame> {
 /// computation: every signal, every atom and antecedent evaluated on its own, a separate evaluator.
 #[test]
 fn tracker_equals_direct_evaluation_on_random_drives() {
-    let laws = shipped_laws();
+    let laws = laws::shipped::sources();
     let full = parse_laws(&laws).unwrap();
     let names = [
         "law38_sub2_2",
@@ -206,6 +192,7 @@ fn tracker_equals_direct_evaluation_on_random_drives() {
             law: n,
             predicates: p,
             unsafe_bit: 0,
+            reactive_rule: &[],
         })
         .collect();
     // An atom as the unsafe predicate (no_collision's shape).
@@ -215,6 +202,7 @@ fn tracker_equals_direct_evaluation_on_random_drives() {
         law: "no_collision",
         predicates: &collision_preds,
         unsafe_bit: 0,
+        reactive_rule: &[],
     });
     let c = Compiled::new(&laws, &defs, 0.1, 100).unwrap();
     let ctx = SignalContext::default();
@@ -248,6 +236,7 @@ fn tracker_equals_direct_evaluation_on_random_drives() {
                 unsafe_state: state >> enc.unsafe_bit & 1 == 1,
                 unsafe_now,
                 baseline,
+                rule: false,
             };
             assert_eq!(*g, want, "frame {f:?}");
             n_bits_set += u64::from(state.count_ones());
@@ -278,6 +267,7 @@ fn obligation_predicates_are_bits_of_the_state() {
         law: "slow",
         predicates: &preds,
         unsafe_bit: 0,
+        reactive_rule: &[],
     }];
     let c = Compiled::new(&laws, &defs, 0.1, 100).unwrap();
     let mut tracker = c.tracker(SignalContext::default()).unwrap();

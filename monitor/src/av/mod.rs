@@ -60,6 +60,12 @@ pub enum SmoothingScope {
     Local,
     /// Every valid transition (Algorithm 1 as written), up to [`FULL_SMOOTHING_MAX_PREDICATES`] predicates.
     AllValid,
+    /// As `Local`, but a one-predicate change receives α only when it leads to a state observed in the
+    /// training data (a source of some counted transition); the unsafe neighbour and `done` always do.
+    /// An unobserved state's risk then depends on its observed neighbours only, not on a diffusion
+    /// through the unobserved part of the cube, which is what lets the abstraction search
+    /// ([`crate::select`]) solve only the observed states. The default of learned abstractions.
+    Observed,
 }
 
 /// Physical limits used by the validity rules, and the smoothing scope.
@@ -81,6 +87,26 @@ impl Default for AvConfig {
             max_accel_mps2: 10.0,
             smoothing: SmoothingScope::Local,
         }
+    }
+}
+
+/// Whether a signal's values are never negative: distances, speeds, light colours, times and required
+/// decelerations are not; accelerations, jerk and closing speeds can be, and so can any signal not known
+/// here (a compound term, a future signal), which is the safe side: no state is declared impossible.
+fn never_negative(signal: &str) -> bool {
+    use laws::signals::SignalKind;
+    let Some(sig) = Signal::from_name(signal) else {
+        return false;
+    };
+    match sig {
+        Signal::Acc | Signal::Jerk | Signal::NpcAheadClosing => false,
+        Signal::Speed
+        | Signal::NpcAheadSpeed
+        | Signal::NearestNpcSpeed
+        | Signal::NpcOppositeSpeed
+        | Signal::LightColor
+        | Signal::Brake => true,
+        _ => matches!(sig.kind(), SignalKind::Distance | SignalKind::Flag),
     }
 }
 
@@ -107,7 +133,7 @@ impl SignalGroup {
         let mut ts: Vec<f64> = atoms.iter().map(|a| a.2).collect();
         ts.sort_by(f64::total_cmp);
         ts.dedup();
-        let nonneg = !signal.contains("acc");
+        let nonneg = never_negative(&signal);
         let mut cells = Vec::new();
         let first = ts[0];
         cells.push(Cell {
@@ -344,6 +370,10 @@ impl Domain for AvDomain {
             .chain(std::iter::once(self.done()));
         out.extend(candidates.filter(|&to| self.can_reach(from, to)));
         out.sort_unstable();
+    }
+
+    fn smoothing_observed_only(&self) -> bool {
+        self.smoothing == SmoothingScope::Observed
     }
 
     fn decode(&self, state: StateId) -> String {

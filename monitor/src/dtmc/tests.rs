@@ -28,6 +28,8 @@ fn rejects_each_kind_of_malformed_matrix() {
         (vec![0, 2, 2], vec![0, 1], vec![0.25, 0.75]), // empty row (deadlock)
         (vec![0, 2, 3], vec![0, 1, 1], vec![f64::NAN, 0.75, 1.0]),
         (vec![0, 2, 3], vec![0, 1], vec![0.25, 0.75, 1.0]), // length mismatch
+        // Found by the fuzz smoke (a model file): a middle pointer beyond the entries, last one in range.
+        (vec![0, 5, 3], vec![0, 1, 1], vec![0.25, 0.75, 1.0]),
     ];
     for (i, (ptr, cols, probs)) in cases.into_iter().enumerate() {
         assert!(

@@ -18,6 +18,8 @@ pub mod solve;
 pub mod spmv;
 
 #[cfg(test)]
+mod random_chain;
+#[cfg(test)]
 mod tests;
 
 use crate::dtmc::Dtmc;

@@ -4,8 +4,6 @@
 use super::*;
 use crate::table::RiskTable;
 use proptest::prelude::*;
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 
 /// Fair gambler's ruin on 0..=4: 0 is unsafe, 4 is a safe absorbing finish.
 fn ruin() -> (Dtmc, Vec<bool>) {
@@ -61,31 +59,13 @@ fn preprocessing_finds_probability_zero_and_one_states() {
     assert_eq!(eventually(&d, &target), vec![0.5, 1.0, 0.0, 1.0, 1.0]);
 }
 
-/// A random chain: `n` states, about `deg` successors each, absorbing targets and traps sprinkled in.
+/// A random chain: `n` states, about `deg` successors each, 5 % absorbing targets and 5 % safe traps.
 fn random_chain(n: usize, deg: usize, seed: u64) -> (Dtmc, Vec<bool>) {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut row_ptr = vec![0];
-    let (mut cols, mut probs) = (Vec::new(), Vec::new());
-    let mut target = vec![false; n];
-    for s in 0..n {
-        let kind = rng.random_range(0..20);
-        let mut succ: Vec<u32> = if kind == 0 {
-            target[s] = true;
-            vec![s as u32]
-        } else if kind == 1 {
-            vec![s as u32] // safe trap
-        } else {
-            (0..deg).map(|_| rng.random_range(0..n as u32)).collect()
-        };
-        succ.sort_unstable();
-        succ.dedup();
-        let w: Vec<f64> = succ.iter().map(|_| rng.random_range(0.05..1.0)).collect();
-        let total: f64 = w.iter().sum();
-        cols.extend(&succ);
-        probs.extend(w.iter().map(|x| x / total));
-        row_ptr.push(cols.len());
-    }
-    (Dtmc::try_new(n, row_ptr, cols, probs).unwrap(), target)
+    let c = super::random_chain::random_chain(n, deg, 20, seed);
+    (
+        Dtmc::try_new(n, c.row_ptr, c.cols, c.probs).unwrap(),
+        c.target,
+    )
 }
 
 /// Independent reference: qualitative reachability by fixed point, then dense Gaussian elimination on the

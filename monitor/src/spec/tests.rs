@@ -78,24 +78,8 @@ fn bad_declarations_give_clear_errors() {
 
 #[test]
 fn the_shipped_properties_file_resolves_within_the_predicate_cap() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../laws/specs");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "law"))
-        .collect();
-    files.sort();
-    let sources: Vec<LawSource> = files
-        .iter()
-        .map(|p| LawSource {
-            name: p.display().to_string(),
-            text: std::fs::read_to_string(p).unwrap(),
-        })
-        .collect();
-    let set = LawSet::parse(&sources).unwrap();
-    let specs =
-        parse_properties_toml(&std::fs::read_to_string(dir.join("properties.toml")).unwrap())
-            .unwrap();
+    let set = laws::shipped::law_set();
+    let specs = parse_properties_toml(laws::shipped::PROPERTIES_TOML).unwrap();
     let resolved = resolve_all(&specs, &set).unwrap();
     let names: Vec<&str> = resolved.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(

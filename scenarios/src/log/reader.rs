@@ -54,8 +54,12 @@ fn open_image(image: &[u8]) -> hdf5::Result<File> {
     let fapl = hdf5::plist::FileAccess::build()
         .core_filebacked(false)
         .finish()?;
-    // A name the core driver never opens (no backing store); the image is the whole file.
-    let name = c"avguard-log-image.h5";
+    // A name the core driver never opens (no backing store); the image is the whole file. The name is
+    // new for every image: HDF5 recognises an already open file by name and would reuse its state.
+    static N_IMAGES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = N_IMAGES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = std::ffi::CString::new(format!("avguard-log-image-{}-{n}.h5", std::process::id()))
+        .map_err(|e| hdf5::Error::from(e.to_string()))?;
     // SAFETY: `fapl` is a live file-access property list; `H5Pset_file_image` copies `image.len()` bytes
     // from a valid slice before returning, and `H5Fopen` copies the image again into the core driver, so
     // nothing refers to `image` afterwards. The calls run under the `hdf5` crate's global lock, as all of

@@ -47,7 +47,10 @@ fn bad_values_name_the_field() {
     let err = Scenario::from_toml_str(&text).expect_err("negative noise");
     assert!(err.to_string().contains("ego.pedal_noise_mps2"), "{err}");
     let text = format!("{MINIMAL}[ego]\nlapse_effect = \"asleep\"\n");
-    assert!(Scenario::from_toml_str(&text).is_err(), "unknown lapse effect");
+    assert!(
+        Scenario::from_toml_str(&text).is_err(),
+        "unknown lapse effect"
+    );
     let text = format!("{MINIMAL}[ego]\nunknown_knob = 1\n");
     assert!(
         Scenario::from_toml_str(&text).is_err(),

@@ -40,9 +40,10 @@ pub struct Args {
     /// Model file written by `avguard learn`.
     #[arg(long)]
     pub model: PathBuf,
-    /// θ: intervene when a property's risk reaches it.
-    #[arg(long, default_value_t = 0.5)]
-    pub threshold: f64,
+    /// θ: intervene when a property's risk reaches it. Without it, each property's calibrated θ and
+    /// debounce (`avguard calibrate`) are used, and 0.5 for properties without one.
+    #[arg(long)]
+    pub threshold: Option<f64>,
     /// Risk within this many seconds instead of eventually.
     #[arg(long)]
     pub horizon: Option<f64>,
@@ -92,6 +93,10 @@ pub struct Args {
     /// Monitor worker threads.
     #[arg(long, default_value_t = 2)]
     pub workers: usize,
+    /// Force every prediction-log line and recording flush to the disk (fsync), so that they survive a
+    /// power loss as well as a crash (a crash alone loses nothing flushed without it).
+    #[arg(long)]
+    pub fsync: bool,
     /// Seconds between `bridge metrics` log lines (0 = only at exit).
     #[arg(long, default_value_t = 10.0)]
     pub metrics_every_s: f64,
@@ -100,21 +105,45 @@ pub struct Args {
 /// Loads the model file as a decision factory; the risk is P(eventually unsafe), or P(unsafe within
 /// `horizon_s`) when given.
 pub fn load_model(path: &Path, horizon_s: Option<f64>) -> anyhow::Result<Box<dyn DecideFactory>> {
-    let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
-    let model =
-        monitor::Model::from_bytes(&bytes).with_context(|| format!("{}", path.display()))?;
+    let model = crate::modelfile::read(path)?.model;
     let factory =
         bridge::session::MonitorFactory::new(model, horizon_s, path.display().to_string())
             .with_context(|| format!("{}", path.display()))?;
     Ok(Box::new(factory))
 }
 
+/// θ for properties without a calibration when no `--threshold` is given.
+const DEFAULT_THRESHOLD: f64 = 0.5;
+
+/// Says which θ each property is enforced at when no `--threshold` is given.
+fn describe_thresholds(path: &Path, horizon_s: Option<f64>) -> anyhow::Result<String> {
+    let shared = std::sync::Arc::new(crate::modelfile::read(path)?.model);
+    let measure = monitor::RiskMeasure::resolve(&shared, horizon_s, false)?;
+    let parts: Vec<String> = shared
+        .properties()
+        .iter()
+        .enumerate()
+        .map(
+            |(i, p)| match monitor::calibrate::for_measure(&shared, i, &measure) {
+                Some((theta, m)) if m > 1 => {
+                    format!("{} calibrated θ={theta:.3} for {m} frames", p.name())
+                }
+                Some((theta, _)) => format!("{} calibrated θ={theta:.3}", p.name()),
+                None => format!("{} θ={DEFAULT_THRESHOLD} (not calibrated)", p.name()),
+            },
+        )
+        .collect();
+    Ok(parts.join(", "))
+}
+
 /// Runs `avguard bridge`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        (0.0..=1.0).contains(&args.threshold),
-        "--threshold must be in [0, 1]"
-    );
+    if let Some(theta) = args.threshold {
+        anyhow::ensure!(
+            (0.0..=1.0).contains(&theta),
+            "--threshold must be in [0, 1]"
+        );
+    }
     if let Some(h) = args.horizon {
         anyhow::ensure!(h.is_finite() && h > 0.0, "--horizon must be positive");
     }
@@ -133,6 +162,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "--gap-limit must be at least the frame period"
     );
     let factory = load_model(&args.model, args.horizon)?;
+    if args.threshold.is_none() {
+        eprintln!(
+            "no --threshold: enforcing {}",
+            describe_thresholds(&args.model, args.horizon)?
+        );
+    }
     let map = crate::mapfile::load(args.map.as_deref())?;
     let model_path = args.model.clone();
     let horizon = args.horizon;
@@ -156,7 +191,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             },
             map,
             enforce: EnforceConfig {
-                threshold: args.threshold,
+                threshold: args.threshold.unwrap_or(DEFAULT_THRESHOLD),
+                use_calibrated: args.threshold.is_none(),
                 hysteresis: args.hysteresis,
                 horizon_s: args.horizon,
                 action: match args.mode {
@@ -174,10 +210,27 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         record: args.record.clone().map(|path| RecordConfig {
             path,
             frame_period_s: args.frame_period_s,
+            fsync: args.fsync,
         }),
         metrics_interval: (args.metrics_every_s > 0.0)
             .then(|| Duration::from_secs_f64(args.metrics_every_s)),
+        fsync: args.fsync,
     };
+    if let Some(record) = &config.record {
+        // Runs a crashed bridge left unfinished (`NAME.h5.partial`): recovered or reported, never silent.
+        for found in bridge::record::recover(record) {
+            match found {
+                bridge::record::Recovered::Readable { path, n_frames } => eprintln!(
+                    "avguard bridge: recovered a crashed recording: {} ({n_frames} frames, up to its last flush)",
+                    path.display()
+                ),
+                bridge::record::Recovered::Unreadable { path, reason } => eprintln!(
+                    "avguard bridge: a crashed recording cannot be read and is kept as it is: {}: {reason}",
+                    path.display()
+                ),
+            }
+        }
+    }
     let models = Arc::new(ModelStore::new(factory));
     let report = bridge::blocking::serve_until_signal(args.listen, config, models, |addr| {
         eprintln!("avguard bridge listening on ws://{addr}/");

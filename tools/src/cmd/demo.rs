@@ -23,6 +23,15 @@ pub struct Args {
     /// Held-out runs per scenario (each is driven twice: enforcement off and on).
     #[arg(long, default_value_t = 40)]
     test_runs: u64,
+    /// Calibration runs per scenario (disjoint from the training and held-out runs).
+    #[arg(long, default_value_t = 120)]
+    calibration_runs: u64,
+    /// How the model's predicates are chosen (see `avguard learn --abstraction`).
+    #[arg(long, value_enum, default_value_t = crate::cmd::learn::Abstraction::Auto)]
+    abstraction: crate::cmd::learn::Abstraction,
+    /// Target false-alarm rate of the calibration, as a fraction.
+    #[arg(long, default_value_t = 0.1)]
+    target_false_alarms: f64,
     /// Base seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -58,6 +67,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .collect(),
         train_runs: args.train_runs,
         test_runs: args.test_runs,
+        calibration_runs: args.calibration_runs,
+        abstraction: args.abstraction.into(),
+        target_false_alarms: args.target_false_alarms,
         seed: args.seed,
         thresholds: args.thresholds,
         enforce_threshold: args.enforce_threshold,

@@ -5,12 +5,11 @@
 //! awaited, interventions applied as speed caps. Per run the command prints the frames, interventions,
 //! collisions and the laws violated (evaluated on the frames the run produced), then a summary.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
 use bridge::drive::{DriveConfig, Encoding};
-use laws::{LawSet, LawSource};
 use scenarios::{run_seed, Scenario};
 
 /// Arguments of `avguard drive`.
@@ -52,7 +51,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .laws
         .clone()
         .or_else(|| Some(PathBuf::from("laws/specs")).filter(|p| p.is_dir()));
-    let laws = laws_dir.as_deref().map(load_laws).transpose()?;
+    let laws = laws_dir.as_deref().map(crate::lawdir::load).transpose()?;
     anyhow::ensure!(
         args.reply_timeout_s.is_finite() && args.reply_timeout_s > 0.0,
         "--reply-timeout-s must be a positive number of seconds"
@@ -120,26 +119,4 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         None => println!("  (no law directory: pass --laws DIR for violation counts)"),
     }
     Ok(())
-}
-
-/// Loads every `.law` file of `dir`, in file-name order.
-fn load_laws(dir: &Path) -> anyhow::Result<LawSet> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("reading {}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "law"))
-        .collect();
-    paths.sort();
-    let sources = paths
-        .iter()
-        .map(|p| {
-            let text =
-                std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
-            Ok(LawSource {
-                name: p.display().to_string(),
-                text,
-            })
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    LawSet::parse(&sources).with_context(|| format!("parsing laws in {}", dir.display()))
 }

@@ -6,7 +6,7 @@ use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use monitor::{prism, Model, PropertyModel};
+use monitor::{prism, PropertyModel};
 
 /// Arguments of `avguard export`.
 #[derive(clap::Args)]
@@ -24,10 +24,7 @@ pub struct Args {
 
 /// Runs `avguard export`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let bytes = std::fs::read(&args.model)
-        .with_context(|| format!("cannot read {}", args.model.display()))?;
-    let model = Model::from_bytes(&bytes)
-        .with_context(|| format!("{} is not a usable model", args.model.display()))?;
+    let model = crate::modelfile::read(&args.model)?.model;
     let Some(p) = model.property(&args.property) else {
         let names: Vec<&str> = model.properties().iter().map(|p| p.name()).collect();
         anyhow::bail!(

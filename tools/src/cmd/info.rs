@@ -3,7 +3,6 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use anyhow::Context;
 use monitor::{Model, PropertyModel};
 
 /// Arguments of `avguard info`.
@@ -18,10 +17,7 @@ pub struct Args {
 
 /// Runs `avguard info`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let bytes = std::fs::read(&args.model)
-        .with_context(|| format!("cannot read {}", args.model.display()))?;
-    let model = Model::from_bytes(&bytes)
-        .with_context(|| format!("{} is not a usable model", args.model.display()))?;
+    let model = crate::modelfile::read(&args.model)?.model;
     let text = if args.json {
         json(&model)
     } else {
@@ -60,7 +56,7 @@ fn property_json(p: &PropertyModel) -> String {
     format!(
         "{{\"name\":{},\"predicates\":[{}],\"unsafe\":{},\"states\":{},\"transitions\":{},\"runs\":{},\
          \"pac\":{{\"met\":{},\"total\":{},\"visited\":{},\"epsilon\":{},\"delta\":{},\"worst\":[{}]}},\
-         \"horizons_steps\":[{}]}}",
+         \"horizons_steps\":[{}],\"selection\":{},\"reactive_rule\":{},\"calibration\":{}}}",
         quote(p.name()),
         preds.join(","),
         quote(&p.predicates()[p.unsafe_bit()]),
@@ -79,10 +75,21 @@ fn property_json(p: &PropertyModel) -> String {
             .map(|h| h.to_string())
             .collect::<Vec<_>>()
             .join(","),
+        to_json(p.selection()),
+        to_json(p.reactive_rule()),
+        to_json(p.calibration()),
     )
 }
 
-fn json(model: &Model) -> String {
+/// An optional stored record as JSON (`null` when absent).
+fn to_json<T: serde::Serialize>(value: Option<&T>) -> String {
+    value
+        .and_then(|v| serde_json::to_string(v).ok())
+        .unwrap_or_else(|| "null".to_owned())
+}
+
+/// What `avguard info --json` prints for `model` (also the Python package's `Model.info()`).
+pub fn json(model: &Model) -> String {
     let props: Vec<String> = model.properties().iter().map(property_json).collect();
     format!("{{\"properties\":[{}]}}", props.join(","))
 }
@@ -114,6 +121,53 @@ fn text(model: &Model) -> String {
         );
         for (s, n, r) in pac.worst(5) {
             let _ = writeln!(out, "    state {s}: {n} of {} required visits", r.ceil());
+        }
+        if let Some(sel) = p.selection() {
+            let _ = writeln!(
+                out,
+                "  abstraction: {} ({} of {} training runs violating; {} candidates, {}-fold score by run, seed {})",
+                sel.mode.as_str(),
+                sel.n_violating,
+                sel.n_runs,
+                sel.pool_size,
+                sel.folds,
+                sel.seed
+            );
+            let _ = writeln!(
+                out,
+                "    fixed predicates score {:.3}; selection trace (score after each step):",
+                sel.fixed_score
+            );
+            for step in &sel.steps {
+                let _ = writeln!(out, "      {:.3}  {}", step.score, step.predicate);
+            }
+        }
+        if let Some(rule) = p.reactive_rule() {
+            let _ = writeln!(
+                out,
+                "  reactive rule: {} (training runs: warned {}/{} violations, alarmed in {}/{} safe runs)",
+                rule.text(),
+                rule.n_predicted,
+                rule.n_violating,
+                rule.n_false_alarms,
+                rule.n_safe
+            );
+        }
+        if let Some(c) = p.calibration() {
+            let _ = writeln!(
+                out,
+                "  calibrated: θ = {:.4}, debounce {} frame(s), {}; false alarms {}/{} safe calibration runs, \
+                 {:.0} % confidence upper bound {:.1} % (target {:.1} %)",
+                c.theta,
+                c.debounce_frames,
+                c.horizon_steps
+                    .map_or_else(|| "P(eventually)".to_owned(), |h| format!("P(within {h} steps)")),
+                c.n_false_alarms,
+                c.n_safe_runs,
+                100.0 * c.confidence,
+                100.0 * c.false_alarm_upper,
+                100.0 * c.target_false_alarm
+            );
         }
     }
     out.trim_end().to_string()

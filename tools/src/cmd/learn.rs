@@ -1,24 +1,21 @@
 //! `avguard learn --laws DIR --out MODEL LOG_OR_DIR...`: learn one DTMC per monitored property from logs.
 //!
-//! The laws are the `*.law` files of DIR in sorted name order (embedded in the model, which is then
-//! self-contained). The properties come from `--properties FILE`, else `DIR/properties.toml` when it
-//! exists, else one property per law (laws with more than 12 predicates are left out and named). Each log
-//! is learned on its own (in parallel, rayon) into per-property counts; a log that cannot be read is
-//! reported by name and skipped, and the command fails when no log was learned. The counts are merged
-//! (exact: counting is addition), every property is built (smoothing, PAC, tables) and the model written.
-//! The PAC summary per property is printed and stored in the model (`avguard info` shows it again).
+//! The work is [`crate::fit`]: laws and properties from DIR, every log recorded once in parallel (a log
+//! that cannot be read is reported by name and skipped; the command fails when none was learned), each
+//! property's predicates kept as declared (`--abstraction fixed`) or chosen from data (`auto`, see
+//! `monitor::select`), its reactive comparator rule picked, the model built and written. The summary per
+//! property (predicates, selection trace, rule, PAC) is printed and stored in the model (`avguard info`
+//! shows it again).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::{bail, Context};
-use indicatif::{ProgressBar, ProgressStyle};
-use laws::{LawSource, SignalContext};
+use anyhow::Context;
 use monitor::estimate::LaplaceConfig;
-use monitor::learning::merge_counts;
 use monitor::pac::PacConfig;
-use monitor::spec::{parse_properties_toml, PropertySpec};
-use monitor::{BuildConfig, Counts, Domain, Model, Plan};
-use rayon::prelude::*;
+use monitor::select::{AbstractionMode, SearchConfig};
+use monitor::{BuildConfig, Domain, Model};
+
+use crate::fit::{fit, FitOptions};
 
 /// Arguments of `avguard learn`.
 #[derive(clap::Args)]
@@ -49,52 +46,41 @@ pub struct Args {
     /// Horizons of the bounded risk tables, seconds, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1,2,3,5")]
     pub horizons: Vec<f64>,
+    /// How each property's predicates are chosen: `auto` searches a pool of readable candidates (the
+    /// declared predicates, every flag signal, thresholds at data quantiles on every numeric signal) by
+    /// greedy forward selection scored on held-out runs; `fixed` keeps the declared ones.
+    #[arg(long, value_enum, default_value_t = Abstraction::Auto)]
+    pub abstraction: Abstraction,
+    /// Most predicates per property with `--abstraction auto`, the unsafe one included (at most 12).
+    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..=12))]
+    pub max_predicates: u32,
+    /// Cross-validation folds of the search (runs, never frames, are split).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(2..=20))]
+    pub folds: u32,
+    /// Seed of the fold assignment (the search is deterministic for a seed).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
     /// Log files (`.h5`) or folders holding them.
     #[arg(required = true)]
     pub logs: Vec<PathBuf>,
 }
 
-fn plan(args: &Args, laws: Vec<LawSource>, config: BuildConfig) -> anyhow::Result<Plan> {
-    let default_file = args.laws.join("properties.toml");
-    let file = args
-        .properties
-        .clone()
-        .or_else(|| default_file.is_file().then_some(default_file));
-    match file {
-        Some(path) => {
-            let text = std::fs::read_to_string(&path)
-                .with_context(|| format!("{}: cannot read", path.display()))?;
-            let specs: Vec<PropertySpec> =
-                parse_properties_toml(&text).with_context(|| format!("{}", path.display()))?;
-            Plan::from_specs(laws, &specs, config).with_context(|| format!("{}", path.display()))
-        }
-        None => {
-            let (plan, skipped) = Plan::with_default_properties(laws, config)?;
-            if !skipped.is_empty() {
-                println!(
-                    "left out (more than {} predicates): {}",
-                    monitor::spec::MAX_PROPERTY_PREDICATES,
-                    skipped.join(", ")
-                );
-            }
-            Ok(plan)
-        }
-    }
+/// `--abstraction` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Abstraction {
+    /// The declared predicates (law atoms plus properties.toml).
+    Fixed,
+    /// Predicates chosen from data.
+    Auto,
 }
 
-/// Learns one log into per-property counts.
-fn learn_file(plan: &Plan, path: &Path) -> anyhow::Result<Vec<Counts>> {
-    let log = scenarios::log::read_log(path)?;
-    let period = plan.config().frame_period_s;
-    if (log.meta.frame_period_s - period).abs() > 1e-9 {
-        bail!(
-            "frame period {} s differs from the model's {period} s",
-            log.meta.frame_period_s
-        );
+impl From<Abstraction> for AbstractionMode {
+    fn from(a: Abstraction) -> AbstractionMode {
+        match a {
+            Abstraction::Fixed => AbstractionMode::Fixed,
+            Abstraction::Auto => AbstractionMode::Auto,
+        }
     }
-    let mut learner = plan.learner(SignalContext::default())?;
-    learner.observe_run(&log.frames)?;
-    Ok(learner.into_counts())
 }
 
 /// `--smoothing` values.
@@ -106,9 +92,8 @@ pub enum Smoothing {
     AllValid,
 }
 
-/// Runs `avguard learn`.
-pub fn run(args: Args) -> anyhow::Result<()> {
-    let laws = crate::lawdir::read_sources(&args.laws)?;
+/// The fit that `avguard learn` runs for `args` (also what the Python package's learning uses).
+pub fn fit_options(args: &Args) -> anyhow::Result<FitOptions> {
     let defaults = BuildConfig::default();
     let config = BuildConfig {
         laplace: LaplaceConfig { alpha: args.alpha },
@@ -123,41 +108,41 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         },
         ..defaults
     };
-    let plan = plan(&args, laws, config)?;
+    Ok(FitOptions {
+        build: config,
+        mode: args.abstraction.into(),
+        search: SearchConfig {
+            max_predicates: args.max_predicates as usize,
+            folds: args.folds as usize,
+            seed: args.seed,
+            alpha: args.alpha,
+            ..SearchConfig::default()
+        },
+    })
+}
+
+/// Runs `avguard learn`.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let opts = fit_options(&args)?;
     let logs = crate::batch::expand_logs(&args.logs)?;
-    let bar = ProgressBar::new(logs.len() as u64).with_style(
-        ProgressStyle::with_template("learning {bar:30} {pos}/{len} logs ({eta})")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    let results: Vec<(PathBuf, anyhow::Result<Vec<Counts>>)> = logs
-        .par_iter()
-        .map(|path| {
-            let r = learn_file(&plan, path);
-            bar.inc(1);
-            (path.clone(), r)
-        })
-        .collect();
-    bar.finish_and_clear();
-    let mut counts = plan.empty_counts();
-    let mut n_learned = 0usize;
-    for (path, result) in results {
-        match result {
-            Ok(c) => {
-                merge_counts(&mut counts, &c)?;
-                n_learned += 1;
-            }
-            Err(e) => eprintln!("skipped {}: {e:#}", path.display()),
-        }
+    let fitted = fit(&args.laws, args.properties.as_deref(), &logs, &opts)?;
+    if !fitted.left_out.is_empty() {
+        println!(
+            "left out (more than {} predicates): {}",
+            monitor::spec::MAX_PROPERTY_PREDICATES,
+            fitted.left_out.join(", ")
+        );
     }
-    if n_learned == 0 {
-        bail!("no log could be learned ({} given)", logs.len());
+    for (path, e) in &fitted.errors {
+        eprintln!("skipped {}: {e}", path.display());
     }
-    let model = plan.build(counts)?;
+    let model = fitted.model;
     std::fs::write(&args.out, model.to_bytes())
         .with_context(|| format!("{}: cannot write", args.out.display()))?;
     println!(
-        "learned {} properties from {n_learned} of {} logs -> {}",
+        "learned {} properties from {} of {} logs -> {}",
         model.properties().len(),
+        fitted.n_learned,
         logs.len(),
         args.out.display()
     );
@@ -182,6 +167,35 @@ fn print_summary(model: &Model) -> anyhow::Result<()> {
             pac.total(),
             pac.visited()
         );
+        if let Some(sel) = p.selection() {
+            println!(
+                "  abstraction {}: cross-validated score {:.3} (fixed predicates: {:.3}; {} folds, {} candidates)",
+                sel.mode.as_str(),
+                sel.steps.last().map_or(0.0, |s| s.score),
+                sel.fixed_score,
+                sel.folds,
+                sel.pool_size
+            );
+            if sel.mode == monitor::select::AbstractionMode::Auto {
+                let trace: Vec<String> = sel
+                    .steps
+                    .iter()
+                    .skip(1)
+                    .map(|s| format!("{} ({:.3})", s.predicate, s.score))
+                    .collect();
+                println!("  chosen: {}", trace.join(", "));
+            }
+        }
+        if let Some(rule) = p.reactive_rule() {
+            println!(
+                "  reactive rule (training runs): {} — warned {}/{} violations, alarmed in {}/{} safe runs",
+                rule.text(),
+                rule.n_predicted,
+                rule.n_violating,
+                rule.n_false_alarms,
+                rule.n_safe
+            );
+        }
         for (s, n, required) in pac.worst(3) {
             if domain.is_valid_state(s) {
                 println!(

@@ -66,6 +66,7 @@ impl LiveBridge {
             reload: None,
             record: None,
             metrics_interval: None,
+            fsync: false,
         };
         let listener = runtime
             .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))

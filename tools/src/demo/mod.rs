@@ -31,6 +31,12 @@ pub struct DemoConfig {
     pub train_runs: u64,
     /// Held-out runs per scenario (each driven twice).
     pub test_runs: u64,
+    /// Calibration runs per scenario (disjoint from training and held-out runs).
+    pub calibration_runs: u64,
+    /// How the model's predicates are chosen.
+    pub abstraction: monitor::select::AbstractionMode,
+    /// The calibration's target false-alarm rate.
+    pub target_false_alarms: f64,
     /// Base seed; training and held-out runs use disjoint seeds derived from it.
     pub seed: u64,
     /// Thresholds reported.
@@ -64,25 +70,58 @@ pub fn run(cfg: &DemoConfig) -> anyhow::Result<Summary> {
         cfg.enforce_threshold
     );
 
-    println!("[1/4] simulating training runs and learning the model ...");
-    let model = train::learn(
+    println!(
+        "[1/4] simulating training and calibration runs, learning the model ({} abstraction), calibrating ...",
+        cfg.abstraction.as_str()
+    );
+    let mut model = train::learn(
         &cfg.laws_dir,
         &scenarios,
         cfg.train_runs,
         cfg.seed.wrapping_mul(1000),
+        cfg.abstraction,
+    )?;
+    let calibrations = train::calibrate(
+        &mut model,
+        &scenarios,
+        cfg.calibration_runs,
+        cfg.seed.wrapping_mul(1000).wrapping_add(250),
+        &crate::calibration::CalibrateOptions {
+            target_false_alarm: cfg.target_false_alarms,
+            ..crate::calibration::CalibrateOptions::default()
+        },
     )?;
     let model_path = cfg.out.join("model.bin");
     std::fs::write(&model_path, model.to_bytes())
         .with_context(|| format!("{}: cannot write", model_path.display()))?;
-    for p in model.properties() {
+    for (p, cal) in model.properties().iter().zip(&calibrations) {
         println!(
-            "      {}: {} predicates, {} states, PAC bound met by {} of {} states",
+            "      {}: {} predicates ({}), {} states, PAC bound met by {} of {} states",
             p.name(),
             p.predicates().len(),
+            p.selection().map_or("fixed", |s| s.mode.as_str()),
             p.n_states(),
             p.pac().met(),
             p.pac().total()
         );
+        println!("        predicates: {}", p.predicates().join(", "));
+        match &cal.result {
+            Ok(c) => println!(
+                "        calibrated on {} runs: θ = {:.3}{}, false alarms {}/{} (95 % upper bound {:.1} % ≤ target {:.0} %)",
+                c.n_safe_runs + c.n_violating_runs,
+                c.theta,
+                if c.debounce_frames > 1 {
+                    format!(", debounce {} frames", c.debounce_frames)
+                } else {
+                    String::new()
+                },
+                c.n_false_alarms,
+                c.n_safe_runs,
+                100.0 * c.false_alarm_upper,
+                100.0 * c.target_false_alarm
+            ),
+            Err(e) => println!("        not calibrated: {e}"),
+        }
     }
 
     let log_path = cfg.out.join("predictions.jsonl");

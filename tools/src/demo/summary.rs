@@ -11,7 +11,10 @@ use monitor::{Model, Session, SessionConfig};
 use scenarios::Scenario;
 
 use crate::report::{self, PropertyReport, Report, RiskTrace};
-use crate::time_ahead::{score_run, summarise, threshold_key, RunScore, RunSeries};
+use crate::time_ahead::{
+    score_run_calibrated, summarise, threshold_key, Comparison, RunScore, RunSeries,
+    Summary as Cell,
+};
 
 /// One scenario's outcome with and without enforcement.
 #[derive(Debug, Clone)]
@@ -41,6 +44,10 @@ pub struct Summary {
     pub n_risks_differing: usize,
     /// Interventions the bridge sent over both passes.
     pub n_interventions: u64,
+    /// Per calibrated property: (θ, debounce frames).
+    pub calibrated: Vec<(String, (f64, u32))>,
+    /// Per property with one: its reactive rule as text.
+    pub rules: Vec<(String, String)>,
 }
 
 impl Summary {
@@ -57,6 +64,7 @@ impl Summary {
         let thresholds: Vec<(String, f64)> =
             thresholds.iter().map(|&t| (threshold_key(t), t)).collect();
         let model = Arc::new(model.clone());
+        let rss = laws::rss::RssParams::CARLA;
         let period_s = model.frame_period_s();
         let mut properties: Vec<(String, Vec<RunScore>)> = model
             .properties()
@@ -88,20 +96,29 @@ impl Summary {
                     sr.risk.push(live.unwrap_or(f64::NAN));
                     sr.unsafe_now.push(po.unsafe_now);
                     sr.baseline_alarm.push(po.baseline_alarm);
+                    if p.reactive_rule().is_some() {
+                        sr.rule_alarm.push(po.rule_alarm);
+                    }
+                    sr.rss_alarm.push(rss.dangerous(frame));
                 }
             }
             debug_assert!(series.iter().all(|sr| sr.t.len() == n));
             let run_id = format!("{}-{}", scenario.name(), run.seed);
-            for ((p, sr), (_, scores)) in
-                model.properties().iter().zip(&series).zip(&mut properties)
+            for (i, ((p, sr), (_, scores))) in model
+                .properties()
+                .iter()
+                .zip(&series)
+                .zip(&mut properties)
+                .enumerate()
             {
                 if scenario.stresses().iter().any(|law| law == p.law()) {
-                    scores.push(score_run(
+                    scores.push(score_run_calibrated(
                         &run_id,
                         scenario.name(),
                         p.name(),
                         sr,
                         &thresholds,
+                        crate::score::calibrated_rule(&model, i, &monitor::RiskMeasure::Eventually),
                     ));
                 }
             }
@@ -144,6 +161,19 @@ impl Summary {
             n_risks_compared: n_compared,
             n_risks_differing: n_differing,
             n_interventions,
+            calibrated: model
+                .properties()
+                .iter()
+                .filter_map(|p| {
+                    let c = p.calibration()?;
+                    Some((p.name().to_owned(), (c.theta, c.debounce_frames)))
+                })
+                .collect(),
+            rules: model
+                .properties()
+                .iter()
+                .filter_map(|p| Some((p.name().to_owned(), p.reactive_rule()?.text())))
+                .collect(),
         })
     }
 
@@ -181,6 +211,7 @@ impl Summary {
             ));
             println!("{line}");
         }
+        self.print_comparators();
         println!("(pred = % of violating runs alarmed strictly before the violation; lead = median seconds ahead;");
         println!(
             " FA = % of safe runs with an alarm; baseline = alarm when the law's antecedent holds)"
@@ -257,6 +288,75 @@ impl Summary {
         let html = out.join("report.html");
         std::fs::write(&html, report::render_html(&report))
             .with_context(|| format!("{}: cannot write", html.display()))
+    }
+}
+
+impl Summary {
+    /// The calibrated alarm and the comparators per property, and the curve at each comparator's
+    /// false-alarm rate.
+    fn print_comparators(&self) {
+        println!("\nCalibrated alarm and comparators on the same held-out runs (enforcement off)");
+        let row = |label: &str, s: &Cell| {
+            println!(
+                "  {label:<60} {:>5} {:>6} {:>5}",
+                pct(s.predicted_pct),
+                secs(s.median_lead_s),
+                pct(s.false_alarm_pct)
+            );
+        };
+        for (name, runs) in &self.properties {
+            let refs: Vec<&RunScore> = runs.iter().collect();
+            let n_viol = refs.iter().filter(|r| r.violated).count();
+            println!(
+                "{name} ({n_viol} violating, {} safe runs)              pred   lead    FA",
+                refs.len() - n_viol
+            );
+            let c = Comparison::of(&refs);
+            let cal = self
+                .calibrated
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, c)| *c);
+            if let (Some(s), Some((theta, m))) = (&c.calibrated, cal) {
+                let debounce = if m > 1 {
+                    format!(", debounce {m} frames")
+                } else {
+                    String::new()
+                };
+                row(&format!("avguard calibrated θ={theta:.3}{debounce}"), s);
+            }
+            let rule = self
+                .rules
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, r)| r.as_str());
+            for (cname, s) in &c.comparators {
+                row(&crate::report::comparator_label(cname, rule), s);
+            }
+            for d in &c.dominance {
+                let ours = d.ours.map_or_else(
+                    || "no θ keeps false alarms that low".to_owned(),
+                    |o| {
+                        format!(
+                            "θ={:.3}: {} predicted, lead {}, {} FA",
+                            o.theta,
+                            pct(Some(o.predicted_pct)),
+                            secs(o.median_lead_s),
+                            pct(Some(o.false_alarm_pct))
+                        )
+                    },
+                );
+                println!(
+                    "    curve at {}'s false-alarm rate: {ours} — {}",
+                    d.comparator,
+                    if d.dominates {
+                        "dominates"
+                    } else {
+                        "does not dominate"
+                    }
+                );
+            }
+        }
     }
 }
 

@@ -1,21 +1,36 @@
-//! The demo's offline half: simulate training runs in parallel and learn the model in memory.
+//! The demo's offline half: simulate training and calibration runs in parallel, learn the model in memory
+//! (predicates chosen from data, with each property's reactive comparator rule) and calibrate it.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::{bail, Context};
-use monitor::{BuildConfig, Model, Plan, PropertySpec};
+use laws::LawSource;
+use monitor::select::{AbstractionMode, AutoPlan, SearchConfig};
+use monitor::{BuildConfig, Model, PropertySpec, RiskMeasure, Session, SessionConfig};
 use rayon::prelude::*;
 use scenarios::Scenario;
 
+use crate::calibration::{calibrate_model, CalibrateOptions, PropertyCalibration};
+use crate::score::run_series;
+
+/// The runs `(scenario index, seed)` of `runs` per scenario from `base_seed`.
+fn jobs(scenarios: &[Scenario], runs: u64, base_seed: u64) -> Vec<(usize, u64)> {
+    (0..scenarios.len())
+        .flat_map(|s| (0..runs).map(move |i| (s, scenarios::run_seed(base_seed + s as u64, i))))
+        .collect()
+}
+
 /// Learns one model over `runs` training runs of each scenario, for the properties of `laws_dir`'s
-/// `properties.toml` whose law one of the scenarios stresses.
+/// `properties.toml` whose law one of the scenarios stresses, with the abstraction `mode`.
 pub fn learn(
     laws_dir: &Path,
     scenarios: &[Scenario],
     runs: u64,
     base_seed: u64,
+    mode: AbstractionMode,
 ) -> anyhow::Result<Model> {
-    let laws = crate::lawdir::read_sources(laws_dir)?;
+    let laws: Vec<LawSource> = crate::lawdir::read_sources(laws_dir)?;
     let properties_path = laws_dir.join("properties.toml");
     let text = std::fs::read_to_string(&properties_path)
         .with_context(|| format!("{}: cannot read", properties_path.display()))?;
@@ -30,33 +45,51 @@ pub fn learn(
             properties_path.display()
         );
     }
-    let plan = Plan::from_specs(laws, &specs, BuildConfig::default())?;
-    let jobs: Vec<(usize, u64)> = (0..scenarios.len())
-        .flat_map(|s| (0..runs).map(move |i| (s, i)))
-        .collect();
+    let set = laws::LawSet::parse(&laws).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let properties = monitor::spec::resolve_all(&specs, &set)?;
+    let plan = AutoPlan::new(laws, properties, BuildConfig::default())?;
+    let recorder = plan.recorder()?;
+    let jobs = jobs(scenarios, runs, base_seed);
     let progress = crate::progress::bar(jobs.len() as u64, "training");
-    let context = laws::SignalContext::default();
-    // Each rayon worker learns into its own learner; the partial counts are merged at the end (counts
-    // are the source of truth, so the split does not change the model).
-    let partials: Vec<Result<Vec<monitor::Counts>, monitor::ModelError>> = jobs
+    let records: Vec<_> = jobs
         .par_iter()
-        .fold(
-            || plan.learner(context),
-            |learner, &(s, i)| {
-                let mut learner = learner?;
-                let frames =
-                    scenarios::run(&scenarios[s], scenarios::run_seed(base_seed + s as u64, i));
-                learner.observe_run(&frames)?;
+        .map_init(
+            || recorder.clone(),
+            |rec, &(s, seed)| {
+                let r = rec.record(&scenarios::run(&scenarios[s], seed));
                 progress.inc(1);
-                Ok(learner)
+                r
             },
         )
-        .map(|learner| learner.map(monitor::Learner::into_counts))
         .collect();
-    let mut counts = plan.empty_counts();
-    for part in partials {
-        monitor::learning::merge_counts(&mut counts, &part?)?;
-    }
     progress.finish_and_clear();
-    Ok(plan.build(counts)?)
+    Ok(plan.build(&records, mode, &SearchConfig::default())?.0)
+}
+
+/// Calibrates `model` on `runs` fresh runs of each scenario (seeds from `base_seed`).
+pub fn calibrate(
+    model: &mut Model,
+    scenarios: &[Scenario],
+    runs: u64,
+    base_seed: u64,
+    opts: &CalibrateOptions,
+) -> anyhow::Result<Vec<PropertyCalibration>> {
+    let shared = Arc::new(model.clone());
+    let session = Session::new(&shared, &SessionConfig::default())?;
+    let jobs = jobs(scenarios, runs, base_seed);
+    let progress = crate::progress::bar(jobs.len() as u64, "calibrating");
+    let series: Vec<_> = jobs
+        .par_iter()
+        .map_init(
+            || session.clone(),
+            |session, &(s, seed)| {
+                let frames = scenarios::run(&scenarios[s], seed);
+                let r = run_series(&frames, session, &RiskMeasure::Eventually, None);
+                progress.inc(1);
+                r
+            },
+        )
+        .collect();
+    progress.finish_and_clear();
+    calibrate_model(model, &series, opts)
 }

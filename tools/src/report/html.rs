@@ -52,7 +52,8 @@ fn section(out: &mut String, p: &PropertyReport) {
         .chain(std::iter::once((
             "reactive baseline".to_owned(),
             &p.baseline,
-        )));
+        )))
+        .chain(p.extra_rows.iter().map(|(label, s)| (label.clone(), s)));
     for (rule, s) in rows {
         let _ = writeln!(
             out,

@@ -19,6 +19,7 @@ pub fn render(report: &Report) -> String {
     );
     table2(&mut out, report);
     baseline_table(&mut out, report);
+    dominance_table(&mut out, report);
     for property in &report.properties {
         table3(&mut out, property);
     }
@@ -101,6 +102,68 @@ fn baseline_table(out: &mut String, report: &Report) {
             fmt_opt(b.max_lead_s, 2),
             fmt_opt(b.false_alarm_pct, 1)
         );
+        for (label, s) in &p.extra_rows {
+            let _ = writeln!(
+                out,
+                "| {} | {label} | {}% | {} | {} | {}% |",
+                p.name,
+                fmt_opt(s.predicted_pct, 1),
+                fmt_opt(s.median_lead_s, 2),
+                fmt_opt(s.max_lead_s, 2),
+                fmt_opt(s.false_alarm_pct, 1)
+            );
+        }
+    }
+    let _ = writeln!(out);
+}
+
+fn dominance_table(out: &mut String, report: &Report) {
+    if report.properties.iter().all(|p| p.dominance.is_empty()) {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "## The prediction curve against the comparators\n\n\
+         For each comparator, avguard's best threshold with at most the comparator's false-alarm rate. \
+         *Dominates*: at least as many violations predicted, with a longer median lead.\n"
+    );
+    let _ = writeln!(
+        out,
+        "| property | comparator | its predicted | its lead (s) | its false alarms | avguard θ | predicted | \
+         lead (s) | false alarms | dominates |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---|"
+    );
+    for p in &report.properties {
+        for d in &p.dominance {
+            let s = &d.comparator_summary;
+            let (theta, pred, lead, fa) = d.ours.map_or_else(
+                || {
+                    (
+                        "–".to_owned(),
+                        "–".to_owned(),
+                        "–".to_owned(),
+                        "–".to_owned(),
+                    )
+                },
+                |o| {
+                    (
+                        format!("{:.3}", o.theta),
+                        format!("{:.1}%", o.predicted_pct),
+                        fmt_opt(o.median_lead_s, 2),
+                        format!("{:.1}%", o.false_alarm_pct),
+                    )
+                },
+            );
+            let _ = writeln!(
+                out,
+                "| {} | {} | {}% | {} | {}% | {theta} | {pred} | {lead} | {fa} | {} |",
+                p.name,
+                super::comparator_label(&d.comparator, None),
+                fmt_opt(s.predicted_pct, 1),
+                fmt_opt(s.median_lead_s, 2),
+                fmt_opt(s.false_alarm_pct, 1),
+                if d.dominates { "yes" } else { "no" }
+            );
+        }
     }
     let _ = writeln!(out);
 }

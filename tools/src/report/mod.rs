@@ -10,7 +10,7 @@ mod plots;
 
 use std::collections::BTreeMap;
 
-use crate::time_ahead::{self, RunScore, Summary};
+use crate::time_ahead::{self, Comparison, Dominance, RunScore, Summary};
 
 pub use html::render as render_html;
 pub use markdown::render as render_markdown;
@@ -56,6 +56,10 @@ pub struct PropertyReport {
     pub states: Vec<StateRow>,
     /// A few runs' risk traces.
     pub traces: Vec<RiskTrace>,
+    /// Rows after the baseline: the calibrated alarm, RSS, the reactive rule (label, summary).
+    pub extra_rows: Vec<(String, Summary)>,
+    /// The curve against each comparator.
+    pub dominance: Vec<Dominance>,
 }
 
 /// The whole report.
@@ -107,7 +111,47 @@ impl PropertyReport {
             tradeoff: tradeoff_curve(runs),
             states,
             traces,
+            extra_rows: Vec::new(),
+            dominance: Vec::new(),
         }
+    }
+
+    /// Adds the calibrated alarm and the comparators other than the baseline as rows, and the curve's
+    /// dominance over each comparator.
+    pub fn add_comparison(
+        &mut self,
+        c: Comparison,
+        calibration: Option<(f64, u32)>,
+        rule: Option<&str>,
+    ) {
+        if let Some(s) = c.calibrated {
+            let label = match calibration {
+                Some((theta, m)) if m > 1 => {
+                    format!("avguard calibrated θ={theta:.3}, debounce {m} frames")
+                }
+                Some((theta, _)) => format!("avguard calibrated θ={theta:.3}"),
+                None => "avguard calibrated θ".to_owned(),
+            };
+            self.extra_rows.push((label, s));
+        }
+        for (name, s) in &c.comparators {
+            let label = comparator_label(name, rule);
+            if name != "baseline" {
+                self.extra_rows.push((label, *s));
+            }
+        }
+        self.dominance = c.dominance;
+    }
+}
+
+/// How a comparator is named in the reports.
+pub fn comparator_label(name: &str, rule: Option<&str>) -> String {
+    match (name, rule) {
+        ("baseline", _) => "reactive baseline (law antecedent)".to_owned(),
+        ("rss", _) => "RSS (CARLA defaults)".to_owned(),
+        ("reactive_rule", Some(text)) => format!("best reactive rule: {text}"),
+        ("reactive_rule", None) => "best reactive rule".to_owned(),
+        (other, _) => other.to_owned(),
     }
 }
 

@@ -22,6 +22,10 @@ fn run(violated: bool, max_risk: f64, lead: Option<f64>) -> RunScore {
             false_alarm: false,
         },
         max_risk,
+        rss: None,
+        reactive_rule: None,
+        calibrated: None,
+        envelope: Vec::new(),
     }
 }
 

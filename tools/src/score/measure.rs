@@ -4,11 +4,61 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{bail, Context};
+use laws::rss::RssParams;
+use laws::Frame;
 use monitor::{Model, RiskMeasure, Session, SessionConfig};
 
 use super::{FileResult, TraceRecord, MAX_TRACE_POINTS};
 use crate::mapfile::LoadedMap;
-use crate::time_ahead::{score_run, RunSeries};
+
+use crate::time_ahead::{score_run_calibrated, RunSeries};
+
+/// Every property's per-frame series over one run, through `session` (which is reset first); with `rss`,
+/// also the RSS comparator's alarms (the same for every property).
+pub fn run_series(
+    frames: &[Frame],
+    session: &mut Session,
+    measure: &RiskMeasure,
+    rss: Option<&RssParams>,
+) -> Vec<RunSeries> {
+    session.reset();
+    let model = Arc::clone(session.model());
+    let n = frames.len();
+    let mut series: Vec<RunSeries> = model
+        .properties()
+        .iter()
+        .map(|_| RunSeries {
+            t: Vec::with_capacity(n),
+            risk: Vec::with_capacity(n),
+            unsafe_now: Vec::with_capacity(n),
+            baseline_alarm: Vec::with_capacity(n),
+            rss_alarm: Vec::new(),
+            rule_alarm: Vec::new(),
+        })
+        .collect();
+    let has_rule: Vec<bool> = model
+        .properties()
+        .iter()
+        .map(|p| p.reactive_rule().is_some())
+        .collect();
+    for frame in frames {
+        let rss_alarm = rss.map(|p| p.dangerous(frame));
+        let outcome = session.step(frame);
+        for (p, (s, po)) in series.iter_mut().zip(&outcome.properties).enumerate() {
+            s.t.push(frame.t);
+            s.risk.push(measure.risk(p, po));
+            s.unsafe_now.push(po.unsafe_now);
+            s.baseline_alarm.push(po.baseline_alarm);
+            if has_rule[p] {
+                s.rule_alarm.push(po.rule_alarm);
+            }
+            if let Some(a) = rss_alarm {
+                s.rss_alarm.push(a);
+            }
+        }
+    }
+    series
+}
 
 /// Scores one log against every property of `model`. A Cyber record (by name) is read as the live bridge
 /// would assemble it, at the model's frame period, with road fields from `map` when given.
@@ -18,6 +68,7 @@ pub fn score_file(
     measure: &RiskMeasure,
     thresholds: &[(String, f64)],
     map: Option<&LoadedMap>,
+    rss: Option<&RssParams>,
 ) -> anyhow::Result<FileResult> {
     let log = if crate::records::is_record_name(path) {
         let period_s = model
@@ -45,34 +96,17 @@ pub fn score_file(
         }
     }
     let n = log.frames.len();
-    let mut series: Vec<RunSeries> = model
-        .properties()
-        .iter()
-        .map(|_| RunSeries {
-            t: Vec::with_capacity(n),
-            risk: Vec::with_capacity(n),
-            unsafe_now: Vec::with_capacity(n),
-            baseline_alarm: Vec::with_capacity(n),
-        })
-        .collect();
-    for frame in &log.frames {
-        let outcome = session.step(frame);
-        for (p, (s, po)) in series.iter_mut().zip(&outcome.properties).enumerate() {
-            s.t.push(frame.t);
-            s.risk.push(measure.risk(p, po));
-            s.unsafe_now.push(po.unsafe_now);
-            s.baseline_alarm.push(po.baseline_alarm);
-        }
-    }
+    let series = run_series(&log.frames, &mut session, measure, rss);
     let mut scores = Vec::with_capacity(series.len());
     let mut traces = Vec::new();
-    for (property, s) in model.properties().iter().zip(&series) {
-        let score = score_run(
+    for (i, (property, s)) in model.properties().iter().zip(&series).enumerate() {
+        let score = score_run_calibrated(
             &log.meta.run_id,
             &log.meta.scenario,
             property.name(),
             s,
             thresholds,
+            calibrated_rule(model, i, measure),
         );
         if score.violated || score.alarms.values().any(|a| a.false_alarm) {
             traces.push(thin(property.name(), s));
@@ -98,4 +132,9 @@ fn thin(property: &str, s: &RunSeries) -> TraceRecord {
         t: s.t.iter().step_by(stride).copied().collect(),
         risk: s.risk.iter().step_by(stride).copied().collect(),
     }
+}
+
+/// Property `p`'s calibrated `(θ, debounce)` when it was calibrated for the risk `measure` scores.
+pub fn calibrated_rule(model: &Model, p: usize, measure: &RiskMeasure) -> Option<(f64, u32)> {
+    monitor::calibrate::for_measure(model, p, measure)
 }

@@ -3,6 +3,7 @@
 //! union of shard folders (`output`).
 
 mod cache;
+mod job;
 mod measure;
 mod output;
 
@@ -10,8 +11,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::time_ahead::{threshold_key, RunScore};
 
-pub use cache::{cached, load_cached, prepare_out, store};
-pub use measure::score_file;
+pub use cache::{cached, load_cached, prepare_out, result_bytes, store, store_bytes};
+pub use job::{error_name, Finished, Job, JobSpec, Scorer};
+pub use measure::{calibrated_rule, run_series, score_file};
 pub use output::{merge, write_outputs};
 
 /// What a scoring run was asked for; a cache is only reused under the same settings.
@@ -25,6 +27,15 @@ pub struct Settings {
     pub horizon_s: Option<f64>,
     /// `--conservative`.
     pub conservative: bool,
+    /// The RSS comparator's parameters in words (empty: not computed).
+    #[serde(default)]
+    pub rss: String,
+    /// Per property, the model's reactive comparator rule as text.
+    #[serde(default)]
+    pub rules: std::collections::BTreeMap<String, String>,
+    /// Per property, the calibrated (θ, debounce frames) used for the risk measure scored.
+    #[serde(default)]
+    pub calibrated: std::collections::BTreeMap<String, (f64, u32)>,
     /// FNV-1a hash of the `--map` file's bytes, hex (road fields of `.record` inputs depend on it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub map_hash: Option<String>,
@@ -44,6 +55,9 @@ impl Settings {
             thresholds: thresholds.to_vec(),
             horizon_s,
             conservative,
+            rss: String::new(),
+            rules: std::collections::BTreeMap::new(),
+            calibrated: std::collections::BTreeMap::new(),
         }
     }
 

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use super::cache::{load_all, write_atomic};
 use super::{FileResult, Settings};
 use crate::report::{self, PropertyReport, Report, RiskTrace, StateRow};
-use crate::time_ahead::{summarise, RunScore};
+use crate::time_ahead::{summarise, Comparison, RunScore};
 
 /// Table 3 rows kept per property: the most visited states, then the riskiest visited ones.
 const N_COMMON_STATES: usize = 6;
@@ -27,21 +27,11 @@ pub fn write_outputs(
     model: Option<&Arc<Model>>,
     plot_runs: usize,
 ) -> anyhow::Result<()> {
-    let states_path = out.join("states.json");
-    if let Some(model) = model {
-        let states = representative_states(model)?;
-        write_atomic(&states_path, &serde_json::to_vec_pretty(&states)?)?;
-    }
-    let states: BTreeMap<String, Vec<StateRow>> = match std::fs::read(&states_path) {
-        Ok(bytes) => serde_json::from_slice(&bytes)
-            .with_context(|| format!("{}: corrupt", states_path.display()))?,
-        Err(_) => BTreeMap::new(),
-    };
+    let states = states_table(out, model)?;
     let mut runs: Vec<&RunScore> = results.iter().flat_map(|r| &r.scores).collect();
     runs.sort_by(|a, b| {
         (&a.run_id, &a.property, &a.scenario).cmp(&(&b.run_id, &b.property, &b.scenario))
     });
-    let thresholds = settings.threshold_pairs();
     let mut by_property: BTreeMap<&str, Vec<&RunScore>> = BTreeMap::new();
     for run in &runs {
         by_property
@@ -49,34 +39,15 @@ pub fn write_outputs(
             .or_default()
             .push(run);
     }
-
-    let mut summary = serde_json::Map::new();
-    let mut baseline = serde_json::Map::new();
+    let thresholds = settings.threshold_pairs();
+    let mut sections = Sections::default();
+    let mut comparisons: BTreeMap<&str, Comparison> = BTreeMap::new();
     for (property, prop_runs) in &by_property {
-        let mut cells = serde_json::Map::new();
-        for (key, _) in &thresholds {
-            let s = summarise(
-                prop_runs
-                    .iter()
-                    .filter_map(|r| r.alarms.get(key).map(|a| (*r, a))),
-            );
-            cells.insert(key.clone(), serde_json::to_value(s)?);
-        }
-        summary.insert((*property).to_owned(), Value::Object(cells));
-        let b = summarise(prop_runs.iter().map(|r| (*r, &r.baseline)));
-        baseline.insert((*property).to_owned(), serde_json::to_value(b)?);
+        let c = Comparison::of(prop_runs);
+        sections.add(property, prop_runs, &c, settings, &thresholds)?;
+        comparisons.insert(property, c);
     }
-    let errors_json: Vec<Value> = errors
-        .iter()
-        .map(|(file, error)| json!({"file": file, "error": error}))
-        .collect();
-    let score = json!({
-        "runs": runs,
-        "summary": summary,
-        "baseline": baseline,
-        "errors": errors_json,
-        "settings": settings,
-    });
+    let score = sections.into_score_json(&runs, errors, settings);
     write_atomic(
         &out.join("score.json"),
         serde_json::to_string_pretty(&score)?.as_bytes(),
@@ -85,31 +56,21 @@ pub fn write_outputs(
     let properties = by_property
         .iter()
         .map(|(name, prop_runs)| {
-            let key = thresholds
-                .get(thresholds.len() / 2)
-                .map(|(k, _)| k.as_str())
-                .unwrap_or_default();
-            let traces = report::pick_traces(prop_runs, key, plot_runs, |run| {
-                let record = results
-                    .iter()
-                    .filter(|f| f.scores.iter().any(|s| std::ptr::eq(s, run)))
-                    .flat_map(|f| &f.traces)
-                    .find(|t| t.property == *name)?;
-                Some(RiskTrace {
-                    run_id: run.run_id.clone(),
-                    t: record.t.clone(),
-                    risk: record.risk.clone(),
-                    violation_t: run.violation_t,
-                })
-            });
+            let traces = plotted_traces(results, name, prop_runs, &thresholds, plot_runs);
             let rows = states.get(*name).cloned().unwrap_or_default();
-            PropertyReport::from_runs(name, prop_runs, &thresholds, rows, traces)
+            let mut report = PropertyReport::from_runs(name, prop_runs, &thresholds, rows, traces);
+            if let Some(c) = comparisons.remove(name) {
+                let calibration = settings.calibrated.get(*name).copied();
+                let rule = settings.rules.get(*name).map(String::as_str);
+                report.add_comparison(c, calibration, rule);
+            }
+            report
         })
         .collect();
-    let n_logs = results.len();
     let report = Report {
         subtitle: format!(
-            "{n_logs} logs, {} properties, model {}, thresholds {}.",
+            "{} logs, {} properties, model {}, thresholds {}.",
+            results.len(),
             by_property.len(),
             settings.model_hash,
             thresholds
@@ -130,6 +91,140 @@ pub fn write_outputs(
         report::render_html(&report).as_bytes(),
     )?;
     Ok(())
+}
+
+/// The representative states per property: computed and written to `states.json` when the model is at
+/// hand, else read back from a `states.json` a scoring run left (empty when there is none).
+fn states_table(
+    out: &Path,
+    model: Option<&Arc<Model>>,
+) -> anyhow::Result<BTreeMap<String, Vec<StateRow>>> {
+    let states_path = out.join("states.json");
+    if let Some(model) = model {
+        let states = representative_states(model)?;
+        write_atomic(&states_path, &serde_json::to_vec_pretty(&states)?)?;
+    }
+    match std::fs::read(&states_path) {
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .with_context(|| format!("{}: corrupt", states_path.display())),
+        Err(_) => Ok(BTreeMap::new()),
+    }
+}
+
+/// The per-property sections of `score.json` (INTERFACES §5), each keyed by property name.
+#[derive(Default)]
+struct Sections {
+    summary: serde_json::Map<String, Value>,
+    baseline: serde_json::Map<String, Value>,
+    comparators: serde_json::Map<String, Value>,
+    calibrated: serde_json::Map<String, Value>,
+    curve: serde_json::Map<String, Value>,
+    dominance: serde_json::Map<String, Value>,
+}
+
+impl Sections {
+    /// Adds one property's entries: the summary per threshold, the reactive baseline, the comparators
+    /// (with the learned rule's text), the calibrated alarm, the warning curve and its dominance.
+    fn add(
+        &mut self,
+        property: &str,
+        prop_runs: &[&RunScore],
+        c: &Comparison,
+        settings: &Settings,
+        thresholds: &[(String, f64)],
+    ) -> anyhow::Result<()> {
+        let rule_text = settings.rules.get(property).cloned();
+        let mut cmp = serde_json::Map::new();
+        for (name, s) in &c.comparators {
+            let mut v = serde_json::to_value(s)?;
+            if let (Some(obj), "reactive_rule", Some(text)) =
+                (v.as_object_mut(), name.as_str(), &rule_text)
+            {
+                obj.insert("rule".into(), json!(text));
+            }
+            cmp.insert(name.clone(), v);
+        }
+        self.comparators
+            .insert(property.to_owned(), Value::Object(cmp));
+        if let Some(s) = &c.calibrated {
+            let cal = settings.calibrated.get(property);
+            self.calibrated.insert(
+                property.to_owned(),
+                json!({"theta": cal.map(|c| c.0), "debounce_frames": cal.map(|c| c.1), "summary": s}),
+            );
+        }
+        self.curve
+            .insert(property.to_owned(), serde_json::to_value(&c.curve)?);
+        self.dominance
+            .insert(property.to_owned(), serde_json::to_value(&c.dominance)?);
+        let mut cells = serde_json::Map::new();
+        for (key, _) in thresholds {
+            let s = summarise(
+                prop_runs
+                    .iter()
+                    .filter_map(|r| r.alarms.get(key).map(|a| (*r, a))),
+            );
+            cells.insert(key.clone(), serde_json::to_value(s)?);
+        }
+        self.summary
+            .insert(property.to_owned(), Value::Object(cells));
+        let b = summarise(prop_runs.iter().map(|r| (*r, &r.baseline)));
+        self.baseline
+            .insert(property.to_owned(), serde_json::to_value(b)?);
+        Ok(())
+    }
+
+    /// The whole `score.json` document.
+    fn into_score_json(
+        self,
+        runs: &[&RunScore],
+        errors: &[(String, String)],
+        settings: &Settings,
+    ) -> Value {
+        let errors: Vec<Value> = errors
+            .iter()
+            .map(|(file, error)| json!({"file": file, "error": error}))
+            .collect();
+        json!({
+            "runs": runs,
+            "summary": self.summary,
+            "baseline": self.baseline,
+            "comparators": self.comparators,
+            "calibrated": self.calibrated,
+            "curve": self.curve,
+            "dominance": self.dominance,
+            "errors": errors,
+            "settings": settings,
+        })
+    }
+}
+
+/// The risk traces a property's report plots: up to `plot_runs` runs picked at the middle threshold,
+/// each with the series its log's result recorded.
+fn plotted_traces(
+    results: &[FileResult],
+    property: &str,
+    prop_runs: &[&RunScore],
+    thresholds: &[(String, f64)],
+    plot_runs: usize,
+) -> Vec<RiskTrace> {
+    let key = thresholds
+        .get(thresholds.len() / 2)
+        .map(|(k, _)| k.as_str())
+        .unwrap_or_default();
+    report::pick_traces(prop_runs, key, plot_runs, |run| {
+        let record = results
+            .iter()
+            .filter(|f| f.scores.iter().any(|s| std::ptr::eq(s, run)))
+            .flat_map(|f| &f.traces)
+            .find(|t| t.property == property)?;
+        Some(RiskTrace {
+            run_id: run.run_id.clone(),
+            t: record.t.clone(),
+            risk: record.risk.clone(),
+            violation_t: run.violation_t,
+        })
+    })
 }
 
 /// Table 3 rows per property: the most visited states and the riskiest visited ones, in words.

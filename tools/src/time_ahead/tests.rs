@@ -7,6 +7,8 @@ fn series(risk: &[f64], unsafe_at: Option<usize>, baseline_at: &[usize]) -> RunS
         risk: risk.to_vec(),
         unsafe_now: (0..n).map(|i| unsafe_at.is_some_and(|u| i >= u)).collect(),
         baseline_alarm: (0..n).map(|i| baseline_at.contains(&i)).collect(),
+        rss_alarm: Vec::new(),
+        rule_alarm: Vec::new(),
     }
 }
 
@@ -84,6 +86,10 @@ fn summary_matches_a_hand_count() {
             alarms: BTreeMap::from([("0.5".to_owned(), alarm)]),
             baseline: alarm,
             max_risk: 0.0,
+            rss: None,
+            reactive_rule: None,
+            calibrated: None,
+            envelope: Vec::new(),
         };
         (run, alarm)
     };
@@ -123,4 +129,67 @@ fn threshold_keys_read_back() {
         assert_eq!(threshold_key(theta).parse::<f64>().unwrap(), theta);
     }
     assert_eq!(threshold_key(0.3), "0.3");
+}
+
+#[test]
+fn the_envelope_gives_the_lead_at_any_threshold_and_the_calibrated_alarm_debounces() {
+    // Risk rises 0.1 → 0.4 → 0.2 → 0.6; violation at frame 5 (t = 0.5 s).
+    let mut s = series(&[0.1, 0.4, 0.2, 0.6, 0.6, 0.9], Some(5), &[]);
+    s.rule_alarm = vec![false, false, true, true, false, false];
+    let run = score_run_calibrated("r", "s", "p", &s, &thresholds(), Some((0.5, 2)));
+    let expected = [(0.1, 0.5), (0.4, 0.4), (0.6, 0.2)];
+    assert_eq!(run.envelope.len(), expected.len());
+    for (&(r, l), &(er, el)) in run.envelope.iter().zip(&expected) {
+        assert!(r == er && (l - el).abs() < 1e-12, "{:?}", run.envelope);
+    }
+    // θ = 0.5 for 2 frames: frames 3 and 4 → alarm at frame 4 (t = 0.4), lead 0.1 s.
+    let cal = run.calibrated.unwrap();
+    assert!((cal.lead_s.unwrap() - 0.1).abs() < 1e-12);
+    let rule = run.reactive_rule.unwrap();
+    assert!((rule.lead_s.unwrap() - 0.3).abs() < 1e-12);
+    assert!(run.rss.is_none(), "RSS was not computed for this series");
+}
+
+#[test]
+fn curve_and_dominance_match_a_hand_count() {
+    let s_violating = series(&[0.2, 0.5, 0.8, 0.9], Some(3), &[2]);
+    let s_missed = series(&[0.1, 0.1, 0.3], Some(2), &[]);
+    let s_safe_low = series(&[0.1, 0.4, 0.2], None, &[1]);
+    let s_safe_high = series(&[0.1, 0.85], None, &[]);
+    let runs: Vec<RunScore> = [s_violating, s_missed, s_safe_low, s_safe_high]
+        .iter()
+        .map(|s| score_run("r", "s", "p", s, &thresholds()))
+        .collect();
+    let refs: Vec<&RunScore> = runs.iter().collect();
+    let c = curve(&refs);
+    // Levels: 0.1, 0.2, 0.4, 0.5, 0.8, 0.85.
+    let at = |theta: f64| {
+        c.iter()
+            .find(|p| (p.theta - theta).abs() < 1e-12)
+            .copied()
+            .unwrap()
+    };
+    assert_eq!(at(0.1).predicted_pct, 100.0);
+    assert_eq!(at(0.1).false_alarm_pct, 100.0);
+    let p = at(0.5);
+    assert_eq!((p.predicted_pct, p.false_alarm_pct), (50.0, 50.0));
+    assert!((p.median_lead_s.unwrap() - 0.2).abs() < 1e-12);
+    let p = at(0.8);
+    assert_eq!((p.predicted_pct, p.false_alarm_pct), (50.0, 50.0));
+    assert_eq!(at(0.85).predicted_pct, 0.0);
+    // Baseline: predicts the first run (alarm at frame 2, lead 0.1 s) and false-alarms in one safe run.
+    let base = summarise(refs.iter().map(|r| (*r, &r.baseline)));
+    assert_eq!(base.predicted_pct, Some(50.0));
+    assert_eq!(base.false_alarm_pct, Some(50.0));
+    let d = dominance("baseline", &base, &c);
+    // At ≤ 50 % false alarms the curve's best point warns of 50 % with a median lead of 0.2 s > 0.1 s.
+    assert!(d.dominates, "{d:?}");
+    assert_eq!(d.ours.unwrap().predicted_pct, 50.0);
+    // A comparator with no false alarm and the same recall is not dominated: no θ reaches 0 % false alarms
+    // while warning of anything.
+    let strict = Summary {
+        false_alarm_pct: Some(0.0),
+        ..base
+    };
+    assert!(!dominance("strict", &strict, &c).dominates);
 }

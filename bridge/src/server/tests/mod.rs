@@ -32,6 +32,7 @@ impl Decide for Scripted {
                 violated: f.x >= 8.0,
                 likely_path: vec!["11".into(), "unsafe".into()],
                 expected_time_s: Some(0.8),
+                calibrated: None,
             }],
         };
         &self.0
@@ -72,6 +73,7 @@ fn config(log: Option<PathBuf>) -> BridgeConfig {
         reload: None,
         record: None,
         metrics_interval: None,
+        fsync: false,
     }
 }
 
@@ -422,4 +424,77 @@ async fn a_burst_of_frames_is_stepped_in_order_with_errors_answered() {
     assert_eq!(report.n_decode_errors, 1);
     assert_eq!(report.n_data_dropped, 0);
     assert_eq!(report.metrics.n_risk_dropped, 0);
+}
+
+/// The `stats` reply of `/avguard/control` on this connection.
+async fn stats(ws: &mut Ws) -> Value {
+    send(
+        ws,
+        json!({"op": "publish", "topic": "/avguard/control", "msg": {"command": "stats"}}),
+    )
+    .await;
+    loop {
+        let v = recv(ws).await;
+        if v["op"] == "status" {
+            return serde_json::from_str(v["msg"].as_str().unwrap()).unwrap();
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flooding_client_loses_only_its_own_frames() {
+    // One worker for both connections and small inbound queues: the flood must overflow.
+    let mut cfg = config(None);
+    cfg.monitor.n_workers = 1;
+    cfg.monitor.data_capacity = 16;
+    let bridge = start(cfg).await;
+    let mut steady = connect(bridge.addr).await;
+    let mut flood = connect(bridge.addr).await;
+    send(
+        &mut steady,
+        json!({"op": "subscribe", "topic": "/avguard/risk"}),
+    )
+    .await;
+    let n = 200;
+    // The flooder sends 10× the steady client's frames as fast as it can, without reading replies.
+    let flooder = tokio::spawn(async move {
+        for k in 0..10 * n {
+            flood
+                .feed(Message::text(pose(k as f64 * 0.01, 0.0).to_string()))
+                .await
+                .unwrap();
+        }
+        flood.flush().await.unwrap();
+        flood
+    });
+    // The steady client sends one frame at a time and waits for its risk reply (lock-step).
+    let mut stamps = Vec::new();
+    for k in 0..n {
+        send(&mut steady, pose(k as f64 * 0.1, 0.0)).await;
+        let v = recv(&mut steady).await;
+        stamps.push(v["msg"]["stamp"].as_f64().unwrap());
+    }
+    let expected: Vec<f64> = (0..n).map(|k| k as f64 * 0.1).collect();
+    assert_eq!(
+        stamps, expected,
+        "every frame of the steady client is scored"
+    );
+    let mut flood = flooder.await.unwrap();
+    let steady_stats = stats(&mut steady).await;
+    assert_eq!(steady_stats["received"], n as u64, "{steady_stats}");
+    assert_eq!(steady_stats["dropped"], 0, "{steady_stats}");
+    assert_eq!(steady_stats["rejected"], 0, "{steady_stats}");
+    let flood_stats = stats(&mut flood).await;
+    assert_eq!(flood_stats["received"], 10 * n as u64, "{flood_stats}");
+    assert!(
+        flood_stats["dropped"].as_u64().unwrap() > 0,
+        "the flood overflowed its own queue: {flood_stats}"
+    );
+    bridge.stop.send(()).unwrap();
+    let report = bridge.task.await.unwrap().unwrap();
+    assert_eq!(
+        report.n_data_dropped,
+        flood_stats["dropped"].as_u64().unwrap(),
+        "every drop was the flooder's"
+    );
 }

@@ -105,15 +105,22 @@ async fn control_command_goes_as_json_to_subscribers_and_binary_to_binary_client
     assert_eq!(report.metrics.n_interventions, 2);
 }
 
+/// A bridge configuration that records into `dir/rec.h5`, and that recording's settings.
+fn recording_config(dir: &std::path::Path) -> (BridgeConfig, RecordConfig) {
+    let mut cfg = config(None);
+    let record = RecordConfig {
+        path: dir.join("rec.h5"),
+        frame_period_s: 0.1,
+        fsync: false,
+    };
+    cfg.record = Some(record.clone());
+    (cfg, record)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_are_recorded_one_log_per_connection_and_metrics_are_reported() {
     let dir = tempfile::tempdir().unwrap();
-    let mut cfg = config(None);
-    let record = RecordConfig {
-        path: dir.path().join("rec.h5"),
-        frame_period_s: 0.1,
-    };
-    cfg.record = Some(record.clone());
+    let (cfg, record) = recording_config(dir.path());
     let bridge = start(cfg).await;
     let mut a = connect(bridge.addr).await;
     send(&mut a, json!({"op": "subscribe", "topic": "/avguard/risk"})).await;
@@ -162,12 +169,7 @@ async fn sessions_are_recorded_one_log_per_connection_and_metrics_are_reported()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn runs_on_one_connection_get_their_own_recording_and_run_id() {
     let dir = tempfile::tempdir().unwrap();
-    let mut cfg = config(None);
-    let record = RecordConfig {
-        path: dir.path().join("rec.h5"),
-        frame_period_s: 0.1,
-    };
-    cfg.record = Some(record.clone());
+    let (mut cfg, record) = recording_config(dir.path());
     cfg.log_path = Some(dir.path().join("pred.jsonl"));
     let bridge = start(cfg).await;
     let mut a = connect(bridge.addr).await;

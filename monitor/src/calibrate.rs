@@ -1,0 +1,310 @@
+//! Calibrated alarms: choosing a property's threshold θ (and a debounce) on calibration runs so that the
+//! false-alarm rate on new runs stays below a target with a stated confidence.
+//!
+//! **Guarantee.** Let a run's *score* be the highest level its (debounced) risk reaches, and suppose the
+//! calibration runs' safe runs and a new safe run are exchangeable. With θ placed just above the
+//! (k+1)-th highest score among n safe calibration runs, the probability p that a new safe run alarms is
+//! distributed as Beta(k+1, n−k) (a standard order-statistic fact), so P(p ≤ q) = confidence for q the
+//! Beta(k+1, n−k) quantile at the confidence — exactly the one-sided Clopper–Pearson upper bound
+//! [`clopper_pearson_upper`] for k false alarms in n runs. The calibration takes the largest k whose bound
+//! is at most the target. θ sits halfway between that score and the next higher risk value observed, so
+//! it does not sit on a table value.
+//!
+//! **Debounce.** With a debounce of m frames an alarm needs the risk at or above θ on m consecutive frames
+//! (a run's score is then the highest level held for m frames). Several m are tried, each with the
+//! confidence split Bonferroni-style (1 − (1 − confidence)/#m), so the bound still holds for the one kept:
+//! the m that warns of the most calibration violations, then with the longest median lead, then the
+//! smallest.
+//!
+//! Calibration runs must be disjoint from the training runs (the risks of training runs are optimistic);
+//! `avguard calibrate` takes them as separate logs and `avguard evaluate` splits them off.
+
+use serde::{Deserialize, Serialize};
+use statrs::distribution::{Beta, ContinuousCDF};
+
+/// A property's calibrated alarm rule, as stored in the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Calibration {
+    /// Alarm when the risk is at least θ ...
+    pub theta: f64,
+    /// ... on this many consecutive frames (1 = no debounce).
+    pub debounce_frames: u32,
+    /// The risk calibrated: `None` for P(eventually unsafe), else P(unsafe within this many steps).
+    pub horizon_steps: Option<u32>,
+    /// The false-alarm rate aimed at (fraction of safe runs).
+    pub target_false_alarm: f64,
+    /// The confidence of the bound.
+    pub confidence: f64,
+    /// Safe calibration runs.
+    pub n_safe_runs: usize,
+    /// Of those, runs with an alarm at (θ, debounce).
+    pub n_false_alarms: usize,
+    /// One-sided Clopper–Pearson upper bound of the false-alarm rate at `confidence`.
+    pub false_alarm_upper: f64,
+    /// Violating calibration runs.
+    pub n_violating_runs: usize,
+    /// Of those, runs warned of before their violation.
+    pub n_predicted: usize,
+    /// Median lead over the warned runs, s.
+    pub median_lead_s: Option<f64>,
+}
+
+impl Calibration {
+    /// Checks the stored values.
+    ///
+    /// # Errors
+    /// A message naming the malformed field.
+    pub fn check(&self) -> Result<(), String> {
+        if !(self.theta > 0.0 && self.theta <= 1.0) {
+            return Err(format!("theta {} is outside (0, 1]", self.theta));
+        }
+        if self.debounce_frames == 0 {
+            return Err("debounce must be at least one frame".into());
+        }
+        for (what, v) in [
+            ("target", self.target_false_alarm),
+            ("confidence", self.confidence),
+            ("bound", self.false_alarm_upper),
+        ] {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(format!("{what} {v} is outside [0, 1]"));
+            }
+        }
+        if self.n_false_alarms > self.n_safe_runs || self.n_predicted > self.n_violating_runs {
+            return Err("more alarms than runs".into());
+        }
+        Ok(())
+    }
+}
+
+/// The one-sided Clopper–Pearson upper confidence bound of a rate from `k` events in `n` trials: the
+/// Beta(k+1, n−k) quantile at `confidence`; 1 when `k ≥ n` or `n = 0`.
+pub fn clopper_pearson_upper(k: usize, n: usize, confidence: f64) -> f64 {
+    if n == 0 || k >= n {
+        return 1.0;
+    }
+    match Beta::new((k + 1) as f64, (n - k) as f64) {
+        Ok(beta) => beta.inverse_cdf(confidence),
+        // Shape parameters are positive finite by construction.
+        Err(_) => 1.0,
+    }
+}
+
+/// What calibration needs of one run: its risk per frame before any violation, the frame times, and
+/// whether (and when) it violated.
+#[derive(Debug, Clone, Copy)]
+pub struct CalibrationRun<'a> {
+    /// Frame times, s.
+    pub t: &'a [f64],
+    /// Risk per frame; for a violating run only the frames before the violation count.
+    pub risk: &'a [f64],
+    /// The first violating frame, if any.
+    pub violation: Option<usize>,
+}
+
+/// Options of [`calibrate`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct CalibrateConfig {
+    /// Target false-alarm rate, in (0, 1).
+    pub target_false_alarm: f64,
+    /// Confidence of the bound, in (0, 1).
+    pub confidence: f64,
+    /// Debounce lengths tried, frames (each ≥ 1).
+    pub debounce_frames: Vec<u32>,
+    /// The risk measure's horizon, recorded in the result.
+    pub horizon_steps: Option<u32>,
+}
+
+/// Why no calibration exists.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CalibrateError {
+    /// An option is out of range.
+    #[error("{0}")]
+    Config(String),
+    /// Too few safe runs for the target at this confidence.
+    #[error(
+        "{n_safe} safe calibration runs cannot show a false-alarm rate below {target} with {confidence} \
+         confidence even with no false alarm (at least {needed} are needed)"
+    )]
+    TooFewSafeRuns {
+        /// Safe runs given.
+        n_safe: usize,
+        /// Runs needed with zero false alarms.
+        needed: usize,
+        /// The target.
+        target: f64,
+        /// The confidence.
+        confidence: f64,
+    },
+}
+
+/// The highest level the risk holds for `m` consecutive frames, and the first frame where `theta` is
+/// held for `m` frames.
+fn debounced(risk: &[f64], m: usize) -> impl Fn(f64) -> Option<usize> + '_ {
+    move |theta| {
+        let mut streak = 0;
+        for (i, &r) in risk.iter().enumerate() {
+            streak = if r >= theta { streak + 1 } else { 0 };
+            if streak >= m {
+                return Some(i);
+            }
+        }
+        None
+    }
+}
+
+fn debounced_max(risk: &[f64], m: usize) -> f64 {
+    if risk.len() < m || m == 0 {
+        return f64::NEG_INFINITY;
+    }
+    risk.windows(m)
+        .map(|w| w.iter().copied().fold(f64::INFINITY, f64::min))
+        .fold(f64::NEG_INFINITY, f64::max)
+}
+
+fn pre_violation<'a>(run: &CalibrationRun<'a>) -> &'a [f64] {
+    let end = run.violation.unwrap_or(run.risk.len()).min(run.risk.len());
+    &run.risk[..end]
+}
+
+/// Chooses θ and the debounce (see the module docs).
+///
+/// # Errors
+/// Bad options, or too few safe runs for the target.
+pub fn calibrate(
+    runs: &[CalibrationRun<'_>],
+    cfg: &CalibrateConfig,
+) -> Result<Calibration, CalibrateError> {
+    let target = cfg.target_false_alarm;
+    if !(target > 0.0 && target < 1.0) {
+        return Err(CalibrateError::Config(format!(
+            "target false-alarm rate {target} is outside (0, 1)"
+        )));
+    }
+    if !(cfg.confidence > 0.0 && cfg.confidence < 1.0) {
+        return Err(CalibrateError::Config(format!(
+            "confidence {} is outside (0, 1)",
+            cfg.confidence
+        )));
+    }
+    if cfg.debounce_frames.is_empty() || cfg.debounce_frames.contains(&0) {
+        return Err(CalibrateError::Config(
+            "debounce lengths must be at least one frame".into(),
+        ));
+    }
+    let per_option = 1.0 - (1.0 - cfg.confidence) / cfg.debounce_frames.len() as f64;
+    let safe: Vec<&CalibrationRun<'_>> = runs.iter().filter(|r| r.violation.is_none()).collect();
+    let violating: Vec<&CalibrationRun<'_>> =
+        runs.iter().filter(|r| r.violation.is_some()).collect();
+    let n = safe.len();
+    // The largest k whose bound meets the target (the bound grows with k).
+    let k_max = (0..n)
+        .take_while(|&k| clopper_pearson_upper(k, n, per_option) <= target)
+        .last();
+    let Some(k_max) = k_max else {
+        let needed = (1..100_000)
+            .find(|&m| clopper_pearson_upper(0, m, per_option) <= target)
+            .unwrap_or(100_000);
+        return Err(CalibrateError::TooFewSafeRuns {
+            n_safe: n,
+            needed,
+            target,
+            confidence: cfg.confidence,
+        });
+    };
+    // Every risk value seen, to place θ between two of them.
+    let mut levels: Vec<f64> = runs
+        .iter()
+        .flat_map(|r| pre_violation(r).iter().copied())
+        .filter(|v| v.is_finite())
+        .collect();
+    levels.sort_by(f64::total_cmp);
+    levels.dedup();
+    let mut best: Option<Calibration> = None;
+    for &m in &cfg.debounce_frames {
+        let mu = m as usize;
+        let mut scores: Vec<f64> = safe
+            .iter()
+            .map(|r| debounced_max(pre_violation(r), mu))
+            .collect();
+        scores.sort_by(|a, b| b.total_cmp(a));
+        let tau = scores.get(k_max).copied().unwrap_or(f64::NEG_INFINITY);
+        let next = levels.iter().copied().find(|&v| v > tau);
+        let theta = match next {
+            Some(v) if tau.is_finite() => 0.5 * (tau + v),
+            Some(v) => v,
+            None => 0.5 * (tau.max(0.0) + 1.0),
+        }
+        .clamp(f64::MIN_POSITIVE, 1.0);
+        let n_false_alarms = scores.iter().filter(|&&s| s >= theta).count();
+        let mut leads: Vec<f64> = violating
+            .iter()
+            .filter_map(|r| {
+                let risk = pre_violation(r);
+                let alarm = debounced(risk, mu)(theta)?;
+                let v = r.violation?;
+                Some(r.t.get(v)? - r.t.get(alarm)?)
+            })
+            .collect();
+        leads.sort_by(f64::total_cmp);
+        let median = match leads.len() {
+            0 => None,
+            l if l % 2 == 1 => Some(leads[l / 2]),
+            l => Some(0.5 * (leads[l / 2 - 1] + leads[l / 2])),
+        };
+        let cal = Calibration {
+            theta,
+            debounce_frames: m,
+            horizon_steps: cfg.horizon_steps,
+            target_false_alarm: target,
+            confidence: cfg.confidence,
+            n_safe_runs: n,
+            n_false_alarms,
+            false_alarm_upper: clopper_pearson_upper(n_false_alarms, n, cfg.confidence),
+            n_violating_runs: violating.len(),
+            n_predicted: leads.len(),
+            median_lead_s: median,
+        };
+        let better = match &best {
+            None => true,
+            Some(b) => {
+                (cal.n_predicted, cal.median_lead_s.unwrap_or(0.0))
+                    > (b.n_predicted, b.median_lead_s.unwrap_or(0.0))
+            }
+        };
+        if better {
+            best = Some(cal);
+        }
+    }
+    best.ok_or_else(|| CalibrateError::Config("no debounce length given".into()))
+}
+
+/// Property `p`'s calibrated `(θ, debounce frames)` when it was calibrated for the risk `measure` reads
+/// (P(eventually), or the same horizon); `None` otherwise.
+pub fn for_measure(
+    model: &crate::Model,
+    p: usize,
+    measure: &crate::RiskMeasure,
+) -> Option<(f64, u32)> {
+    let property = model.properties().get(p)?;
+    let c = property.calibration()?;
+    let same = match (measure, c.horizon_steps) {
+        (crate::RiskMeasure::Eventually, None) => true,
+        (crate::RiskMeasure::Within(idx), Some(h)) => {
+            idx.get(p)
+                .and_then(|&i| property.table().horizons_steps().get(i))
+                == Some(&h)
+        }
+        _ => false,
+    };
+    same.then_some((c.theta, c.debounce_frames))
+}
+
+/// The first frame of `risk` at which an alarm under (θ, debounce) fires.
+pub fn first_alarm(risk: &[f64], theta: f64, debounce_frames: u32) -> Option<usize> {
+    debounced(risk, debounce_frames.max(1) as usize)(theta)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,553 @@
+//! Learned abstractions: choosing each property's predicates from data (`avguard learn --abstraction auto`),
+//! and the best small reactive rule over the same candidates (the comparator stored with every model).
+//!
+//! The hand-written abstraction of a property (its law's atoms plus `properties.toml`) is one guess at
+//! what predicts a violation. This module instead searches a larger [`pool`] of readable candidates — the
+//! fixed predicates, every flag signal, and thresholds at data quantiles on every numeric signal — by
+//! greedy forward selection ([`search`]), scoring each step by k-fold cross-validation over runs with a
+//! criterion that is the product's claim: warned violations and lead at fixed false-alarm rates
+//! ([`criterion`]). The chosen predicates remain law-language atoms, so states and explanations still read
+//! as words, and the model is then learned from them like any other (under
+//! [`crate::av::SmoothingScope::Observed`], the smoothing the search evaluates).
+//!
+//! The flow, for [`AutoPlan`]: [`AutoPlan::recorder`] records every training run once ([`data`]); then
+//! [`AutoPlan::build`] computes the thresholds, compresses each property's runs into per-candidate toggles,
+//! runs the search (or, for [`AbstractionMode::Fixed`], scores the fixed predicates under the same
+//! criterion), picks the reactive rule ([`rule`]) and builds the [`Model`]. The selection trace (the score
+//! after each step), the fixed abstraction's score and the rule with its training figures are stored in
+//! the model ([`Selection`], [`ReactiveRule`]).
+
+pub mod criterion;
+pub mod data;
+pub mod pool;
+pub mod rule;
+pub mod search;
+
+#[cfg(test)]
+mod tests;
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use laws::{Atom, Signal};
+
+use crate::counts::Counts;
+use crate::domain::Domain;
+use crate::error::ModelError;
+use crate::model::Model;
+use crate::property::{BuildConfig, PropertyModel};
+use crate::spec::{PendingPredicate, ResolvedProperty, WINDOW_SUFFIX};
+use data::{PropertyData, Recorder, RunRecord, Source};
+use laws::LawSource;
+use pool::Candidate;
+pub use search::SearchConfig;
+
+/// How a property's predicates were chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AbstractionMode {
+    /// As declared (the law's atoms plus `properties.toml`).
+    Fixed,
+    /// By the search of this module.
+    Auto,
+}
+
+impl AbstractionMode {
+    /// `fixed` or `auto`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AbstractionMode::Fixed => "fixed",
+            AbstractionMode::Auto => "auto",
+        }
+    }
+}
+
+/// One step of the selection trace.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SelectionStep {
+    /// The predicate added (the unsafe predicate for the first step).
+    pub predicate: String,
+    /// Cross-validated score after adding it ([`criterion`]).
+    pub score: f64,
+}
+
+/// How a property's abstraction was chosen, as stored in the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Selection {
+    /// Fixed or auto.
+    pub mode: AbstractionMode,
+    /// Candidates in the pool (after dropping those constant on the training runs).
+    pub pool_size: usize,
+    /// Cross-validation folds.
+    pub folds: usize,
+    /// Fold seed.
+    pub seed: u64,
+    /// Training runs.
+    pub n_runs: usize,
+    /// Training runs that violate the property.
+    pub n_violating: usize,
+    /// The steps (auto) or the fixed predicates (fixed), each with the score of the set up to it.
+    pub steps: Vec<SelectionStep>,
+    /// The fixed abstraction's score under the same criterion and folds.
+    pub fixed_score: f64,
+}
+
+/// The best ≤ 2-literal reactive rule over the pool, chosen on the training runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReactiveRule {
+    /// Its literals: predicate texts as in a property (atoms, `L.w`, `L.pending>x`); a negated atom is
+    /// written with the negated comparison (`speed>30`), any other negated predicate as `not P`.
+    pub literals: Vec<String>,
+    /// Violating training runs it warned of, of `n_violating`.
+    pub n_predicted: usize,
+    /// Violating training runs.
+    pub n_violating: usize,
+    /// Safe training runs it alarmed in, of `n_safe`.
+    pub n_false_alarms: usize,
+    /// Safe training runs.
+    pub n_safe: usize,
+}
+
+impl ReactiveRule {
+    /// The rule as text: `speed>30 & NPCAhead<=5`.
+    pub fn text(&self) -> String {
+        self.literals.join(" & ")
+    }
+}
+
+/// The text of an atom's negation: the one comparison operator of a canonical atom swapped.
+pub fn negated_text(atom: &Atom) -> String {
+    let text = atom.to_string();
+    for (op, neg) in [("<=", ">"), ("==", "!="), ("<", ">=")] {
+        if let Some(i) = text.find(op) {
+            return format!("{}{neg}{}", &text[..i], &text[i + op.len()..]);
+        }
+    }
+    format!("~({text})")
+}
+
+/// What to learn with a searched (or scored) abstraction.
+#[derive(Debug, Clone)]
+pub struct AutoPlan {
+    laws: Vec<LawSource>,
+    properties: Vec<ResolvedProperty>,
+    config: BuildConfig,
+    atoms: Vec<Atom>,
+    windows: Vec<String>,
+    signals: Vec<Signal>,
+    /// Laws whose obligation memory is recorded (each property's law and related laws).
+    obligations: Vec<String>,
+}
+
+/// The outcome for one property, for printing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PropertyReport {
+    /// Property name.
+    pub name: String,
+    /// The stored selection.
+    pub selection: Selection,
+    /// The stored rule.
+    pub rule: Option<ReactiveRule>,
+}
+
+impl AutoPlan {
+    /// A plan for `properties` (their fixed predicates seed each pool) over `laws`.
+    ///
+    /// # Errors
+    /// No properties.
+    pub fn new(
+        laws: Vec<LawSource>,
+        properties: Vec<ResolvedProperty>,
+        config: BuildConfig,
+    ) -> Result<AutoPlan, ModelError> {
+        if properties.is_empty() {
+            return Err(ModelError::Config("no properties to learn".into()));
+        }
+        let mut atoms: Vec<Atom> = Vec::new();
+        let mut windows: Vec<String> = Vec::new();
+        for p in &properties {
+            for text in &p.predicates {
+                match text.strip_suffix(WINDOW_SUFFIX) {
+                    Some(law) if !law.is_empty() && Atom::parse(text).is_err() => {
+                        if !windows.iter().any(|w| w == law) {
+                            windows.push(law.to_string());
+                        }
+                    }
+                    _ => {
+                        if let Ok(a) = Atom::parse(text) {
+                            let a = a.canonical().0;
+                            if !atoms.contains(&a) {
+                                atoms.push(a);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for a in pool::generic_atoms() {
+            if !atoms.contains(&a) {
+                atoms.push(a);
+            }
+        }
+        let mut obligations: Vec<String> = Vec::new();
+        for p in &properties {
+            let related = p
+                .predicates
+                .iter()
+                .filter_map(|t| t.strip_suffix(WINDOW_SUFFIX).map(str::to_owned));
+            for law in std::iter::once(p.law.clone()).chain(related) {
+                if !obligations.contains(&law) {
+                    obligations.push(law);
+                }
+            }
+        }
+        Ok(AutoPlan {
+            laws,
+            properties,
+            config,
+            atoms,
+            windows,
+            signals: pool::threshold_signals(),
+            obligations,
+        })
+    }
+
+    /// The properties, in order.
+    pub fn properties(&self) -> &[ResolvedProperty] {
+        &self.properties
+    }
+
+    /// The build options.
+    pub fn config(&self) -> &BuildConfig {
+        &self.config
+    }
+
+    /// A recorder of training runs (one per worker; records are independent).
+    ///
+    /// # Errors
+    /// The laws or properties do not compile.
+    pub fn recorder(&self) -> Result<Recorder, ModelError> {
+        Recorder::new(
+            &self.laws,
+            &self.properties,
+            self.config.frame_period_s,
+            self.config.window_frames,
+            data::RecordSpec {
+                atoms: &self.atoms,
+                window_laws: &self.windows,
+                signals: &self.signals,
+                obligation_laws: &self.obligations,
+            },
+        )
+    }
+
+    /// The candidates of property `p` with where each is recorded (see [`pool`] for the order).
+    fn pool(
+        &self,
+        p: &ResolvedProperty,
+        thresholds: &[Vec<f64>],
+        pending: &[Vec<f64>],
+    ) -> Vec<(Candidate, Source)> {
+        let unsafe_text = &p.predicates[p.unsafe_bit];
+        let mut out: Vec<(Candidate, Source)> = Vec::new();
+        let push = |c: Candidate, s: Source, out: &mut Vec<(Candidate, Source)>| {
+            let text = c.text();
+            if text != *unsafe_text && !out.iter().any(|(d, _)| d.text() == text) {
+                out.push((c, s));
+            }
+        };
+        let atom_source = |a: &Atom| self.atoms.iter().position(|b| b == a).map(Source::Bit);
+        for text in &p.predicates {
+            if let Some(w) = self
+                .windows
+                .iter()
+                .position(|w| format!("{w}{WINDOW_SUFFIX}") == *text)
+            {
+                push(
+                    Candidate::Window(self.windows[w].clone()),
+                    Source::Bit(self.atoms.len() + w),
+                    &mut out,
+                );
+            } else if let Some(a) = Atom::parse(text).ok().map(|a| a.canonical().0) {
+                if let Some(s) = atom_source(&a) {
+                    push(Candidate::Atom(a), s, &mut out);
+                }
+            }
+        }
+        // Obligation memory of the property's own law and its related laws: pending, and pending for more
+        // than the quantiles of the pending ages.
+        let period = self.config.frame_period_s;
+        for (j, law) in self.obligations.iter().enumerate() {
+            let own = *law == p.law
+                || p.predicates
+                    .iter()
+                    .any(|t| t.strip_suffix(WINDOW_SUFFIX) == Some(law));
+            let Some(ages) = pending.get(j).filter(|_| own) else {
+                continue;
+            };
+            let col = self.signals.len() + j;
+            if ages.is_empty() {
+                continue;
+            }
+            push(
+                Candidate::Pending(law.clone(), None),
+                Source::Above(col, -0.5),
+                &mut out,
+            );
+            for &x in ages {
+                let pd = PendingPredicate {
+                    law,
+                    more_than_s: Some(x),
+                };
+                let frames = pd.more_than_frames(period).unwrap_or(0) as f64;
+                push(
+                    Candidate::Pending(law.clone(), Some(x)),
+                    Source::Above(col, frames),
+                    &mut out,
+                );
+            }
+        }
+        for a in pool::generic_atoms() {
+            if let Some(s) = atom_source(&a) {
+                push(Candidate::Atom(a), s, &mut out);
+            }
+        }
+        for (i, (&sig, cs)) in self.signals.iter().zip(thresholds).enumerate() {
+            for &c in cs {
+                if let Some(a) = pool::threshold_atom(sig, c) {
+                    push(Candidate::Atom(a), Source::AtMost(i, c), &mut out);
+                }
+            }
+        }
+        out
+    }
+
+    /// The threshold and obligation-age cut points computed from `records`.
+    fn cuts(&self, records: &[RunRecord]) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
+        // At most ~200k values per signal are sorted for its quantiles.
+        let n_frames: usize = records.iter().map(RunRecord::len).sum();
+        let stride = n_frames.div_ceil(200_000).max(1);
+        let thresholds: Vec<Vec<f64>> = (0..self.signals.len())
+            .into_par_iter()
+            .map(|i| {
+                pool::thresholds(
+                    records
+                        .iter()
+                        .flat_map(|r| r.signal_values(i, stride))
+                        .collect(),
+                )
+            })
+            .collect();
+        // Pending ages (seconds) at which "pending for more than x s" candidates are cut; none for a law
+        // never pending (or without obligations).
+        let period = self.config.frame_period_s;
+        let pending: Vec<Vec<f64>> = (0..self.obligations.len())
+            .map(|j| {
+                let col = self.signals.len() + j;
+                let ages: Vec<f64> = records
+                    .iter()
+                    .flat_map(|r| r.signal_values(col, stride))
+                    .filter(|&a| a >= 0.0)
+                    .map(|a| a * period)
+                    .collect();
+                let mut cuts = pool::pending_cuts(ages);
+                cuts.retain(|&x| x > 0.0);
+                cuts
+            })
+            .collect();
+        (thresholds, pending)
+    }
+
+    /// Property number `p` learned on `records` with the given pool predicates (texts, after the unsafe
+    /// one) and the smoothing of learned abstractions: a chosen set rebuilt by hand.
+    ///
+    /// # Errors
+    /// An unknown property or a predicate not in its pool; a failed build.
+    pub fn build_with(
+        &self,
+        records: &[RunRecord],
+        p: usize,
+        chosen: &[String],
+    ) -> Result<PropertyModel, ModelError> {
+        let prop = self
+            .properties
+            .get(p)
+            .ok_or_else(|| ModelError::Config(format!("no property number {p}")))?;
+        let pool = self.pool_of(records, p);
+        let set = chosen
+            .iter()
+            .map(|t| {
+                pool.iter()
+                    .position(|(c, _)| c.text() == *t)
+                    .ok_or_else(|| {
+                        ModelError::Config(format!("'{t}' is not a candidate of {}", prop.name))
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let sources: Vec<Source> = pool.iter().map(|(_, s)| *s).collect();
+        let data = PropertyData::new(records, p, &sources);
+        let (_, segs) = search::score_set(&data, records, &SearchConfig::default(), &set);
+        let predicates: Vec<String> = std::iter::once(prop.predicates[prop.unsafe_bit].clone())
+            .chain(chosen.iter().cloned())
+            .collect();
+        let mut config = self.config.clone();
+        config.smoothing = crate::av::SmoothingScope::Observed;
+        let counts = counts_of(&data, &segs, &predicates, &config)?;
+        PropertyModel::build_for_law(&prop.name, &prop.law, predicates, 0, counts, &config)
+    }
+
+    /// Property `p`'s candidate pool on `records`, with where each candidate is recorded.
+    pub fn pool_of(&self, records: &[RunRecord], p: usize) -> Vec<(Candidate, Source)> {
+        let (thresholds, pending) = self.cuts(records);
+        self.properties
+            .get(p)
+            .map(|prop| self.pool(prop, &thresholds, &pending))
+            .unwrap_or_default()
+    }
+
+    /// Chooses (or scores) every property's abstraction on `records`, picks each reactive rule, and builds
+    /// the model.
+    ///
+    /// # Errors
+    /// No usable run, or a property that fails to build.
+    pub fn build(
+        &self,
+        records: &[RunRecord],
+        mode: AbstractionMode,
+        search: &SearchConfig,
+    ) -> Result<(Model, Vec<PropertyReport>), ModelError> {
+        if records.iter().all(RunRecord::is_empty) {
+            return Err(ModelError::Config("no training frames".into()));
+        }
+        let cuts = self.cuts(records);
+        let mut models = Vec::with_capacity(self.properties.len());
+        let mut reports = Vec::with_capacity(self.properties.len());
+        for (pi, p) in self.properties.iter().enumerate() {
+            let (model, report) = self.build_property(records, pi, p, &cuts, mode, search)?;
+            models.push(model);
+            reports.push(report);
+        }
+        Ok((Model::try_new(self.laws.clone(), models)?, reports))
+    }
+
+    fn build_property(
+        &self,
+        records: &[RunRecord],
+        pi: usize,
+        p: &ResolvedProperty,
+        cuts: &(Vec<Vec<f64>>, Vec<Vec<f64>>),
+        mode: AbstractionMode,
+        search_cfg: &SearchConfig,
+    ) -> Result<(PropertyModel, PropertyReport), ModelError> {
+        let pool = self.pool(p, &cuts.0, &cuts.1);
+        let sources: Vec<Source> = pool.iter().map(|(_, s)| *s).collect();
+        let data = PropertyData::new(records, pi, &sources);
+        let n_violating = data.runs.iter().filter(|r| r.violated).count();
+        // The fixed predicates are the first pool entries, in their declared order.
+        let fixed: Vec<usize> = p
+            .predicates
+            .iter()
+            .filter(|t| **t != p.predicates[p.unsafe_bit])
+            .filter_map(|t| pool.iter().position(|(c, _)| c.text() == *t))
+            .collect();
+        let (fixed_score, fixed_segs) = search::score_set(&data, records, search_cfg, &fixed);
+        let unsafe_text = p.predicates[p.unsafe_bit].clone();
+        let (chosen, steps, segs) = match mode {
+            AbstractionMode::Auto if n_violating > 0 => {
+                let (steps, segs) = search::greedy(&data, records, search_cfg);
+                let chosen: Vec<usize> = steps.iter().filter_map(|s| s.candidate).collect();
+                let steps = steps
+                    .iter()
+                    .map(|s| SelectionStep {
+                        predicate: s
+                            .candidate
+                            .map_or_else(|| unsafe_text.clone(), |c| pool[c].0.text()),
+                        score: s.score,
+                    })
+                    .collect();
+                (chosen, steps, segs)
+            }
+            // Without a violation to learn from, the search has nothing to score: keep the fixed set.
+            _ => {
+                let steps = std::iter::once(unsafe_text.clone())
+                    .chain(fixed.iter().map(|&c| pool[c].0.text()))
+                    .map(|predicate| SelectionStep {
+                        predicate,
+                        score: fixed_score,
+                    })
+                    .collect();
+                (fixed.clone(), steps, fixed_segs)
+            }
+        };
+        let mode = if n_violating == 0 {
+            AbstractionMode::Fixed
+        } else {
+            mode
+        };
+        let predicates: Vec<String> = std::iter::once(unsafe_text)
+            .chain(chosen.iter().map(|&c| pool[c].0.text()))
+            .collect();
+        let mut config = self.config.clone();
+        if mode == AbstractionMode::Auto {
+            config.smoothing = crate::av::SmoothingScope::Observed;
+        }
+        let counts = counts_of(&data, &segs, &predicates, &config)?;
+        let all: Vec<usize> = (0..pool.len()).collect();
+        let rule = rule::best_rule(&data, records, &all).map(|choice| ReactiveRule {
+            literals: choice
+                .literals
+                .iter()
+                .map(|&(c, negated)| match &pool[c].0 {
+                    Candidate::Atom(a) if negated => negated_text(a),
+                    other if negated => format!("not {}", other.text()),
+                    other => other.text(),
+                })
+                .collect(),
+            n_predicted: choice.n_predicted,
+            n_violating: choice.n_violating,
+            n_false_alarms: choice.n_false_alarms,
+            n_safe: choice.n_safe,
+        });
+        let selection = Selection {
+            mode,
+            pool_size: data.candidates.iter().filter(|t| !t.is_constant()).count(),
+            folds: search_cfg.folds.max(2),
+            seed: search_cfg.seed,
+            n_runs: data.runs.len(),
+            n_violating,
+            steps,
+            fixed_score,
+        };
+        let model = PropertyModel::build_for_law(&p.name, &p.law, predicates, 0, counts, &config)?
+            .with_selection(selection.clone())
+            .with_reactive_rule(rule.clone());
+        Ok((
+            model,
+            PropertyReport {
+                name: p.name.clone(),
+                selection,
+                rule,
+            },
+        ))
+    }
+}
+
+/// The transition counts of every run's trace under `segs` (the learning traces: cut at the first unsafe
+/// frame, or ended by `done`).
+fn counts_of(
+    data: &PropertyData,
+    segs: &search::Segments,
+    predicates: &[String],
+    config: &BuildConfig,
+) -> Result<Counts, ModelError> {
+    let domain = PropertyModel::domain_for(predicates, 0, config)?;
+    let mut counts = Counts::new(domain.n_states());
+    for (r, run) in data.runs.iter().enumerate() {
+        let mut trace = segs.frame_states(r, run.n);
+        if !run.violated {
+            trace.push(domain.done());
+        }
+        counts.observe_trace(&domain, &trace)?;
+    }
+    Ok(counts)
+}

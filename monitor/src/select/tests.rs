@@ -1,0 +1,266 @@
+use rand::{Rng, SeedableRng};
+
+use super::criterion::{level_for_budget, utility, BUDGETS, LEAD_CAP_S};
+use super::data::PropertyData;
+use super::search::{assign_folds, Scorer, SearchConfig};
+use super::*;
+use crate::domain::Domain;
+use crate::learning::Plan;
+use crate::spec::PropertySpec;
+use crate::StateId;
+use laws::frame::obstacle_type;
+use laws::{Frame, LawSource, Obstacle};
+
+const LAWS: &str = "no_collision = G(collision == 0);\n";
+
+fn laws() -> Vec<LawSource> {
+    vec![LawSource {
+        name: "t.law".into(),
+        text: LAWS.into(),
+    }]
+}
+
+/// A car-following run: the ego closes on a slower leader; an attentive driver brakes when the time to
+/// collision drops below 3 s, an inattentive one does not and collides. Whether the driver is attentive
+/// shows early in `acc` (an inattentive driver keeps accelerating gently), which is what the search
+/// should find.
+fn run(rng: &mut rand_chacha::ChaCha8Rng) -> Vec<Frame> {
+    let attentive = rng.random_bool(0.7);
+    let mut gap: f64 = rng.random_range(25.0..60.0);
+    let mut v: f64 = rng.random_range(8.0..14.0);
+    let leader: f64 = rng.random_range(2.0..6.0);
+    let mut frames = Vec::new();
+    let mut collided = false;
+    for k in 0..200 {
+        let closing = v - leader;
+        let ttc = if closing > 0.0 {
+            gap / closing
+        } else {
+            f64::INFINITY
+        };
+        let accel = if attentive && ttc < 3.0 {
+            -6.0
+        } else if attentive {
+            0.0
+        } else {
+            0.4
+        };
+        v = (v + accel * 0.1).max(leader.min(v));
+        gap -= (v - leader) * 0.1;
+        collided |= gap <= 0.0;
+        frames.push(Frame {
+            t: f64::from(k) * 0.1,
+            speed_mps: v,
+            accel_mps2: accel,
+            collision: collided,
+            obstacles: vec![Obstacle {
+                id: 1,
+                kind: obstacle_type::VEHICLE,
+                x: laws::signals::EGO_FRONT_M + gap.max(0.0) + 2.0,
+                y: 0.0,
+                heading: 0.0,
+                speed_mps: leader,
+                length: 4.0,
+                width: 2.0,
+                priority: false,
+            }],
+            ..Frame::default()
+        });
+    }
+    frames
+}
+
+fn properties() -> Vec<crate::ResolvedProperty> {
+    let spec = PropertySpec {
+        name: Some("no_collision".into()),
+        law: "no_collision".into(),
+        related_laws: Vec::new(),
+        extra_atoms: vec!["NPCAhead(30)".into()],
+        law_atoms: false,
+        unsafe_atom: Some("collision".into()),
+    };
+    Plan::from_specs(laws(), &[spec], BuildConfig::default())
+        .unwrap()
+        .properties()
+        .to_vec()
+}
+
+fn records(n: usize, seed: u64) -> (AutoPlan, Vec<RunRecord>) {
+    let plan = AutoPlan::new(laws(), properties(), BuildConfig::default()).unwrap();
+    let mut rec = plan.recorder().unwrap();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let records = (0..n).map(|_| rec.record(&run(&mut rng))).collect();
+    (plan, records)
+}
+
+#[test]
+fn utility_and_budget_levels_match_hand_values() {
+    assert_eq!(utility(None), 0.0);
+    assert_eq!(utility(Some(0.0)), 0.5);
+    assert_eq!(utility(Some(LEAD_CAP_S / 2.0)), 0.75);
+    assert_eq!(utility(Some(100.0)), 1.0);
+    // Ten safe runs: a 10 % budget lets the highest one alarm, so alarms fire above the second highest.
+    let maxima = [0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1, 0.0];
+    assert_eq!(level_for_budget(&maxima, 0.1), 0.8);
+    assert_eq!(level_for_budget(&maxima, 0.0), 0.9);
+    assert_eq!(level_for_budget(&maxima, 1.0), f64::NEG_INFINITY);
+    assert_eq!(BUDGETS.len(), 4);
+}
+
+#[test]
+fn thresholds_read_as_words() {
+    assert_eq!(pool::readable(42.37), 42.0);
+    assert_eq!(pool::readable(3.456), 3.5);
+    assert_eq!(pool::readable(0.01234), 0.012);
+    assert_eq!(pool::readable(-0.0004).to_string(), "-0.0004");
+    assert_eq!(pool::readable(-0.0).to_string(), "0");
+    assert_eq!(pool::readable(1234.0), 1200.0);
+    let cuts = pool::thresholds((0..=100).map(f64::from).collect());
+    assert_eq!(cuts, vec![2.0, 10.0, 25.0, 50.0, 75.0, 90.0]);
+    assert_eq!(
+        negated_text(&laws::Atom::parse("speed <= 30").unwrap()),
+        "speed>30"
+    );
+    assert_eq!(
+        negated_text(&laws::Atom::parse("speed < 0.5").unwrap()),
+        "speed>=0.5"
+    );
+}
+
+#[test]
+fn folds_split_runs_and_are_stratified_and_seeded() {
+    let (plan, recs) = records(60, 1);
+    let _ = plan;
+    let data = PropertyData::new(&recs, 0, &[]);
+    let n_violating = data.runs.iter().filter(|r| r.violated).count();
+    assert!((10..=30).contains(&n_violating), "{n_violating}");
+    let folds = assign_folds(&data, 5, 7);
+    assert_eq!(folds.len(), data.runs.len());
+    for f in 0..5u8 {
+        let v = (0..folds.len())
+            .filter(|&i| folds[i] == f && data.runs[i].violated)
+            .count();
+        // Dealt round-robin: fold sizes differ by at most one.
+        assert!(v.abs_diff(n_violating / 5) <= 1, "fold {f}: {v}");
+    }
+    assert_eq!(folds, assign_folds(&data, 5, 7));
+    assert_ne!(folds, assign_folds(&data, 5, 8));
+}
+
+#[test]
+fn the_search_finds_the_early_sign_and_beats_the_fixed_abstraction() {
+    let (plan, recs) = records(300, 2);
+    let cfg = SearchConfig {
+        max_predicates: 4,
+        ..SearchConfig::default()
+    };
+    let (model, reports) = plan.build(&recs, AbstractionMode::Auto, &cfg).unwrap();
+    let sel = &reports[0].selection;
+    assert_eq!(sel.mode, AbstractionMode::Auto);
+    assert_eq!(sel.steps[0].predicate, "collision==1");
+    // Only an `acc` threshold separates the drivers before the danger is visible; it comes first.
+    assert!(
+        sel.steps[1].predicate.starts_with("acc<="),
+        "{:?}",
+        sel.steps
+    );
+    // Scores increase along the trace, and the result beats the fixed (distance-only) abstraction.
+    assert!(sel.steps.windows(2).all(|w| w[1].score > w[0].score));
+    let last = sel.steps.last().unwrap().score;
+    assert!(
+        last > sel.fixed_score + 0.1,
+        "{last} vs {}",
+        sel.fixed_score
+    );
+    // The model holds the chosen predicates, in selection order after the unsafe one.
+    let p = &model.properties()[0];
+    let names: Vec<&str> = sel.steps.iter().map(|s| s.predicate.as_str()).collect();
+    assert_eq!(p.predicates(), names.as_slice());
+    assert_eq!(p.selection(), Some(sel));
+    // Deterministic for a seed.
+    let (_, again) = plan.build(&recs, AbstractionMode::Auto, &cfg).unwrap();
+    assert_eq!(again[0].selection, *sel);
+    // A model round-trips through bytes with its selection and rule.
+    let back = Model::from_bytes(&model.to_bytes()).unwrap();
+    assert_eq!(back, model);
+}
+
+/// The search's fold chains are the model `avguard learn` builds: with no run held out the search's chain
+/// is learned from every run, and its risks must equal the built model's table, unobserved states
+/// included.
+#[test]
+fn search_risks_equal_the_built_model() {
+    let (plan, recs) = records(200, 3);
+    let pool = plan.pool_of(&recs, 0);
+    let pick = |prefix: &str| {
+        pool.iter()
+            .map(|(c, _)| c.text())
+            .find(|t| t.starts_with(prefix))
+            .unwrap()
+    };
+    let chosen = vec![pick("acc<="), pick("NPCAhead<="), pick("speed<=")];
+    let p = plan.build_with(&recs, 0, &chosen).unwrap();
+    assert_eq!(
+        p.counts().n_invalid(),
+        0,
+        "the validity rules rejected nothing"
+    );
+    let sources: Vec<data::Source> = chosen
+        .iter()
+        .map(|t| pool.iter().find(|(c, _)| c.text() == *t).unwrap().1)
+        .collect();
+    let data = PropertyData::new(&recs, 0, &sources);
+    let scorer = Scorer::new(&data, &recs, &SearchConfig::default());
+    let risks = scorer.full_data_risks(&[0, 1, 2]);
+    let domain = p.domain().unwrap();
+    let mut n_observed = 0;
+    for s in 0..(1u32 << 4) {
+        if domain.is_unsafe(s) || !domain.is_valid_state(s) {
+            continue;
+        }
+        let want = p.table().eventually(s as StateId).unwrap();
+        let got = risks[s as usize];
+        assert!(
+            (want - got).abs() < 1e-6,
+            "state {s}: model {want}, search {got}"
+        );
+        n_observed += usize::from(p.pac().state(s).is_some_and(|(n, _)| n > 0));
+    }
+    assert!(n_observed >= 3, "{n_observed}");
+}
+
+#[test]
+fn the_reactive_rule_is_learned_and_applied_by_the_session() {
+    let (plan, recs) = records(300, 4);
+    let (model, reports) = plan
+        .build(&recs, AbstractionMode::Fixed, &SearchConfig::default())
+        .unwrap();
+    let rule = reports[0].rule.clone().unwrap();
+    assert!(rule.n_predicted * 10 >= rule.n_violating * 8, "{rule:?}");
+    assert!(rule.n_false_alarms * 10 <= rule.n_safe, "{rule:?}");
+    // The session evaluates it: on a fresh run, the rule alarm is the conjunction of its literals.
+    let model = std::sync::Arc::new(model);
+    let mut session = crate::Session::new(&model, &crate::SessionConfig::default()).unwrap();
+    let atoms: Vec<laws::Atom> = rule
+        .literals
+        .iter()
+        .map(|t| laws::Atom::parse(t).unwrap())
+        .collect();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(99);
+    let mut n_alarms = 0;
+    for _ in 0..20 {
+        session.reset();
+        let mut stream = laws::SignalStream::new(
+            laws::SignalContext::default(),
+            laws::signals::SignalSet::ALL,
+        );
+        for f in run(&mut rng) {
+            let s = stream.next(&f);
+            let want = atoms.iter().all(|a| a.eval(s));
+            let got = session.step(&f).properties[0].rule_alarm;
+            assert_eq!(got, want);
+            n_alarms += usize::from(got);
+        }
+    }
+    assert!(n_alarms > 0);
+}

@@ -1,0 +1,154 @@
+//! Calibrating a model's alarm thresholds on logs: the library side of `avguard calibrate`, also used by
+//! `avguard evaluate` and the Python front door.
+//!
+//! Every calibration log goes through a fresh `monitor::Session` (as `score` does); per property the
+//! risk series before the first violation is handed to `monitor::calibrate::calibrate`, which picks θ and
+//! the debounce so that the one-sided Clopper–Pearson upper bound of the per-run false-alarm rate is at
+//! most the target. The calibration logs must not be the training logs: their risks would be optimistic.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context;
+use monitor::calibrate::{calibrate, CalibrateConfig, CalibrationRun};
+use monitor::{Model, RiskMeasure, Session, SessionConfig};
+use rayon::prelude::*;
+
+use crate::score::run_series;
+use crate::time_ahead::RunSeries;
+
+/// Options of a calibration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CalibrateOptions {
+    /// Target false-alarm rate (fraction of safe runs), in (0, 1).
+    pub target_false_alarm: f64,
+    /// Confidence of the bound.
+    pub confidence: f64,
+    /// Debounce lengths tried, frames.
+    pub debounce_frames: Vec<u32>,
+    /// Calibrate P(unsafe within this many seconds) instead of P(eventually unsafe).
+    pub horizon_s: Option<f64>,
+}
+
+impl Default for CalibrateOptions {
+    /// 10 % false alarms with 95 % confidence, debounce 1, 2, 3 or 5 frames, P(eventually).
+    fn default() -> Self {
+        CalibrateOptions {
+            target_false_alarm: 0.1,
+            confidence: 0.95,
+            debounce_frames: vec![1, 2, 3, 5],
+            horizon_s: None,
+        }
+    }
+}
+
+/// What happened to one property.
+#[derive(Debug, Clone)]
+pub struct PropertyCalibration {
+    /// The property.
+    pub name: String,
+    /// The stored calibration, or why there is none.
+    pub result: Result<monitor::calibrate::Calibration, String>,
+}
+
+/// Every log's per-property series (logs that cannot be read are returned by name).
+pub fn series_of_logs(
+    model: &Arc<Model>,
+    measure: &RiskMeasure,
+    logs: &[PathBuf],
+    label: &str,
+) -> anyhow::Result<(Vec<Vec<RunSeries>>, crate::batch::Failures)> {
+    let session =
+        Session::new(model, &SessionConfig::default()).context("cannot start a session")?;
+    let period = model.frame_period_s();
+    let progress = crate::progress::bar(logs.len() as u64, label);
+    let results: Vec<(PathBuf, anyhow::Result<Vec<RunSeries>>)> = logs
+        .par_iter()
+        .map_init(
+            || session.clone(),
+            |session, path| {
+                let r = scenarios::log::read_log(path)
+                    .map_err(anyhow::Error::from)
+                    .and_then(|log| {
+                        anyhow::ensure!(
+                            (log.meta.frame_period_s - period).abs() <= 1e-9,
+                            "frame period {} s differs from the model's {period} s",
+                            log.meta.frame_period_s
+                        );
+                        Ok(run_series(&log.frames, session, measure, None))
+                    });
+                progress.inc(1);
+                (path.clone(), r)
+            },
+        )
+        .collect();
+    progress.finish_and_clear();
+    let mut ok = Vec::new();
+    let mut errors = Vec::new();
+    for (path, r) in results {
+        match r {
+            Ok(s) => ok.push(s),
+            Err(e) => errors.push((path, format!("{e:#}"))),
+        }
+    }
+    Ok((ok, errors))
+}
+
+/// Calibrates every property of `model` on the runs `series` (one entry per run, one series per
+/// property) and stores the results in the model. Properties that cannot be calibrated (too few safe
+/// runs) keep no calibration and say why.
+pub fn calibrate_model(
+    model: &mut Model,
+    series: &[Vec<RunSeries>],
+    opts: &CalibrateOptions,
+) -> anyhow::Result<Vec<PropertyCalibration>> {
+    let names: Vec<String> = model
+        .properties()
+        .iter()
+        .map(|p| p.name().to_owned())
+        .collect();
+    let mut out = Vec::with_capacity(names.len());
+    for (i, name) in names.iter().enumerate() {
+        let horizon_steps = match opts.horizon_s {
+            None => None,
+            Some(h) => {
+                let m = Arc::new(model.clone());
+                let measure = RiskMeasure::resolve(&m, Some(h), false)?;
+                match measure {
+                    RiskMeasure::Within(idx) => idx
+                        .get(i)
+                        .and_then(|&k| model.properties()[i].table().horizons_steps().get(k))
+                        .copied(),
+                    _ => None,
+                }
+            }
+        };
+        let runs: Vec<CalibrationRun<'_>> = series
+            .iter()
+            .filter_map(|per_property| per_property.get(i))
+            .map(|s| CalibrationRun {
+                t: &s.t,
+                risk: &s.risk,
+                violation: s.unsafe_now.iter().position(|&u| u),
+            })
+            .collect();
+        let cfg = CalibrateConfig {
+            target_false_alarm: opts.target_false_alarm,
+            confidence: opts.confidence,
+            debounce_frames: opts.debounce_frames.clone(),
+            horizon_steps,
+        };
+        let result = match calibrate(&runs, &cfg) {
+            Ok(c) => {
+                model.set_calibration(name, c.clone())?;
+                Ok(c)
+            }
+            Err(e) => Err(e.to_string()),
+        };
+        out.push(PropertyCalibration {
+            name: name.clone(),
+            result,
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,83 @@
+//! `avguard evaluate --laws DIR --train LOGS --test LOGS`: learn (fixed and auto), calibrate on a split of
+//! the training runs, score the test runs, and print one table per property beside the reactive baseline,
+//! RSS and the best reactive rule (see [`crate::evaluate`]).
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use monitor::select::SearchConfig;
+use monitor::BuildConfig;
+
+use crate::calibration::CalibrateOptions;
+use crate::evaluate::{evaluate, EvaluateOptions};
+
+/// Arguments of `avguard evaluate`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Folder of `*.law` files (and `properties.toml`).
+    #[arg(long)]
+    laws: PathBuf,
+    /// Properties file (default: `LAWS/properties.toml` when present, else one property per law).
+    #[arg(long)]
+    properties: Option<PathBuf>,
+    /// Training logs or folders (split into learning and calibration runs).
+    #[arg(long, required = true, num_args = 1..)]
+    train: Vec<PathBuf>,
+    /// Test logs or folders (never used to learn or calibrate).
+    #[arg(long, required = true, num_args = 1..)]
+    test: Vec<PathBuf>,
+    /// Share of the training logs used for calibration.
+    #[arg(long, default_value_t = 0.3)]
+    calibration_fraction: f64,
+    /// Target false-alarm rate of the calibration, as a fraction.
+    #[arg(long, default_value_t = 0.1)]
+    target_false_alarms: f64,
+    /// Thresholds reported beside the calibrated one.
+    #[arg(long, value_delimiter = ',', default_value = "0.3,0.5,0.7")]
+    thresholds: Vec<f64>,
+    /// Seed of the split and of the search's folds.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// RSS comparator parameters.
+    #[command(flatten)]
+    rss: crate::rss_options::RssOptions,
+    /// Also write evaluate.json and both models into this folder.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+/// Runs `avguard evaluate`.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        args.calibration_fraction > 0.0 && args.calibration_fraction < 1.0,
+        "--calibration-fraction must be in (0, 1)"
+    );
+    let train = crate::batch::expand_logs(&args.train)?;
+    let test = crate::batch::expand_logs(&args.test)?;
+    let opts = EvaluateOptions {
+        build: BuildConfig::default(),
+        search: SearchConfig {
+            seed: args.seed,
+            ..SearchConfig::default()
+        },
+        calibrate: CalibrateOptions {
+            target_false_alarm: args.target_false_alarms,
+            ..CalibrateOptions::default()
+        },
+        calibration_fraction: args.calibration_fraction,
+        seed: args.seed,
+        thresholds: args.thresholds,
+        rss: args.rss.params()?,
+    };
+    let eval = evaluate(&args.laws, args.properties.as_deref(), &train, &test, &opts)?;
+    for (path, e) in &eval.errors {
+        eprintln!("skipped {}: {e}", path.display());
+    }
+    print!("{}", eval.render());
+    if let Some(out) = &args.out {
+        eval.write(out)
+            .with_context(|| format!("{}: cannot write the evaluation", out.display()))?;
+        println!("\nevaluate.json and both models are in {}", out.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,423 @@
+//! `avguard evaluate`: the whole method judged on held-out runs, beside its comparators.
+//!
+//! The training logs are split (seeded) into learning and calibration runs; the learning runs give two
+//! models, one with the declared predicates (`fixed`) and one with learned ones (`auto`), each with its
+//! reactive comparator rule; each model is calibrated on the calibration runs; then every test log is
+//! scored once per model, with the RSS comparator and the law's reactive baseline measured on the same
+//! runs. Nothing is tuned on the test runs.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{bail, Context};
+use laws::rss::RssParams;
+use monitor::select::{AbstractionMode, AutoPlan, SearchConfig};
+use monitor::{BuildConfig, Model, RiskMeasure, Session, SessionConfig};
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rayon::prelude::*;
+
+use crate::calibration::{calibrate_model, CalibrateOptions, PropertyCalibration};
+use crate::score::{calibrated_rule, run_series};
+use crate::time_ahead::{
+    score_run_calibrated, summarise, threshold_key, Comparison, RunScore, RunSeries, Summary,
+};
+
+/// Options of an evaluation.
+#[derive(Debug, Clone)]
+pub struct EvaluateOptions {
+    /// Smoothing, PAC, horizons.
+    pub build: BuildConfig,
+    /// The abstraction search.
+    pub search: SearchConfig,
+    /// The calibration.
+    pub calibrate: CalibrateOptions,
+    /// Share of the training logs set aside for calibration.
+    pub calibration_fraction: f64,
+    /// Seed of the split.
+    pub seed: u64,
+    /// Thresholds reported beside the calibrated one.
+    pub thresholds: Vec<f64>,
+    /// The RSS comparator's parameters.
+    pub rss: RssParams,
+}
+
+/// One model's results on the test runs.
+#[derive(Debug, Clone)]
+pub struct ModelResult {
+    /// How its predicates were chosen.
+    pub mode: AbstractionMode,
+    /// The model (calibrated).
+    pub model: Model,
+    /// What calibration did per property.
+    pub calibrations: Vec<PropertyCalibration>,
+    /// Every test run scored for every property.
+    pub runs: Vec<RunScore>,
+}
+
+/// Everything an evaluation produced.
+#[derive(Debug, Clone)]
+pub struct Evaluation {
+    /// Logs learned from.
+    pub n_learn: usize,
+    /// Logs calibrated on.
+    pub n_calibrate: usize,
+    /// Logs tested on.
+    pub n_test: usize,
+    /// The thresholds, as (key, θ).
+    pub thresholds: Vec<(String, f64)>,
+    /// Fixed, then auto.
+    pub models: Vec<ModelResult>,
+    /// Logs that could not be read.
+    pub errors: crate::batch::Failures,
+}
+
+/// Splits `logs` into (learning, calibration) runs with a seeded shuffle.
+pub fn split(logs: &[PathBuf], fraction: f64, seed: u64) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let mut shuffled = logs.to_vec();
+    shuffled.sort();
+    shuffled.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(seed));
+    let n_cal = ((shuffled.len() as f64 * fraction).round() as usize).min(shuffled.len());
+    let learn = shuffled.split_off(n_cal);
+    (learn, shuffled)
+}
+
+/// Per model, per log, per property: the series; then per log (run id, scenario); then the failures.
+type SeriesPerModel = (
+    Vec<Vec<Vec<RunSeries>>>,
+    Vec<(String, String)>,
+    crate::batch::Failures,
+);
+
+/// Every log's per-property series under every model, reading each log once.
+fn series_per_model(
+    models: &[Arc<Model>],
+    logs: &[PathBuf],
+    rss: Option<&RssParams>,
+    label: &str,
+) -> anyhow::Result<SeriesPerModel> {
+    let sessions = models
+        .iter()
+        .map(|m| Session::new(m, &SessionConfig::default()))
+        .collect::<Result<Vec<_>, _>>()
+        .context("cannot start a session")?;
+    let measure = RiskMeasure::Eventually;
+    let progress = crate::progress::bar(logs.len() as u64, label);
+    type PerLog = anyhow::Result<(Vec<Vec<RunSeries>>, (String, String))>;
+    let results: Vec<(PathBuf, PerLog)> = logs
+        .par_iter()
+        .map_init(
+            || sessions.clone(),
+            |sessions, path| {
+                let r = scenarios::log::read_log(path)
+                    .map_err(anyhow::Error::from)
+                    .map(|log| {
+                        let per_model = sessions
+                            .iter_mut()
+                            .map(|s| run_series(&log.frames, s, &measure, rss))
+                            .collect();
+                        (per_model, (log.meta.run_id, log.meta.scenario))
+                    });
+                progress.inc(1);
+                (path.clone(), r)
+            },
+        )
+        .collect();
+    progress.finish_and_clear();
+    let mut per_model: Vec<Vec<Vec<RunSeries>>> = vec![Vec::new(); models.len()];
+    let mut ids = Vec::new();
+    let mut errors = Vec::new();
+    for (path, r) in results {
+        match r {
+            Ok((series, id)) => {
+                for (m, s) in per_model.iter_mut().zip(series) {
+                    m.push(s);
+                }
+                ids.push(id);
+            }
+            Err(e) => errors.push((path, format!("{e:#}"))),
+        }
+    }
+    Ok((per_model, ids, errors))
+}
+
+/// Runs an evaluation (see the module docs).
+///
+/// # Errors
+/// Unreadable laws or properties, no learnable training log, no readable test log.
+pub fn evaluate(
+    laws_dir: &Path,
+    properties_file: Option<&Path>,
+    train: &[PathBuf],
+    test: &[PathBuf],
+    opts: &EvaluateOptions,
+) -> anyhow::Result<Evaluation> {
+    let (learn_logs, cal_logs) = split(train, opts.calibration_fraction, opts.seed);
+    if learn_logs.is_empty() {
+        bail!("no training log left to learn from after the calibration split");
+    }
+    let (laws, props, _) = crate::fit::properties(laws_dir, properties_file, &opts.build)?;
+    let plan = AutoPlan::new(laws, props, opts.build.clone())?;
+    let (records, mut errors) = crate::fit::record_logs(&plan, &learn_logs, "reading training")?;
+    if records.is_empty() {
+        bail!("no training log could be read ({} given)", learn_logs.len());
+    }
+    let mut models = Vec::new();
+    for mode in [AbstractionMode::Fixed, AbstractionMode::Auto] {
+        let (model, _) = plan.build(&records, mode, &opts.search)?;
+        models.push((mode, model));
+    }
+    drop(records);
+    let shared: Vec<Arc<Model>> = models.iter().map(|(_, m)| Arc::new(m.clone())).collect();
+    let (cal_series, _, cal_errors) = series_per_model(&shared, &cal_logs, None, "calibrating")?;
+    errors.extend(cal_errors);
+    let mut calibrations = Vec::new();
+    for ((_, model), series) in models.iter_mut().zip(&cal_series) {
+        calibrations.push(calibrate_model(model, series, &opts.calibrate)?);
+    }
+    let shared: Vec<Arc<Model>> = models.iter().map(|(_, m)| Arc::new(m.clone())).collect();
+    let (test_series, ids, test_errors) =
+        series_per_model(&shared, test, Some(&opts.rss), "testing")?;
+    errors.extend(test_errors);
+    if ids.is_empty() {
+        bail!("no test log could be read ({} given)", test.len());
+    }
+    let thresholds: Vec<(String, f64)> = opts
+        .thresholds
+        .iter()
+        .map(|&t| (threshold_key(t), t))
+        .collect();
+    let results = models
+        .into_iter()
+        .zip(calibrations)
+        .zip(test_series)
+        .zip(&shared)
+        .map(|((((mode, model), calibrations), series), arc)| {
+            let mut runs = Vec::new();
+            for (per_property, (run_id, scenario)) in series.iter().zip(&ids) {
+                for (p, (property, s)) in model.properties().iter().zip(per_property).enumerate() {
+                    runs.push(score_run_calibrated(
+                        run_id,
+                        scenario,
+                        property.name(),
+                        s,
+                        &thresholds,
+                        calibrated_rule(arc, p, &RiskMeasure::Eventually),
+                    ));
+                }
+            }
+            ModelResult {
+                mode,
+                model,
+                calibrations,
+                runs,
+            }
+        })
+        .collect();
+    Ok(Evaluation {
+        n_learn: learn_logs.len(),
+        n_calibrate: cal_logs.len(),
+        n_test: ids.len(),
+        thresholds,
+        models: results,
+        errors,
+    })
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or_else(|| "–".into(), |v| format!("{v:.1}%"))
+}
+
+fn secs(v: Option<f64>) -> String {
+    v.map_or_else(|| "–".into(), |v| format!("{v:.1} s"))
+}
+
+fn row(label: &str, s: &Summary) -> String {
+    format!(
+        "  {label:<58} {:>9} {:>12} {:>11}",
+        pct(s.predicted_pct),
+        pct(s.false_alarm_pct),
+        secs(s.median_lead_s)
+    )
+}
+
+impl Evaluation {
+    /// The property names, in model order.
+    pub fn property_names(&self) -> Vec<String> {
+        self.models
+            .first()
+            .map(|m| {
+                m.model
+                    .properties()
+                    .iter()
+                    .map(|p| p.name().to_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// One property's runs under model `m`.
+    pub fn runs_of<'a>(&'a self, m: usize, property: &str) -> Vec<&'a RunScore> {
+        self.models
+            .get(m)
+            .map(|r| r.runs.iter().filter(|s| s.property == property).collect())
+            .unwrap_or_default()
+    }
+
+    /// The printed tables: one per property with a violation among the test runs.
+    pub fn render(&self) -> String {
+        let mut out = format!(
+            "held-out evaluation: learned on {} runs, calibrated on {}, tested on {} (no test run was used \
+             to learn, select, calibrate or choose a rule)\n",
+            self.n_learn, self.n_calibrate, self.n_test
+        );
+        for name in self.property_names() {
+            let base_runs = self.runs_of(0, &name);
+            let n_viol = base_runs.iter().filter(|r| r.violated).count();
+            if n_viol == 0 {
+                out.push_str(&format!(
+                    "\n{name}: no violation among the {} test runs\n",
+                    base_runs.len()
+                ));
+                continue;
+            }
+            out.push_str(&format!(
+                "\n{name} — test runs: {n_viol} violating, {} safe\n  {:<58} {:>9} {:>12} {:>11}\n",
+                base_runs.len() - n_viol,
+                "alarm",
+                "predicted",
+                "false alarms",
+                "median lead"
+            ));
+            let mut comparison = None;
+            for (m, result) in self.models.iter().enumerate() {
+                let runs = self.runs_of(m, &name);
+                let mode = result.mode.as_str();
+                for (key, _) in &self.thresholds {
+                    let s = summarise(
+                        runs.iter()
+                            .filter_map(|r| r.alarms.get(key).map(|a| (*r, a))),
+                    );
+                    out.push_str(&row(&format!("avguard {mode} θ={key}"), &s));
+                    out.push('\n');
+                }
+                let c = Comparison::of(&runs);
+                if let (Some(s), Some(cal)) = (
+                    &c.calibrated,
+                    result.model.property(&name).and_then(|p| p.calibration()),
+                ) {
+                    let label = format!(
+                        "avguard {mode} calibrated θ={:.3}{} (target {:.0}%)",
+                        cal.theta,
+                        if cal.debounce_frames > 1 {
+                            format!(", debounce {}", cal.debounce_frames)
+                        } else {
+                            String::new()
+                        },
+                        100.0 * cal.target_false_alarm
+                    );
+                    out.push_str(&row(&label, s));
+                    out.push('\n');
+                }
+                if result.mode == AbstractionMode::Auto {
+                    comparison = Some((c, result));
+                }
+            }
+            let Some((c, auto)) = comparison else {
+                continue;
+            };
+            let rule = auto
+                .model
+                .property(&name)
+                .and_then(|p| p.reactive_rule())
+                .map(|r| r.text());
+            for (cname, s) in &c.comparators {
+                let label = crate::report::comparator_label(cname, rule.as_deref());
+                out.push_str(&row(&label, s));
+                out.push('\n');
+            }
+            out.push_str("  auto's curve at each comparator's false-alarm rate:\n");
+            for d in &c.dominance {
+                let ours = d.ours.map_or_else(
+                    || "no θ keeps false alarms that low".to_owned(),
+                    |o| {
+                        format!(
+                            "θ={:.3}: {:.1}% predicted, {:.1}% false alarms, lead {}",
+                            o.theta,
+                            o.predicted_pct,
+                            o.false_alarm_pct,
+                            secs(o.median_lead_s)
+                        )
+                    },
+                );
+                out.push_str(&format!(
+                    "    vs {:<10} {ours} — {}\n",
+                    d.comparator,
+                    if d.dominates {
+                        "dominates"
+                    } else {
+                        "does not dominate"
+                    }
+                ));
+            }
+        }
+        out
+    }
+
+    /// Writes `evaluate.json` (every run of every model, the summaries, curves and dominance) and the two
+    /// models into `out`.
+    pub fn write(&self, out: &Path) -> anyhow::Result<()> {
+        std::fs::create_dir_all(out)
+            .with_context(|| format!("{}: cannot create", out.display()))?;
+        let mut models = Vec::new();
+        for (m, result) in self.models.iter().enumerate() {
+            let path = out.join(format!("model_{}.bin", result.mode.as_str()));
+            std::fs::write(&path, result.model.to_bytes())
+                .with_context(|| format!("{}: cannot write", path.display()))?;
+            let mut properties = serde_json::Map::new();
+            for name in self.property_names() {
+                let runs = self.runs_of(m, &name);
+                let c = Comparison::of(&runs);
+                let by_theta: serde_json::Map<String, serde_json::Value> = self
+                    .thresholds
+                    .iter()
+                    .map(|(key, _)| {
+                        let s = summarise(
+                            runs.iter()
+                                .filter_map(|r| r.alarms.get(key).map(|a| (*r, a))),
+                        );
+                        (key.clone(), serde_json::json!(s))
+                    })
+                    .collect();
+                let p = result.model.property(&name);
+                properties.insert(
+                    name.clone(),
+                    serde_json::json!({
+                        "predicates": p.map(|p| p.predicates().to_vec()),
+                        "selection": p.and_then(|p| p.selection()),
+                        "reactive_rule": p.and_then(|p| p.reactive_rule()),
+                        "calibration": p.and_then(|p| p.calibration()),
+                        "summary": by_theta,
+                        "comparison": c,
+                    }),
+                );
+            }
+            models.push(serde_json::json!({
+                "mode": result.mode.as_str(),
+                "model": path.file_name().map(|n| n.to_string_lossy().into_owned()),
+                "properties": properties,
+                "runs": result.runs,
+            }));
+        }
+        let json = serde_json::json!({
+            "n_learn": self.n_learn,
+            "n_calibrate": self.n_calibrate,
+            "n_test": self.n_test,
+            "models": models,
+            "errors": self.errors.iter().map(|(p, e)| serde_json::json!({"file": p.display().to_string(), "error": e})).collect::<Vec<_>>(),
+        });
+        let path = out.join("evaluate.json");
+        std::fs::write(&path, serde_json::to_vec_pretty(&json)?)
+            .with_context(|| format!("{}: cannot write", path.display()))
+    }
+}
