@@ -8,11 +8,25 @@
 //!
 //! Frames carry raw, physical quantities only. The signals of LawBreaker's vocabulary (speed in km/h,
 //! `NPCAhead`, `PriorityNPCAhead`, ...) are derived from a frame by the `signals` module, never stored.
+//!
+//! The ego footprint is LawBreaker's Lincoln MKZ, [`EGO_LENGTH_M`] × [`EGO_WIDTH_M`], with the frame's
+//! reference point (`x`, `y`) at the rear-axle centre: the front bumper is [`EGO_FRONT_M`] ahead of it and
+//! the rear bumper [`EGO_REAR_M`] (negative: behind it). These constants are the one copy of those figures;
+//! the geometry, the signals, RSS, the HD-map context and the scenario generator use them.
 
 /// Most other road users one frame may hold. Every source of frames (the bridge's obstacle messages, log
 /// files) refuses more with an error naming the limit: the signals look at every obstacle of every frame,
 /// so this bounds the work and memory one frame can cost. Dense urban perception reports a few hundred.
 pub const MAX_OBSTACLES: usize = 1024;
+
+/// Ego length, m.
+pub const EGO_LENGTH_M: f64 = 4.7;
+/// Ego width, m.
+pub const EGO_WIDTH_M: f64 = 2.06;
+/// Front bumper, m ahead of the reference point.
+pub const EGO_FRONT_M: f64 = 3.6986;
+/// Rear bumper, m ahead of the reference point (negative: behind it).
+pub const EGO_REAR_M: f64 = -1.0014;
 
 /// Apollo `Chassis.GearPosition` values (the `gear` field).
 pub mod gear {

@@ -1,18 +1,10 @@
 //! The ego footprint and oriented rectangles in the ego frame.
 //!
-//! The ego footprint is LawBreaker's Lincoln MKZ: 4.7 m × 2.06 m, with the reference point (the frame's
-//! `x`, `y`) at the rear-axle centre, so the front bumper is at +3.6986 m and the rear bumper at −1.0014 m
-//! along the heading. Road users are rectangles `length × width` centred on their `x`, `y` and turned by
-//! their `heading`.
+//! The ego footprint's figures (LawBreaker's Lincoln MKZ, reference point at the rear-axle centre) are
+//! defined in [`crate::frame`] and re-exported here. Road users are rectangles `length × width` centred on
+//! their `x`, `y` and turned by their `heading`.
 
-/// Ego length, m.
-pub const EGO_LENGTH_M: f64 = 4.7;
-/// Ego width, m.
-pub const EGO_WIDTH_M: f64 = 2.06;
-/// Front bumper, m ahead of the reference point.
-pub const EGO_FRONT_M: f64 = 3.6986;
-/// Rear bumper, m ahead of the reference point (negative: behind it).
-pub const EGO_REAR_M: f64 = -1.0014;
+pub use crate::frame::{EGO_FRONT_M, EGO_LENGTH_M, EGO_REAR_M, EGO_WIDTH_M};
 
 /// An oriented rectangle in the ego frame.
 #[derive(Debug, Clone, Copy, PartialEq)]

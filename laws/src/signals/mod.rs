@@ -29,7 +29,7 @@ mod stream;
 
 use crate::frame::{turn_signal, Frame};
 
-pub use crate::geometry::{EGO_FRONT_M, EGO_LENGTH_M, EGO_REAR_M, EGO_WIDTH_M};
+pub use crate::frame::{EGO_FRONT_M, EGO_LENGTH_M, EGO_REAR_M, EGO_WIDTH_M};
 pub use motion::{MotionNeeds, MotionSignals};
 pub use obstacles::{ObstacleNeeds, ObstacleSignals};
 pub use stream::SignalStream;
