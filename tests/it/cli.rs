@@ -57,3 +57,51 @@ fn help_commands_come_from_the_commands_section_only() {
                 learn and drive\n         and score\n  help   Print this message\n\nOptions:\n  -h, --help\n";
     assert_eq!(help_commands(help), BTreeSet::from(["demo".to_owned()]));
 }
+
+/// A pipe whose reading end is already closed: the write end of a child's stdin, after the child (`true`)
+/// has exited. Every write into it fails with EPIPE at once, so the test does not race a reader.
+fn closed_pipe() -> std::process::Stdio {
+    let mut reader = std::process::Command::new("true")
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("run true");
+    let writer = reader.stdin.take().expect("piped stdin");
+    assert!(reader.wait().expect("wait for true").success());
+    writer.into()
+}
+
+#[test]
+fn output_into_a_closed_pipe_is_success() {
+    // `avguard info MODEL | head -1` and the like: a broken pipe ends the command quietly with success
+    // (before the fix `info` panicked: "failed printing to stdout: Broken pipe").
+    let f = crate::support::fixture();
+    let logs: Vec<_> = std::fs::read_dir(&f.test_logs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let mut cases: Vec<(&str, Vec<std::ffi::OsString>)> = vec![
+        ("info", vec!["info".into(), f.model.clone().into()]),
+        (
+            "info --json",
+            vec!["info".into(), "--json".into(), f.model.clone().into()],
+        ),
+        ("--help", vec!["--help".into()]),
+    ];
+    let mut inspect = vec!["inspect".into()];
+    inspect.extend(logs.iter().map(|p| p.clone().into_os_string()));
+    cases.push(("inspect", inspect));
+    for (what, args) in cases {
+        let out = avguard()
+            .args(&args)
+            .stdout(closed_pipe())
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap_or_else(|e| panic!("run avguard {what}: {e}"));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && stderr.is_empty(),
+            "avguard {what} into a closed pipe: {} with stderr:\n{stderr}",
+            out.status
+        );
+    }
+}

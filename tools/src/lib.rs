@@ -17,4 +17,5 @@ pub mod report;
 pub mod rss_options;
 pub mod scenario_runs;
 pub mod score;
+pub mod stdout;
 pub mod time_ahead;

@@ -82,16 +82,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let out = args.out.unwrap_or(args.model);
     std::fs::write(&out, model.to_bytes())
         .with_context(|| format!("{}: cannot write", out.display()))?;
-    println!(
+    crate::outln!(
         "calibrated on {} runs (target {:.1} % false alarms, {:.0} % confidence) -> {}",
         series.len(),
         100.0 * opts.target_false_alarm,
         100.0 * opts.confidence,
         out.display()
-    );
+    )?;
     for r in results {
         match r.result {
-            Ok(c) => println!(
+            Ok(c) => crate::outln!(
                 "{}: θ = {:.4}, debounce {} frame(s); false alarms {}/{} safe runs (upper bound {:.1} %); \
                  warned of {}/{} violations{}",
                 r.name,
@@ -104,8 +104,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 c.n_violating_runs,
                 c.median_lead_s
                     .map_or_else(String::new, |l| format!(", median lead {l:.1} s"))
-            ),
-            Err(e) => println!("{}: not calibrated: {e}", r.name),
+            )?,
+            Err(e) => crate::outln!("{}: not calibrated: {e}", r.name)?,
         }
     }
     Ok(())

@@ -58,6 +58,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let mut collisions = 0u64;
     let mut violating: Vec<(String, u64)> = Vec::new();
     let mut law_error = None;
+    // The runs go on when standard output is closed; the error ends the command after them.
+    let mut out_error = None;
     bridge::blocking::drive_runs(&config, &scenario, &seeds, |i, report| {
         collisions += u64::from(report.collision);
         let violations = match &laws {
@@ -80,31 +82,36 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .iter()
             .map(|(name, t)| format!("{name}@{t:.1}s"))
             .collect();
-        println!(
+        if let Err(err) = crate::outln!(
             "run {i} (seed {}): {} frames, {} interventions, collision: {}, violations: [{}]",
             report.seed,
             report.frames.len(),
             report.interventions.len(),
             if report.collision { "yes" } else { "no" },
             listed.join(", ")
-        );
+        ) {
+            out_error.get_or_insert(err);
+        }
     })
     .with_context(|| format!("driving {} through {}", scenario.name(), args.connect))?;
     if let Some(err) = law_error {
         return Err(err).context("evaluating the laws");
     }
-    println!(
+    if let Some(err) = out_error {
+        return Err(err.into());
+    }
+    crate::outln!(
         "{}: {} runs, {collisions} with a collision",
         scenario.name(),
         args.sim.runs
-    );
+    )?;
     match &laws {
         Some(_) => {
             for (name, count) in &violating {
-                println!("  {name}: violated in {count} of {} runs", args.sim.runs);
+                crate::outln!("  {name}: violated in {count} of {} runs", args.sim.runs)?;
             }
         }
-        None => println!("  (no law directory: pass --laws DIR for violation counts)"),
+        None => crate::outln!("  (no law directory: pass --laws DIR for violation counts)")?,
     }
     Ok(())
 }

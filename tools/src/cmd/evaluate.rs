@@ -73,11 +73,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     for (path, e) in &eval.errors {
         eprintln!("skipped {}: {e}", path.display());
     }
-    print!("{}", eval.render());
+    crate::out!("{}", eval.render())?;
     if let Some(out) = &args.out {
         eval.write(out)
             .with_context(|| format!("{}: cannot write the evaluation", out.display()))?;
-        println!("\nevaluate.json and both models are in {}", out.display());
+        crate::outln!("\nevaluate.json and both models are in {}", out.display())?;
     }
     Ok(())
 }

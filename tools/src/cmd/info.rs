@@ -23,7 +23,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else {
         text(&model)
     };
-    println!("{text}");
+    crate::outln!("{text}")?;
     Ok(())
 }
 

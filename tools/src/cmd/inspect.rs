@@ -64,7 +64,8 @@ fn summarise(log: &RunLog) -> Summary {
         s.max_decel_mps2 = s.max_decel_mps2.max(-f.accel_mps2);
         // Centre-to-centre distance minus both half lengths: a cheap lower bound of the footprint gap.
         for o in &f.obstacles {
-            let gap = (o.x - f.x).hypot(o.y - f.y) - o.length / 2.0 - 4.7 / 2.0;
+            let gap =
+                (o.x - f.x).hypot(o.y - f.y) - o.length / 2.0 - laws::frame::EGO_LENGTH_M / 2.0;
             s.min_obstacle_gap_m = s.min_obstacle_gap_m.min(gap.max(0.0));
         }
         if f.light_color == laws::frame::light_color::RED && f.lane_number == 0 && f.speed_mps > 0.5
@@ -84,9 +85,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             bad += 1;
         }
         if args.json {
-            println!("{}", json_line(path, &result));
+            crate::outln!("{}", json_line(path, &result))?;
         } else {
-            println!("{}", text_line(path, &result));
+            crate::outln!("{}", text_line(path, &result))?;
         }
     }
     if bad > 0 {

@@ -127,11 +127,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let logs = crate::batch::expand_logs(&args.logs)?;
     let fitted = fit(&args.laws, args.properties.as_deref(), &logs, &opts)?;
     if !fitted.left_out.is_empty() {
-        println!(
+        crate::outln!(
             "left out (more than {} predicates): {}",
             monitor::spec::MAX_PROPERTY_PREDICATES,
             fitted.left_out.join(", ")
-        );
+        )?;
     }
     for (path, e) in &fitted.errors {
         eprintln!("skipped {}: {e}", path.display());
@@ -139,13 +139,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let model = fitted.model;
     std::fs::write(&args.out, model.to_bytes())
         .with_context(|| format!("{}: cannot write", args.out.display()))?;
-    println!(
+    crate::outln!(
         "learned {} properties from {} of {} logs -> {}",
         model.properties().len(),
         fitted.n_learned,
         logs.len(),
         args.out.display()
-    );
+    )?;
     print_summary(&model)
 }
 
@@ -153,7 +153,7 @@ fn print_summary(model: &Model) -> anyhow::Result<()> {
     for p in model.properties() {
         let pac = p.pac();
         let domain = p.domain()?;
-        println!(
+        crate::outln!(
             "{}: {} predicates, {} states, {} runs, {} transitions; PAC (epsilon {}, delta {}): {} / {} \
              states meet the bound ({} visited)",
             p.name(),
@@ -166,16 +166,16 @@ fn print_summary(model: &Model) -> anyhow::Result<()> {
             pac.met(),
             pac.total(),
             pac.visited()
-        );
+        )?;
         if let Some(sel) = p.selection() {
-            println!(
+            crate::outln!(
                 "  abstraction {}: cross-validated score {:.3} (fixed predicates: {:.3}; {} folds, {} candidates)",
                 sel.mode.as_str(),
                 sel.steps.last().map_or(0.0, |s| s.score),
                 sel.fixed_score,
                 sel.folds,
                 sel.pool_size
-            );
+            )?;
             if sel.mode == monitor::select::AbstractionMode::Auto {
                 let trace: Vec<String> = sel
                     .steps
@@ -183,26 +183,26 @@ fn print_summary(model: &Model) -> anyhow::Result<()> {
                     .skip(1)
                     .map(|s| format!("{} ({:.3})", s.predicate, s.score))
                     .collect();
-                println!("  chosen: {}", trace.join(", "));
+                crate::outln!("  chosen: {}", trace.join(", "))?;
             }
         }
         if let Some(rule) = p.reactive_rule() {
-            println!(
+            crate::outln!(
                 "  reactive rule (training runs): {} — warned {}/{} violations, alarmed in {}/{} safe runs",
                 rule.text(),
                 rule.n_predicted,
                 rule.n_violating,
                 rule.n_false_alarms,
                 rule.n_safe
-            );
+            )?;
         }
         for (s, n, required) in pac.worst(3) {
             if domain.is_valid_state(s) {
-                println!(
+                crate::outln!(
                     "  worst: {n} of {} visits needed in [{}]",
                     required.ceil(),
                     domain.decode(s)
-                );
+                )?;
             }
         }
     }

@@ -62,15 +62,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             tally.add(&o.violated);
         }
     }
-    println!(
+    crate::outln!(
         "{}: {} runs written to {}; {collisions} with a collision",
         scenario.name(),
         args.sim.runs,
         args.out.display()
-    );
+    )?;
     match tally {
-        Some(tally) => tally.print(args.sim.runs),
-        None => println!("  (no law directory: pass --laws DIR for per-law counts)"),
+        Some(tally) => tally.print(args.sim.runs)?,
+        None => crate::outln!("  (no law directory: pass --laws DIR for per-law counts)")?,
     }
     Ok(())
 }
@@ -174,15 +174,16 @@ impl Tally {
         }
     }
 
-    fn print(&self, runs: u64) {
+    fn print(&self, runs: u64) -> std::io::Result<()> {
         for (name, index, count) in &self.counts {
             match index {
-                Some(_) => println!(
+                Some(_) => crate::outln!(
                     "  {name}: {count} of {runs} runs violate it ({:.0} %)",
                     100.0 * *count as f64 / runs.max(1) as f64
-                ),
-                None => println!("  {name}: not in the law set"),
+                )?,
+                None => crate::outln!("  {name}: not in the law set")?,
             }
         }
+        Ok(())
     }
 }

@@ -58,18 +58,18 @@ pub fn run(cfg: &DemoConfig) -> anyhow::Result<Summary> {
         .map(|path| crate::scenario_runs::read_scenario(path))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let names: Vec<&str> = scenarios.iter().map(Scenario::name).collect();
-    println!(
+    crate::outln!(
         "avguard demo: scenarios {}; {} training and {} held-out runs each; enforcement at θ = {}",
         names.join(", "),
         cfg.train_runs,
         cfg.test_runs,
         cfg.enforce_threshold
-    );
+    )?;
 
-    println!(
+    crate::outln!(
         "[1/4] simulating training and calibration runs, learning the model ({} abstraction), calibrating ...",
         cfg.abstraction.as_str()
-    );
+    )?;
     let mut model = train::learn(
         &cfg.laws_dir,
         &scenarios,
@@ -91,7 +91,7 @@ pub fn run(cfg: &DemoConfig) -> anyhow::Result<Summary> {
     std::fs::write(&model_path, model.to_bytes())
         .with_context(|| format!("{}: cannot write", model_path.display()))?;
     for (p, cal) in model.properties().iter().zip(&calibrations) {
-        println!(
+        crate::outln!(
             "      {}: {} predicates ({}), {} states, PAC bound met by {} of {} states",
             p.name(),
             p.predicates().len(),
@@ -99,10 +99,10 @@ pub fn run(cfg: &DemoConfig) -> anyhow::Result<Summary> {
             p.n_states(),
             p.pac().met(),
             p.pac().total()
-        );
-        println!("        predicates: {}", p.predicates().join(", "));
+        )?;
+        crate::outln!("        predicates: {}", p.predicates().join(", "))?;
         match &cal.result {
-            Ok(c) => println!(
+            Ok(c) => crate::outln!(
                 "        calibrated on {} runs: θ = {:.3}{}, false alarms {}/{} (95 % upper bound {:.1} % ≤ target {:.0} %)",
                 c.n_safe_runs + c.n_violating_runs,
                 c.theta,
@@ -115,30 +115,30 @@ pub fn run(cfg: &DemoConfig) -> anyhow::Result<Summary> {
                 c.n_safe_runs,
                 100.0 * c.false_alarm_upper,
                 100.0 * c.target_false_alarm
-            ),
-            Err(e) => println!("        not calibrated: {e}"),
+            )?,
+            Err(e) => crate::outln!("        not calibrated: {e}")?,
         }
     }
 
     let log_path = cfg.out.join("predictions.jsonl");
     let bridge = live::LiveBridge::start(model.clone(), cfg.enforce_threshold, &log_path)?;
-    println!(
+    crate::outln!(
         "[2/4] bridge listening on {} (prediction log {})",
         bridge.url(),
         log_path.display()
-    );
+    )?;
     let test_base = cfg.seed.wrapping_mul(1000).wrapping_add(500);
     let jobs: Vec<(usize, u64)> = (0..scenarios.len())
         .flat_map(|s| {
             (0..cfg.test_runs).map(move |i| (s, scenarios::run_seed(test_base + s as u64, i)))
         })
         .collect();
-    println!(
+    crate::outln!(
         "[3/4] driving {} held-out runs through the bridge, enforcement off ...",
         jobs.len()
-    );
+    )?;
     let off = bridge.drive(&jobs, &scenarios, false, "no enforcement")?;
-    println!("[4/4] driving them again, obeying slow-down interventions ...");
+    crate::outln!("[4/4] driving them again, obeying slow-down interventions ...")?;
     let on = bridge.drive(&jobs, &scenarios, true, "enforcement")?;
     let report = bridge.stop()?;
 
@@ -152,12 +152,12 @@ pub fn run(cfg: &DemoConfig) -> anyhow::Result<Summary> {
         &cfg.thresholds,
         report.n_interventions,
     )?;
-    summary.print(cfg.enforce_threshold);
+    summary.print(cfg.enforce_threshold)?;
     summary.write_reports(&cfg.out, &off, &model)?;
-    println!(
+    crate::outln!(
         "\nmodel, prediction log and report.md/report.html are in {}; finished in {:.1} s",
         cfg.out.display(),
         started.elapsed().as_secs_f64()
-    );
+    )?;
     Ok(summary)
 }

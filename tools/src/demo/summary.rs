@@ -178,14 +178,14 @@ impl Summary {
     }
 
     /// Prints the two tables and the agreement check.
-    pub fn print(&self, enforce_threshold: f64) {
-        println!("\nPrediction with enforcement off (risk = P(eventually violated), as sent live by the bridge)");
+    pub fn print(&self, enforce_threshold: f64) -> std::io::Result<()> {
+        crate::outln!("\nPrediction with enforcement off (risk = P(eventually violated), as sent live by the bridge)")?;
         let mut header = format!("{:<16} {:>5} {:>5} |", "property", "viol.", "safe");
         for (key, _) in &self.thresholds {
             header.push_str(&format!(" θ={key:<4} pred  lead  FA  |"));
         }
         header.push_str(" baseline pred  lead  FA");
-        println!("{header}");
+        crate::outln!("{header}")?;
         for (name, runs) in &self.properties {
             let refs: Vec<&RunScore> = runs.iter().collect();
             let n_viol = refs.iter().filter(|r| r.violated).count();
@@ -209,20 +209,23 @@ impl Summary {
                 secs(b.median_lead_s),
                 pct(b.false_alarm_pct)
             ));
-            println!("{line}");
+            crate::outln!("{line}")?;
         }
-        self.print_comparators();
-        println!("(pred = % of violating runs alarmed strictly before the violation; lead = median seconds ahead;");
-        println!(
+        self.print_comparators()?;
+        crate::outln!("(pred = % of violating runs alarmed strictly before the violation; lead = median seconds ahead;")?;
+        crate::outln!(
             " FA = % of safe runs with an alarm; baseline = alarm when the law's antecedent holds)"
-        );
-        println!("\nEffect of enforcement (slow-down at θ = {enforce_threshold}; AV version of the paper's Table 1)");
-        println!(
+        )?;
+        crate::outln!("\nEffect of enforcement (slow-down at θ = {enforce_threshold}; AV version of the paper's Table 1)")?;
+        crate::outln!(
             "{:<18} {:>5} | {:>22} | {:>22}",
-            "scenario", "runs", "monitored law violations off → on", "collisions off → on"
-        );
+            "scenario",
+            "runs",
+            "monitored law violations off → on",
+            "collisions off → on"
+        )?;
         for row in &self.effect {
-            println!(
+            crate::outln!(
                 "{:<18} {:>5} | {:>9} → {:<10} | {:>9} → {:<10}",
                 row.scenario,
                 row.runs,
@@ -230,13 +233,15 @@ impl Summary {
                 frac(row.violating.1, row.runs),
                 frac(row.colliding.0, row.runs),
                 frac(row.colliding.1, row.runs)
-            );
+            )?;
         }
-        println!("interventions sent by the bridge: {}", self.n_interventions);
-        println!(
+        crate::outln!("interventions sent by the bridge: {}", self.n_interventions)?;
+        crate::outln!(
             "live vs batch: {} risk values compared, {} differ",
-            self.n_risks_compared, self.n_risks_differing
-        );
+            self.n_risks_compared,
+            self.n_risks_differing
+        )?;
+        Ok(())
     }
 
     /// Writes report.md and report.html for the enforcement-off runs.
@@ -294,23 +299,25 @@ impl Summary {
 impl Summary {
     /// The calibrated alarm and the comparators per property, and the curve at each comparator's
     /// false-alarm rate.
-    fn print_comparators(&self) {
-        println!("\nCalibrated alarm and comparators on the same held-out runs (enforcement off)");
+    fn print_comparators(&self) -> std::io::Result<()> {
+        crate::outln!(
+            "\nCalibrated alarm and comparators on the same held-out runs (enforcement off)"
+        )?;
         let row = |label: &str, s: &Cell| {
-            println!(
+            crate::outln!(
                 "  {label:<60} {:>5} {:>6} {:>5}",
                 pct(s.predicted_pct),
                 secs(s.median_lead_s),
                 pct(s.false_alarm_pct)
-            );
+            )
         };
         for (name, runs) in &self.properties {
             let refs: Vec<&RunScore> = runs.iter().collect();
             let n_viol = refs.iter().filter(|r| r.violated).count();
-            println!(
+            crate::outln!(
                 "{name} ({n_viol} violating, {} safe runs)              pred   lead    FA",
                 refs.len() - n_viol
-            );
+            )?;
             let c = Comparison::of(&refs);
             let cal = self
                 .calibrated
@@ -323,7 +330,7 @@ impl Summary {
                 } else {
                     String::new()
                 };
-                row(&format!("avguard calibrated θ={theta:.3}{debounce}"), s);
+                row(&format!("avguard calibrated θ={theta:.3}{debounce}"), s)?;
             }
             let rule = self
                 .rules
@@ -331,7 +338,7 @@ impl Summary {
                 .find(|(n, _)| n == name)
                 .map(|(_, r)| r.as_str());
             for (cname, s) in &c.comparators {
-                row(&crate::report::comparator_label(cname, rule), s);
+                row(&crate::report::comparator_label(cname, rule), s)?;
             }
             for d in &c.dominance {
                 let ours = d.ours.map_or_else(
@@ -346,7 +353,7 @@ impl Summary {
                         )
                     },
                 );
-                println!(
+                crate::outln!(
                     "    curve at {}'s false-alarm rate: {ours} — {}",
                     d.comparator,
                     if d.dominates {
@@ -354,9 +361,10 @@ impl Summary {
                     } else {
                         "does not dominate"
                     }
-                );
+                )?;
             }
         }
+        Ok(())
     }
 }
 
