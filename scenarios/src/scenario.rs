@@ -90,6 +90,15 @@ impl Scenario {
         let h = &self.header;
         positive("scenario.duration_s", h.duration_s)?;
         positive("scenario.frame_period_s", h.frame_period_s)?;
+        if h.duration_s / h.frame_period_s > MAX_FRAMES as f64 {
+            return Err(ScenarioError::Invalid {
+                field: "scenario.duration_s".to_owned(),
+                problem: format!(
+                    "{} s at {} s per frame is more than the limit of {MAX_FRAMES} frames per run",
+                    h.duration_s, h.frame_period_s
+                ),
+            });
+        }
         if h.name.trim().is_empty() {
             return invalid("scenario.name", "must not be empty");
         }
@@ -237,6 +246,9 @@ impl Scenario {
         self.pedestrians.as_ref()
     }
 }
+
+/// Most frames one run may have (a day at 10 Hz is 864 000): a run's frames are held in memory.
+pub const MAX_FRAMES: usize = 1_000_000;
 
 fn positive(field: &str, v: f64) -> Result<(), ScenarioError> {
     if v > 0.0 && v.is_finite() {

@@ -17,6 +17,7 @@ use monitor::select::{AbstractionMode, AutoPlan, PropertyReport, SearchConfig};
 use monitor::spec::{parse_properties_toml, PropertySpec};
 use monitor::{BuildConfig, Model, Plan, ResolvedProperty};
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 
 /// Options of a fit.
 #[derive(Debug, Clone)]
@@ -50,26 +51,77 @@ pub fn properties(
     properties_file: Option<&Path>,
     config: &BuildConfig,
 ) -> anyhow::Result<(Vec<LawSource>, Vec<ResolvedProperty>, Vec<String>)> {
-    let laws = crate::lawdir::read_sources(laws_dir)?;
-    let default_file = laws_dir.join("properties.toml");
-    let file = properties_file
-        .map(Path::to_path_buf)
-        .or_else(|| default_file.is_file().then_some(default_file));
-    match file {
-        Some(path) => {
-            let text = std::fs::read_to_string(&path)
-                .with_context(|| format!("{}: cannot read", path.display()))?;
-            let specs: Vec<PropertySpec> =
-                parse_properties_toml(&text).with_context(|| format!("{}", path.display()))?;
-            // Law files are named by file name inside the model; the folder names them in errors.
-            let plan = Plan::from_specs(laws.clone(), &specs, config.clone())
-                .with_context(|| format!("{} (laws in {})", path.display(), laws_dir.display()))?;
-            Ok((laws, plan.properties().to_vec(), Vec::new()))
-        }
-        None => {
-            let (plan, skipped) = Plan::with_default_properties(laws.clone(), config.clone())
-                .with_context(|| format!("laws in {}", laws_dir.display()))?;
-            Ok((laws, plan.properties().to_vec(), skipped))
+    FitInputs::read(laws_dir, properties_file)?.properties(config)
+}
+
+/// The files a fit reads besides the logs, read once so that they can travel (a Ray worker has no law
+/// folder): the law texts and the properties file, if any.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FitInputs {
+    /// The law folder (named in errors).
+    pub laws_dir: PathBuf,
+    /// Each law file's name and text, in file-name order.
+    pub laws: Vec<(String, String)>,
+    /// The properties file's path and text: the one given, else `DIR/properties.toml` when it exists.
+    pub properties: Option<(PathBuf, String)>,
+}
+
+impl FitInputs {
+    /// Reads the law folder and the properties file.
+    pub fn read(laws_dir: &Path, properties_file: Option<&Path>) -> anyhow::Result<FitInputs> {
+        let laws = crate::lawdir::read_sources(laws_dir)?
+            .into_iter()
+            .map(|l| (l.name, l.text))
+            .collect();
+        let default_file = laws_dir.join("properties.toml");
+        let file = properties_file
+            .map(Path::to_path_buf)
+            .or_else(|| default_file.is_file().then_some(default_file));
+        let properties = match file {
+            Some(path) => {
+                let text = std::fs::read_to_string(&path)
+                    .with_context(|| format!("{}: cannot read", path.display()))?;
+                Some((path, text))
+            }
+            None => None,
+        };
+        Ok(FitInputs {
+            laws_dir: laws_dir.to_path_buf(),
+            laws,
+            properties,
+        })
+    }
+
+    /// The law sources and the resolved properties, plus the laws left out.
+    pub fn properties(
+        &self,
+        config: &BuildConfig,
+    ) -> anyhow::Result<(Vec<LawSource>, Vec<ResolvedProperty>, Vec<String>)> {
+        let laws: Vec<LawSource> = self
+            .laws
+            .iter()
+            .map(|(name, text)| LawSource {
+                name: name.clone(),
+                text: text.clone(),
+            })
+            .collect();
+        let laws_dir = &self.laws_dir;
+        match &self.properties {
+            Some((path, text)) => {
+                let specs: Vec<PropertySpec> =
+                    parse_properties_toml(text).with_context(|| format!("{}", path.display()))?;
+                // Law files are named by file name inside the model; the folder names them in errors.
+                let plan =
+                    Plan::from_specs(laws.clone(), &specs, config.clone()).with_context(|| {
+                        format!("{} (laws in {})", path.display(), laws_dir.display())
+                    })?;
+                Ok((laws, plan.properties().to_vec(), Vec::new()))
+            }
+            None => {
+                let (plan, skipped) = Plan::with_default_properties(laws.clone(), config.clone())
+                    .with_context(|| format!("laws in {}", laws_dir.display()))?;
+                Ok((laws, plan.properties().to_vec(), skipped))
+            }
         }
     }
 }
@@ -80,10 +132,29 @@ pub fn record_logs(
     logs: &[PathBuf],
     label: &str,
 ) -> anyhow::Result<(Vec<RunRecord>, crate::batch::Failures)> {
+    let progress = crate::progress::bar(logs.len() as u64, label);
+    let results = record_each(plan, logs, || progress.inc(1))?;
+    progress.finish_and_clear();
+    let mut records = Vec::with_capacity(results.len());
+    let mut errors = Vec::new();
+    for (path, r) in results {
+        match r {
+            Ok(rec) => records.push(rec),
+            Err(e) => errors.push((path, format!("{e:#}"))),
+        }
+    }
+    Ok((records, errors))
+}
+
+/// Records every log (in parallel), each with its outcome, in the order given; `on_done` after each.
+pub fn record_each(
+    plan: &AutoPlan,
+    logs: &[PathBuf],
+    on_done: impl Fn() + Sync,
+) -> anyhow::Result<Vec<(PathBuf, anyhow::Result<RunRecord>)>> {
     let recorder = plan.recorder()?;
     let period = plan.config().frame_period_s;
-    let progress = crate::progress::bar(logs.len() as u64, label);
-    let results: Vec<(PathBuf, anyhow::Result<RunRecord>)> = logs
+    Ok(logs
         .par_iter()
         .map_init(
             || recorder.clone(),
@@ -99,21 +170,23 @@ pub fn record_logs(
                         }
                         Ok(rec.record(&log.frames))
                     });
-                progress.inc(1);
+                on_done();
                 (path.clone(), r)
             },
         )
+        .collect())
+}
+
+/// The error of a fit that learned no log: how many were given and why each failed.
+pub fn nothing_learned(n_given: usize, errors: &[(PathBuf, String)]) -> anyhow::Error {
+    let why: Vec<String> = errors
+        .iter()
+        .map(|(p, e)| format!("{}: {e}", p.display()))
         .collect();
-    progress.finish_and_clear();
-    let mut records = Vec::with_capacity(results.len());
-    let mut errors = Vec::new();
-    for (path, r) in results {
-        match r {
-            Ok(rec) => records.push(rec),
-            Err(e) => errors.push((path, format!("{e:#}"))),
-        }
-    }
-    Ok((records, errors))
+    anyhow::anyhow!(
+        "no log could be learned ({n_given} given): {}",
+        why.join("; ")
+    )
 }
 
 /// Learns a model from `logs` (see the module docs).
@@ -130,15 +203,7 @@ pub fn fit(
     let plan = AutoPlan::new(laws, props, opts.build.clone())?;
     let (records, errors) = record_logs(&plan, logs, "reading")?;
     if records.is_empty() {
-        let why: Vec<String> = errors
-            .iter()
-            .map(|(p, e)| format!("{}: {e}", p.display()))
-            .collect();
-        bail!(
-            "no log could be learned ({} given): {}",
-            logs.len(),
-            why.join("; ")
-        );
+        return Err(nothing_learned(logs.len(), &errors));
     }
     let (model, reports) = plan.build(&records, opts.mode, &opts.search)?;
     Ok(Fitted {

@@ -14,6 +14,7 @@
 #![warn(missing_docs)]
 
 pub mod debian;
+pub mod package;
 pub mod python;
 
 use std::path::{Path, PathBuf};

@@ -9,7 +9,7 @@
 
 use std::process::{Command, ExitCode};
 
-use xtask::{debian, python, run, step, target_dir, workspace_root};
+use xtask::{debian, package, python, run, step, target_dir, workspace_root};
 
 mod fuzz;
 
@@ -21,6 +21,7 @@ commands:
                   (`cargo xtask demo -- --help` lists the demo's options, e.g. --out DIR)
   test            install what the tests need, then run cargo fmt --check, clippy and the whole test suite
   setup           only install what the demo and the tests need (Debian packages, target/venv)
+  pytest          only the Python package's steps of `test`: build the wheel, install it, run pytest
   bench           run every benchmark (release; takes several minutes)
   fuzz [SECONDS] [TARGET...]
                   run each libFuzzer target (tests/fuzz/README.md) for SECONDS (default 60), one at a
@@ -39,6 +40,20 @@ fn main() -> ExitCode {
         "test" => test(),
         "setup" => setup(&mut Steps::new(3)),
         "bench" => bench(),
+        "pytest" => {
+            let mut steps = Steps::new(3);
+            steps
+                .run(
+                    "cargo build --bin avguard (the CLI the Python tests compare with)",
+                    || {
+                        run(
+                            cargo().args(["build", "--package", "tools", "--bin", "avguard"]),
+                            "cargo build",
+                        )
+                    },
+                )
+                .and_then(|()| python_package(&mut steps))
+        }
         "fuzz" => fuzz::run(rest),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
@@ -122,7 +137,7 @@ fn demo(args: &[String]) -> Result<(), String> {
 }
 
 fn test() -> Result<(), String> {
-    let mut steps = Steps::new(7);
+    let mut steps = Steps::new(9);
     setup(&mut steps)?;
     steps.run("cargo fmt --check", || {
         run(
@@ -143,10 +158,10 @@ fn test() -> Result<(), String> {
             "cargo clippy",
         )
     })?;
-    // The integration tests (tests/) run the `avguard` binary; `cargo test` builds a package's binaries
-    // only for that package's own integration tests, so build it first.
+    // `cargo test` would build it too; built first, the build and the test run are timed apart. The
+    // Python tests use this binary as the CLI to compare the package with.
     steps.run(
-        "cargo build --bin avguard (used by the integration tests)",
+        "cargo build --bin avguard (used by the integration and Python tests)",
         || {
             run(
                 cargo().args(["build", "--package", "tools", "--bin", "avguard"]),
@@ -156,7 +171,27 @@ fn test() -> Result<(), String> {
     )?;
     steps.run("cargo test --workspace", || {
         run(cargo().args(["test", "--workspace"]), "cargo test")
-    })
+    })?;
+    python_package(&mut steps)
+}
+
+/// Builds the Python package's wheel, installs it into target/venv and runs its tests: two steps.
+fn python_package(steps: &mut Steps) -> Result<(), String> {
+    let python = python::interpreter()?;
+    steps.run(
+        &format!(
+            "Python package: maturin build ({} profile), pip install into target/venv",
+            package::TEST_PROFILE
+        ),
+        || package::build_and_install(&python, package::TEST_PROFILE),
+    )?;
+    let avguard = target_dir()
+        .join("debug")
+        .join(format!("avguard{}", std::env::consts::EXE_SUFFIX));
+    steps.run(
+        "Python tests: pytest python/tests (two-node Ray cluster in a private network namespace)",
+        || package::test(&python, &avguard),
+    )
 }
 
 fn bench() -> Result<(), String> {

@@ -12,6 +12,7 @@
 
 use laws::signals::SignalSet;
 use laws::{Atom, Frame, Signal, SignalContext};
+use serde::{Deserialize, Serialize};
 
 use crate::abstraction::{Compiled, ExtraHandles, PropertyDef, Tracker};
 use crate::error::ModelError;
@@ -31,7 +32,12 @@ pub enum Source {
 
 /// One run as recorded: frame times, candidate bits, signal values, and each property's first unsafe
 /// frame.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Serializable so that runs recorded on other machines can be learned from together (the Python
+/// package's Ray learning); deserialization checks the lengths, and [`RunRecord::layout`] must equal the
+/// [`Recorder::layout`] of the plan it is used with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "RawRunRecord")]
 pub struct RunRecord {
     /// Frame times, s.
     pub t: Vec<f64>,
@@ -43,7 +49,56 @@ pub struct RunRecord {
     pub first_unsafe: Vec<Option<u32>>,
 }
 
+/// A [`RunRecord`] as stored, before its lengths are checked.
+#[derive(Deserialize)]
+struct RawRunRecord {
+    t: Vec<f64>,
+    n_words: usize,
+    bits: Vec<u64>,
+    n_signals: usize,
+    values: Vec<f64>,
+    first_unsafe: Vec<Option<u32>>,
+}
+
+impl TryFrom<RawRunRecord> for RunRecord {
+    type Error = String;
+
+    fn try_from(raw: RawRunRecord) -> Result<RunRecord, String> {
+        let n = raw.t.len();
+        if raw.n_words == 0 || Some(raw.bits.len()) != n.checked_mul(raw.n_words) {
+            return Err(format!(
+                "{} bit words for {n} frames of {} words",
+                raw.bits.len(),
+                raw.n_words
+            ));
+        }
+        if Some(raw.values.len()) != n.checked_mul(raw.n_signals) {
+            return Err(format!(
+                "{} values for {n} frames of {} signals",
+                raw.values.len(),
+                raw.n_signals
+            ));
+        }
+        if raw.first_unsafe.iter().flatten().any(|&k| k as usize >= n) {
+            return Err(format!("a first unsafe frame beyond the run's {n} frames"));
+        }
+        Ok(RunRecord {
+            t: raw.t,
+            n_words: raw.n_words,
+            bits: raw.bits,
+            n_signals: raw.n_signals,
+            values: raw.values,
+            first_unsafe: raw.first_unsafe,
+        })
+    }
+}
+
 impl RunRecord {
+    /// Bit words and signal values per frame; equal to the [`Recorder::layout`] that made the record.
+    pub fn layout(&self) -> (usize, usize) {
+        (self.n_words, self.n_signals)
+    }
+
     /// Number of frames.
     pub fn len(&self) -> usize {
         self.t.len()
@@ -158,12 +213,19 @@ impl Recorder {
             .collect()
     }
 
+    /// Bit words and signal values per frame of the records it makes.
+    pub fn layout(&self) -> (usize, usize) {
+        let n_bits = self.handles.atoms.len() + self.windows.len();
+        (
+            n_bits.div_ceil(64).max(1),
+            self.signals.len() + self.handles.obligations.len(),
+        )
+    }
+
     /// Records one run.
     pub fn record(&mut self, frames: &[Frame]) -> RunRecord {
         self.tracker.reset();
-        let n_bits = self.handles.atoms.len() + self.windows.len();
-        let n_words = n_bits.div_ceil(64).max(1);
-        let n_signals = self.signals.len() + self.handles.obligations.len();
+        let (n_words, n_signals) = self.layout();
         let mut rec = RunRecord {
             t: Vec::with_capacity(frames.len()),
             n_words,
@@ -322,3 +384,6 @@ impl PropertyData {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -4,15 +4,18 @@
 //! - [`LogWriter`] streams frames into chunked, extendable datasets (the live bridge records sessions with
 //!   it); [`write_log`] writes a whole run.
 //! - [`read_log`] reads and validates a whole file; every problem is a [`LogError`] naming the dataset.
+//! - [`frame_columns`] and [`obstacle_columns`] lay a run out as named columns, like the file.
 //!
 //! Byte-identical output: HDF5 stores object modification times by default; the writer switches them off
 //! on the file, groups and datasets, so the same run written twice gives the same bytes.
 
+mod columns;
 mod error;
 mod reader;
 mod schema;
 mod writer;
 
+pub use columns::{frame_columns, obstacle_columns, Column};
 pub use error::LogError;
 pub use reader::{read_log, read_log_image};
 pub use writer::{write_log, LogWriter};

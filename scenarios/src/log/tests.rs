@@ -176,3 +176,56 @@ fn in_memory_images_read_like_files() {
     assert!(err.to_string().starts_with("cut.h5: "), "{err}");
     assert!(read_log_image("none.h5", b"").is_err());
 }
+
+#[test]
+fn columns_are_the_datasets_a_written_log_holds() {
+    let run = sample_run();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.h5");
+    write_log(&path, &run).unwrap();
+    let file = hdf5::File::open(&path).unwrap();
+    let frames = frame_columns(&run.frames);
+    let mut names: Vec<&str> = frames.iter().map(|(n, _)| *n).collect();
+    names.sort_unstable();
+    let mut stored = file.group("frames").unwrap().member_names().unwrap();
+    stored.sort();
+    assert_eq!(names, stored);
+    let column = |cols: &[(&str, Column)], name: &str| {
+        cols.iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, c)| c.clone())
+            .unwrap()
+    };
+    let Column::F64(x) = column(&frames, "x") else {
+        panic!("x is not f64")
+    };
+    assert_eq!(
+        x,
+        file.dataset("frames/x").unwrap().read_raw::<f64>().unwrap()
+    );
+    let Column::U8(collision) = column(&frames, "collision") else {
+        panic!("collision is not u8")
+    };
+    assert_eq!(collision.iter().position(|&c| c == 1), Some(7));
+
+    // Frame k has k % 3 obstacles: frame indices 1, 2, 2, 4, 5, 5, ...
+    let obstacles = obstacle_columns(&run.frames);
+    let Column::I32(frame) = column(&obstacles, "frame") else {
+        panic!("frame is not i32")
+    };
+    assert_eq!(frame[..6], [1, 2, 2, 4, 5, 5]);
+    let Column::F64(t) = column(&obstacles, "t") else {
+        panic!("t is not f64")
+    };
+    assert_eq!(t[1], 0.2);
+    let Column::U8(priority) = column(&obstacles, "priority") else {
+        panic!("priority is not u8")
+    };
+    assert_eq!(priority[..3], [0, 0, 1]);
+    let offset = file
+        .dataset("obstacles/offset")
+        .unwrap()
+        .read_raw::<u64>()
+        .unwrap();
+    assert_eq!(frame.len() as u64, *offset.last().unwrap());
+}

@@ -183,10 +183,22 @@ pub fn rosbridge_frame(data: &[u8]) {
     assemble(&msgs);
 }
 
-/// Writes `data` to this process's scratch file called `name` (the readers below take paths) and returns
-/// its path; the file is overwritten by the next call.
+/// This thread's scratch folder (the record and map readers take paths).
+fn scratch_dir() -> std::path::PathBuf {
+    let thread = format!("{:?}", std::thread::current().id());
+    let thread: String = thread.chars().filter(char::is_ascii_digit).collect();
+    std::env::temp_dir().join(format!("avguard-fuzz-{}-{thread}", std::process::id()))
+}
+
+/// Removes this thread's scratch folder (call when done with the bodies).
+pub fn clean_scratch() {
+    let _ = std::fs::remove_dir_all(scratch_dir());
+}
+
+/// Writes `data` to this thread's scratch file called `name` and returns its path; the file is overwritten
+/// by the next call.
 fn scratch_file(name: &str, data: &[u8]) -> Option<std::path::PathBuf> {
-    let dir = std::env::temp_dir().join(format!("avguard-fuzz-{}", std::process::id()));
+    let dir = scratch_dir();
     std::fs::create_dir_all(&dir).ok()?;
     let path = dir.join(name);
     std::fs::write(&path, data).ok()?;

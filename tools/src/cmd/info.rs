@@ -88,7 +88,8 @@ fn to_json<T: serde::Serialize>(value: Option<&T>) -> String {
         .unwrap_or_else(|| "null".to_owned())
 }
 
-fn json(model: &Model) -> String {
+/// What `avguard info --json` prints for `model` (also the Python package's `Model.info()`).
+pub fn json(model: &Model) -> String {
     let props: Vec<String> = model.properties().iter().map(property_json).collect();
     format!("{{\"properties\":[{}]}}", props.join(","))
 }

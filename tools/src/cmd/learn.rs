@@ -92,8 +92,8 @@ pub enum Smoothing {
     AllValid,
 }
 
-/// Runs `avguard learn`.
-pub fn run(args: Args) -> anyhow::Result<()> {
+/// The fit that `avguard learn` runs for `args` (also what the Python package's learning uses).
+pub fn fit_options(args: &Args) -> anyhow::Result<FitOptions> {
     let defaults = BuildConfig::default();
     let config = BuildConfig {
         laplace: LaplaceConfig { alpha: args.alpha },
@@ -108,8 +108,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         },
         ..defaults
     };
-    let logs = crate::batch::expand_logs(&args.logs)?;
-    let opts = FitOptions {
+    Ok(FitOptions {
         build: config,
         mode: args.abstraction.into(),
         search: SearchConfig {
@@ -119,7 +118,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             alpha: args.alpha,
             ..SearchConfig::default()
         },
-    };
+    })
+}
+
+/// Runs `avguard learn`.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let opts = fit_options(&args)?;
+    let logs = crate::batch::expand_logs(&args.logs)?;
     let fitted = fit(&args.laws, args.properties.as_deref(), &logs, &opts)?;
     if !fitted.left_out.is_empty() {
         println!(

@@ -6,15 +6,10 @@
 //! share nothing but a folder layout, and `score merge` rebuilds `score.json` and the reports from the
 //! union of shard caches exactly as an unsharded run would.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::{bail, Context};
-use rayon::prelude::*;
-
-use crate::batch::{expand_logs_and_records, Shard};
-use crate::score::{
-    cached, load_cached, merge, prepare_out, score_file, store, write_outputs, FileResult, Settings,
-};
+use crate::batch::Shard;
+use crate::score::{merge, Job, JobSpec};
 
 /// Arguments of `avguard score`.
 #[derive(clap::Args)]
@@ -90,35 +85,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let (Some(model_path), Some(out)) = (args.model, args.out) else {
         unreachable!("clap requires --model and --out unless a subcommand is given")
     };
-    for &theta in &args.thresholds {
-        if !(theta > 0.0 && theta <= 1.0) {
-            bail!("threshold {theta} is outside (0, 1]");
-        }
-    }
-    let crate::modelfile::ModelFile {
-        bytes: model_bytes,
-        model,
-    } = crate::modelfile::read(&model_path)?;
-    let model = std::sync::Arc::new(model);
-    let measure = monitor::RiskMeasure::resolve(&model, args.horizon, args.conservative)?;
-    let rss = args.rss.params()?;
-    let mut settings = Settings::new(
-        &model_bytes,
-        &args.thresholds,
-        args.horizon,
-        args.conservative,
-    );
-    settings.rss = args.rss.describe();
-    for (p, property) in model.properties().iter().enumerate() {
-        if let Some(rule) = property.reactive_rule() {
-            settings
-                .rules
-                .insert(property.name().to_owned(), rule.text());
-        }
-        if let Some(c) = crate::score::calibrated_rule(&model, p, &measure) {
-            settings.calibrated.insert(property.name().to_owned(), c);
-        }
-    }
+    let job = Job::prepare(&JobSpec {
+        model_path,
+        thresholds: args.thresholds,
+        horizon_s: args.horizon,
+        conservative: args.conservative,
+        rss: args.rss,
+        out: out.clone(),
+        force: args.force,
+        shard: args.shard,
+        logs: args.logs,
+        map: args.map,
+    })?;
+    let settings = job.scorer().settings();
     let calibrated: Vec<String> = settings
         .calibrated
         .iter()
@@ -145,103 +124,26 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             calibrated.join(", ")
         );
     }
-    let map = crate::mapfile::load(args.map.as_deref())?;
-    if let Some(path) = &args.map {
-        let bytes =
-            std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
-        settings = settings.with_map(&bytes);
-    }
-    let mut logs = expand_logs_and_records(&args.logs)?;
-    if let Some(shard) = args.shard {
-        logs.retain(|p| shard.contains(p));
-    }
-    check_unique_names(&logs)?;
-    prepare_out(&out, &settings, args.force)?;
-
-    let todo: Vec<&PathBuf> = logs
-        .iter()
-        .filter(|p| args.force || !cached(&out, p))
-        .collect();
-    let n_cached = logs.len() - todo.len();
-    if n_cached > 0 {
+    if job.n_cached() > 0 {
         eprintln!(
-            "{n_cached} of {} logs already scored in {} (use --force to redo)",
-            logs.len(),
+            "{} of {} logs already scored in {} (use --force to redo)",
+            job.n_cached(),
+            job.logs().len(),
             out.display()
         );
     }
-    let progress = crate::progress::bar(todo.len() as u64, "scoring");
-    let thresholds = settings.threshold_pairs();
-    let errors: Vec<(String, String)> = todo
-        .par_iter()
-        .filter_map(|path| {
-            let result = score_file(
-                path,
-                &model,
-                &measure,
-                &thresholds,
-                map.as_ref(),
-                Some(&rss),
-            )
-            .and_then(|r| store(&out, path, &r));
-            progress.inc(1);
-            result.err().map(|e| (display_name(path), format!("{e:#}")))
-        })
-        .collect();
+    let progress = crate::progress::bar(job.todo().len() as u64, "scoring");
+    let errors = job.score_here(|| progress.inc(1));
     progress.finish_and_clear();
-    let mut errors = errors;
-    errors.sort();
     for (file, error) in &errors {
         eprintln!("avguard: {file}: {error}");
     }
-    let results: Vec<FileResult> = logs
-        .iter()
-        .filter_map(|p| load_cached(&out, p).transpose())
-        .collect::<anyhow::Result<_>>()?;
-    write_outputs(
-        &out,
-        &settings,
-        &results,
-        &errors,
-        Some(&model),
-        args.plot_runs,
-    )?;
+    let finished = job.finish(errors, args.plot_runs)?;
     eprintln!(
         "scored {} logs ({} from cache) into {}",
-        results.len(),
-        n_cached,
+        finished.results.len(),
+        job.n_cached(),
         out.join("score.json").display()
     );
-    if !errors.is_empty() {
-        bail!(
-            "{} of {} logs could not be scored (listed above and in score.json)",
-            errors.len(),
-            logs.len()
-        );
-    }
-    Ok(())
-}
-
-fn display_name(path: &Path) -> String {
-    path.display().to_string()
-}
-
-/// Cached results are keyed by file name, so two logs with the same name cannot be scored together.
-fn check_unique_names(logs: &[PathBuf]) -> anyhow::Result<()> {
-    let mut names: Vec<(&std::ffi::OsStr, &PathBuf)> = logs
-        .iter()
-        .filter_map(|p| p.file_name().map(|n| (n, p)))
-        .collect();
-    names.sort();
-    for pair in names.windows(2) {
-        if pair[0].0 == pair[1].0 {
-            bail!(
-                "two logs share the file name {}: {} and {}",
-                pair[0].0.to_string_lossy(),
-                pair[0].1.display(),
-                pair[1].1.display()
-            );
-        }
-    }
-    Ok(())
+    finished.check()
 }

@@ -46,7 +46,19 @@ pub fn cached(out: &Path, log: &Path) -> bool {
 
 /// Stores `result` as the cached result of `log`.
 pub fn store(out: &Path, log: &Path, result: &FileResult) -> anyhow::Result<()> {
-    write_atomic(&entry(out, log), &serde_json::to_vec(result)?)
+    write_atomic(&entry(out, log), &result_bytes(result)?)
+}
+
+/// A result as its cache entry holds it; scored elsewhere (a Ray worker), it travels in this form.
+pub fn result_bytes(result: &FileResult) -> anyhow::Result<Vec<u8>> {
+    Ok(serde_json::to_vec(result)?)
+}
+
+/// Stores a result made by [`result_bytes`] elsewhere, byte for byte, after checking that it is one.
+pub fn store_bytes(out: &Path, log: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    serde_json::from_slice::<FileResult>(bytes)
+        .with_context(|| format!("{}: not a scoring result", log.display()))?;
+    write_atomic(&entry(out, log), bytes)
 }
 
 /// The cached result of `log`, if any.

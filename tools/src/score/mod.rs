@@ -3,6 +3,7 @@
 //! union of shard folders (`output`).
 
 mod cache;
+mod job;
 mod measure;
 mod output;
 
@@ -10,7 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::time_ahead::{threshold_key, RunScore};
 
-pub use cache::{cached, load_cached, prepare_out, store};
+pub use cache::{cached, load_cached, prepare_out, result_bytes, store, store_bytes};
+pub use job::{error_name, Finished, Job, JobSpec, Scorer};
 pub use measure::{calibrated_rule, run_series, score_file};
 pub use output::{merge, write_outputs};
 

@@ -1,0 +1,268 @@
+"""avguard from Python: the same Rust pipeline as the ``avguard`` command line, with pandas results.
+
+Five lines in a notebook::
+
+    import avguard
+    frames, obstacles = avguard.read_log("runs/run_0001.h5")
+    model = avguard.Model.load("model.bin")
+    scores = model.score("runs/", thresholds=[0.3, 0.5])
+    risk = model.risk("runs/run_0001.h5")
+
+Every failure raises :class:`AvguardError` with the message the CLI prints. Long calls release the GIL;
+``progress=True`` shows a tqdm bar (or pass any tqdm-like object with ``update(n)``, or a callable taking
+the number of logs just finished). :mod:`avguard.ray` runs scoring and learning on a Ray cluster.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from contextlib import contextmanager
+from typing import Callable, Iterable, Iterator, Optional, Sequence, Union
+
+import numpy as np
+import pandas as pd
+
+from . import _native
+from ._native import AvguardError, Counts
+
+__all__ = [
+    "AvguardError",
+    "LogErrors",
+    "Model",
+    "Counts",
+    "read_log",
+    "learn_counts",
+    "merge_counts",
+    "build_model",
+    "learn_setup",
+]
+
+PathLike = Union[str, "os.PathLike[str]"]
+Paths = Union[PathLike, Iterable[PathLike]]
+Progress = Union[bool, Callable[[int], object], object, None]
+
+DEFAULT_THRESHOLDS = (0.3, 0.5, 0.7)
+
+
+class LogErrors(AvguardError):
+    """Some logs failed while the others were processed, as the CLI does: ``errors`` lists
+    ``(log, message)`` pairs and ``result`` holds what the call produced for the other logs."""
+
+    def __init__(self, message: str, errors, result=None):
+        lines = [message] + [f"{name}: {error}" for name, error in errors]
+        super().__init__("\n".join(lines))
+        self.errors = list(errors)
+        self.result = result
+
+
+def _paths(paths: Paths) -> list:
+    if isinstance(paths, (str, os.PathLike)):
+        return [os.fspath(paths)]
+    return [os.fspath(p) for p in paths]
+
+
+def _opt(path: Optional[PathLike]) -> Optional[str]:
+    return None if path is None else os.fspath(path)
+
+
+@contextmanager
+def _progress(progress: Progress, total: int, desc: str) -> Iterator[Optional[Callable[[int], object]]]:
+    """A callback for the Rust side: ``None``, tqdm's ``update`` (closed afterwards when we made the bar),
+    a tqdm-like object's ``update``, or a plain callable."""
+    if progress is None or progress is False:
+        yield None
+    elif progress is True:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=total, desc=desc, unit="log")
+        try:
+            yield bar.update
+        finally:
+            bar.close()
+    elif hasattr(progress, "update"):
+        yield progress.update
+    elif callable(progress):
+        yield progress
+    else:
+        raise TypeError("progress must be a bool, a tqdm-like object with update(n), or a callable")
+
+
+def _table(columns: dict) -> pd.DataFrame:
+    return pd.DataFrame({name: np.asarray(values, dtype=dtype) for name, (dtype, values) in columns.items()})
+
+
+def read_log(path: PathLike) -> "tuple[pd.DataFrame, pd.DataFrame]":
+    """Reads an HDF5 run log: ``(frames, obstacles)``, columns named like the file's datasets
+    (INTERFACES §2), with the stored dtypes. ``obstacles`` has one row per obstacle per frame, with the
+    frame's index (``frame``) and time (``t``) first. The run's metadata (``scenario``, ``run_id``,
+    ``frame_period_s``, ``seed``) is in ``frames.attrs``."""
+    raw = _native.read_log(os.fspath(path))
+    frames = _table(raw["frames"])
+    frames.attrs.update(raw["meta"])
+    obstacles = _table(raw["obstacles"])
+    return frames, obstacles
+
+
+def _runs_frame(results: Iterable[str]) -> pd.DataFrame:
+    """One row per run × property from per-log results (``score.json``'s ``runs`` fields, nested
+    fields flattened with ``/``: ``alarms/0.5/lead_s``, ``baseline/false_alarm``)."""
+    rows = []
+    for text in results:
+        result = json.loads(text)
+        for score in result["scores"]:
+            rows.append(dict(score, file=result["file"]))
+    if not rows:
+        return pd.DataFrame(columns=["file", "run_id", "scenario", "property"])
+    frame = pd.json_normalize(rows, sep="/")
+    first = ["file", "run_id", "scenario", "property"]
+    return frame[first + [c for c in frame.columns if c not in first]]
+
+
+def finish_job(job: "_native.ScoreJob", errors, plot_runs: int) -> pd.DataFrame:
+    """Writes a score run's outputs; the runs as a table, or :class:`LogErrors` when some log failed."""
+    results, errors, failure = job.finish(errors, plot_runs)
+    table = _runs_frame(results)
+    if failure is not None:
+        raise LogErrors(failure, errors, table)
+    return table
+
+
+class Model:
+    """A model learned by ``avguard learn`` (or :func:`build_model`)."""
+
+    def __init__(self, native: "_native.Model", path: Optional[str] = None):
+        self._native = native
+        self._path = path
+
+    @classmethod
+    def load(cls, path: PathLike) -> "Model":
+        """Reads a model file."""
+        path = os.fspath(path)
+        return cls(_native.Model.load(path), path)
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "Model":
+        """A model from a model file's bytes."""
+        return cls(_native.Model.from_bytes(data))
+
+    def save(self, path: PathLike) -> None:
+        """Writes the model file (the same bytes ``avguard learn`` writes for the same model)."""
+        self._native.save(os.fspath(path))
+
+    def to_bytes(self) -> bytes:
+        """The model file's bytes."""
+        return self._native.to_bytes()
+
+    @property
+    def properties(self) -> list:
+        """The monitored properties' names."""
+        return self._native.properties
+
+    def info(self) -> dict:
+        """What ``avguard info --json`` says: per property its predicates, states, PAC summary."""
+        return json.loads(self._native.info_json())
+
+    @contextmanager
+    def _file(self) -> Iterator[str]:
+        """A model file holding this model: the one it was loaded from, else a temporary copy."""
+        if self._path is not None:
+            yield self._path
+            return
+        with tempfile.TemporaryDirectory(prefix="avguard-model-") as tmp:
+            path = os.path.join(tmp, "model.bin")
+            self.save(path)
+            yield path
+
+    def score(
+        self,
+        paths: Paths,
+        thresholds: Sequence[float] = DEFAULT_THRESHOLDS,
+        horizon: Optional[float] = None,
+        conservative: bool = False,
+        out: Optional[PathLike] = None,
+        force: bool = False,
+        plot_runs: int = 3,
+        progress: Progress = False,
+        map: Optional[PathLike] = None,
+    ) -> pd.DataFrame:
+        """Scores logs (HDF5 logs or Cyber records; folders are searched for both): one row per run × property, the fields of
+        ``score.json``'s ``runs`` (nested ones flattened with ``/``: ``alarms/0.5/lead_s``).
+
+        With ``out``, does exactly what ``avguard score --model MODEL --out OUT [--force] LOGS`` does and
+        writes the same files (``score.json``, ``report.md``, ``report.html``, the per-log cache). ``map`` is
+        the Apollo HD map that gives ``.record`` inputs their road fields (``--map``). A log
+        that fails does not stop the others: once all are done, :class:`LogErrors` is raised with the
+        failures, and the other logs' rows in ``.result``.
+        """
+        if out is None:
+            logs = _native.expand_logs(_paths(paths))
+            scorer = _native.Scorer(self.to_bytes(), list(thresholds), horizon, conservative, self._path, _opt(map))
+            with _progress(progress, len(logs), "scoring") as callback:
+                results, errors = scorer.score_all(logs, callback)
+            table = _runs_frame(r for r in results if r is not None)
+            if errors:
+                raise LogErrors(f"{len(errors)} of {len(logs)} logs could not be scored", errors, table)
+            return table
+        with self._file() as model_path:
+            job = _native.ScoreJob(
+                model_path, os.fspath(out), _paths(paths), list(thresholds), horizon, conservative, force, _opt(map)
+            )
+            with _progress(progress, len(job.todo), "scoring") as callback:
+                errors = job.score_here(callback)
+            return finish_job(job, errors, plot_runs)
+
+    def risk(self, path: PathLike, horizon: Optional[float] = None, conservative: bool = False) -> pd.DataFrame:
+        """Per-frame risk of every property over one log (``t`` then one column per property): P(eventually
+        unsafe), or P(unsafe within ``horizon`` s), or with ``conservative`` the PAC upper bound."""
+        return pd.DataFrame(self._native.risk(os.fspath(path), horizon, conservative))
+
+    def __reduce__(self):
+        return (Model.from_bytes, (self.to_bytes(),))
+
+    def __repr__(self) -> str:
+        return f"avguard.Model(properties={self.properties!r})"
+
+
+def learn_setup(
+    laws: PathLike,
+    properties: Optional[PathLike] = None,
+    alpha: float = 1.0,
+    smoothing: str = "local",
+    epsilon: float = 0.05,
+    delta: float = 0.05,
+    horizons: Sequence[float] = (1, 2, 3, 5),
+    abstraction: str = "fixed",
+    max_predicates: int = 12,
+    folds: int = 5,
+    seed: int = 0,
+) -> "_native.LearnSetup":
+    """The law folder (and properties file) read once, with ``avguard learn``'s options: what every
+    worker of a distributed learning needs."""
+    return _native.LearnSetup(
+        os.fspath(laws), _opt(properties), alpha, smoothing, epsilon, delta,
+        [float(h) for h in horizons], abstraction, max_predicates, folds, seed,
+    )
+
+
+def learn_counts(paths: Paths, laws: PathLike, progress: Progress = False, **options) -> Counts:
+    """Records logs (files, or folders searched for ``*.h5``) for learning, as ``avguard learn --laws
+    LAWS`` does; ``options`` are ``avguard learn``'s (``properties``, ``alpha``, ``smoothing``,
+    ``epsilon``, ``delta``, ``horizons``, ``abstraction``, ``max_predicates``, ``folds``, ``seed``).
+    A log that cannot be read is listed in ``.errors`` and the others are learned. Counts of different
+    logs merge exactly (:func:`merge_counts`); :func:`build_model` makes the model."""
+    setup = learn_setup(laws, **options)
+    logs = _native.expand_logs(_paths(paths), False)
+    with _progress(progress, len(logs), "learning") as callback:
+        return setup.learn(logs, callback)
+
+
+def merge_counts(counts: Iterable[Counts]) -> Counts:
+    """The union of counts of different logs, learned with the same laws and options."""
+    return Counts.merge(list(counts))
+
+
+def build_model(counts: Counts) -> Model:
+    """The model ``avguard learn`` writes for the logs behind ``counts``: the same bytes."""
+    return Model(counts.build())

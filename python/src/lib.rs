@@ -1,0 +1,46 @@
+//! `avguard._native`: the extension module under the Python package `avguard` (a second front door beside
+//! the `tools` CLI). Everything here calls the same Rust code as the CLI; the Python half
+//! (`python/py/avguard/`) only turns the results into pandas DataFrames and adds Ray.
+//!
+//! A tour:
+//! - [`log::read_log`] reads an HDF5 run log into columns named like its datasets;
+//! - [`model::Model`] holds a model file (load, save, `info --json`, per-frame risk);
+//! - [`score::Scorer`] scores single logs (what a Ray worker runs); [`score::ScoreJob`] is a whole
+//!   `avguard score` run (prepare, store results made elsewhere, write `score.json` and the reports);
+//! - [`learn::LearnSetup`] records logs into [`learn::Counts`], which merge exactly and build the model
+//!   `avguard learn` writes.
+//!
+//! **Invariant:** long calls release the GIL (`Python::detach`); failures raise `avguard.AvguardError`
+//! carrying the CLI's message (the `anyhow` chain printed with `{:#}`, as `avguard: ...` prints it).
+
+use pyo3::prelude::*;
+
+mod learn;
+mod log;
+mod model;
+mod progress;
+mod score;
+
+pyo3::create_exception!(
+    avguard,
+    AvguardError,
+    pyo3::exceptions::PyException,
+    "An avguard operation failed; the message is the one the avguard CLI prints."
+);
+
+/// The CLI's message for `error` as a Python exception.
+pub(crate) fn to_py(error: anyhow::Error) -> PyErr {
+    AvguardError::new_err(format!("{error:#}"))
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("AvguardError", m.py().get_type::<AvguardError>())?;
+    m.add_function(wrap_pyfunction!(log::read_log, m)?)?;
+    m.add_class::<model::Model>()?;
+    m.add_class::<score::Scorer>()?;
+    m.add_class::<score::ScoreJob>()?;
+    m.add_function(wrap_pyfunction!(score::expand_logs, m)?)?;
+    learn::register(m)?;
+    Ok(())
+}

@@ -1,0 +1,230 @@
+"""The package against the CLI and against independent readers, on the same inputs."""
+
+import io
+import json
+import threading
+import time
+
+import h5py
+import numpy as np
+import pandas as pd
+import pytest
+
+import avguard
+from conftest import cli, same_files, score_json
+
+OUTPUTS = ["score.json", "report.md", "report.html", "states.json"]
+
+
+def test_read_log_matches_h5py(data):
+    for path in data.test_logs()[:2]:
+        frames, obstacles = avguard.read_log(path)
+        with h5py.File(path, "r") as f:
+            g = f["frames"]
+            assert sorted(frames.columns) == sorted(g.keys())
+            for name in g:
+                stored = g[name][()]
+                assert frames[name].dtype == stored.dtype, name
+                np.testing.assert_array_equal(frames[name].to_numpy(), stored, err_msg=name)
+            o = f["obstacles"]
+            per_frame = np.diff(o["offset"][()]).astype(int)
+            assert per_frame.sum() > 0, "the scenario should have obstacles"
+            np.testing.assert_array_equal(obstacles["frame"], np.repeat(np.arange(len(per_frame)), per_frame))
+            np.testing.assert_array_equal(obstacles["t"], np.repeat(g["t"][()], per_frame))
+            assert sorted(obstacles.columns) == sorted(["frame", "t", *[k for k in o if k != "offset"]])
+            for name in o:
+                if name != "offset":
+                    assert obstacles[name].dtype == o[name].dtype, name
+                    np.testing.assert_array_equal(obstacles[name].to_numpy(), o[name][()], err_msg=name)
+            for key in ["scenario", "run_id"]:
+                stored = f.attrs[key]
+                assert frames.attrs[key] == (stored.decode() if isinstance(stored, bytes) else stored)
+            assert frames.attrs["frame_period_s"] == f.attrs["frame_period_s"]
+
+
+def test_a_bad_log_raises_the_message_the_cli_gives_it(data, tmp_path):
+    cli_out = tmp_path / "cli"
+    assert cli("score", "--model", data.model, "--out", cli_out, data.bad, check=False).returncode == 1
+    [listed] = score_json(cli_out)["errors"]
+    with pytest.raises(avguard.AvguardError) as raised:
+        avguard.read_log(data.bad)
+    assert str(raised.value) == listed["error"]
+
+
+def test_model_load_save_properties_and_info_are_the_cli_s(data, tmp_path):
+    model = avguard.Model.load(data.model)
+    copy = tmp_path / "copy.bin"
+    model.save(copy)
+    assert copy.read_bytes() == data.model.read_bytes()
+    assert avguard.Model.from_bytes(model.to_bytes()).to_bytes() == model.to_bytes()
+    info = json.loads(cli("info", "--json", data.model).stdout)
+    assert model.info() == info
+    assert model.properties == [p["name"] for p in info["properties"]]
+    assert len(model.properties) >= 2
+
+
+def test_a_bad_model_raises_the_cli_s_message(data, tmp_path):
+    bad = tmp_path / "bad.bin"
+    bad.write_bytes(b"\x00" * 64)
+    missing = tmp_path / "missing.bin"
+    for path in [bad, missing]:
+        done = cli("score", "--model", path, "--out", tmp_path / "out", data.test, check=False)
+        assert done.returncode == 1
+        with pytest.raises(avguard.AvguardError) as raised:
+            avguard.Model.load(path)
+        assert "avguard: " + str(raised.value) == done.stderr.strip()
+
+
+@pytest.mark.parametrize(
+    "thresholds, horizon, conservative",
+    [((0.3, 0.5, 0.7), None, False), ((0.4,), 2.0, False), ((0.2, 0.6), None, True)],
+)
+def test_score_with_out_writes_the_cli_s_bytes_and_a_bad_log_fails_alone(
+    data, tmp_path, thresholds, horizon, conservative
+):
+    options = ["--thresholds", ",".join(map(str, thresholds))]
+    if horizon is not None:
+        options += ["--horizon", horizon]
+    if conservative:
+        options.append("--conservative")
+    cli_out, py_out = tmp_path / "cli", tmp_path / "py"
+    done = cli("score", "--model", data.model, "--out", cli_out, *options, data.mixed, check=False)
+    assert done.returncode == 1, done.stderr
+    model = avguard.Model.load(data.model)
+    with pytest.raises(avguard.LogErrors) as raised:
+        model.score(data.mixed, thresholds=thresholds, horizon=horizon, conservative=conservative, out=py_out)
+    same_files(cli_out, py_out, OUTPUTS)
+    listed = score_json(cli_out)
+    assert raised.value.errors == [(e["file"], e["error"]) for e in listed["errors"]]
+    assert [name for name, _ in raised.value.errors] == [str(data.bad)]
+    assert len(raised.value.result) == len(listed["runs"]) == len(data.test_logs()) * len(model.properties)
+
+
+def test_score_in_memory_gives_score_json_s_runs(data, tmp_path):
+    cli_out = tmp_path / "cli"
+    cli("score", "--model", data.model, "--out", cli_out, data.test)
+    expected = pd.json_normalize(score_json(cli_out)["runs"], sep="/")
+    table = avguard.Model.load(data.model).score(data.test)
+    keys = ["run_id", "property"]
+    got = table.drop(columns=["file"]).sort_values(keys).reset_index(drop=True)
+    expected = expected[got.columns].sort_values(keys).reset_index(drop=True)
+    pd.testing.assert_frame_equal(got, expected)
+
+
+def test_a_model_without_a_file_scores_too(data, tmp_path):
+    model = avguard.Model.from_bytes(data.model.read_bytes())
+    cli_out, py_out = tmp_path / "cli", tmp_path / "py"
+    cli("score", "--model", data.model, "--out", cli_out, data.test)
+    model.score(data.test, out=py_out)
+    same_files(cli_out, py_out, OUTPUTS)
+
+
+def test_risk_agrees_with_the_scores(data):
+    """The per-frame risk (Model.risk) and the scores (first alarm, maximum risk before the violation)
+    are computed by different code; they must tell the same story."""
+    model = avguard.Model.load(data.model)
+    table = model.score(data.test, thresholds=[0.5])
+    n_alarms = 0
+    for path in data.test_logs():
+        risk = model.risk(path)
+        assert list(risk.columns) == ["t", *model.properties]
+        assert risk["t"].is_monotonic_increasing
+        for prop in model.properties:
+            [row] = table[(table["file"] == path.name) & (table["property"] == prop)].to_dict("records")
+            before = risk if not row["violated"] else risk[risk["t"] < row["violation_t"]]
+            values = before[prop].to_numpy()
+            assert np.all((risk[prop] >= 0) & (risk[prop] <= 1))
+            assert row["max_risk"] == pytest.approx(values.max() if len(values) else 0.0, abs=0)
+            crossing = before["t"][values >= 0.5]
+            first = crossing.iloc[0] if len(crossing) else None
+            assert row["alarms/0.5/first_alarm_t"] == first or (first is None and pd.isna(row["alarms/0.5/first_alarm_t"]))
+            n_alarms += first is not None
+    assert n_alarms > 0, "no run alarmed: the comparison compared nothing"
+
+
+def test_progress_goes_to_a_callable_or_a_tqdm_bar(data):
+    from tqdm import tqdm
+
+    model = avguard.Model.load(data.model)
+    logs = data.train_logs()
+    steps = []
+    model.score(logs, progress=steps.append)
+    assert steps == [1] * len(logs)
+    bar = tqdm(total=len(logs), file=io.StringIO())
+    model.score(logs, progress=bar)
+    assert bar.n == len(logs)
+
+
+def test_scoring_releases_the_gil(data):
+    """While a long score runs in one thread, another keeps running Python: its longest pause is a small
+    part of the call (holding the GIL throughout would pause it for the whole call)."""
+    model = avguard.Model.load(data.model)
+    logs = data.train_logs() * 4
+    done = threading.Event()
+    took = []
+
+    def work():
+        start = time.perf_counter()
+        model.score(logs)
+        took.append(time.perf_counter() - start)
+        done.set()
+
+    thread = threading.Thread(target=work)
+    last, longest = time.perf_counter(), 0.0
+    thread.start()
+    while not done.is_set():
+        now = time.perf_counter()
+        longest, last = max(longest, now - last), now
+    thread.join()
+    assert took[0] > 0.2, f"the call took only {took[0]:.3f} s: too short to tell"
+    assert longest < 0.25 * took[0], f"Python paused {longest:.3f} s of a {took[0]:.3f} s call"
+
+
+def cli_learn(data, out, logs, *options):
+    return cli("learn", "--laws", data.laws, "--out", out, *options, *logs, check=False)
+
+
+@pytest.mark.parametrize(
+    "options, cli_options",
+    [({}, []), ({"alpha": 0.5, "horizons": (1, 2), "epsilon": 0.1}, ["--alpha", 0.5, "--horizons", "1,2", "--epsilon", 0.1])],
+)
+def test_counts_of_parts_merge_into_the_cli_s_model(data, tmp_path, options, cli_options):
+    logs = data.train_logs()
+    done = cli_learn(data, tmp_path / "cli.bin", [*logs, data.bad], *cli_options)
+    assert done.returncode == 0, done.stderr
+    first = avguard.learn_counts(logs[:7], laws=data.laws, **options)
+    second = avguard.learn_counts([*logs[7:], data.bad], laws=data.laws, **options)
+    assert first.errors == [] and [p for p, _ in second.errors] == [str(data.bad)]
+    assert f"skipped {data.bad}: {second.errors[0][1]}" in done.stderr
+    merged = avguard.merge_counts([second, first])  # in any order: the logs are sorted as the CLI sorts them
+    assert merged.n_logs == len(logs) + 1 and merged.logs == [str(p) for p in logs]
+    model = avguard.build_model(merged)
+    assert model.to_bytes() == (tmp_path / "cli.bin").read_bytes()
+
+
+def test_counts_travel_as_bytes_and_refuse_to_mix(data, tmp_path):
+    import pickle
+
+    logs = data.train_logs()
+    counts = avguard.learn_counts(logs[:4], laws=data.laws)
+    again = pickle.loads(pickle.dumps(counts))
+    assert again.logs == counts.logs
+    assert avguard.build_model(again).to_bytes() == avguard.build_model(counts).to_bytes()
+    with pytest.raises(avguard.AvguardError, match="not avguard counts"):
+        avguard.Counts.from_bytes(counts.to_bytes()[:-9])
+    other = avguard.learn_counts(logs[4:6], laws=data.laws, alpha=2.0)
+    with pytest.raises(avguard.AvguardError, match="different laws or options"):
+        avguard.merge_counts([counts, other])
+    with pytest.raises(avguard.AvguardError, match="more than one"):
+        avguard.merge_counts([counts, again])
+
+
+def test_learning_nothing_raises_the_cli_s_message(data, tmp_path):
+    done = cli_learn(data, tmp_path / "none.bin", [data.bad])
+    assert done.returncode == 1
+    counts = avguard.learn_counts([data.bad], laws=data.laws)
+    with pytest.raises(avguard.AvguardError) as raised:
+        avguard.build_model(counts)
+    assert "avguard: " + str(raised.value) == done.stderr.strip().splitlines()[-1]
+    with pytest.raises(avguard.AvguardError, match="max_predicates 13"):
+        avguard.learn_counts(data.train_logs()[:1], laws=data.laws, max_predicates=13)
