@@ -53,6 +53,20 @@ fn bad_values_name_the_field() {
     let text = format!("{MINIMAL}[[vehicles]]\nrole = \"oncoming\"\n");
     let err = Scenario::from_toml_str(&text).expect_err("needs junction");
     assert!(err.to_string().contains("vehicles.role"), "{err}");
+    let text = format!("{MINIMAL}[[vehicles]]\nrole = \"lead\"\nside = \"left\"\n");
+    let err = Scenario::from_toml_str(&text).expect_err("a lead car has no side");
+    assert!(err.to_string().contains("vehicles.side"), "{err}");
+    let text = format!("{MINIMAL}[[vehicles]]\nrole = \"lead\"\nreaction_s = 4.0\n");
+    let err = Scenario::from_toml_str(&text).expect_err("too slow");
+    assert!(err.to_string().contains("vehicles.reaction_s"), "{err}");
+    let text = format!("{MINIMAL}[ego]\npedal_noise_mps2 = -0.1\n");
+    let err = Scenario::from_toml_str(&text).expect_err("negative noise");
+    assert!(err.to_string().contains("ego.pedal_noise_mps2"), "{err}");
+    let text = format!("{MINIMAL}[ego]\nlapse_effect = \"asleep\"\n");
+    assert!(
+        Scenario::from_toml_str(&text).is_err(),
+        "unknown lapse effect"
+    );
     let text = format!("{MINIMAL}[ego]\nunknown_knob = 1\n");
     assert!(
         Scenario::from_toml_str(&text).is_err(),
