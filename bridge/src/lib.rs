@@ -13,13 +13,14 @@
 //! - [`enforce::Enforcer`] turns per-frame risk into alarm episodes (hysteresis), interventions with a
 //!   target speed and an explanation, and `clear`s; [`predlog::PredictionLog`] writes them as JSON lines.
 //!
-//! - [`control_command`] builds the optional Apollo `ControlCommand` of an intervention; [`record`] streams each
-//!   connection's frames into an HDF5 run log; [`metrics`] holds the counters, queue gauges and stage
+//! - [`control_command`] builds the optional Apollo `ControlCommand` of an intervention; [`record`]
+//!   streams each connection's frames into an HDF5 run log; [`metrics`] holds the counters, queue gauges and stage
 //!   latency histograms reported in [`server::RunReport`] and a periodic log line.
 //! - [`drive`] is the scenario generator as a lock-step simulator client; [`blocking`] wraps the async
 //!   API (signals, runtime) for the `avguard` binary.
 //!
-//! Every task reports a [`shutdown::ShutdownReason`]; one cancellation tree stops them all.
+//! Every connection task reports a [`shutdown::ShutdownReason`]; one cancellation tree stops them all.
+//! [`config::BridgeConfig`] holds the settings the accept loop and the connections read.
 #![warn(missing_docs)]
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]

@@ -10,13 +10,14 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
-use std::sync::Mutex;
 
+use parking_lot::Mutex;
 use serde_json::json;
 
 use crate::enforce::{Event, Intervention};
 
-/// A shared JSON-lines writer. A std `Mutex` is enough: writes are rare and short, never across an await.
+/// A shared JSON-lines writer. A plain (parking_lot) mutex is enough: writes are rare and short, never
+/// across an await.
 #[derive(Debug)]
 pub struct PredictionLog {
     out: Mutex<BufWriter<File>>,
@@ -60,8 +61,7 @@ impl PredictionLog {
     }
 
     fn write_value(&self, value: &serde_json::Value) -> std::io::Result<()> {
-        // A poisoned lock only means another writer panicked mid-line; the file is still usable.
-        let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
+        let mut out = self.out.lock();
         serde_json::to_writer(&mut *out, value)?;
         out.write_all(b"\n")?;
         out.flush()?;

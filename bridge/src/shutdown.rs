@@ -1,6 +1,7 @@
-//! Why a task ended. Every connection and the accept loop report one.
+//! Why a connection ended. Every connection task returns one; [`crate::server::run`] collects them in its
+//! `RunReport`.
 
-/// The reason a bridge task stopped.
+/// The reason a connection task stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ShutdownReason {
     /// The client sent Close or the stream ended.

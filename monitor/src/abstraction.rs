@@ -5,7 +5,7 @@
 //! laws, re-parsed from their fully expanded formulas so unrelated laws cost nothing per frame), and per
 //! property an encoder whose predicates are law-language atoms (evaluated on the frame's
 //! [`laws::Signals`]) or window predicates `L.w` (the evaluator's "violated within the window" verdict).
-//! A [`Tracker`] steps that once per frame: the run's [`SignalStream`] once, the evaluator once, then each
+//! A `Tracker` steps that once per frame: the run's [`SignalStream`] once, the evaluator once, then each
 //! encoder writes its state id. [`crate::Learner`] and [`crate::Session`] both own a `Tracker`, so the
 //! state sequences they see for a run are equal by construction (and tested).
 //!

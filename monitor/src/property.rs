@@ -1,7 +1,7 @@
 //! One monitored property's learned model: abstraction, counts, chain, PAC summary and risk table.
 //!
 //! [`PropertyModel::build`] is the whole offline pipeline for one property (smoothing, PAC, tables), and
-//! deserialisation re-runs its structural checks (see [`PropertyModel::validate`]): a loaded model is held
+//! deserialisation re-runs its structural checks (see `PropertyModel::validate`): a loaded model is held
 //! to the same invariants as a freshly built one.
 
 use serde::{Deserialize, Serialize};
@@ -14,7 +14,7 @@ use crate::dtmc::Dtmc;
 use crate::error::{ModelError, StructureError};
 use crate::estimate::{build_dtmc, LaplaceConfig};
 use crate::pac::{PacConfig, PacSummary};
-use crate::select::{ReactiveRule, Selection};
+use crate::select::provenance::{ReactiveRule, Selection};
 use crate::table::RiskTable;
 use crate::StateId;
 

@@ -17,7 +17,7 @@ use std::collections::VecDeque;
 use laws::frame::light_color;
 use rand::Rng;
 
-use crate::scenario::EgoSpec;
+use crate::scenario::{EgoSpec, LapseEffect};
 
 /// IDM parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -66,6 +66,19 @@ const JAM_WAIT_RANGE_M: f64 = 40.0;
 /// Within this distance of a stop point the driver brakes kinematically to a standstill, m.
 const FINAL_STOP_M: f64 = 1.5;
 
+/// A left-turning driver judges the oncoming gap within this distance of the yield point, m.
+const LEFT_TURN_LOOK_M: f64 = 10.0;
+
+/// A driver approaching a give-way junction judges the gap from where they could still stop comfortably
+/// after this long, s.
+const GIVE_WAY_LOOK_S: f64 = 1.5;
+
+/// The deceleration with which a driver slows towards the approach speed of a give-way junction, m/s².
+const GIVE_WAY_APPROACH_DECEL_MPS2: f64 = 2.0;
+
+/// Time constant of the pedal noise, s.
+const PEDAL_NOISE_TAU_S: f64 = 0.5;
+
 /// Hardest braking the ego can do, m/s².
 pub(crate) const MAX_BRAKE_MPS2: f64 = 8.0;
 
@@ -91,8 +104,8 @@ pub(crate) struct Perception {
     pub stop_sign: Option<StopSignAhead>,
     /// A turn at the junction ahead.
     pub turn: Option<TurnAhead>,
-    /// An unprotected left turn.
-    pub left_yield: Option<LeftYield>,
+    /// An unprotected left turn, or a give-way junction.
+    pub give_way: Option<GiveWay>,
     /// Distance to the junction entry while the junction ahead is jammed, m.
     pub jam_dist_m: Option<f64>,
     /// A crosswalk while a pedestrian has priority.
@@ -127,12 +140,17 @@ pub(crate) struct TurnAhead {
     pub radius_m: f64,
 }
 
-/// An unprotected left turn: distance to the yield point and the smallest judged time-to-arrival of
-/// oncoming traffic at the conflict zone (`inf` when none).
+/// A place where the ego must let priority traffic pass (an unprotected left turn, a give-way junction):
+/// distance to the yield point and the smallest judged time-to-arrival of priority traffic at the
+/// conflict zone (`inf` when none). At a give-way junction (`approach`) the driver also slows to look. A
+/// driver who has not committed holds until their front is `hold_m` past the yield point (where the
+/// priority traffic's lane begins).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct LeftYield {
+pub(crate) struct GiveWay {
     pub dist_m: f64,
     pub min_tta_s: f64,
+    pub approach: bool,
+    pub hold_m: f64,
 }
 
 /// A crosswalk where a pedestrian has priority, and whether one is in or next to the ego lane.
@@ -158,6 +176,7 @@ pub(crate) struct Driver {
     ignore_limits: bool,
     lapse_rate_per_s: f64,
     lapse_s: (f64, f64),
+    lapse_effect: LapseEffect,
     yellow_stop_decel_mps2: f64,
     critical_gap_s: f64,
     pub judgement_error: f64,
@@ -166,6 +185,10 @@ pub(crate) struct Driver {
     jam_stop_decel_mps2: f64,
     ped_ignore: bool,
     lateral_accel_mps2: f64,
+    give_way_approach_mps: f64,
+    /// Pedal noise: standard deviation, m/s² (0: none), and its current value.
+    pedal_noise_mps2: f64,
+    noise_mps2: f64,
     /// Uses the turn signal before turning.
     pub signals_turns: bool,
     // Decision state.
@@ -175,7 +198,7 @@ pub(crate) struct Driver {
     light_seen: i32,
     light_stop: bool,
     stop_sign: StopSign,
-    left_committed: bool,
+    give_way_committed: bool,
 }
 
 impl Driver {
@@ -194,6 +217,7 @@ impl Driver {
             ignore_limits: chance(spec.ignore_limit_prob, rng),
             lapse_rate_per_s: spec.lapses_per_min.sample(rng) / 60.0,
             lapse_s: (spec.lapse_s.lo(), spec.lapse_s.hi()),
+            lapse_effect: spec.lapse_effect,
             yellow_stop_decel_mps2: spec.yellow_stop_decel_mps2.sample(rng),
             critical_gap_s: spec.critical_gap_s.sample(rng),
             judgement_error: spec.speed_judgement_error.sample(rng),
@@ -202,6 +226,9 @@ impl Driver {
             jam_stop_decel_mps2: spec.jam_stop_decel_mps2.sample(rng),
             ped_ignore: chance(spec.ped_ignore_prob, rng),
             lateral_accel_mps2: spec.lateral_accel_mps2.sample(rng),
+            give_way_approach_mps: spec.give_way_approach_kph.sample(rng) / 3.6,
+            pedal_noise_mps2: spec.pedal_noise_mps2.sample(rng),
+            noise_mps2: 0.0,
             signals_turns: rng.random_bool(0.95),
             pending: std::iter::repeat_n(0.0, delay_ticks).collect(),
             last_desired: 0.0,
@@ -209,7 +236,7 @@ impl Driver {
             light_seen: light_color::NONE,
             light_stop: false,
             stop_sign: StopSign::Approaching,
-            left_committed: false,
+            give_way_committed: false,
         }
     }
 
@@ -231,14 +258,36 @@ impl Driver {
         if !self.in_lapse(p.t) && lapse_draw < self.lapse_rate_per_s * dt {
             self.lapse_until_t = p.t + lapse_len;
         }
-        if !self.in_lapse(p.t) {
-            self.last_desired = self.decide(p);
+        match (self.in_lapse(p.t), self.lapse_effect) {
+            (false, _) => self.last_desired = self.decide(p),
+            (true, LapseEffect::Freeze) => {}
+            (true, LapseEffect::Inattentive) => {
+                // Eyes on the lane ahead only: the junction's control goes unnoticed.
+                let lane_only = Perception {
+                    light: None,
+                    stop_sign: None,
+                    give_way: None,
+                    jam_dist_m: None,
+                    crosswalk: None,
+                    ..p.clone()
+                };
+                self.last_desired = self.decide(&lane_only);
+            }
         }
         self.pending.push_back(self.last_desired);
-        self.pending
-            .pop_front()
-            .unwrap_or(self.last_desired)
-            .clamp(-MAX_BRAKE_MPS2, self.idm.max_accel_mps2)
+        let mut a = self.pending.pop_front().unwrap_or(self.last_desired);
+        if self.pedal_noise_mps2 > 0.0 {
+            // An Ornstein–Uhlenbeck error with a 0.5 s time constant: a human foot does not hold a pedal
+            // still, during a lapse or otherwise. Applied while moving (a car held at a standstill stays).
+            let decay = (-dt / PEDAL_NOISE_TAU_S).exp();
+            let draw: f64 = rng.sample(rand_distr::StandardNormal);
+            self.noise_mps2 = self.noise_mps2 * decay
+                + self.pedal_noise_mps2 * (1.0 - decay * decay).sqrt() * draw;
+            if p.speed_mps > 1.0 {
+                a += self.noise_mps2;
+            }
+        }
+        a.clamp(-MAX_BRAKE_MPS2, self.idm.max_accel_mps2)
     }
 
     /// The driver's desired acceleration from what they perceive now: following (the leader, the speed
@@ -249,14 +298,14 @@ impl Driver {
         let stops = [
             self.light_stop_point(p),
             self.stop_sign_point(p),
-            self.left_turn_point(p),
+            self.give_way_point(p),
             self.jam_stop_point(p),
             self.crosswalk_stop_point(p),
         ];
         for dist in stops.into_iter().flatten() {
             a = a.min(self.stop_accel(p.speed_mps, v0, dist));
         }
-        a.min(self.jam_brake(p))
+        a.min(self.jam_brake(p)).min(self.give_way_brake(p))
     }
 
     /// The speed the driver wants: the limit in force (or the route's first one, for a driver who missed
@@ -279,6 +328,17 @@ impl Driver {
         if let Some(turn) = p.turn {
             let v_turn = (self.lateral_accel_mps2 * turn.radius_m).sqrt();
             v0 = v0.min((v_turn * v_turn + 2.0 * b * turn.dist_m).sqrt());
+        }
+        if let Some(gw) = p
+            .give_way
+            .filter(|g| g.approach && !self.give_way_committed)
+        {
+            // Slow down to look: at most the approach speed at the yield point, braking gently.
+            let room_m = gw.dist_m.max(0.0);
+            v0 = v0.min(
+                (self.give_way_approach_mps.powi(2) + 2.0 * GIVE_WAY_APPROACH_DECEL_MPS2 * room_m)
+                    .sqrt(),
+            );
         }
         v0
     }
@@ -361,18 +421,52 @@ impl Driver {
         }
     }
 
-    /// The yield point of an unprotected left turn until the driver commits to a gap, judged only near
-    /// the point: the gap must cover the time to get there and the critical gap.
-    fn left_turn_point(&mut self, p: &Perception) -> Option<f64> {
-        let LeftYield {
-            dist_m: dist,
-            min_tta_s,
-        } = p.left_yield?;
+    /// The yield point of an unprotected left turn or a give-way junction until the driver commits to a
+    /// gap, judged only near the point: the gap must cover the time to get there and the critical gap. At
+    /// a left turn the driver heads for the yield point; approaching a give-way junction they look from
+    /// where they could still stop comfortably and head for the point only when the gap is too small.
+    fn give_way_point(&mut self, p: &Perception) -> Option<f64> {
+        let gw = p.give_way?;
+        let dist = gw.dist_m;
+        let look_m = self.give_way_look_m(&gw, p.speed_mps);
         let time_to_yield = dist.max(0.0) / p.speed_mps.max(2.0);
-        if !self.left_committed && dist < 10.0 && min_tta_s > self.critical_gap_s + time_to_yield {
-            self.left_committed = true;
+        if !self.give_way_committed
+            && dist < look_m
+            && gw.min_tta_s > self.critical_gap_s + time_to_yield
+        {
+            self.give_way_committed = true;
         }
-        (!self.left_committed && dist > -0.5).then_some(dist)
+        let holding = !self.give_way_committed && dist > -gw.hold_m;
+        (holding && (!gw.approach || dist < look_m)).then_some(dist)
+    }
+
+    /// Where the driver judges the gap: near a left turn's yield point; on the approach to a give-way
+    /// junction, far enough to stop comfortably after a moment's thought at the speed they are doing or
+    /// are about to (the approach speed).
+    fn give_way_look_m(&self, gw: &GiveWay, v: f64) -> f64 {
+        if !gw.approach {
+            return LEFT_TURN_LOOK_M;
+        }
+        let v_plan = v.max(self.give_way_approach_mps);
+        let b = self.idm.comfort_decel_mps2;
+        (v_plan * GIVE_WAY_LOOK_S + v_plan * v_plan / (2.0 * b) + 3.0).max(LEFT_TURN_LOOK_M)
+    }
+
+    /// A planned stop at a give-way junction: at least the constant deceleration that ends at the yield
+    /// point (IDM alone creeps up to a standing target and brakes late).
+    fn give_way_brake(&self, p: &Perception) -> f64 {
+        let Some(gw) = p
+            .give_way
+            .filter(|g| g.approach && !self.give_way_committed)
+        else {
+            return f64::INFINITY;
+        };
+        let v = p.speed_mps;
+        if gw.dist_m > -gw.hold_m && gw.dist_m < self.give_way_look_m(&gw, v) {
+            -(v * v / (2.0 * (gw.dist_m - 0.5).max(0.05)))
+        } else {
+            f64::INFINITY
+        }
     }
 
     /// Just before the entry of a jammed junction, for a driver who respects the jam.

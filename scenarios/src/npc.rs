@@ -36,8 +36,10 @@ pub(crate) enum Lane {
 pub(crate) enum LineKind {
     /// Oncoming traffic (westbound): priority over a left-turning ego.
     Oncoming,
-    /// Cross traffic (northbound), including the jam stream.
+    /// Cross traffic (northbound, from the ego's right), including the jam stream.
     Cross,
+    /// Cross traffic from the ego's left (southbound).
+    CrossLeft,
 }
 
 /// Oncoming lane (westbound, north half of the east–west road).
@@ -53,6 +55,14 @@ const CROSS: Lane = Lane::Line {
     y0: 0.0,
     heading: std::f64::consts::FRAC_PI_2,
     kind: LineKind::Cross,
+};
+
+/// Cross lane from the left (southbound, west half of the north–south road).
+const CROSS_LEFT: Lane = Lane::Line {
+    x0: -LANE_CENTRE_M,
+    y0: 0.0,
+    heading: -std::f64::consts::FRAC_PI_2,
+    kind: LineKind::CrossLeft,
 };
 
 /// A scripted braking event of a lead vehicle.
@@ -89,6 +99,10 @@ pub(crate) struct Vehicle {
     /// Jam head: lane position where its front stops (the blocked exit beyond the box) and how long it
     /// stays there; its followers queue back into the box.
     block: Option<Block>,
+    /// Cross traffic: how long the driver takes to react to the ego entering the lane ahead, s.
+    reaction_s: f64,
+    /// Since when the ego has been on the lane ahead (reset when it leaves it).
+    ego_seen_t: Option<f64>,
 }
 
 /// A blocked exit: the jam head stops here for `hold_s`, then drives on.
@@ -175,7 +189,13 @@ impl Vehicle {
             gap_m: rear - self.front(),
             speed_mps: v,
         });
-        if let Some(gap) = self.ego_gap(&view.ego) {
+        let ego_gap = self.ego_gap(&view.ego);
+        self.ego_seen_t = ego_gap.and(self.ego_seen_t.or(Some(view.t)));
+        // The driver brakes for the ego only once they have reacted to it.
+        let reacted = self
+            .ego_seen_t
+            .is_some_and(|since| view.t >= since + self.reaction_s);
+        if let Some(gap) = ego_gap.filter(|_| reacted) {
             if leader.is_none_or(|l| gap < l.gap_m) {
                 leader = Some(Leader::standing(gap));
             }
@@ -226,7 +246,7 @@ impl Vehicle {
             x0,
             y0,
             heading,
-            kind: LineKind::Cross,
+            kind: LineKind::Cross | LineKind::CrossLeft,
         } = self.lane
         else {
             return None;

@@ -123,7 +123,7 @@ impl Road {
                     _ => entry_s,
                 };
                 let stop_line_s = match j.control {
-                    ControlSpec::None => None,
+                    ControlSpec::None | ControlSpec::Yield => None,
                     ControlSpec::Light | ControlSpec::StopSign => {
                         Some(line_ref - j.stop_line_gap_m)
                     }

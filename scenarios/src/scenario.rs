@@ -34,7 +34,7 @@ mod actors;
 mod road_spec;
 mod span;
 
-pub use actors::{EgoSpec, PedestrianSpec, VehicleRole, VehicleSpec};
+pub use actors::{CrossSide, EgoSpec, LapseEffect, PedestrianSpec, VehicleRole, VehicleSpec};
 pub use road_spec::{
     ControlSpec, CrosswalkSide, Header, JunctionSpec, LightSpec, RoadSpec, TurnSpec,
 };
@@ -90,6 +90,15 @@ impl Scenario {
         let h = &self.header;
         positive("scenario.duration_s", h.duration_s)?;
         positive("scenario.frame_period_s", h.frame_period_s)?;
+        if h.duration_s / h.frame_period_s > MAX_FRAMES as f64 {
+            return Err(ScenarioError::Invalid {
+                field: "scenario.duration_s".to_owned(),
+                problem: format!(
+                    "{} s at {} s per frame is more than the limit of {MAX_FRAMES} frames per run",
+                    h.duration_s, h.frame_period_s
+                ),
+            });
+        }
         if h.name.trim().is_empty() {
             return invalid("scenario.name", "must not be empty");
         }
@@ -150,6 +159,12 @@ impl Scenario {
             if v.speed_kph.lo() <= 0.0 {
                 return invalid("vehicles.speed_kph", "must be positive");
             }
+            if v.side == CrossSide::Left && v.role != VehicleRole::Cross {
+                return invalid("vehicles.side", "only cross traffic comes from a side");
+            }
+            if v.reaction_s.lo() < 0.0 || v.reaction_s.hi() > 3.0 {
+                return invalid("vehicles.reaction_s", "must be within 0..=3 s");
+            }
         }
         if let Some(p) = &self.pedestrians {
             let has_crosswalk = r.junction.as_ref().is_some_and(|j| j.crosswalk);
@@ -192,6 +207,12 @@ impl Scenario {
         }
         if e.reaction_s.lo() < 0.0 || e.reaction_s.hi() > 3.0 {
             return invalid("ego.reaction_s", "must be within 0..=3 s");
+        }
+        if e.pedal_noise_mps2.lo() < 0.0 || e.pedal_noise_mps2.hi() > 2.0 {
+            return invalid("ego.pedal_noise_mps2", "must be within 0..=2 m/s²");
+        }
+        if e.give_way_approach_kph.lo() <= 0.0 {
+            return invalid("ego.give_way_approach_kph", "must be positive");
         }
         Ok(())
     }
@@ -237,6 +258,9 @@ impl Scenario {
         self.pedestrians.as_ref()
     }
 }
+
+/// Most frames one run may have (a day at 10 Hz is 864 000): a run's frames are held in memory.
+pub const MAX_FRAMES: usize = 1_000_000;
 
 fn positive(field: &str, v: f64) -> Result<(), ScenarioError> {
     if v > 0.0 && v.is_finite() {

@@ -5,26 +5,15 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
 use crate::support::{
-    avguard, fixture, python, python_script, scratch, workspace_root, RunningBridge,
+    avguard, fixture, ok, python, python_script, scratch, workspace_root, RunningBridge,
 };
 use serde_json::Value;
 
 /// The real Apollo sample data committed under `tests/fixtures/apollo/` (see its README for provenance).
 fn apollo_fixtures() -> PathBuf {
     workspace_root().join("tests/fixtures/apollo")
-}
-
-fn ok(out: Output) -> Output {
-    assert!(
-        out.status.success(),
-        "stdout:\n{}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
 }
 
 fn example_record() -> PathBuf {

@@ -1,6 +1,6 @@
 //! `avguard laws eval` on a log whose violation time is known by construction.
 
-use crate::support::{avguard, scratch, workspace_root};
+use crate::support::{avguard, ok, scratch, workspace_root};
 use laws::frame::light_color;
 use laws::Frame;
 use scenarios::log::{write_log, RunLog, RunMeta};
@@ -35,19 +35,14 @@ fn laws_eval_reports_the_violation_at_its_deadline() {
     let log = dir.path().join("red.h5");
     write_log(&log, &red_light_run()).unwrap();
     let csv = dir.path().join("verdicts.csv");
-    let out = avguard()
+    ok(avguard()
         .args(["laws", "eval", "--laws"])
         .arg(workspace_root().join("laws/specs"))
         .arg("--out")
         .arg(&csv)
         .arg(&log)
         .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .unwrap());
     let text = std::fs::read_to_string(&csv).unwrap();
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();

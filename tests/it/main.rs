@@ -1,6 +1,7 @@
 //! avguard's integration tests, compiled as one binary. One module per area.
 
 mod apollo;
+mod bridge_accept;
 mod bridge_auth;
 mod bridge_cli;
 mod bridge_e2e;

@@ -3,37 +3,26 @@
 //! from two halves of the logs gives exactly the model learned from all of them.
 
 use std::path::Path;
-use std::process::Command;
 
-use crate::support::{avguard, python_script, scratch, workspace_root};
+use crate::support::{avguard, python_script, run_ok, scratch, workspace_root};
 use monitor::learning::merge_counts;
 use monitor::{Model, PropertyModel};
 
-fn ok(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{:?} failed:\n{}\n{}",
-        cmd,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
 fn simulate(scenario: &str, runs: u32, seed: u32, out: &Path) {
-    ok(avguard()
-        .current_dir(workspace_root())
-        .args(["simulate", "--scenario"])
-        .arg(workspace_root().join("scenarios").join(scenario))
-        .args([
-            "--runs",
-            &runs.to_string(),
-            "--seed",
-            &seed.to_string(),
-            "--out",
-        ])
-        .arg(out));
+    run_ok(
+        avguard()
+            .current_dir(workspace_root())
+            .args(["simulate", "--scenario"])
+            .arg(workspace_root().join("scenarios").join(scenario))
+            .args([
+                "--runs",
+                &runs.to_string(),
+                "--seed",
+                &seed.to_string(),
+                "--out",
+            ])
+            .arg(out),
+    );
 }
 
 /// `avguard learn` with the declared predicates.
@@ -42,12 +31,14 @@ fn learn(out: &Path, logs: &[&Path]) -> String {
 }
 
 fn learn_with(out: &Path, logs: &[&Path], abstraction: &str) -> String {
-    ok(avguard()
-        .args(["learn", "--abstraction", abstraction, "--laws"])
-        .arg(workspace_root().join("laws/specs"))
-        .arg("--out")
-        .arg(out)
-        .args(logs))
+    run_ok(
+        avguard()
+            .args(["learn", "--abstraction", abstraction, "--laws"])
+            .arg(workspace_root().join("laws/specs"))
+            .arg("--out")
+            .arg(out)
+            .args(logs),
+    )
 }
 
 fn load(path: &Path) -> Model {
@@ -73,7 +64,7 @@ fn learn_info_export_and_storm_on_a_learned_model() {
     );
     assert!(summary.contains("states meet the bound"), "{summary}");
 
-    let info = ok(avguard().args(["info", "--json"]).arg(&model_path));
+    let info = run_ok(avguard().args(["info", "--json"]).arg(&model_path));
     assert_eq!(info.matches("\"name\":").count(), 7, "{info}");
     for needle in [
         "{\"properties\":[{\"name\":\"law38_sub2_2\"",
@@ -95,11 +86,13 @@ fn learn_info_export_and_storm_on_a_learned_model() {
     // Storm recomputes P(F unsafe) of every state of two learned properties from the export.
     let export = dir.join("export");
     for property in ["no_collision", "law51_sub5"] {
-        ok(avguard()
-            .args(["export", "--model"])
-            .arg(&model_path)
-            .args(["--property", property, "--out"])
-            .arg(&export));
+        run_ok(
+            avguard()
+                .args(["export", "--model"])
+                .arg(&model_path)
+                .args(["--property", property, "--out"])
+                .arg(&export),
+        );
         let out = python_script("monitor_storm_check.py")
             .arg(&export)
             .args([property, "1e-9"])
@@ -187,7 +180,7 @@ fn learned_abstraction_calibration_and_the_bound_on_fresh_runs() {
     let model_path = dir.join("auto.avg");
     let summary = learn_with(&model_path, &[&train], "auto");
     assert!(summary.contains("abstraction auto"), "{summary}");
-    let info = ok(avguard().args(["info", "--json"]).arg(&model_path));
+    let info = run_ok(avguard().args(["info", "--json"]).arg(&model_path));
     assert!(info.contains("\"selection\":{\"mode\":\"auto\""), "{info}");
     let model = load(&model_path);
     let p = model.property("law51_sub5").unwrap();
@@ -197,11 +190,13 @@ fn learned_abstraction_calibration_and_the_bound_on_fresh_runs() {
 
     // Storm recomputes the learned chain's P(F unsafe) of every state.
     let export = dir.join("export");
-    ok(avguard()
-        .args(["export", "--model"])
-        .arg(&model_path)
-        .args(["--property", "law51_sub5", "--out"])
-        .arg(&export));
+    run_ok(
+        avguard()
+            .args(["export", "--model"])
+            .arg(&model_path)
+            .args(["--property", "law51_sub5", "--out"])
+            .arg(&export),
+    );
     let out = python_script("monitor_storm_check.py")
         .arg(&export)
         .args(["law51_sub5", "1e-9"])
@@ -214,11 +209,13 @@ fn learned_abstraction_calibration_and_the_bound_on_fresh_runs() {
         String::from_utf8_lossy(&out.stderr)
     );
 
-    let calibrated = ok(avguard()
-        .args(["calibrate", "--model"])
-        .arg(&model_path)
-        .args(["--target-false-alarms", "10%"])
-        .arg(&cal));
+    let calibrated = run_ok(
+        avguard()
+            .args(["calibrate", "--model"])
+            .arg(&model_path)
+            .args(["--target-false-alarms", "10%"])
+            .arg(&cal),
+    );
     assert!(calibrated.contains("law51_sub5: θ ="), "{calibrated}");
     let model = load(&model_path);
     let c = model

@@ -1,7 +1,7 @@
 //! The monitor's model file through the CLI: `avguard info` and `avguard export`, and Storm (stormpy)
 //! recomputing every state's P(F unsafe) from the exported PRISM files.
 
-use crate::support::{avguard, python_script, scratch};
+use crate::support::{avguard, ok, python_script, scratch};
 use laws::LawSource;
 use monitor::{BuildConfig, Counts, Domain, Model, PropertyModel, StateId};
 
@@ -66,17 +66,12 @@ fn storm_matches_the_cached_table_on_every_state() {
     let model_path = dir.join("model.avg");
     std::fs::write(&model_path, learned_model().to_bytes()).unwrap();
 
-    let out = avguard()
+    let out = ok(avguard()
         .arg("info")
         .arg("--json")
         .arg(&model_path)
         .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .unwrap());
     let info = String::from_utf8(out.stdout).unwrap();
     for needle in [
         "\"properties\":[{\"name\":\"no_collision\"",
@@ -89,18 +84,13 @@ fn storm_matches_the_cached_table_on_every_state() {
     }
 
     let export = dir.join("export");
-    let out = avguard()
+    ok(avguard()
         .args(["export", "--model"])
         .arg(&model_path)
         .args(["--property", "no_collision", "--out"])
         .arg(&export)
         .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .unwrap());
     let tra = std::fs::read_to_string(export.join("no_collision.tra")).unwrap();
     assert!(tra.starts_with("129 "), "{}", &tra[..20]);
 

@@ -5,18 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::support::{avguard, fixture, scratch, workspace_root};
+use crate::support::{avguard, fixture, ok, scratch, workspace_root};
 use serde_json::Value;
-
-fn ok(out: Output) -> Output {
-    assert!(
-        out.status.success(),
-        "stdout:\n{}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
 
 fn score(out: &Path, extra: &[&str], logs: &[&Path]) -> Output {
     let f = fixture();

@@ -2,7 +2,7 @@
 //! checks, and the shared learned-model fixture.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 /// The `avguard` binary of this very build: these tests belong to the `tools` package, so cargo builds the
 /// binary from the current sources before it runs them, and passes its path.
@@ -35,6 +35,31 @@ pub fn python_script(name: &str) -> Command {
     let mut cmd = python();
     cmd.arg(workspace_root().join("tests/py").join(name));
     cmd
+}
+
+/// Asserts that a finished command succeeded (showing both of its streams otherwise); returns its output.
+pub fn ok(out: Output) -> Output {
+    succeeded("the command", out)
+}
+
+/// Runs `cmd`, fails the test (naming the command) when it exits non-zero, and returns its stdout.
+pub fn run_ok(cmd: &mut Command) -> String {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let out = succeeded(&format!("{cmd:?}"), out);
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn succeeded(what: &str, out: Output) -> Output {
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
 }
 
 /// A scratch folder, removed when the guard drops (also when the test fails).
@@ -117,9 +142,16 @@ impl RunningBridge {
     /// until it listens.
     pub fn start(args: impl FnOnce(&mut Command) -> &mut Command) -> RunningBridge {
         let mut cmd = avguard();
-        cmd.args(["bridge", "--listen", "127.0.0.1:0"]);
-        let mut child = args(&mut cmd)
-            .env("AVGUARD_LOG", "info")
+        cmd.args(["bridge", "--listen", "127.0.0.1:0"])
+            .env("AVGUARD_LOG", "info");
+        args(&mut cmd);
+        RunningBridge::spawn(cmd)
+    }
+
+    /// Starts a prepared command that runs `avguard bridge` on a free port (e.g. under a shell that sets
+    /// resource limits and `exec`s it) and waits until it listens.
+    pub fn spawn(mut cmd: Command) -> RunningBridge {
+        let mut child = cmd
             .stderr(std::process::Stdio::piped())
             .spawn()
             .expect("start avguard bridge");

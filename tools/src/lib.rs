@@ -15,5 +15,6 @@ pub mod progress;
 pub mod records;
 pub mod report;
 pub mod rss_options;
+pub mod scenario_runs;
 pub mod score;
 pub mod time_ahead;

@@ -2,7 +2,9 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::Instant;
 
 use tokio::sync::mpsc;
@@ -58,7 +60,8 @@ pub struct ConnLink {
     pub overflowed: AtomicBool,
     /// Risk messages dropped because the outbound queue was full.
     pub n_risk_dropped: AtomicU64,
-    /// Inbound messages waiting for the worker (see [`ConnLink::push_input`] for the policy).
+    /// Inbound messages waiting for the worker (see [`ConnLink::push_input`] for the policy). Held for a
+    /// push or a batch take only, never across an await; parking_lot's lock has no poisoning to handle.
     inbox: Mutex<Inbox>,
     /// Capacity of [`ConnLink::inbox`], messages.
     inbox_capacity: usize,
@@ -105,7 +108,7 @@ impl ConnLink {
     /// closed with a reason.
     ///
     /// The inbound queue (capacity `inbox_capacity`) is this connection's alone, so a client that sends
-    /// faster than the monitor steps loses only its own data: see [`ConnLink::push_input`].
+    /// faster than the monitor steps loses only its own data: see `ConnLink::push_input`.
     pub fn new(
         id: u64,
         capacity: usize,
@@ -134,10 +137,7 @@ impl ConnLink {
     /// another connection's frames or road context.
     pub(crate) fn push_input(&self, input: Input) -> Pushed {
         self.n_received.fetch_add(1, Ordering::Relaxed);
-        let mut inbox = self
-            .inbox
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut inbox = self.inbox.lock();
         let dropped_oldest = inbox.items.len() >= self.inbox_capacity;
         if dropped_oldest {
             inbox.items.pop_front();
@@ -156,10 +156,7 @@ impl ConnLink {
     /// worker then puts the link back on its ready queue, behind the other connections); when none are,
     /// the link is no longer scheduled and the next [`ConnLink::push_input`] schedules it again.
     pub(crate) fn take_inputs(&self, max: usize, out: &mut Vec<(Input, Instant)>) -> bool {
-        let mut inbox = self
-            .inbox
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut inbox = self.inbox.lock();
         let n = inbox.items.len().min(max);
         out.extend(inbox.items.drain(..n));
         let more = !inbox.items.is_empty();
@@ -169,11 +166,7 @@ impl ConnLink {
 
     /// Messages waiting in this connection's inbound queue.
     pub fn inbox_len(&self) -> usize {
-        self.inbox
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .items
-            .len()
+        self.inbox.lock().items.len()
     }
 
     /// Queues `msg` without waiting and records the queue's length in `metrics.outbound_high_water`.

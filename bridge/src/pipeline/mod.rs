@@ -62,7 +62,7 @@ pub(crate) enum Lifecycle {
 pub struct MonitorConfig {
     /// Worker threads.
     pub n_workers: usize,
-    /// Capacity of each connection's inbound queue (messages); see [`ConnLink::push_input`].
+    /// Capacity of each connection's inbound queue (messages); see `ConnLink::push_input`.
     pub data_capacity: usize,
     /// Frame assembly.
     pub assembler: AssemblerConfig,

@@ -4,7 +4,8 @@
 //! either protobuf bytes (binary envelope), a JSON object (rosbridge `publish`), or protobuf text (fixtures);
 //! [`SimMessage::decode`] then matches the channel string exactly once ([`Channel::from_topic`]) and hands the
 //! payload to the variant's own module, which converts the Apollo message into plain fields. Each variant's
-//! file holds its conversion, how it is applied to the held [`laws::Frame`], and its tests.
+//! file holds its conversion and how it is applied to the held [`laws::Frame`]; the tests of every variant
+//! are in `message/tests.rs`.
 //!
 //! Absent Apollo floats default to NaN ("unknown"); the conversions treat NaN as "not reported" and never let
 //! it reach a frame.

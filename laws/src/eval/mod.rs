@@ -7,8 +7,8 @@
 //! violation became certain at some frame in `[k - W + 1, k]` (W = [`EvalConfig::window_frames`]).
 //!
 //! Cost: every distinct atom of the set is evaluated once per frame into a bitset; each law is a
-//! [`program::Program`] of O(1)-per-step operators over those bits (state sub-formulas are truth tables,
-//! the common `A -> F[0,b] B` is one fused operator); [`guard`]-based relevance skips laws whose context
+//! `program::Program` of O(1)-per-step operators over those bits (state sub-formulas are truth tables,
+//! the common `A -> F[0,b] B` is one fused operator); `guard`-based relevance skips laws whose context
 //! cannot arise. `step` does not allocate.
 //!
 //! **Obligation memory.** Besides verdicts, a caller may register a law's obligation memory

@@ -3,7 +3,7 @@
 //! Precedence, loosest first: `->`, `|`, `&`, `U`, then the prefix operators `~`, `G`, `F`, `X` (which
 //! bind tightest, so `G a -> b` is `(G a) -> b`), then comparisons, then dotted arithmetic. Binary
 //! operators are left-associative and parsed by precedence climbing. Nesting and size are bounded as the
-//! tree is built ([`super::limits`]). Each layer works on an [`Operand`], which is either a formula or an
+//! tree is built ([`super::limits`]). Each layer works on an `Operand`, which is either a formula or an
 //! arithmetic term, so that `(currentLane.number .+ 1) == 0` and `(a | b) & c` both parse; a term used as
 //! a formula must be a flag (`isTrafficJam` means `isTrafficJam == 1`) and a distance must be called
 //! (`stoplineAhead(2)` means `stoplineAhead <= 2`).

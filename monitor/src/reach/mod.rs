@@ -1,4 +1,4 @@
-//! Reachability of unsafe states in a [`Dtmc`](crate::Dtmc): exact unbounded probabilities, bounded
+//! Reachability of unsafe states in a [`crate::Dtmc`]: exact unbounded probabilities, bounded
 //! (within k steps) probabilities, expected steps given that unsafe is reached, and most likely paths.
 //!
 //! The pipeline follows probabilistic model checkers: graph analysis first, then a linear solve on the

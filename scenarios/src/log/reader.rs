@@ -184,16 +184,21 @@ enum Kind {
     Int,
 }
 
-fn open_dataset(group: &Group, path: &str, name: &str, kind: Kind) -> Result<Dataset, LogError> {
-    let full = format!("{path}/{name}");
+/// The dataset `path/name`, whatever its element type.
+fn any_dataset(group: &Group, full: &str, name: &str) -> Result<Dataset, LogError> {
     if !group.link_exists(name) {
-        return Err(LogError::Missing(full));
+        return Err(LogError::Missing(full.to_owned()));
     }
-    let ds = group.dataset(name).map_err(|_| LogError::WrongType {
-        dataset: full.clone(),
+    group.dataset(name).map_err(|_| LogError::WrongType {
+        dataset: full.to_owned(),
         expected: "a dataset",
         found: "another kind of object".to_owned(),
-    })?;
+    })
+}
+
+fn open_dataset(group: &Group, path: &str, name: &str, kind: Kind) -> Result<Dataset, LogError> {
+    let full = format!("{path}/{name}");
+    let ds = any_dataset(group, &full, name)?;
     let descriptor = ds
         .dtype()
         .and_then(|d| d.to_descriptor())
@@ -257,14 +262,7 @@ impl Reader {
         expected: usize,
     ) -> Result<(), LogError> {
         let full = format!("{path}/{name}");
-        if !group.link_exists(name) {
-            return Err(LogError::Missing(full));
-        }
-        let ds = group.dataset(name).map_err(|_| LogError::WrongType {
-            dataset: full.clone(),
-            expected: "a dataset",
-            found: "another kind of object".to_owned(),
-        })?;
+        let ds = any_dataset(group, &full, name)?;
         self.check_extent(&ds, &full)?;
         let found = ds.size();
         if found != expected {

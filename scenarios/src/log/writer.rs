@@ -103,7 +103,7 @@ impl AnyColumn {
     }
 }
 
-/// Streams a run into an HDF5 log. Frames are buffered and written in blocks of [`CHUNK_ROWS`]; call
+/// Streams a run into an HDF5 log. Frames are buffered and written in blocks of `CHUNK_ROWS`; call
 /// [`LogWriter::flush`] to push buffered rows to the file, and [`LogWriter::finish`] to complete it.
 ///
 /// A log needs at least one frame: finishing an empty writer leaves a file that [`super::read_log`]

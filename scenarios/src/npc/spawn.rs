@@ -4,9 +4,9 @@
 
 use rand::Rng;
 
-use super::{Block, BrakeEvent, Lane, Vehicle, CROSS, ONCOMING};
+use super::{Block, BrakeEvent, Lane, Vehicle, CROSS, CROSS_LEFT, ONCOMING};
 use crate::road::Road;
-use crate::scenario::{ControlSpec, VehicleRole, VehicleSpec};
+use crate::scenario::{ControlSpec, CrossSide, VehicleRole, VehicleSpec};
 
 /// Samples the `k`-th vehicle of group `spec`; `cursor` carries the previous vehicle's rear position
 /// (lead, queue) or arrival time (streams) between calls.
@@ -40,6 +40,8 @@ pub(super) fn vehicle(
         release_t: f64::NEG_INFINITY,
         brake: None,
         block: None,
+        reaction_s: 0.0,
+        ego_seen_t: None,
     };
     match spec.role {
         VehicleRole::Lead => {
@@ -73,11 +75,12 @@ pub(super) fn vehicle(
             veh.stop_front_s = junction.and_then(|j| j.stop_line_s);
         }
         VehicleRole::Oncoming | VehicleRole::Cross | VehicleRole::Jam => {
-            veh.lane = if spec.role == VehicleRole::Oncoming {
-                ONCOMING
-            } else {
-                CROSS
+            veh.lane = match (spec.role, spec.side) {
+                (VehicleRole::Oncoming, _) => ONCOMING,
+                (_, CrossSide::Left) => CROSS_LEFT,
+                (_, CrossSide::Right) => CROSS,
             };
+            veh.reaction_s = spec.reaction_s.sample(rng);
             let t_arrive = if k == 0 {
                 spec.first_arrival_s.sample(rng)
             } else {
@@ -85,8 +88,11 @@ pub(super) fn vehicle(
             };
             *cursor = t_arrive;
             veh.s = -v_des * t_arrive;
+            // Cross traffic stops at its own line at a stop sign or a light; on a priority road it has none.
             if spec.role == VehicleRole::Cross
-                && junction.is_some_and(|j| j.control != ControlSpec::None)
+                && junction.is_some_and(|j| {
+                    matches!(j.control, ControlSpec::StopSign | ControlSpec::Light)
+                })
             {
                 veh.stop_front_s = Some(-half - 1.0);
             }

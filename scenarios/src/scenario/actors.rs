@@ -31,6 +31,10 @@ pub struct EgoSpec {
     pub lapses_per_min: Span,
     /// Duration of one lapse, s.
     pub lapse_s: Span,
+    /// What a lapse does: `freeze` (the default: the pedal stays where it was and no decision is taken) or
+    /// `inattentive` (the driver keeps following the road and the car ahead but does not attend to lights,
+    /// signs, give-way rules, jams or crosswalks).
+    pub lapse_effect: LapseEffect,
     /// At yellow: the largest deceleration the driver accepts to stop; above it they go.
     pub yellow_stop_decel_mps2: Span,
     /// Critical gap for unprotected left turns and stop-sign crossings, s (time to arrival of the conflicting
@@ -49,6 +53,11 @@ pub struct EgoSpec {
     pub ped_ignore_prob: Span,
     /// Comfortable lateral acceleration in turns, m/s².
     pub lateral_accel_mps2: Span,
+    /// Speed to which the driver slows on the approach to a give-way junction to look for a gap, km/h.
+    pub give_way_approach_kph: Span,
+    /// Standard deviation of the driver's pedal noise (a slowly varying error on the applied
+    /// acceleration, applied while moving), m/s²; 0 for none.
+    pub pedal_noise_mps2: Span,
 }
 
 impl Default for EgoSpec {
@@ -65,6 +74,7 @@ impl Default for EgoSpec {
             reaction_s: Span::range(0.6, 1.2),
             lapses_per_min: Span::range(0.0, 1.0),
             lapse_s: Span::range(0.5, 1.5),
+            lapse_effect: LapseEffect::Freeze,
             yellow_stop_decel_mps2: Span::range(2.5, 4.0),
             critical_gap_s: Span::range(4.5, 6.5),
             speed_judgement_error: Span::range(-0.1, 0.1),
@@ -73,8 +83,22 @@ impl Default for EgoSpec {
             jam_stop_decel_mps2: Span::range(2.5, 4.5),
             ped_ignore_prob: Span::fixed(0.0),
             lateral_accel_mps2: Span::range(1.8, 2.6),
+            give_way_approach_kph: Span::fixed(20.0),
+            pedal_noise_mps2: Span::fixed(0.0),
         }
     }
+}
+
+/// What an attention lapse does to the ego driver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LapseEffect {
+    /// The pedal stays where it was and no decision is taken.
+    #[default]
+    Freeze,
+    /// Car following and speed keeping go on, the junction's control (light, sign, give-way rule, jam,
+    /// crosswalk) is not attended to.
+    Inattentive,
 }
 
 /// Role of a group of NPC vehicles.
@@ -87,8 +111,8 @@ pub enum VehicleRole {
     Queue,
     /// Oncoming traffic crossing the junction in the opposite lane; has priority over a left-turning ego.
     Oncoming,
-    /// Cross traffic on the other road, northbound, stopping at its own stop line when the junction has a
-    /// stop sign.
+    /// Cross traffic on the other road (northbound from the ego's right, or southbound from its left with
+    /// `side = "left"`), stopping at its own stop line when the junction has a stop sign or a light.
     Cross,
     /// A cross-traffic stream whose exit is blocked: the first vehicle stops `gap_m` past the junction box
     /// for `hold_s` and the followers queue back into the box, jamming it until the head drives on.
@@ -129,6 +153,24 @@ pub struct VehicleSpec {
     /// the stop sign, s.
     #[serde(default = "default_hold")]
     pub hold_s: Span,
+    /// Cross: which side of the ego the stream comes from.
+    #[serde(default)]
+    pub side: CrossSide,
+    /// Cross and jam: how long the driver takes to react to the ego entering their lane ahead, s (0: at
+    /// once).
+    #[serde(default = "zero")]
+    pub reaction_s: Span,
+}
+
+/// The side a cross-traffic stream comes from, seen from the ego.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CrossSide {
+    /// From the right: northbound, the far lane for the ego.
+    #[default]
+    Right,
+    /// From the left: southbound, the near lane for the ego.
+    Left,
 }
 
 fn one() -> Span {

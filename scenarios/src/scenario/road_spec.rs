@@ -53,6 +53,10 @@ pub enum ControlSpec {
     StopSign,
     /// Nothing (priority by the rules only).
     None,
+    /// A give-way sign on the ego's (minor) road: cross traffic on the priority road, from both sides,
+    /// has right of way (`priority = 1`) and does not stop; the ego slows to look, accepts a gap or stops
+    /// at the junction entry.
+    Yield,
 }
 
 /// The `[road]` table: a straight approach, an optional junction, a straight exit.

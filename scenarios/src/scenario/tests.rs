@@ -20,6 +20,22 @@ fn minimal_file_gets_defaults() {
 }
 
 #[test]
+fn a_run_longer_than_the_frame_limit_is_refused() {
+    // A year at 1 ms per frame would take 3·10^10 frames of memory and hours of stepping.
+    let text = MINIMAL.replace(
+        "name = \"t\"",
+        "name = \"t\"\nduration_s = 3.2e7\nframe_period_s = 0.001",
+    );
+    let err = Scenario::from_toml_str(&text).expect_err("too long");
+    assert!(err.to_string().contains("scenario.duration_s"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("more than the limit of 1000000 frames per run"),
+        "{err}"
+    );
+}
+
+#[test]
 fn file_without_scenario_table_is_rejected() {
     let err =
         Scenario::from_toml_str("[package]\nname = \"scenarios\"\n").expect_err("not a scenario");
@@ -37,6 +53,20 @@ fn bad_values_name_the_field() {
     let text = format!("{MINIMAL}[[vehicles]]\nrole = \"oncoming\"\n");
     let err = Scenario::from_toml_str(&text).expect_err("needs junction");
     assert!(err.to_string().contains("vehicles.role"), "{err}");
+    let text = format!("{MINIMAL}[[vehicles]]\nrole = \"lead\"\nside = \"left\"\n");
+    let err = Scenario::from_toml_str(&text).expect_err("a lead car has no side");
+    assert!(err.to_string().contains("vehicles.side"), "{err}");
+    let text = format!("{MINIMAL}[[vehicles]]\nrole = \"lead\"\nreaction_s = 4.0\n");
+    let err = Scenario::from_toml_str(&text).expect_err("too slow");
+    assert!(err.to_string().contains("vehicles.reaction_s"), "{err}");
+    let text = format!("{MINIMAL}[ego]\npedal_noise_mps2 = -0.1\n");
+    let err = Scenario::from_toml_str(&text).expect_err("negative noise");
+    assert!(err.to_string().contains("ego.pedal_noise_mps2"), "{err}");
+    let text = format!("{MINIMAL}[ego]\nlapse_effect = \"asleep\"\n");
+    assert!(
+        Scenario::from_toml_str(&text).is_err(),
+        "unknown lapse effect"
+    );
     let text = format!("{MINIMAL}[ego]\nunknown_knob = 1\n");
     assert!(
         Scenario::from_toml_str(&text).is_err(),

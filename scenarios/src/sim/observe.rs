@@ -9,10 +9,10 @@ use laws::Frame;
 use super::users::Users;
 use super::{Simulation, MAX_STEER_RAD, WHEELBASE_M};
 use crate::ego::{
-    CrosswalkAhead, LeftYield, LightAhead, LimitAhead, Perception, StopSignAhead, TurnAhead,
+    CrosswalkAhead, GiveWay, LightAhead, LimitAhead, Perception, StopSignAhead, TurnAhead,
 };
 use crate::npc::{Lane, LineKind};
-use crate::road::{Junction, Pose, LANE_CENTRE_M};
+use crate::road::{Junction, Pose, LANE_CENTRE_M, LANE_WIDTH_M};
 use crate::scenario::{ControlSpec, TurnSpec};
 
 impl Simulation {
@@ -134,6 +134,8 @@ impl Simulation {
             ControlSpec::Light => self.observe_light(j, t, front_s, f, p),
             ControlSpec::StopSign => self.observe_stop_sign(j, front_s, f, p),
             ControlSpec::None => self.observe_uncontrolled(j, front_s, p),
+            // Give way: decided with the road users' times to arrival (`perceive_users`).
+            ControlSpec::Yield => {}
         }
     }
 
@@ -217,7 +219,7 @@ impl Simulation {
     }
 
     /// What the driver takes from the road users: the leader, a jammed junction ahead, the oncoming gap of
-    /// a left turn, and a pedestrian with priority.
+    /// a left turn or the priority road's gap at a give-way junction, and a pedestrian with priority.
     fn perceive_users(
         &self,
         users: &Users,
@@ -235,9 +237,23 @@ impl Simulation {
             p.jam_dist_m = Some(j.entry_s - front_s);
         }
         if let Some(c) = self.conflict.filter(|c| front_s < c.s_lo + 0.5) {
-            p.left_yield = Some(LeftYield {
+            p.give_way = Some(GiveWay {
                 dist_m: c.s_lo - 0.5 - front_s,
                 min_tta_s: users.min_tta_s,
+                approach: false,
+                hold_m: 0.5,
+            });
+        }
+        // The priority road's near lane begins this far into the box (its lanes are those of the ego's
+        // road: the box is square).
+        let lanes_m = f64::from(self.road.lanes()) * LANE_WIDTH_M;
+        let hold_m = (j.half_size_m - lanes_m).max(0.5);
+        if j.control == ControlSpec::Yield && front_s < j.entry_s + hold_m {
+            p.give_way = Some(GiveWay {
+                dist_m: j.entry_s - front_s,
+                min_tta_s: users.give_way_tta_s,
+                approach: true,
+                hold_m,
             });
         }
         if let Some((a, _)) = j.crosswalk_s {

@@ -21,6 +21,7 @@ fn frames_are_consistent() {
         "stop_sign",
         "jammed_junction",
         "braking_leader",
+        "priority_road",
     ] {
         let s = scenario(name);
         let (mut n_in_junction, mut has_junction) = (0, false);
@@ -110,4 +111,70 @@ fn runs_end_after_a_collision() {
         }
     }
     assert!(found, "no collision in 60 braking-leader runs");
+}
+
+/// The give-way junction: priority-road traffic from both sides carries `priority` until it has passed the
+/// ego's lane; an attentive, patient driver never collides there; the shipped drivers sometimes do.
+#[test]
+fn priority_road_gives_way_unless_the_driver_lapses() {
+    use std::f64::consts::FRAC_PI_2;
+    let s = scenario("priority_road");
+    let (mut from_right, mut from_left, mut n_collisions) = (0, 0, 0);
+    for seed in 0..40 {
+        let frames = run(&s, seed);
+        n_collisions += usize::from(frames.iter().any(|f| f.collision));
+        for f in &frames {
+            for o in &f.obstacles {
+                // Rear of a northbound car (heading π/2) / southbound car (3π/2) relative to the ego lane's
+                // far edge plus the 0.5 m margin, in its direction of travel.
+                let northbound = (o.heading - FRAC_PI_2).abs() < 1e-9;
+                let southbound = (o.heading - 3.0 * FRAC_PI_2).abs() < 1e-9;
+                assert!(northbound || southbound, "only cross traffic: {o:?}");
+                let rear_y = o.y - o.length / 2.0 * if northbound { 1.0 } else { -1.0 };
+                let past = if northbound {
+                    rear_y > -1.75 + EGO_WIDTH_M / 2.0 + 0.5
+                } else {
+                    rear_y < -1.75 - EGO_WIDTH_M / 2.0 - 0.5
+                };
+                if past {
+                    assert!(
+                        !o.priority,
+                        "seed {seed}: a car past the ego lane keeps priority"
+                    );
+                } else if f.junction_dist_m > 0.0 && f.junction_dist_m.is_finite() {
+                    // Before the ego has entered, every car still to pass has right of way.
+                    assert!(o.priority, "seed {seed} t {}: {o:?}", f.t);
+                    from_right += usize::from(northbound);
+                    from_left += usize::from(southbound);
+                }
+            }
+        }
+    }
+    assert!(from_right > 0 && from_left > 0);
+    assert!(
+        (4..=20).contains(&n_collisions),
+        "{n_collisions} of 40 runs collide (the file is tuned to 20-35 %)"
+    );
+    // The same traffic with a driver who never lapses, judges speeds right and wants 9 s gaps: no collision.
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("priority_road.toml"),
+    )
+    .expect("read");
+    let careful = text
+        .lines()
+        .map(|l| match l.split(" = ").next() {
+            Some("lapses_per_min") => "lapses_per_min = 0.0",
+            Some("critical_gap_s") => "critical_gap_s = 9.0",
+            Some("speed_judgement_error") => "speed_judgement_error = 0.0",
+            _ => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let careful = Scenario::from_toml_str(&careful).expect("valid");
+    for seed in 0..40 {
+        assert!(
+            !run(&careful, seed).iter().any(|f| f.collision),
+            "seed {seed}: a careful driver collided"
+        );
+    }
 }

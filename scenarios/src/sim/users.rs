@@ -15,6 +15,9 @@ use crate::scenario::ControlSpec;
 /// within this time, s (a gap smaller than the time the ego needs to clear the zone from the yield point).
 const ONCOMING_PRIORITY_S: f64 = 4.5;
 
+/// At a give-way junction the ego's lane counts as occupied this far beyond its footprint, m.
+const GIVE_WAY_MARGIN_M: f64 = 0.5;
+
 /// The ego is "at the turn" when its front is within this distance of the yield point (or past it), m.
 const AT_TURN_M: f64 = 2.0;
 
@@ -26,6 +29,8 @@ pub(super) struct Users {
     pub jam_count: usize,
     /// Smallest judged time-to-arrival of oncoming traffic at the left-turn conflict zone, s.
     pub min_tta_s: f64,
+    /// Smallest judged time-to-arrival of priority-road traffic at the ego's lane, s (give-way junction).
+    pub give_way_tta_s: f64,
     /// A pedestrian has priority on the crosswalk.
     pub ped_priority: bool,
     /// ... and is in or next to the ego lane.
@@ -78,6 +83,7 @@ impl Simulation {
             leader: None,
             jam_count: 0,
             min_tta_s: f64::INFINITY,
+            give_way_tta_s: f64::INFINITY,
             ped_priority: false,
             ped_near_lane: false,
         };
@@ -129,12 +135,21 @@ impl Simulation {
                 kind: LineKind::Oncoming,
                 ..
             } => self.oncoming_priority(veh, x, ego, &mut users.min_tta_s),
+            // The controls are exclusive: a stop sign's arrival order, or a give-way junction's priority
+            // road.
             Lane::Line {
                 kind: LineKind::Cross,
                 ..
+            } => ego.junction.is_some_and(|j| {
+                self.priority_road(veh, j, ego, &mut users.give_way_tta_s)
+                    || self.cross_priority(veh, y, in_box, j, ego)
+            }),
+            Lane::Line {
+                kind: LineKind::CrossLeft,
+                ..
             } => ego
                 .junction
-                .is_some_and(|j| self.cross_priority(veh, y, in_box, j, ego)),
+                .is_some_and(|j| self.priority_road(veh, j, ego, &mut users.give_way_tta_s)),
             Lane::Route => false,
         };
         f.obstacles.push(Obstacle {
@@ -178,6 +193,33 @@ impl Simulation {
         // past it): oncoming cars passing the ego on its approach do not have to be yielded to yet.
         let at_turn = ego.front_s > c.s_lo - 0.5 - AT_TURN_M;
         at_turn && tta < ONCOMING_PRIORITY_S
+    }
+
+    /// At a give-way junction, priority-road traffic has right of way until its rear has passed the ego's
+    /// lane (plus a margin) or the ego has crossed; lowers `tta_s` to its judged time to arrive at the lane.
+    fn priority_road(
+        &self,
+        veh: &Vehicle,
+        j: &Junction,
+        ego: &EgoView<'_>,
+        tta_s: &mut f64,
+    ) -> bool {
+        let Lane::Line { y0, heading, .. } = veh.lane else {
+            return false;
+        };
+        if j.control != ControlSpec::Yield || ego.rear_s >= j.exit_s {
+            return false;
+        }
+        // The ego lane's centre line in the vehicle's lane coordinate, and the occupied strip around it.
+        let lane_s = (-LANE_CENTRE_M - y0) / heading.sin();
+        let margin = EGO_WIDTH_M / 2.0 + GIVE_WAY_MARGIN_M;
+        let (front, rear) = (veh.s + veh.length_m / 2.0, veh.s - veh.length_m / 2.0);
+        if rear >= lane_s + margin {
+            return false;
+        }
+        let judged_v = (veh.v * (1.0 + self.driver.judgement_error)).max(0.1);
+        *tta_s = tta_s.min((lane_s - margin - front).max(0.0) / judged_v);
+        true
     }
 
     /// A cross vehicle at `y` has right of way at a stop sign when it arrived first, or while it moves in

@@ -53,8 +53,8 @@ pub struct Args {
     /// Prediction log (JSON lines: alarm start/end, violations, interventions).
     #[arg(long)]
     pub log: Option<PathBuf>,
-    /// Record each run's frames as an HDF5 log (connection k ≥ 2 writes FILE_conn<k>.h5, later runs on a
-    /// connection FILE_<run id>.h5).
+    /// Record each run's frames as an HDF5 log (connection K ≥ 2 writes FILE_connK.h5, later runs on a
+    /// connection FILE_RUN.h5 with RUN its run id).
     #[arg(long)]
     pub record: Option<PathBuf>,
     /// Apollo HD map (base_map.bin, or protobuf text *.txt): road fields are computed from each frame's

@@ -8,9 +8,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::scenario_runs::{laws_dir_or_default, ScenarioRuns};
 use anyhow::Context;
 use bridge::drive::{DriveConfig, Encoding};
-use scenarios::{run_seed, Scenario};
 
 /// Arguments of `avguard drive`.
 #[derive(clap::Args)]
@@ -18,15 +18,9 @@ pub struct Args {
     /// The bridge, e.g. `ws://127.0.0.1:9090` (add `?token=...` if the bridge requires one).
     #[arg(long, default_value = "ws://127.0.0.1:9090")]
     pub connect: String,
-    /// Scenario file (`scenarios/*.toml`).
-    #[arg(long)]
-    pub scenario: PathBuf,
-    /// Number of runs.
-    #[arg(long, default_value_t = 1)]
-    pub runs: u64,
-    /// Base seed; run i uses a seed derived from (seed, i).
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
+    /// The scenario and its runs.
+    #[command(flatten)]
+    pub sim: ScenarioRuns,
     /// Publish binary protobuf envelopes instead of rosbridge JSON.
     #[arg(long)]
     pub binary: bool,
@@ -43,14 +37,8 @@ pub struct Args {
 
 /// Runs `avguard drive`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let text = std::fs::read_to_string(&args.scenario)
-        .with_context(|| format!("reading {}", args.scenario.display()))?;
-    let scenario =
-        Scenario::from_toml_str(&text).with_context(|| format!("{}", args.scenario.display()))?;
-    let laws_dir = args
-        .laws
-        .clone()
-        .or_else(|| Some(PathBuf::from("laws/specs")).filter(|p| p.is_dir()));
+    let scenario = args.sim.scenario()?;
+    let laws_dir = laws_dir_or_default(args.laws.as_deref());
     let laws = laws_dir.as_deref().map(crate::lawdir::load).transpose()?;
     anyhow::ensure!(
         args.reply_timeout_s.is_finite() && args.reply_timeout_s > 0.0,
@@ -66,7 +54,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         obey: !args.ignore_interventions,
         reply_timeout: Duration::from_secs_f64(args.reply_timeout_s),
     };
-    let seeds: Vec<u64> = (0..args.runs).map(|i| run_seed(args.seed, i)).collect();
+    let seeds: Vec<u64> = (0..args.sim.runs).map(|i| args.sim.seed_of(i)).collect();
     let mut collisions = 0u64;
     let mut violating: Vec<(String, u64)> = Vec::new();
     let mut law_error = None;
@@ -108,12 +96,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     println!(
         "{}: {} runs, {collisions} with a collision",
         scenario.name(),
-        args.runs
+        args.sim.runs
     );
     match &laws {
         Some(_) => {
             for (name, count) in &violating {
-                println!("  {name}: violated in {count} of {} runs", args.runs);
+                println!("  {name}: violated in {count} of {} runs", args.sim.runs);
             }
         }
         None => println!("  (no law directory: pass --laws DIR for violation counts)"),

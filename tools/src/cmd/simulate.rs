@@ -16,20 +16,16 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use laws::{EvalConfig, Evaluator, LawSet, SignalStream};
 use rayon::prelude::*;
 use scenarios::log::{write_log, RunLog, RunMeta};
-use scenarios::{run_seed, Scenario};
+use scenarios::Scenario;
+
+use crate::scenario_runs::{laws_dir_or_default, ScenarioRuns};
 
 /// Arguments of `avguard simulate`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Scenario file (`scenarios/*.toml`).
-    #[arg(long)]
-    pub scenario: PathBuf,
-    /// Number of runs.
-    #[arg(long, default_value_t = 1)]
-    pub runs: u64,
-    /// Base seed; run i uses a seed derived from (seed, i).
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
+    /// The scenario and its runs.
+    #[command(flatten)]
+    pub sim: ScenarioRuns,
     /// Output directory (created if missing).
     #[arg(long)]
     pub out: PathBuf,
@@ -40,24 +36,18 @@ pub struct Args {
 
 /// Runs `avguard simulate`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let text = std::fs::read_to_string(&args.scenario)
-        .with_context(|| format!("reading {}", args.scenario.display()))?;
-    let scenario =
-        Scenario::from_toml_str(&text).with_context(|| format!("{}", args.scenario.display()))?;
+    let scenario = args.sim.scenario()?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
-    let laws_dir = args
-        .laws
-        .clone()
-        .or_else(|| Some(PathBuf::from("laws/specs")).filter(|p| p.is_dir()));
+    let laws_dir = laws_dir_or_default(args.laws.as_deref());
     let mut tally = match &laws_dir {
         Some(dir) => Some(Tally::new(dir, &scenario)?),
         None => None,
     };
-    let bar = progress_bar(args.runs);
+    let bar = progress_bar(args.sim.runs);
     // Every run has its own seed, so running them in parallel gives the same files as a serial loop; the
     // per-run outcomes are collected in run order.
-    let outcomes: Vec<Outcome> = (0..args.runs)
+    let outcomes: Vec<Outcome> = (0..args.sim.runs)
         .into_par_iter()
         .map(|i| {
             let outcome = simulate_one(&scenario, &args, i, tally.as_ref());
@@ -75,11 +65,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     println!(
         "{}: {} runs written to {}; {collisions} with a collision",
         scenario.name(),
-        args.runs,
+        args.sim.runs,
         args.out.display()
     );
     match tally {
-        Some(tally) => tally.print(args.runs),
+        Some(tally) => tally.print(args.sim.runs),
         None => println!("  (no law directory: pass --laws DIR for per-law counts)"),
     }
     Ok(())
@@ -99,7 +89,7 @@ fn simulate_one(
     i: u64,
     tally: Option<&Tally>,
 ) -> anyhow::Result<Outcome> {
-    let seed = run_seed(args.seed, i);
+    let seed = args.sim.seed_of(i);
     let frames = scenarios::run(scenario, seed);
     let outcome = Outcome {
         collision: frames.iter().any(|f| f.collision),

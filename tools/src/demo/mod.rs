@@ -55,11 +55,7 @@ pub fn run(cfg: &DemoConfig) -> anyhow::Result<Summary> {
     let scenarios = cfg
         .scenario_files
         .iter()
-        .map(|path| {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("{}: cannot read", path.display()))?;
-            Scenario::from_toml_str(&text).with_context(|| format!("{}", path.display()))
-        })
+        .map(|path| crate::scenario_runs::read_scenario(path))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let names: Vec<&str> = scenarios.iter().map(Scenario::name).collect();
     println!(
