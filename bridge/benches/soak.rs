@@ -27,7 +27,7 @@ use bridge::server;
 use bridge::session::MonitorFactory;
 use futures_util::{SinkExt, StreamExt};
 use ingest::assemble::AssemblerConfig;
-use laws::{Frame, LawSource};
+use laws::Frame;
 use tokio::net::TcpListener;
 use tokio_tungstenite::tungstenite::Message;
 
@@ -89,24 +89,8 @@ fn runs(n: u64, seed: u64) -> Vec<Vec<Frame>> {
 
 /// A model learned (as `avguard learn --laws laws/specs` does) from 20 simulated runs.
 fn learn_model() -> monitor::Model {
-    let dir = workspace().join("laws/specs");
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "law"))
-        .collect();
-    paths.sort();
-    let laws: Vec<LawSource> = paths
-        .iter()
-        .map(|p| LawSource {
-            name: p.file_name().unwrap().to_string_lossy().into_owned(),
-            text: std::fs::read_to_string(p).unwrap(),
-        })
-        .collect();
-    let specs = monitor::spec::parse_properties_toml(
-        &std::fs::read_to_string(dir.join("properties.toml")).unwrap(),
-    )
-    .unwrap();
+    let laws = laws::shipped::sources();
+    let specs = monitor::spec::parse_properties_toml(laws::shipped::PROPERTIES_TOML).unwrap();
     let plan = monitor::Plan::from_specs(laws, &specs, monitor::BuildConfig::default()).unwrap();
     let mut learner = plan.learner(laws::SignalContext::default()).unwrap();
     for run in runs(20, 1) {
