@@ -299,8 +299,41 @@ fn summary() {
     let raw = raw_frames();
     let ctx = SignalContext::default();
     let mut ev = Evaluator::new(&laws, &EvalConfig::default()).expect("compile");
+    // avguard's prediction signals by group, and LawBreaker's vocabulary without them, in the same run.
+    let cpa = [
+        Signal::ClosestApproach,
+        Signal::ClosestApproachTime,
+        Signal::ClosestApproachTtc,
+    ];
+    let conflict = [
+        Signal::PriorityConflict,
+        Signal::PriorityConflictTime,
+        Signal::PriorityConflictEgoTime,
+        Signal::PriorityConflictGap,
+    ];
+    let prediction: SignalSet = cpa
+        .iter()
+        .chain(&conflict)
+        .chain(&[Signal::RssDangerous])
+        .copied()
+        .collect();
+    let lawbreaker: SignalSet = Signal::ALL
+        .iter()
+        .copied()
+        .filter(|&s| !prediction.contains(s))
+        .collect();
     for (label, needed) in [
         ("Signals::from_frame alone (6 obstacles)", SignalSet::ALL),
+        (
+            "  without the prediction signals (LawBreaker's vocabulary)",
+            lawbreaker,
+        ),
+        ("  closest approach only", cpa.into_iter().collect()),
+        ("  priority conflict only", conflict.into_iter().collect()),
+        (
+            "  rssDangerous only",
+            [Signal::RssDangerous].into_iter().collect(),
+        ),
         (
             "Signals::from_frame_needed alone (the 8 laws' signals)",
             ev.needed_signals(),

@@ -116,6 +116,24 @@ pub struct Obstacle {
     pub priority: bool,
 }
 
+#[cfg(test)]
+impl Obstacle {
+    /// A 4 m × 2 m vehicle without priority, id 1 (tests).
+    pub(crate) fn car(x: f64, y: f64, heading: f64, speed_mps: f64) -> Obstacle {
+        Obstacle {
+            id: 1,
+            kind: obstacle_type::VEHICLE,
+            x,
+            y,
+            heading,
+            speed_mps,
+            length: 4.0,
+            width: 2.0,
+            priority: false,
+        }
+    }
+}
+
 /// The ego vehicle's state and its road context at one tick.
 ///
 /// Distances to road features are measured along the ego lane from the ego's front bumper and are

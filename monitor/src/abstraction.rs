@@ -57,6 +57,19 @@ pub struct PropertyDef<'a> {
     pub reactive_rule: &'a [String],
 }
 
+impl<'a> PropertyDef<'a> {
+    /// A resolved property's definition, without a reactive rule.
+    pub fn of(p: &'a crate::spec::ResolvedProperty) -> PropertyDef<'a> {
+        PropertyDef {
+            name: &p.name,
+            law: &p.law,
+            predicates: &p.predicates,
+            unsafe_bit: p.unsafe_bit,
+            reactive_rule: &[],
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 enum Pred {
     /// A law-language atom on the frame's signals.

@@ -48,16 +48,7 @@ impl Plan {
         if properties.is_empty() {
             return Err(ModelError::Config("no properties to learn".into()));
         }
-        let defs: Vec<PropertyDef<'_>> = properties
-            .iter()
-            .map(|p| PropertyDef {
-                name: &p.name,
-                law: &p.law,
-                predicates: &p.predicates,
-                unsafe_bit: p.unsafe_bit,
-                reactive_rule: &[],
-            })
-            .collect();
+        let defs: Vec<PropertyDef<'_>> = properties.iter().map(PropertyDef::of).collect();
         let compiled = Compiled::new(&laws, &defs, config.frame_period_s, config.window_frames)?;
         let domains = properties
             .iter()

@@ -10,13 +10,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Context};
-use clap::ValueEnum;
+use clap::Parser;
 use monitor::select::data::RunRecord;
 use monitor::select::AutoPlan;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 use serde::{Deserialize, Serialize};
-use tools::cmd::learn::{Abstraction, Args, Smoothing};
+use tools::cmd::learn::Args;
 use tools::fit::{FitInputs, FitOptions};
 
 use crate::model::Model;
@@ -26,51 +26,41 @@ use crate::to_py;
 /// Failed logs as `(path, message)`.
 type Errors = Vec<(PathBuf, String)>;
 
-/// `avguard learn`'s options, with the CLI's names and defaults.
+/// `avguard learn`'s options as its flags (`("max_predicates", "8")` is `--max-predicates 8`): parsed by
+/// the CLI's own parser, so the defaults, the checks and their messages are the CLI's.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct LearnOptions {
-    alpha: f64,
-    smoothing: String,
-    epsilon: f64,
-    delta: f64,
-    horizons: Vec<f64>,
-    abstraction: String,
-    max_predicates: u32,
-    folds: u32,
-    seed: u64,
+    flags: Vec<(String, String)>,
+}
+
+/// `avguard learn`'s arguments, for parsing them outside the binary.
+#[derive(clap::Parser)]
+#[command(name = "avguard learn", no_binary_name = true)]
+struct LearnCommand {
+    #[command(flatten)]
+    args: Args,
 }
 
 impl LearnOptions {
-    /// The fit `avguard learn` would run with these options.
+    /// The fit `avguard learn --laws DIR FLAGS...` would run.
     fn fit_options(&self, inputs: &FitInputs) -> anyhow::Result<FitOptions> {
-        anyhow::ensure!(
-            (1..=12).contains(&self.max_predicates),
-            "max_predicates {} is not in 1..=12",
-            self.max_predicates
-        );
-        anyhow::ensure!(
-            (2..=20).contains(&self.folds),
-            "folds {} is not in 2..=20",
-            self.folds
-        );
-        let args = Args {
-            laws: inputs.laws_dir.clone(),
-            out: PathBuf::new(),
-            properties: None,
-            alpha: self.alpha,
-            smoothing: Smoothing::from_str(&self.smoothing, false)
-                .map_err(|_| anyhow!("smoothing `{}` is not local or all-valid", self.smoothing))?,
-            epsilon: self.epsilon,
-            delta: self.delta,
-            horizons: self.horizons.clone(),
-            abstraction: Abstraction::from_str(&self.abstraction, false)
-                .map_err(|_| anyhow!("abstraction `{}` is not fixed or auto", self.abstraction))?,
-            max_predicates: self.max_predicates,
-            folds: self.folds,
-            seed: self.seed,
-            logs: Vec::new(),
-        };
-        tools::cmd::learn::fit_options(&args)
+        let mut argv: Vec<String> = vec![
+            "--laws".into(),
+            inputs.laws_dir.display().to_string(),
+            "--out".into(),
+            "unused".into(),
+        ];
+        for (name, value) in &self.flags {
+            argv.push(format!("--{}", name.replace('_', "-")));
+            argv.push(value.clone());
+        }
+        argv.push("unused.h5".into());
+        let command = LearnCommand::try_parse_from(argv).map_err(|e| {
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or_default();
+            anyhow!("{}", first.trim_start_matches("error: "))
+        })?;
+        tools::cmd::learn::fit_options(&command.args)
     }
 }
 
@@ -122,38 +112,17 @@ pub(crate) struct LearnSetup {
 #[pymethods]
 impl LearnSetup {
     /// Reads the law folder (and the properties file: `properties`, else `LAWS/properties.toml` when
-    /// present) and checks the options, as `avguard learn --laws LAWS ...` does.
+    /// present) and checks `options` (`avguard learn`'s flags without dashes, values as text), as
+    /// `avguard learn --laws LAWS ...` does.
     #[new]
-    #[pyo3(signature = (
-        laws, properties=None, alpha=1.0, smoothing="local".to_owned(), epsilon=0.05, delta=0.05,
-        horizons=vec![1.0, 2.0, 3.0, 5.0], abstraction="fixed".to_owned(), max_predicates=12, folds=5, seed=0
-    ))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (laws, properties=None, options=Vec::new()))]
     fn new(
         py: Python<'_>,
         laws: PathBuf,
         properties: Option<PathBuf>,
-        alpha: f64,
-        smoothing: String,
-        epsilon: f64,
-        delta: f64,
-        horizons: Vec<f64>,
-        abstraction: String,
-        max_predicates: u32,
-        folds: u32,
-        seed: u64,
+        options: Vec<(String, String)>,
     ) -> PyResult<LearnSetup> {
-        let options = LearnOptions {
-            alpha,
-            smoothing,
-            epsilon,
-            delta,
-            horizons,
-            abstraction,
-            max_predicates,
-            folds,
-            seed,
-        };
+        let options = LearnOptions { flags: options };
         py.detach(|| {
             let inputs = FitInputs::read(&laws, properties.as_deref())?;
             Setup::new(SetupSpec { inputs, options })

@@ -108,10 +108,17 @@ fn main() {
         learned.as_secs_f64() / fixed.as_secs_f64().max(1e-9)
     );
     for r in &reports {
+        let n = r.selection.steps.len() - 1;
+        if r.selection.mode == AbstractionMode::Fixed {
+            println!(
+                "    {:<16} no violating run: keeps its {n} declared predicates",
+                r.name
+            );
+            continue;
+        }
         println!(
-            "    {:<16} {} predicates chosen from {} candidates, score {:.3} (fixed {:.3})",
+            "    {:<16} {n} predicates chosen from {} candidates, score {:.3} (fixed {:.3})",
             r.name,
-            r.selection.steps.len() - 1,
             r.selection.pool_size,
             r.selection.steps.last().map_or(0.0, |s| s.score),
             r.selection.fixed_score

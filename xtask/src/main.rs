@@ -22,6 +22,8 @@ commands:
   test            install what the tests need, then run cargo fmt --check, clippy and the whole test suite
   setup           only install what the demo and the tests need (Debian packages, target/venv)
   pytest          only the Python package's steps of `test`: build the wheel, install it, run pytest
+  bench-ray       Ray scaling: logs/s of avguard.ray.score with 1 and 2 worker nodes beside `avguard score`
+                  (release builds of the CLI and the wheel; leaves the release wheel in target/venv)
   bench           run every benchmark (release; takes several minutes)
   fuzz [SECONDS] [TARGET...]
                   run each libFuzzer target (tests/fuzz/README.md) for SECONDS (default 60), one at a
@@ -55,6 +57,7 @@ fn main() -> ExitCode {
                 .and_then(|()| python_package(&mut steps))
         }
         "fuzz" => fuzz::run(rest),
+        "bench-ray" => bench_ray(),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
@@ -192,6 +195,35 @@ fn python_package(steps: &mut Steps) -> Result<(), String> {
         "Python tests: pytest python/tests (two-node Ray cluster in a private network namespace)",
         || package::test(&python, &avguard),
     )
+}
+
+fn bench_ray() -> Result<(), String> {
+    let mut steps = Steps::new(4);
+    steps.run("Debian packages: HDF5", debian::ensure_hdf5)?;
+    steps.run("cargo build --release --bin avguard", || {
+        run(
+            cargo().args([
+                "build",
+                "--release",
+                "--package",
+                "tools",
+                "--bin",
+                "avguard",
+            ]),
+            "cargo build",
+        )
+    })?;
+    let python = python::interpreter()?;
+    steps.run(
+        "Python package: maturin build (release profile), pip install into target/venv",
+        || package::build_and_install(&python, "release"),
+    )?;
+    let avguard = target_dir()
+        .join("release")
+        .join(format!("avguard{}", std::env::consts::EXE_SUFFIX));
+    steps.run("Ray scaling (python/bench/ray_scaling.py)", || {
+        package::bench_ray(&python, &avguard)
+    })
 }
 
 fn bench() -> Result<(), String> {

@@ -33,14 +33,7 @@ pub fn build_and_install(python: &Path, profile: &str) -> Result<PathBuf, String
         .find(|p| p.extension().is_some_and(|e| e == "whl"))
         .ok_or_else(|| format!("maturin wrote no wheel into {}", out.display()))?;
     run(
-        Command::new(python)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--disable-pip-version-check",
-                "--no-input",
-            ])
+        crate::python::pip_install(python)
             .args(["--no-deps", "--force-reinstall"])
             .arg(&wheel),
         "pip install (the avguard wheel)",
@@ -48,20 +41,40 @@ pub fn build_and_install(python: &Path, profile: &str) -> Result<PathBuf, String
     Ok(wheel)
 }
 
-/// Runs the package's tests (`python/tests`) against `avguard_bin` in new network and PID namespaces:
-/// only loopback exists there (brought up first), and every process started inside, the Ray cluster
-/// included, ends when pytest does. Needs root (`unshare`).
+/// Runs the package's tests (`python/tests`) against `avguard_bin`; see [`in_private_namespaces`].
 pub fn test(python: &Path, avguard_bin: &Path) -> Result<(), String> {
     run(
-        Command::new("unshare")
-            .args(["--net", "--pid", "--fork", "--mount-proc", "--"])
-            .args(["sh", "-c", "ip link set lo up && exec \"$@\"", "sh"])
-            .arg(python)
+        in_private_namespaces(python, avguard_bin)
             .args(["-m", "pytest", "-p", "no:cacheprovider", "-v"])
-            .arg(workspace_root().join("python").join("tests"))
-            .env("AVGUARD_BIN", avguard_bin)
-            .env("AVGUARD_PRIVATE_NAMESPACES", "1")
-            .current_dir(workspace_root().join("python")),
+            .arg(workspace_root().join("python").join("tests")),
         "pytest (python/tests, in private network and PID namespaces; needs root)",
     )
+}
+
+/// Runs the Ray scaling measurement (`python/bench/ray_scaling.py`) against `avguard_bin`.
+pub fn bench_ray(python: &Path, avguard_bin: &Path) -> Result<(), String> {
+    run(
+        in_private_namespaces(python, avguard_bin).arg(
+            workspace_root()
+                .join("python")
+                .join("bench")
+                .join("ray_scaling.py"),
+        ),
+        "python/bench/ray_scaling.py (in private network and PID namespaces; needs root)",
+    )
+}
+
+/// `python` in new network and PID namespaces: only loopback exists there (brought up first), and every
+/// process started inside, a Ray cluster included, ends with it. Needs root (`unshare`). The package's
+/// tests and benchmarks get the CLI to compare with in `AVGUARD_BIN`.
+fn in_private_namespaces(python: &Path, avguard_bin: &Path) -> Command {
+    let mut command = Command::new("unshare");
+    command
+        .args(["--net", "--pid", "--fork", "--mount-proc", "--"])
+        .args(["sh", "-c", "ip link set lo up && exec \"$@\"", "sh"])
+        .arg(python)
+        .env("AVGUARD_BIN", avguard_bin)
+        .env("AVGUARD_PRIVATE_NAMESPACES", "1")
+        .current_dir(workspace_root().join("python"));
+    command
 }

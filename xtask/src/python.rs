@@ -79,16 +79,7 @@ fn ensure(dir: &Path) -> Result<PathBuf, String> {
         ),
         || {
             run(
-                Command::new(&python)
-                    .args([
-                        "-m",
-                        "pip",
-                        "install",
-                        "--disable-pip-version-check",
-                        "--no-input",
-                        "-r",
-                    ])
-                    .arg(&requirements_path),
+                pip_install(&python).arg("-r").arg(&requirements_path),
                 "pip install",
             )
         },
@@ -96,6 +87,19 @@ fn ensure(dir: &Path) -> Result<PathBuf, String> {
     std::fs::write(dir.join(STAMP), &requirements)
         .map_err(|e| format!("{}: {e}", dir.join(STAMP).display()))?;
     Ok(python)
+}
+
+/// `PYTHON -m pip install`, without questions or pip's own upgrade notice, output shown.
+pub fn pip_install(python: &Path) -> Command {
+    let mut command = Command::new(python);
+    command.args([
+        "-m",
+        "pip",
+        "install",
+        "--disable-pip-version-check",
+        "--no-input",
+    ]);
+    command
 }
 
 /// `python3 -m venv DIR`, from Debian's interpreter; installs `python3-venv` (and `python3`) when missing.

@@ -219,6 +219,8 @@ pub struct Evaluator {
     pending_ages: Vec<i64>,
     /// Frame period, s (for the bounds of obligations added later).
     period_s: f64,
+    /// Window-buffer bytes compiled so far, laws and obligation memories (bounded like a law set's).
+    window_bytes: usize,
     laws: Vec<LawState>,
     violated: Vec<bool>,
     in_window: Vec<bool>,
@@ -270,6 +272,7 @@ impl Evaluator {
             obligations: Vec::new(),
             pending_ages: Vec::new(),
             period_s: cfg.frame_period_s,
+            window_bytes,
             laws: states,
             violated: vec![false; n],
             in_window: vec![false; n],
@@ -349,12 +352,18 @@ impl Evaluator {
     ///
     /// # Errors
     /// [`EvalError::NoObligation`] when the law has no such conjunct; [`EvalError::BoundNotMultiple`] when
-    /// a bound is not a whole number of frames.
+    /// a bound is not a whole number of frames; [`EvalError::TooLarge`] when its window would take the
+    /// evaluator over its memory budget.
     pub fn add_obligation(&mut self, law: &Law) -> Result<ObligationHandle, EvalError> {
         let handle = u32::try_from(self.obligations.len())
             .map_err(|_| EvalError::Config("too many obligation memories"))?;
-        let tracker =
-            ObligationTracker::new(law.name(), law.body(), self.period_s, &mut self.atoms)?;
+        let mut compiler = Compiler {
+            period_s: self.period_s,
+            atoms: &mut self.atoms,
+            law: law.name(),
+            window_bytes: &mut self.window_bytes,
+        };
+        let tracker = ObligationTracker::new(law.name(), law.body(), &mut compiler)?;
         self.obligations.push(tracker);
         self.pending_ages.push(-1);
         Ok(ObligationHandle(handle))

@@ -8,29 +8,21 @@
 //! verdicts say nothing until then, which is why a monitor cannot see a law38-type violation coming from
 //! them; the age `k − i` of the oldest pending obligation ("pending for more than x s") can.
 //!
-//! Per conjunct the tracker keeps a ring of A's bits over the last `b + 1` positions, the latest position
-//! where B held, and a scan pointer: the pending positions at frame k are the A-positions after
-//! `L = max(k − b, last_B − a)`, and as L never decreases the pointer only moves forward (past positions
-//! where A was false), so a step is amortised O(1) and does not allocate. The tracker reads the same atom
-//! bits as the laws and is stepped every frame, whatever relevance skipping does to the law's body.
+//! Per conjunct the tracker keeps the fused operator's state (a ring of A's bits over the last `b + 1`
+//! positions and the latest position where B held, [`ImpliesEventually`]) and a scan pointer: the pending
+//! positions at frame k are the A-positions after `L = max(k − b, last_B − a)`, and as L never decreases
+//! the pointer only moves forward (past positions where A was false), so a step is amortised O(1) and does
+//! not allocate. The tracker reads the same atom bits as the laws and is stepped every frame, whatever
+//! relevance skipping does to the law's body.
 
-use super::atoms::AtomTable;
-use super::program::{to_frames, BitRing, NEVER};
-use super::state::StateFn;
+use super::program::{Compiler, ImpliesEventually};
 use super::EvalError;
 use crate::lang::formula::Formula;
 
 /// One `A -> F[lo,hi] B` conjunct.
 #[derive(Debug, Clone)]
 struct Conjunct {
-    a: StateFn,
-    b: StateFn,
-    lo: i64,
-    hi: i64,
-    /// A's values at positions `k − hi ..= k`.
-    a_ring: BitRing,
-    /// The latest position where B held.
-    last_b: i64,
+    op: ImpliesEventually,
     /// No position before this can be pending (the scan pointer).
     scan: i64,
 }
@@ -39,22 +31,19 @@ impl Conjunct {
     /// Steps to frame `k`; returns the oldest pending position, if any.
     #[inline]
     fn step(&mut self, k: i64, words: &[u64]) -> Option<i64> {
-        self.a_ring.set(k, self.a.eval(words));
-        if self.b.eval(words) {
-            self.last_b = k;
-        }
+        let op = &mut self.op;
+        op.record(k, words);
         // Pending: A-positions i with i > k − hi (deadline ahead) and i > last_b − lo (not met yet).
-        let lower = (k - self.hi).max(self.last_b - self.lo) + 1;
+        let lower = (k - op.hi).max(op.last_b - op.lo) + 1;
         self.scan = self.scan.max(lower);
-        while self.scan <= k && !self.a_ring.get(self.scan) {
+        while self.scan <= k && !op.a_ring.get(self.scan) {
             self.scan += 1;
         }
         (self.scan <= k).then_some(self.scan)
     }
 
     fn reset(&mut self) {
-        self.a_ring.clear();
-        self.last_b = NEVER;
+        self.op.reset();
         self.scan = 0;
     }
 }
@@ -77,64 +66,25 @@ fn conjuncts<'f>(body: &'f Formula, out: &mut Vec<&'f Formula>) {
 }
 
 impl ObligationTracker {
-    /// The tracker of law `law`'s `body` at frame period `period_s`, its atoms interned in `atoms`.
+    /// The tracker of law `law`'s `body`, compiled by `compiler` (its frame period, atom table and window
+    /// budget).
     ///
     /// # Errors
     /// [`EvalError::NoObligation`] when no top-level conjunct of `body` is `A -> F[a,b] B` with state
-    /// formulas A, B and `0 ≤ a ≤ b`; [`EvalError::BoundNotMultiple`] for a bound that is not a whole
-    /// number of frames.
+    /// formulas A, B and `0 ≤ a ≤ b`; the compiler's errors for a bound that is not a whole number of
+    /// frames or a window over the budget.
     pub fn new(
         law: &str,
         body: &Formula,
-        period_s: f64,
-        atoms: &mut AtomTable,
+        compiler: &mut Compiler<'_>,
     ) -> Result<ObligationTracker, EvalError> {
         let mut parts = Vec::new();
         conjuncts(body, &mut parts);
         let mut out = Vec::new();
         for part in parts {
-            let Formula::Implies(a, rhs) = part else {
-                continue;
-            };
-            let Formula::Eventually(interval, b) = &**rhs else {
-                continue;
-            };
-            let Some((lo_s, hi_s)) = interval.bounds_s else {
-                continue;
-            };
-            if !(a.is_state() && b.is_state() && 0.0 <= lo_s && lo_s <= hi_s) {
-                continue;
+            if let Some(op) = compiler.implies_eventually(part)? {
+                out.push(Conjunct { op, scan: 0 });
             }
-            let frames = |bound_s: f64| {
-                to_frames(bound_s, period_s).ok_or_else(|| EvalError::BoundNotMultiple {
-                    law: law.to_string(),
-                    line: interval.line,
-                    col: interval.col,
-                    bound_s,
-                    period_s,
-                })
-            };
-            let (lo, hi) = (frames(lo_s)?, frames(hi_s)?);
-            let ring_bytes = usize::try_from(hi).unwrap_or(usize::MAX).saturating_add(64) / 8;
-            if ring_bytes > crate::lang::limits::MAX_WINDOW_BYTES {
-                return Err(EvalError::TooLarge {
-                    law: law.to_string(),
-                    bytes: ring_bytes,
-                    limit: crate::lang::limits::MAX_WINDOW_BYTES,
-                });
-            }
-            let (Some(a), Some(b)) = (StateFn::new(a, atoms), StateFn::new(b, atoms)) else {
-                continue;
-            };
-            out.push(Conjunct {
-                a,
-                b,
-                lo,
-                hi,
-                a_ring: BitRing::new(usize::try_from(hi).unwrap_or(0) + 1),
-                last_b: NEVER,
-                scan: 0,
-            });
         }
         if out.is_empty() {
             return Err(EvalError::NoObligation(law.to_string()));

@@ -91,17 +91,42 @@ impl BitRing {
     }
 }
 
-/// The fused `A -> F[lo,hi] B` for state formulas A, B and `0 ≤ lo ≤ hi`.
+/// The fused `A -> F[lo,hi] B` for state formulas A, B and `0 ≤ lo ≤ hi` (also the core of a law's
+/// obligation memory, [`super::obligation`]).
 #[derive(Debug, Clone)]
-struct ImpliesEventually {
+pub(super) struct ImpliesEventually {
     a: StateFn,
     b: StateFn,
-    lo: i64,
-    hi: i64,
+    pub(super) lo: i64,
+    pub(super) hi: i64,
     /// A's values at positions `k - hi ..= k`.
-    a_ring: BitRing,
+    pub(super) a_ring: BitRing,
     /// The latest position where B held.
-    last_b: i64,
+    pub(super) last_b: i64,
+}
+
+impl ImpliesEventually {
+    /// Records frame `k`: A's value there, and B's.
+    #[inline]
+    pub(super) fn record(&mut self, k: i64, words: &[u64]) {
+        self.a_ring.set(k, self.a.eval(words));
+        if self.b.eval(words) {
+            self.last_b = k;
+        }
+    }
+
+    /// After [`ImpliesEventually::record`] of frame `k`: the value at position `k - hi`, decided now.
+    #[inline]
+    fn decided(&self, k: i64) -> bool {
+        let i = k - self.hi;
+        !self.a_ring.get(i) || self.last_b >= i + self.lo
+    }
+
+    /// Forgets every frame.
+    pub(super) fn reset(&mut self) {
+        self.a_ring.clear();
+        self.last_b = NEVER;
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -320,7 +345,10 @@ impl Compiler<'_> {
     }
 
     /// `A -> F[lo,hi] B` with state formulas A, B and `lo ≥ 0`, fused into one operator.
-    fn implies_eventually(&mut self, f: &Formula) -> Result<Option<ImpliesEventually>, EvalError> {
+    pub(super) fn implies_eventually(
+        &mut self,
+        f: &Formula,
+    ) -> Result<Option<ImpliesEventually>, EvalError> {
         let Formula::Implies(a, rhs) = f else {
             return Ok(None);
         };
@@ -401,20 +429,8 @@ impl Program {
             let v = match op {
                 Op::State(f) => f.eval(words),
                 Op::ImpliesEventually(op) => {
-                    let ImpliesEventually {
-                        a,
-                        b,
-                        lo,
-                        hi,
-                        a_ring,
-                        last_b,
-                    } = &mut **op;
-                    a_ring.set(k, a.eval(words));
-                    if b.eval(words) {
-                        *last_b = k;
-                    }
-                    let i = k - *hi;
-                    !a_ring.get(i) || *last_b >= i + *lo
+                    op.record(k, words);
+                    op.decided(k)
                 }
                 Op::Not(c) => !vals[*c],
                 Op::And(a, b) => vals[*a] & vals[*b],
@@ -497,10 +513,7 @@ impl Program {
                     u.q_true.clear();
                     u.p_false.clear();
                 }
-                Op::ImpliesEventually(op) => {
-                    op.a_ring.clear();
-                    op.last_b = NEVER;
-                }
+                Op::ImpliesEventually(op) => op.reset(),
                 Op::State(_) | Op::Not(_) | Op::And(..) | Op::Or(..) => {}
             }
         }

@@ -169,6 +169,19 @@ fn body() -> impl Strategy<Value = String> {
     ]
 }
 
+/// The signals of a bit trace: horn, low beam and high beam on or off per frame.
+fn bits_signals(tr: &[[bool; 3]]) -> Vec<Signals> {
+    tr.iter()
+        .map(|b| {
+            let mut s = Signals::default();
+            s.set(A, f64::from(u8::from(b[0])));
+            s.set(B, f64::from(u8::from(b[1])));
+            s.set(C, f64::from(u8::from(b[2])));
+            s
+        })
+        .collect()
+}
+
 fn bits_trace() -> impl Strategy<Value = Vec<[bool; 3]>> {
     // Runs of constant values make long idle stretches (relevance) as well as fast toggling.
     prop::collection::vec((any::<[bool; 3]>(), 1..30usize), 0..20).prop_map(|runs| {
@@ -185,13 +198,7 @@ proptest! {
     fn incremental_matches_naive(bodies in prop::collection::vec(body(), 1..4), tr in bits_trace(), window in 1..40usize) {
         let text: String = bodies.iter().enumerate().map(|(i, b)| format!("l{i} = {b};\n")).collect();
         let laws = set(&text);
-        let signals: Vec<Signals> = tr.iter().map(|b| {
-            let mut s = Signals::default();
-            s.set(A, f64::from(u8::from(b[0])));
-            s.set(B, f64::from(u8::from(b[1])));
-            s.set(C, f64::from(u8::from(b[2])));
-            s
-        }).collect();
+        let signals = bits_signals(&tr);
         let mut results = Vec::new();
         for relevance in [true, false] {
             let cfg = EvalConfig { window_frames: window, relevance, ..EvalConfig::default() };
@@ -248,13 +255,7 @@ proptest! {
     fn pending_obligations_match_naive(body in obligation_body(), tr in bits_trace()) {
         let laws = set(&format!("l = {body};"));
         let law = &laws.laws()[0];
-        let signals: Vec<Signals> = tr.iter().map(|b| {
-            let mut s = Signals::default();
-            s.set(A, f64::from(u8::from(b[0])));
-            s.set(B, f64::from(u8::from(b[1])));
-            s.set(C, f64::from(u8::from(b[2])));
-            s
-        }).collect();
+        let signals = bits_signals(&tr);
         let atom = |a: &crate::lang::atom::Atom, k: i64| a.eval(&signals[k as usize]);
         let want = naive::pending_ages(law.body(), signals.len(), 0.1, &atom);
         for relevance in [true, false] {

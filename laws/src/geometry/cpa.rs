@@ -36,34 +36,43 @@ fn cross(a: &V2, b: &V2) -> f64 {
     a.x * b.y - a.y * b.x
 }
 
-/// Room for a hull under construction: at most 16 points on the lower chain and 15 more on the upper.
-const HULL_CAP: usize = 32;
-
-/// The convex hull of `points` (counter-clockwise, no collinear vertices), Andrew's monotone chain, into
-/// `hull`. Returns how many leading entries of `hull` are used.
-fn convex_hull(points: &mut [V2; 16], hull: &mut [V2; HULL_CAP]) -> usize {
-    points.sort_unstable_by(|a, b| a.x.total_cmp(&b.x).then(a.y.total_cmp(&b.y)));
-    let turns_left = |hull: &[V2; HULL_CAP], n: usize, p: &V2| {
-        cross(&(hull[n - 1] - hull[n - 2]), &(p - hull[n - 2])) > 0.0
+/// The Minkowski difference `b ⊖ a` of two rectangles, counter-clockwise. Both are centrally symmetric,
+/// so the difference is too: an octagon (collinear edges when the rectangles are aligned) centred at
+/// `b.centre − a.centre` whose edges are the four side vectors of both rectangles, each once forwards and
+/// once backwards. Sorting the four forward sides by angle in `[0, π)` gives the first half of the
+/// boundary from the vertex `centre − Σ sides / 2`; the second half repeats them negated.
+fn minkowski_difference(a: &Rect, b: &Rect) -> [V2; 8] {
+    let side = |r: &Rect, along: bool| {
+        if along {
+            V2::new(r.cos, r.sin) * (2.0 * r.half_len)
+        } else {
+            V2::new(-r.sin, r.cos) * (2.0 * r.half_wid)
+        }
     };
-    let mut n = 0;
-    for p in points.iter() {
-        while n >= 2 && !turns_left(hull, n, p) {
-            n -= 1;
+    let mut sides = [side(a, true), side(a, false), side(b, true), side(b, false)];
+    // Fold each side into the upper half plane (angle in [0, π)).
+    for s in &mut sides {
+        if s.y < 0.0 || (s.y == 0.0 && s.x < 0.0) {
+            *s = -*s;
         }
-        hull[n] = *p;
-        n += 1;
     }
-    let lower = n + 1;
-    for p in points.iter().rev().skip(1) {
-        while n >= lower && !turns_left(hull, n, p) {
-            n -= 1;
+    // Insertion sort by angle: in the upper half plane, `u` comes before `v` when `u × v > 0`.
+    for i in 1..sides.len() {
+        let mut j = i;
+        while j > 0 && cross(&sides[j], &sides[j - 1]) > 0.0 {
+            sides.swap(j, j - 1);
+            j -= 1;
         }
-        hull[n] = *p;
-        n += 1;
     }
-    // The upper chain ends at the first point of the lower one.
-    n.saturating_sub(1)
+    let centre = V2::new(b.cx - a.cx, b.cy - a.cy);
+    let mut vertex = centre - (sides[0] + sides[1] + sides[2] + sides[3]) / 2.0;
+    let mut out = [V2::zeros(); 8];
+    for (k, slot) in out.iter_mut().enumerate() {
+        *slot = vertex;
+        let s = sides[k % 4];
+        vertex += if k < 4 { s } else { -s };
+    }
+    out
 }
 
 /// Squared distance from `p` to the segment `a + s (b − a)`, `s ∈ [0, 1]`, and that `s`.
@@ -80,16 +89,8 @@ fn to_segment(p: &V2, a: &V2, b: &V2) -> (f64, f64) {
 
 /// The closest approach within `horizon_s` of `b` moving at `w_mps` (relative to `a`) to a still `a`.
 pub fn closest_approach(a: &Rect, b: &Rect, w_mps: (f64, f64), horizon_s: f64) -> Approach {
-    let (ca, cb) = (a.corners(), b.corners());
-    let mut diff = [V2::zeros(); 16];
-    for (i, p) in cb.iter().enumerate() {
-        for (j, q) in ca.iter().enumerate() {
-            diff[4 * i + j] = v2(*p) - v2(*q);
-        }
-    }
-    let mut hull = [V2::zeros(); HULL_CAP];
-    let n = convex_hull(&mut diff, &mut hull);
-    let poly = &hull[..n];
+    let poly = minkowski_difference(a, b);
+    let n = poly.len();
     let end = -v2(w_mps) * horizon_s.max(0.0);
 
     // Cyrus–Beck: the part of the segment 0 → end inside every edge's half-plane.
@@ -109,7 +110,7 @@ pub fn closest_approach(a: &Rect, b: &Rect, w_mps: (f64, f64), horizon_s: f64) -
             s_lo = f64::INFINITY;
         }
     }
-    if n >= 3 && s_lo <= s_hi {
+    if s_lo <= s_hi {
         return Approach {
             dist_m: 0.0,
             time_s: s_lo * horizon_s.max(0.0),
@@ -118,27 +119,25 @@ pub fn closest_approach(a: &Rect, b: &Rect, w_mps: (f64, f64), horizon_s: f64) -
 
     // Disjoint: the nearest pair is an end of the segment against an edge, or a vertex against the segment.
     let origin = V2::zeros();
-    // Along a stretch of constant distance (an edge of M parallel to the motion) several candidates tie up
-    // to rounding: the earliest within a relative 1e-9 counts as first attained.
-    let mut best = (f64::INFINITY, f64::INFINITY);
-    let mut consider = |d2: f64, s: f64| {
-        let tol = 1e-9 * (1.0 + best.0);
-        if d2 < best.0 - tol {
-            best = (d2, s);
-        } else if d2 <= best.0 + tol && s < best.1 {
-            best = (d2.min(best.0), s);
-        }
-    };
+    let mut candidates = [(f64::INFINITY, 0.0); 24];
     for (i, v) in poly.iter().enumerate() {
         let next = poly[(i + 1) % n];
-        consider(to_segment(&origin, v, &next).0, 0.0);
-        consider(to_segment(&end, v, &next).0, 1.0);
-        let (d2, s) = to_segment(v, &origin, &end);
-        consider(d2, s);
+        candidates[3 * i] = (to_segment(&origin, v, &next).0, 0.0);
+        candidates[3 * i + 1] = (to_segment(&end, v, &next).0, 1.0);
+        candidates[3 * i + 2] = to_segment(v, &origin, &end);
     }
+    let d2 = candidates.iter().map(|c| c.0).fold(f64::INFINITY, f64::min);
+    // Along a stretch of constant distance (an edge of M parallel to the motion) several candidates tie up
+    // to rounding: the earliest within a relative 1e-9 of the minimum counts as first attained.
+    let tol = 1e-9 * (1.0 + d2);
+    let s = candidates
+        .iter()
+        .filter(|c| c.0 <= d2 + tol)
+        .map(|c| c.1)
+        .fold(f64::INFINITY, f64::min);
     Approach {
-        dist_m: best.0.sqrt(),
-        time_s: best.1 * horizon_s.max(0.0),
+        dist_m: d2.sqrt(),
+        time_s: s * horizon_s.max(0.0),
     }
 }
 

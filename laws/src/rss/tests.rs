@@ -1,5 +1,5 @@
 use super::*;
-use crate::frame::{obstacle_type, Frame, Obstacle};
+use crate::frame::{Frame, Obstacle};
 
 const EGO: RssDynamics = RssParams::CARLA.ego;
 const OTHER: RssDynamics = RssParams::CARLA.other_vehicle;
@@ -65,17 +65,7 @@ fn time_to_cover_follows_the_phases() {
 }
 
 fn car(x: f64, y: f64, heading: f64, speed_mps: f64) -> Obstacle {
-    Obstacle {
-        id: 1,
-        kind: obstacle_type::VEHICLE,
-        x,
-        y,
-        heading,
-        speed_mps,
-        length: 4.0,
-        width: 2.0,
-        priority: false,
-    }
+    Obstacle::car(x, y, heading, speed_mps)
 }
 
 fn ego_at(speed_mps: f64) -> Frame {

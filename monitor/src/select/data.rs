@@ -171,16 +171,7 @@ impl Recorder {
             signals,
             obligation_laws,
         } = spec;
-        let defs: Vec<PropertyDef<'_>> = properties
-            .iter()
-            .map(|p| PropertyDef {
-                name: &p.name,
-                law: &p.law,
-                predicates: &p.predicates,
-                unsafe_bit: p.unsafe_bit,
-                reactive_rule: &[],
-            })
-            .collect();
+        let defs: Vec<PropertyDef<'_>> = properties.iter().map(PropertyDef::of).collect();
         let compiled = Compiled::new(laws, &defs, frame_period_s, window_frames)?;
         let windows = window_laws
             .iter()

@@ -91,12 +91,12 @@ fn first_both(a: &[(u32, u32)], b: &[(u32, u32)]) -> Option<u32> {
     None
 }
 
-/// Scores a rule given each run's first alarm frame.
+/// Scores a rule given each run's first alarm frame: (criterion, mean utility, predicted, false alarms).
 fn score_rule(
     data: &PropertyData,
     records: &[RunRecord],
     first: impl Fn(usize) -> Option<u32>,
-) -> (f64, usize, usize) {
+) -> (f64, f64, usize, usize) {
     let (mut u, mut n_pred, mut n_fa, mut n_viol, mut n_safe) = (0.0, 0, 0, 0, 0);
     for (r, run) in data.runs.iter().enumerate() {
         let alarm = first(r);
@@ -118,7 +118,7 @@ fn score_rule(
     } else {
         0.0
     };
-    (mean_u - fa, n_pred, n_fa)
+    (mean_u - fa, mean_u, n_pred, n_fa)
 }
 
 /// The best rule over the candidates `allowed` (pool indices), or `None` without violating runs or
@@ -147,21 +147,39 @@ pub fn best_rule(
                   b: &(f64, usize, usize, usize, usize, usize)| {
         b.0 > a.0 || (b.0 == a.0 && (b.1, b.2, b.3) < (a.1, a.2, a.3))
     };
-    let best = (0..literals.len())
+    // Singles first. A conjunction alarms only where both literals do, so its mean utility is at most
+    // either literal's, and its criterion at most that: pairs whose bound is below the best found so far
+    // are skipped (strictly below, so the choice does not depend on the order of the search).
+    let singles: Vec<(f64, f64, usize, usize)> = (0..literals.len())
         .into_par_iter()
+        .map(|i| score_rule(data, records, |r| spans[i].run(r).first().map(|s| s.0)))
+        .collect();
+    let best_single = (0..literals.len())
         .map(|i| {
-            let (s, p, fa) = score_rule(data, records, |r| spans[i].run(r).first().map(|s| s.0));
-            let mut best = (s, 1, i, i, p, fa);
-            for j in i + 1..literals.len() {
-                if literals[j].0 == literals[i].0 {
+            let (s, _, p, fa) = singles[i];
+            (s, 1, i, i, p, fa)
+        })
+        .reduce(|a, b| if better(&a, &b) { b } else { a })?;
+    // Literals by decreasing utility: for a first literal, later ones bound the pair by their own utility.
+    let mut order: Vec<usize> = (0..literals.len()).collect();
+    order.sort_by(|&a, &b| singles[b].1.total_cmp(&singles[a].1).then(a.cmp(&b)));
+    let best = (0..order.len())
+        .into_par_iter()
+        .map(|x| {
+            let mut best = best_single;
+            let a = order[x];
+            for &b in &order[x + 1..] {
+                if singles[b].1 < best.0 {
+                    break;
+                }
+                if literals[a].0 == literals[b].0 {
                     continue;
                 }
-                let cand = {
-                    let (s, p, fa) = score_rule(data, records, |r| {
-                        first_both(spans[i].run(r), spans[j].run(r))
-                    });
-                    (s, 2, i, j, p, fa)
-                };
+                let (i, j) = (a.min(b), a.max(b));
+                let (s, _, p, fa) = score_rule(data, records, |r| {
+                    first_both(spans[i].run(r), spans[j].run(r))
+                });
+                let cand = (s, 2, i, j, p, fa);
                 if better(&best, &cand) {
                     best = cand;
                 }

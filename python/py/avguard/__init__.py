@@ -225,31 +225,25 @@ class Model:
         return f"avguard.Model(properties={self.properties!r})"
 
 
-def learn_setup(
-    laws: PathLike,
-    properties: Optional[PathLike] = None,
-    alpha: float = 1.0,
-    smoothing: str = "local",
-    epsilon: float = 0.05,
-    delta: float = 0.05,
-    horizons: Sequence[float] = (1, 2, 3, 5),
-    abstraction: str = "fixed",
-    max_predicates: int = 12,
-    folds: int = 5,
-    seed: int = 0,
-) -> "_native.LearnSetup":
+def _flag_value(value) -> str:
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def learn_setup(laws: PathLike, properties: Optional[PathLike] = None, **options) -> "_native.LearnSetup":
     """The law folder (and properties file) read once, with ``avguard learn``'s options: what every
-    worker of a distributed learning needs."""
-    return _native.LearnSetup(
-        os.fspath(laws), _opt(properties), alpha, smoothing, epsilon, delta,
-        [float(h) for h in horizons], abstraction, max_predicates, folds, seed,
-    )
+    worker of a distributed learning needs. ``options`` are the CLI's flags with ``_`` for ``-``
+    (``alpha=0.5``, ``horizons=(1, 2)``, ``abstraction="fixed"``, ``max_predicates=8``, ...): the CLI's
+    parser reads them, so defaults, checks and messages are the CLI's."""
+    flags = [(name, _flag_value(value)) for name, value in options.items()]
+    return _native.LearnSetup(os.fspath(laws), _opt(properties), flags)
 
 
 def learn_counts(paths: Paths, laws: PathLike, progress: Progress = False, **options) -> Counts:
     """Records logs (files, or folders searched for ``*.h5``) for learning, as ``avguard learn --laws
-    LAWS`` does; ``options`` are ``avguard learn``'s (``properties``, ``alpha``, ``smoothing``,
-    ``epsilon``, ``delta``, ``horizons``, ``abstraction``, ``max_predicates``, ``folds``, ``seed``).
+    LAWS`` does; ``options`` are ``avguard learn``'s (``properties`` and the flags of
+    :func:`learn_setup`).
     A log that cannot be read is listed in ``.errors`` and the others are learned. Counts of different
     logs merge exactly (:func:`merge_counts`); :func:`build_model` makes the model."""
     setup = learn_setup(laws, **options)

@@ -71,26 +71,19 @@ def _score_batch(model_bytes: bytes, thresholds: list, horizon, conservative: bo
     return out
 
 
-def _gather(ray, pending: dict, on_done, callback) -> list:
-    """Waits for every task; hands each finished log to ``on_done`` and returns the failures. A task that
-    died fails every log of its batch with Ray's message."""
-    errors = []
+def _finished(ray, pending: dict, callback):
+    """Waits for every task, yielding ``(batch, result, None)`` as each finishes, or ``(batch, None,
+    message)`` for a task that died (a worker crash, a lost node): its logs fail, not the run."""
     while pending:
         ready, _ = ray.wait(list(pending), num_returns=1)
         for ref in ready:
             batch = pending.pop(ref)
             try:
-                outcomes = ray.get(ref)
-            except Exception as error:  # a worker crash or a lost node: the batch fails, not the run
-                outcomes = [(path, False, f"Ray task failed: {error}") for path in batch]
-            for path, ok, payload in outcomes:
-                if ok:
-                    on_done(path, payload)
-                else:
-                    errors.append((path, payload))
-                if callback is not None:
-                    callback(1)
-    return errors
+                yield batch, ray.get(ref), None
+            except Exception as error:
+                yield batch, None, f"Ray task failed: {error}"
+            if callback is not None:
+                callback(len(batch))
 
 
 def score(
@@ -127,8 +120,17 @@ def score(
             remote.remote(model_ref, list(thresholds), horizon, conservative, _opt(map), batch): batch
             for batch in _batches(todo, batch_size)
         }
+        errors = []
         with _progress(progress, len(todo), "scoring") as callback:
-            errors = _gather(ray, pending, job.store, callback)
+            for batch, outcomes, failure in _finished(ray, pending, callback):
+                if failure is not None:
+                    errors.extend((path, failure) for path in batch)
+                    continue
+                for path, ok, payload in outcomes:
+                    if ok:
+                        job.store(path, payload)
+                    else:
+                        errors.append((path, payload))
         return finish_job(job, errors, plot_runs)
 
 
@@ -157,10 +159,13 @@ def learn(
     remote = ray.remote(_learn_batch)
     setup_ref = ray.put(setup.to_bytes())
     pending = {remote.remote(setup_ref, batch): batch for batch in _batches(logs, batch_size)}
-    counts = []
-
+    counts, crashed = [], []
     with _progress(progress, len(logs), "learning") as callback:
-        crashed = _gather_learn(ray, pending, counts, callback)
+        for batch, result, failure in _finished(ray, pending, callback):
+            if failure is None:
+                counts.append(result)
+            else:
+                crashed.extend((path, failure) for path in batch)
     if not counts:  # every task died: the CLI's message for a learning with nothing learned
         why = "; ".join(f"{path}: {error}" for path, error in crashed)
         raise _native.AvguardError(f"no log could be learned ({len(logs)} given): {why}")
@@ -171,18 +176,3 @@ def learn(
         warnings.warn(f"skipped {path}: {error}", stacklevel=2)
     return model
 
-
-def _gather_learn(ray, pending: dict, counts: list, callback) -> list:
-    """Waits for every learning task, collecting their counts; a task that died fails its logs."""
-    crashed = []
-    while pending:
-        ready, _ = ray.wait(list(pending), num_returns=1)
-        for ref in ready:
-            batch = pending.pop(ref)
-            try:
-                counts.append(ray.get(ref))
-            except Exception as error:  # a worker crash or a lost node: its logs fail, not the run
-                crashed.extend((path, f"Ray task failed: {error}") for path in batch)
-            if callback is not None:
-                callback(len(batch))
-    return crashed

@@ -1,5 +1,5 @@
 use super::*;
-use crate::frame::{obstacle_type, Frame, Obstacle};
+use crate::frame::{Frame, Obstacle};
 use crate::signals::{Signal, SignalContext, SignalSet, Signals};
 
 fn close(a: f64, b: f64) -> bool {
@@ -65,15 +65,8 @@ fn frame_signals_use_the_right_distances() {
 
 fn crossing_car(x: f64, y: f64, speed_mps: f64, priority: bool) -> Obstacle {
     Obstacle {
-        id: 7,
-        kind: obstacle_type::VEHICLE,
-        x,
-        y,
-        heading: std::f64::consts::FRAC_PI_2,
-        speed_mps,
-        length: 4.0,
-        width: 2.0,
         priority,
+        ..Obstacle::car(x, y, std::f64::consts::FRAC_PI_2, speed_mps)
     }
 }
 

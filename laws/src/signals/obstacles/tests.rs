@@ -2,17 +2,7 @@ use super::*;
 use crate::frame::{obstacle_type, Frame, Obstacle};
 
 fn car(x: f64, y: f64, heading: f64, speed_mps: f64) -> Obstacle {
-    Obstacle {
-        id: 1,
-        kind: obstacle_type::VEHICLE,
-        x,
-        y,
-        heading,
-        speed_mps,
-        length: 4.0,
-        width: 2.0,
-        priority: false,
-    }
+    Obstacle::car(x, y, heading, speed_mps)
 }
 
 fn frame(obstacles: Vec<Obstacle>) -> Frame {
