@@ -80,7 +80,8 @@ pub fn workspace_root() -> PathBuf {
 
 /// Simulated red-light logs and a model learned from them, made once per test binary and shared.
 pub struct Fixture {
-    _dir: tempfile::TempDir,
+    /// Held for the life of the test process: a second test run on the same target folder waits for it.
+    _lock: std::fs::File,
     /// The folder holding everything below (tests may add their own outputs in it).
     pub root: PathBuf,
     /// The model learned from 40 training runs (`avguard learn --laws laws/specs`).
@@ -90,11 +91,22 @@ pub struct Fixture {
 }
 
 /// The shared [`Fixture`], made on first use with the `avguard` binary itself.
+///
+/// A static is never dropped, so the fixture does not live in a temporary folder (that would leave one
+/// behind per test run): it lives in cargo's per-target scratch folder, remade by each run under a file lock.
 pub fn fixture() -> &'static Fixture {
     static FIXTURE: std::sync::OnceLock<Fixture> = std::sync::OnceLock::new();
     FIXTURE.get_or_init(|| {
-        let dir = scratch();
-        let root = dir.path().to_path_buf();
+        let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+        std::fs::create_dir_all(&base).expect("create cargo's scratch folder");
+        let lock =
+            std::fs::File::create(base.join("it-fixture.lock")).expect("create the fixture lock");
+        lock.lock().expect("lock the shared fixture");
+        let root = base.join("it-fixture");
+        if root.exists() {
+            std::fs::remove_dir_all(&root).expect("remove the previous run's fixture");
+        }
+        std::fs::create_dir_all(&root).expect("create the fixture folder");
         let scenario = workspace_root().join("scenarios/red_light_queue.toml");
         for (runs, seed, out) in [("40", "1", "train"), ("12", "77", "test")] {
             let out_dir = root.join(out);
@@ -121,7 +133,7 @@ pub fn fixture() -> &'static Fixture {
             test_logs: root.join("test"),
             model,
             root,
-            _dir: dir,
+            _lock: lock,
         }
     })
 }
