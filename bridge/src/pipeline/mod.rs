@@ -78,6 +78,21 @@ pub struct MonitorConfig {
     pub control_command: bool,
 }
 
+impl Default for MonitorConfig {
+    /// Two workers, 4096 queued messages per connection, the default frame assembly and enforcement, no
+    /// map, no Apollo `ControlCommand`.
+    fn default() -> Self {
+        MonitorConfig {
+            n_workers: 2,
+            data_capacity: 4096,
+            assembler: AssemblerConfig::default(),
+            map: None,
+            enforce: EnforceConfig::default(),
+            control_command: false,
+        }
+    }
+}
+
 /// Where the monitor writes besides the clients.
 #[derive(Debug, Clone, Default)]
 pub struct Sinks {
