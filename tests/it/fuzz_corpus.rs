@@ -61,7 +61,6 @@ fn seeds_and_crash_regressions_replay_without_a_panic() {
         }
         n_seeds += seeds.len();
     }
-    bodies::clean_scratch();
     assert!(
         n_seeds >= 50,
         "only {n_seeds} seeds found under {}",
@@ -148,5 +147,4 @@ fn smoke_mutations_of_every_seed_do_not_crash() {
             }
         }
     }
-    bodies::clean_scratch();
 }
