@@ -358,3 +358,67 @@ fn the_cross_validated_score_matches_a_frame_by_frame_recount() {
     // Not a degenerate case: the score is far from both ends.
     assert!(want > 0.2 && want < 0.99, "{want}");
 }
+
+/// The multi-start search keeps the best of its searches: its final score is the highest of the greedy
+/// search from nothing and from each start, a start is taken whole before the search extends it, and a
+/// start that beats the unseeded search wins.
+#[test]
+fn the_multi_start_search_keeps_the_best_start() {
+    let (plan, recs) = records(200, 6);
+    let pool = plan.pool_of(&recs, 0);
+    let sources: Vec<data::Source> = pool.iter().map(|(_, s)| *s).collect();
+    let data = PropertyData::new(&recs, 0, &sources);
+    let cfg = SearchConfig {
+        max_predicates: 4,
+        ..SearchConfig::default()
+    };
+    let last = |steps: &[search::Step]| steps.last().unwrap().score;
+    let (plain, _) = search::greedy(&data, &recs, &cfg);
+    // A weak start (the smallest-quantile speed and distance thresholds) and the plain search's own set.
+    let weak: Vec<usize> = ["speed<=", "NPCAhead<="]
+        .iter()
+        .map(|p| {
+            pool.iter()
+                .position(|(c, _)| c.text().starts_with(p))
+                .unwrap()
+        })
+        .collect();
+    let own: Vec<usize> = plain.iter().filter_map(|s| s.candidate).collect();
+    let (from_weak, _) = search::greedy_from(&data, &recs, &cfg, &weak);
+    let taken: Vec<Option<usize>> = from_weak[1..=2].iter().map(|s| s.candidate).collect();
+    assert_eq!(taken, vec![Some(weak[0]), Some(weak[1])]);
+    let (multi, segs) = search::greedy_multi(&data, &recs, &cfg, &[&weak, &own]);
+    let best = last(&plain).max(last(&from_weak));
+    assert_eq!(last(&multi), best);
+    // Its segmentation is the chosen set's.
+    let chosen: Vec<usize> = multi.iter().filter_map(|s| s.candidate).collect();
+    let (score, again) = search::score_set(&data, &recs, &cfg, &chosen);
+    assert_eq!(score, last(&multi));
+    assert_eq!(
+        (0..data.runs.len())
+            .map(|r| again.run(r).to_vec())
+            .collect::<Vec<_>>(),
+        (0..data.runs.len())
+            .map(|r| segs.run(r).to_vec())
+            .collect::<Vec<_>>()
+    );
+    // A start better than the unseeded search's result wins: the plain set plus its best next candidate
+    // scores at least as high, so seeding with a strictly better one is kept.
+    let (longer, _) = search::greedy(
+        &data,
+        &recs,
+        &SearchConfig {
+            max_predicates: 5,
+            min_gain: -1.0,
+            ..SearchConfig::default()
+        },
+    );
+    let better: Vec<usize> = longer.iter().filter_map(|s| s.candidate).collect();
+    let five = SearchConfig {
+        max_predicates: 5,
+        ..SearchConfig::default()
+    };
+    let (plain5, _) = search::greedy(&data, &recs, &five);
+    let (seeded5, _) = search::greedy_multi(&data, &recs, &five, &[&better]);
+    assert_eq!(last(&seeded5), last(&plain5).max(last(&longer)));
+}

@@ -84,7 +84,9 @@ fn brute_force(
     if n_violating == 0 {
         return None;
     }
-    let mut best: Option<(f64, (usize, usize, usize), usize, usize)> = None;
+    // (criterion, (length, first literal, second literal), predicted, false alarms)
+    type Scored = (f64, (usize, usize, usize), usize, usize);
+    let mut best: Option<Scored> = None;
     for &(len, i, j) in &rules {
         let holds = |r: usize, k: usize| {
             [literals[i], literals[j]][..len]
