@@ -20,8 +20,13 @@ use rayon::prelude::*;
 use crate::calibration::{calibrate_model, CalibrateOptions, PropertyCalibration};
 use crate::score::{calibrated_rule, run_series};
 use crate::time_ahead::{
-    score_run_calibrated, summarise, threshold_key, Comparison, RunScore, RunSeries, Summary,
+    best_within, score_run_calibrated, summarise, threshold_key, Comparison, RunScore, RunSeries,
+    Summary,
 };
+
+/// False-alarm budgets (% of safe runs) at which the printed tables read the curve: the search
+/// criterion's budgets, so the operating points it optimises are the ones shown.
+const CURVE_BUDGETS_PCT: [f64; 4] = [5.0, 10.0, 20.0, 40.0];
 
 /// Options of an evaluation.
 #[derive(Debug, Clone)]
@@ -335,6 +340,22 @@ impl Evaluation {
                 let label = crate::report::comparator_label(cname, rule.as_deref());
                 out.push_str(&row(&label, s));
                 out.push('\n');
+            }
+            out.push_str("  auto's curve at false-alarm budgets (best θ with at most that share of safe runs alarmed):\n");
+            for budget in CURVE_BUDGETS_PCT {
+                let point = best_within(&c.curve, budget).map_or_else(
+                    || "no θ keeps false alarms that low".to_owned(),
+                    |o| {
+                        format!(
+                            "θ={:.3}: {:.1}% predicted, {:.1}% false alarms, lead {}",
+                            o.theta,
+                            o.predicted_pct,
+                            o.false_alarm_pct,
+                            secs(o.median_lead_s)
+                        )
+                    },
+                );
+                out.push_str(&format!("    ≤ {budget:>2.0}% false alarms  {point}\n"));
             }
             out.push_str("  auto's curve at each comparator's false-alarm rate:\n");
             for d in &c.dominance {
