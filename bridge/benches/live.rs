@@ -18,11 +18,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bridge::decide::{Decide, DecideFactory, Decision, PropertyRisk};
-use bridge::enforce::{Action, EnforceConfig, Enforcer};
+use bridge::enforce::{EnforceConfig, Enforcer};
 use bridge::pipeline::{ModelStore, MonitorConfig};
 use bridge::server::{self, BridgeConfig};
 use futures_util::{SinkExt, StreamExt};
-use ingest::assemble::AssemblerConfig;
 use laws::Frame;
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
@@ -151,30 +150,15 @@ async fn bridge_server() -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let config = BridgeConfig {
-        max_frame_bytes: 1 << 20,
-        hard_frame_bytes: 4 << 20,
         max_connections: 8,
-        token: None,
         outbound_capacity: 1024,
-        send_timeout: Duration::from_secs(5),
         shutdown_grace: Duration::from_secs(1),
         monitor: MonitorConfig {
             n_workers: 1,
             data_capacity: 8192,
-            assembler: AssemblerConfig::default(),
-            map: None,
-            enforce: EnforceConfig {
-                threshold: 0.5,
-                action: Action::SlowDown,
-                ..Default::default()
-            },
-            control_command: false,
+            ..MonitorConfig::default()
         },
-        log_path: None,
-        reload: None,
-        record: None,
-        metrics_interval: None,
-        fsync: false,
+        ..BridgeConfig::default()
     };
     let (stop, rx) = tokio::sync::oneshot::channel::<()>();
     let models = Arc::new(ModelStore::new(Box::new(Factory)));

@@ -19,14 +19,13 @@ use std::time::{Duration, Instant};
 
 use bridge::config::BridgeConfig;
 use bridge::drive::encode::{encode_frame, Encoding, WsFrame};
-use bridge::enforce::{Action, EnforceConfig, Event};
-use bridge::pipeline::{ModelStore, MonitorConfig};
+use bridge::enforce::Event;
+use bridge::pipeline::ModelStore;
 use bridge::predlog::PredictionLog;
 use bridge::record::{RecordConfig, Recording};
 use bridge::server;
 use bridge::session::MonitorFactory;
 use futures_util::{SinkExt, StreamExt};
-use ingest::assemble::AssemblerConfig;
 use laws::Frame;
 use tokio::net::TcpListener;
 use tokio_tungstenite::tungstenite::Message;
@@ -257,34 +256,14 @@ fn main() {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let config = BridgeConfig {
-            max_frame_bytes: 1 << 20,
-            hard_frame_bytes: 4 << 20,
-            max_connections: 64,
-            token: None,
-            outbound_capacity: 256,
-            send_timeout: Duration::from_secs(5),
-            shutdown_grace: Duration::from_secs(3),
-            monitor: MonitorConfig {
-                n_workers: 2,
-                data_capacity: 4096,
-                assembler: AssemblerConfig::default(),
-                map: None,
-                enforce: EnforceConfig {
-                    threshold: 0.5,
-                    action: Action::SlowDown,
-                    ..Default::default()
-                },
-                control_command: false,
-            },
             log_path: Some(dir.path().join("predictions.jsonl")),
-            reload: None,
             record: Some(RecordConfig {
                 path: dir.path().join("session.h5"),
                 frame_period_s: 0.1,
                 fsync: a.fsync,
             }),
-            metrics_interval: None,
             fsync: a.fsync,
+            ..BridgeConfig::default()
         };
         let (stop, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let models = Arc::new(ModelStore::new(Box::new(factory)));

@@ -46,3 +46,27 @@ pub struct BridgeConfig {
     /// Force every prediction-log line to the disk with fsync (`--fsync`; recordings: `RecordConfig::fsync`).
     pub fsync: bool,
 }
+
+impl Default for BridgeConfig {
+    /// The `avguard bridge` defaults: 1 MiB frames (4 MiB closes the connection), 64 connections, no token,
+    /// a 256-message outbound queue per connection, 5 s send timeout, 3 s shutdown grace, no log, no
+    /// recording, no reload hook.
+    fn default() -> Self {
+        const MAX_FRAME_BYTES: usize = 1 << 20;
+        BridgeConfig {
+            max_frame_bytes: MAX_FRAME_BYTES,
+            hard_frame_bytes: MAX_FRAME_BYTES * 4,
+            max_connections: 64,
+            token: None,
+            outbound_capacity: 256,
+            send_timeout: Duration::from_secs(5),
+            shutdown_grace: Duration::from_secs(3),
+            monitor: MonitorConfig::default(),
+            log_path: None,
+            reload: None,
+            record: None,
+            metrics_interval: None,
+            fsync: false,
+        }
+    }
+}

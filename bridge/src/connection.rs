@@ -463,8 +463,13 @@ impl Conn {
         };
         // Messages of this burst decoded before the request belong to the old run.
         self.ctx.monitor.send_all(&self.link, &mut self.inbox);
-        self.ctx.monitor.new_run(&self.link, run_id);
-        Ok(())
+        match self.ctx.monitor.new_run(&self.link, run_id) {
+            Ok(()) => Ok(()),
+            Err(full) => {
+                self.reject(id, &format!("control: new_run refused: {full}"))
+                    .await
+            }
+        }
     }
 }
 

@@ -80,7 +80,6 @@ pub fn workspace_root() -> PathBuf {
 
 /// Simulated red-light logs and a model learned from them, made once per test binary and shared.
 pub struct Fixture {
-    _dir: tempfile::TempDir,
     /// The folder holding everything below (tests may add their own outputs in it).
     pub root: PathBuf,
     /// The model learned from 40 training runs (`avguard learn --laws laws/specs`).
@@ -90,11 +89,20 @@ pub struct Fixture {
 }
 
 /// The shared [`Fixture`], made on first use with the `avguard` binary itself.
+///
+/// A static is never dropped, so the fixture does not live in a temporary folder (that would leave one
+/// behind per test run): it lives in cargo's per-target scratch folder as `it-fixture-PID`, and each run
+/// first removes the folders of earlier test processes that have ended.
 pub fn fixture() -> &'static Fixture {
     static FIXTURE: std::sync::OnceLock<Fixture> = std::sync::OnceLock::new();
     FIXTURE.get_or_init(|| {
-        let dir = scratch();
-        let root = dir.path().to_path_buf();
+        let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+        remove_ended_fixtures(&base);
+        let root = base.join(format!("it-fixture-{}", std::process::id()));
+        if root.exists() {
+            std::fs::remove_dir_all(&root).expect("remove a stale fixture folder");
+        }
+        std::fs::create_dir_all(&root).expect("create the fixture folder");
         let scenario = workspace_root().join("scenarios/red_light_queue.toml");
         for (runs, seed, out) in [("40", "1", "train"), ("12", "77", "test")] {
             let out_dir = root.join(out);
@@ -121,9 +129,22 @@ pub fn fixture() -> &'static Fixture {
             test_logs: root.join("test"),
             model,
             root,
-            _dir: dir,
         }
     })
+}
+
+/// Removes `base/it-fixture-PID` folders whose test process is no longer running.
+fn remove_ended_fixtures(base: &Path) {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let pid = name.to_str().and_then(|n| n.strip_prefix("it-fixture-"));
+        if pid.is_some_and(|pid| !Path::new("/proc").join(pid).exists()) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// A running `avguard bridge` on a free loopback port, its stderr read line by line in the background.

@@ -13,7 +13,6 @@ use crate::decide::{Decide, DecideFactory, Decision, PropertyRisk};
 use crate::enforce::{Action, EnforceConfig};
 use crate::pipeline::{ModelStore, MonitorConfig};
 use crate::server::{self, BridgeConfig, RunReport};
-use ingest::assemble::AssemblerConfig;
 
 #[derive(Default)]
 struct NearStopSign(Decision);
@@ -47,34 +46,22 @@ impl DecideFactory for Factory {
 
 pub(crate) fn bridge_config(action: Action, record: Option<PathBuf>) -> BridgeConfig {
     BridgeConfig {
-        max_frame_bytes: 1 << 20,
-        hard_frame_bytes: 4 << 20,
         max_connections: 8,
-        token: None,
-        outbound_capacity: 256,
-        send_timeout: Duration::from_secs(5),
         shutdown_grace: Duration::from_secs(2),
         monitor: MonitorConfig {
             n_workers: 1,
-            data_capacity: 4096,
-            assembler: AssemblerConfig::default(),
-            map: None,
             enforce: EnforceConfig {
-                threshold: 0.5,
                 action,
                 ..Default::default()
             },
-            control_command: false,
+            ..MonitorConfig::default()
         },
-        log_path: None,
-        reload: None,
         record: record.map(|path| crate::record::RecordConfig {
             path,
             frame_period_s: 0.1,
             fsync: false,
         }),
-        metrics_interval: None,
-        fsync: false,
+        ..BridgeConfig::default()
     }
 }
 

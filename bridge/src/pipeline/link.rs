@@ -73,10 +73,28 @@ pub struct ConnLink {
     pub n_rejected: AtomicU64,
 }
 
+/// Most control requests (`new_run`) of one connection waiting for its worker. They are never dropped to
+/// make room; a further request is refused ([`ControlQueueFull`]) and answered with an error.
+pub const CONTROL_CAPACITY: usize = 64;
+
+/// A control request could not be queued: the connection already has [`CONTROL_CAPACITY`] of them waiting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{waiting} control requests of this connection are already waiting for the monitor (the limit); \
+     this one was not applied, send it again once they are"
+)]
+pub struct ControlQueueFull {
+    /// Control requests waiting.
+    pub waiting: usize,
+}
+
 /// A connection's inbound queue, and whether the connection is on its worker's ready queue.
 #[derive(Default)]
 struct Inbox {
+    /// Messages and control requests, in the order the client sent them.
     items: VecDeque<(Input, Instant)>,
+    /// How many of `items` are control requests (the rest are messages).
+    n_control: usize,
     /// True while the link is on the worker's ready queue or being drained: it is queued at most once.
     scheduled: bool,
 }
@@ -85,6 +103,7 @@ impl std::fmt::Debug for Inbox {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Inbox")
             .field("len", &self.items.len())
+            .field("n_control", &self.n_control)
             .field("scheduled", &self.scheduled)
             .finish()
     }
@@ -131,25 +150,50 @@ impl ConnLink {
         (Arc::new(link), rx)
     }
 
-    /// Queues one inbound message. Overflow policy: the inbound queue is bounded and lossy, per
-    /// connection: when it is full the oldest queued message of *this* connection is dropped and counted
-    /// (`n_dropped`; a stale pose is worth less than a fresh one), so a flooding client cannot push out
-    /// another connection's frames or road context.
-    pub(crate) fn push_input(&self, input: Input) -> Pushed {
-        self.n_received.fetch_add(1, Ordering::Relaxed);
+    /// Queues one inbound message or control request, behind everything this connection queued before.
+    ///
+    /// Overflow policy, two planes in one ordered queue:
+    /// - messages are bounded (`inbox_capacity`) and lossy, per connection: when this connection already
+    ///   has that many waiting, its oldest waiting *message* is dropped and counted (`n_dropped`; a stale
+    ///   pose is worth less than a fresh one), so a flooding client cannot push out another connection's
+    ///   frames or road context;
+    /// - control requests ([`Input::NewRun`]) are strict: never dropped, they keep their place among the
+    ///   messages (a dropped message is always a message, so a run boundary stays between the same
+    ///   surviving messages), and at most [`CONTROL_CAPACITY`] wait; a further one is refused here, and
+    ///   the caller answers the client with the error, so nothing is lost silently.
+    ///
+    /// The queue thus holds at most `inbox_capacity + CONTROL_CAPACITY` items.
+    pub(crate) fn push_input(&self, input: Input) -> Result<Pushed, ControlQueueFull> {
         let mut inbox = self.inbox.lock();
-        let dropped_oldest = inbox.items.len() >= self.inbox_capacity;
-        if dropped_oldest {
-            inbox.items.pop_front();
-            self.n_dropped.fetch_add(1, Ordering::Relaxed);
+        let is_control = matches!(input, Input::NewRun(_));
+        let mut dropped_oldest = false;
+        if is_control {
+            if inbox.n_control >= CONTROL_CAPACITY {
+                return Err(ControlQueueFull {
+                    waiting: inbox.n_control,
+                });
+            }
+            inbox.n_control += 1;
+        } else if inbox.items.len() - inbox.n_control >= self.inbox_capacity {
+            // At least one message is waiting (the capacity is ≥ 1), behind at most `n_control` requests.
+            if let Some(oldest) = inbox
+                .items
+                .iter()
+                .position(|(item, _)| matches!(item, Input::Message(_)))
+            {
+                inbox.items.remove(oldest);
+                dropped_oldest = true;
+                self.n_dropped.fetch_add(1, Ordering::Relaxed);
+            }
         }
+        self.n_received.fetch_add(1, Ordering::Relaxed);
         inbox.items.push_back((input, Instant::now()));
         let schedule = !inbox.scheduled;
         inbox.scheduled = true;
-        Pushed {
+        Ok(Pushed {
             schedule,
             dropped_oldest,
-        }
+        })
     }
 
     /// Takes up to `max` queued messages, oldest first, into `out`. Returns true when more are left (the
@@ -158,13 +202,21 @@ impl ConnLink {
     pub(crate) fn take_inputs(&self, max: usize, out: &mut Vec<(Input, Instant)>) -> bool {
         let mut inbox = self.inbox.lock();
         let n = inbox.items.len().min(max);
+        let before = out.len();
         out.extend(inbox.items.drain(..n));
+        let n_control = out
+            .get(before..)
+            .unwrap_or_default()
+            .iter()
+            .filter(|(item, _)| matches!(item, Input::NewRun(_)))
+            .count();
+        inbox.n_control -= n_control;
         let more = !inbox.items.is_empty();
         inbox.scheduled = more;
         more
     }
 
-    /// Messages waiting in this connection's inbound queue.
+    /// Messages and control requests waiting in this connection's inbound queue.
     pub fn inbox_len(&self) -> usize {
         self.inbox.lock().items.len()
     }

@@ -30,18 +30,21 @@ use ingest::hdmap::HdMap;
 use ingest::message::SimMessage;
 
 mod link;
+#[cfg(test)]
+mod tests;
 mod worker;
 
 /// Capacity of each worker's ready queue (connections): one entry per connection with waiting input.
 const READY_CAPACITY: usize = 1 << 16;
 
-pub use link::{ConnLink, OutTopic, Outbound, QueueError};
+pub use link::{ConnLink, ControlQueueFull, OutTopic, Outbound, QueueError, CONTROL_CAPACITY};
 
 /// What a connection hands to its monitor state, in order.
 pub(crate) enum Input {
     /// A decoded message.
     Message(SimMessage),
-    /// The client asked for a new run (`/avguard/control` `{"op": "new_run"}`), with its id if given.
+    /// The client asked for a new run (`/avguard/control` `{"op": "new_run"}`), with its id if given. A
+    /// control request: never dropped (see `ConnLink::push_input`).
     NewRun(Option<String>),
 }
 
@@ -73,6 +76,21 @@ pub struct MonitorConfig {
     pub enforce: EnforceConfig,
     /// Also send an Apollo `ControlCommand` with each `slow_down`/`stop` intervention.
     pub control_command: bool,
+}
+
+impl Default for MonitorConfig {
+    /// Two workers, 4096 queued messages per connection, the default frame assembly and enforcement, no
+    /// map, no Apollo `ControlCommand`.
+    fn default() -> Self {
+        MonitorConfig {
+            n_workers: 2,
+            data_capacity: 4096,
+            assembler: AssemblerConfig::default(),
+            map: None,
+            enforce: EnforceConfig::default(),
+            control_command: false,
+        }
+    }
 }
 
 /// Where the monitor writes besides the clients.
@@ -108,8 +126,10 @@ impl Monitor {
         let mut lifecycle = Vec::with_capacity(n);
         let mut lifecycle_rx = Vec::with_capacity(n);
         for _ in 0..n {
-            // Data plane, in two levels. Each connection has its own bounded, lossy inbound queue (drop
-            // the oldest of that connection, counted: `ConnLink::push_input`); the worker's ready queue
+            // Data plane, in two levels. Each connection has its own bounded inbound queue, lossy for
+            // messages (drop the oldest of that connection, counted) and strict for its control requests
+            // in the same order (never dropped; a full control quota refuses the request with an error):
+            // `ConnLink::push_input`. The worker's ready queue
             // holds connections with something to do, each at most once, and the worker takes a few
             // messages from each in turn (round robin). Its capacity is far above any connection limit,
             // so it does not fill; if it ever did, the message is dropped and counted like an overflow.
@@ -214,20 +234,29 @@ impl MonitorHandle {
 
     /// Queues a decoded message (lossy: see the data-plane policy in [`Monitor::start`]).
     pub fn send(&self, link: &Arc<ConnLink>, msg: SimMessage) {
-        self.send_input(link, Input::Message(msg));
+        // Only control requests can be refused.
+        let _ = self.send_input(link, Input::Message(msg));
     }
 
-    /// Queues the start of a new run after the messages already queued (same queue, so in order; under
-    /// overload it can be dropped like a message, and the time-based boundary still applies).
-    pub fn new_run(&self, link: &Arc<ConnLink>, run_id: Option<String>) {
-        self.send_input(link, Input::NewRun(run_id));
+    /// Queues the start of a new run after the messages already queued, in order. Strict: it is never
+    /// dropped, even when the connection's messages overflow.
+    ///
+    /// # Errors
+    /// [`CONTROL_CAPACITY`] control requests of this connection are already waiting; nothing was queued.
+    pub fn new_run(
+        &self,
+        link: &Arc<ConnLink>,
+        run_id: Option<String>,
+    ) -> Result<(), ControlQueueFull> {
+        self.send_input(link, Input::NewRun(run_id))
     }
 
-    fn send_input(&self, link: &Arc<ConnLink>, msg: Input) {
+    fn send_input(&self, link: &Arc<ConnLink>, msg: Input) -> Result<(), ControlQueueFull> {
         let Some((tx, _)) = shard(&self.data, link.id) else {
-            return;
+            // No worker at all: `Monitor::start` makes at least one.
+            return Ok(());
         };
-        let pushed = link.push_input(msg);
+        let pushed = link.push_input(msg)?;
         if pushed.dropped_oldest {
             self.metrics.n_data_dropped.fetch_add(1, Ordering::Relaxed);
         }
@@ -238,6 +267,7 @@ impl MonitorHandle {
                 self.metrics.n_data_dropped.fetch_add(1, Ordering::Relaxed);
             }
         }
+        Ok(())
     }
 
     /// Queues every message of `msgs`, in order, leaving it empty (same policy as [`MonitorHandle::send`]).

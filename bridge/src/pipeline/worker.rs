@@ -185,18 +185,6 @@ impl Worker {
             state.session = slot.factory.session();
             state.generation = slot.generation;
         }
-        if state.recording.is_none() && !state.recording_failed {
-            state.recording = self.start_recording(state.link.id, &state.run);
-            state.recording_failed = state.recording.is_none();
-        }
-        if let Some(rec) = &mut state.recording {
-            if let Err(err) = rec.append(frame) {
-                self.metrics.n_record_errors.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(conn = state.link.id, %err, "session recording stopped");
-                state.recording = None;
-                state.recording_failed = true;
-            }
-        }
         let started = Instant::now();
         let decision = state.session.step(frame);
         events.clear();
@@ -216,6 +204,24 @@ impl Worker {
         }
         if state.link.wants_risk.load(Ordering::Relaxed) {
             self.send_risk(&state.link, frame, decision);
+        }
+        // The recording is not part of the decision: written after the reply is on its way, so that its
+        // periodic flush does not delay the frame's risk message.
+        self.record(state, frame);
+    }
+
+    fn record(&self, state: &mut ConnState, frame: &Frame) {
+        if state.recording.is_none() && !state.recording_failed {
+            state.recording = self.start_recording(state.link.id, &state.run);
+            state.recording_failed = state.recording.is_none();
+        }
+        if let Some(rec) = &mut state.recording {
+            if let Err(err) = rec.append(frame) {
+                self.metrics.n_record_errors.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(conn = state.link.id, %err, "session recording stopped");
+                state.recording = None;
+                state.recording_failed = true;
+            }
         }
     }
 

@@ -178,12 +178,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         hard_frame_bytes: args.max_frame_bytes.saturating_mul(4),
         max_connections: args.max_connections,
         token,
-        outbound_capacity: 256,
-        send_timeout: Duration::from_secs(5),
-        shutdown_grace: Duration::from_secs(3),
         monitor: MonitorConfig {
             n_workers: args.workers,
-            data_capacity: 4096,
             assembler: AssemblerConfig {
                 period_s: args.frame_period_s,
                 max_gap_s: args.gap_limit,
@@ -204,6 +200,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 ..EnforceConfig::default()
             },
             control_command: args.control_command,
+            ..MonitorConfig::default()
         },
         log_path: args.log.clone(),
         reload: Some(reload),
@@ -215,6 +212,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         metrics_interval: (args.metrics_every_s > 0.0)
             .then(|| Duration::from_secs_f64(args.metrics_every_s)),
         fsync: args.fsync,
+        ..BridgeConfig::default()
     };
     if let Some(record) = &config.record {
         // Runs a crashed bridge left unfinished (`NAME.h5.partial`): recovered or reported, never silent.

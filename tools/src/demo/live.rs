@@ -9,11 +9,10 @@ use std::time::Duration;
 use anyhow::Context;
 use bridge::config::BridgeConfig;
 use bridge::drive::{DriveConfig, DriveReport, Encoding};
-use bridge::enforce::{Action, EnforceConfig};
+use bridge::enforce::EnforceConfig;
 use bridge::pipeline::{ModelStore, MonitorConfig};
 use bridge::session::MonitorFactory;
 use futures_util::stream::{self, StreamExt};
-use ingest::assemble::AssemblerConfig;
 use monitor::Model;
 use scenarios::Scenario;
 
@@ -44,31 +43,16 @@ impl LiveBridge {
         let factory = MonitorFactory::new(model, None, "demo model".into())?;
         let models = Arc::new(ModelStore::new(Box::new(factory)));
         let config = BridgeConfig {
-            max_frame_bytes: 1 << 20,
-            hard_frame_bytes: 4 << 20,
-            max_connections: 64,
-            token: None,
-            outbound_capacity: 256,
-            send_timeout: Duration::from_secs(5),
-            shutdown_grace: Duration::from_secs(3),
             monitor: MonitorConfig {
-                n_workers: 2,
-                data_capacity: 4096,
-                assembler: AssemblerConfig::default(),
-                map: None,
                 enforce: EnforceConfig {
                     threshold: threshold.unwrap_or(super::UNCALIBRATED_THRESHOLD),
                     use_calibrated: threshold.is_none(),
-                    action: Action::SlowDown,
                     ..EnforceConfig::default()
                 },
-                control_command: false,
+                ..MonitorConfig::default()
             },
             log_path: Some(log.to_path_buf()),
-            reload: None,
-            record: None,
-            metrics_interval: None,
-            fsync: false,
+            ..BridgeConfig::default()
         };
         let listener = runtime
             .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))

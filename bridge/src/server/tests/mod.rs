@@ -16,7 +16,6 @@ mod outputs;
 use crate::decide::{Decide, DecideFactory, Decision, PropertyRisk};
 use crate::enforce::{Action, EnforceConfig};
 use crate::pipeline::MonitorConfig;
-use ingest::assemble::AssemblerConfig;
 
 #[derive(Default)]
 struct Scripted(Decision);
@@ -53,27 +52,19 @@ fn config(log: Option<PathBuf>) -> BridgeConfig {
         max_frame_bytes: 4096,
         hard_frame_bytes: 64 * 1024,
         max_connections: 8,
-        token: None,
         outbound_capacity: 64,
         send_timeout: Duration::from_secs(2),
         shutdown_grace: Duration::from_secs(2),
         monitor: MonitorConfig {
-            n_workers: 2,
             data_capacity: 1024,
-            assembler: AssemblerConfig::default(),
-            map: None,
             enforce: EnforceConfig {
-                threshold: 0.5,
                 action: Action::Stop,
                 ..Default::default()
             },
-            control_command: false,
+            ..MonitorConfig::default()
         },
         log_path: log,
-        reload: None,
-        record: None,
-        metrics_interval: None,
-        fsync: false,
+        ..BridgeConfig::default()
     }
 }
 

@@ -241,3 +241,115 @@ async fn runs_on_one_connection_get_their_own_recording_and_run_id() {
         .collect();
     assert_eq!(starts, vec![("conn1_run2", 0.1)]);
 }
+
+/// Issue #11: control requests are not lossy. One client floods its own small inbound queue with 40 runs
+/// of 50 poses, each run opened by a `new_run`: poses are dropped, but every `new_run` takes effect, in
+/// order with the surviving poses (each recording holds only its own run's frames).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flooding_client_loses_poses_but_never_a_new_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut cfg, _) = recording_config(dir.path());
+    cfg.monitor.n_workers = 1;
+    cfg.monitor.data_capacity = 8;
+    // One clock across all runs, and no time-based run boundary however many poses are dropped: every
+    // run boundary comes from a `new_run`.
+    cfg.monitor.assembler.max_gap_s = 1000.0;
+    let bridge = start(cfg).await;
+    let mut ws = connect(bridge.addr).await;
+    let (n_runs, per_run, dt) = (40usize, 50usize, 0.1);
+    for r in 0..n_runs {
+        let new_run = json!({"op": "publish", "topic": "/avguard/control",
+            "msg": {"op": "new_run", "run_id": format!("r{r}")}});
+        ws.feed(Message::text(new_run.to_string())).await.unwrap();
+        for k in 0..per_run {
+            let t = (r * per_run + k) as f64 * dt;
+            ws.feed(Message::text(pose_v(t, 0.0, 1.0).to_string()))
+                .await
+                .unwrap();
+        }
+    }
+    ws.flush().await.unwrap();
+    // Input still queued when a connection closes is discarded. Once the worker has taken everything
+    // (it then holds at most one turn of 32 inputs), one last pose with risk replies asked for: its reply,
+    // behind at most 32 others in the outbound queue of 64, comes once everything before it is stepped.
+    for _ in 0..3000 {
+        if stats(&mut ws).await["queued"] == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    send(
+        &mut ws,
+        json!({"op": "subscribe", "topic": "/avguard/risk"}),
+    )
+    .await;
+    let t_last = (n_runs * per_run) as f64 * dt;
+    send(&mut ws, pose_v(t_last, 0.0, 1.0)).await;
+    let reply = tokio::time::timeout(Duration::from_secs(60), async {
+        // Not `recv`: its 5 s guard could expire while the worker catches up under load.
+        while let Some(msg) = ws.next().await {
+            if let Message::Text(t) = msg.unwrap() {
+                let v: Value = serde_json::from_str(t.as_str()).unwrap();
+                if v["topic"] == "/avguard/risk"
+                    && v["msg"]["stamp"]
+                        .as_f64()
+                        .is_some_and(|t| (t - t_last).abs() < 1e-6)
+                {
+                    return v;
+                }
+            }
+        }
+        panic!("the connection ended");
+    })
+    .await
+    .expect("the last pose is stepped");
+    assert!(reply["msg"]["risk"].is_object(), "{reply}");
+    let st = stats(&mut ws).await;
+    assert_eq!(st["queued"], 0, "{st}");
+    assert_eq!(st["received"], (n_runs * (per_run + 1) + 1) as u64, "{st}");
+    assert_eq!(st["rejected"], 0, "{st}");
+    let n_dropped = st["dropped"].as_u64().unwrap();
+    assert!(n_dropped > 0, "the flood overflowed the queue: {st}");
+    ws.close(None).await.unwrap();
+    bridge.stop.send(()).unwrap();
+    let report = bridge.task.await.unwrap().unwrap();
+    assert_eq!(
+        report.metrics.n_runs, n_runs as u64,
+        "every new_run took effect"
+    );
+    assert_eq!(report.n_data_dropped, n_dropped);
+
+    let run_span = per_run as f64 * dt;
+    let mut n_files = 0;
+    for r in 0..n_runs {
+        let path = dir.path().join(format!("rec_r{r}.h5"));
+        // A run whose poses were all dropped has no frames, hence no file.
+        let Ok(log) = scenarios::log::read_log(&path) else {
+            continue;
+        };
+        n_files += 1;
+        assert_eq!(log.meta.run_id, format!("r{r}"));
+        let (lo, mut hi) = (r as f64 * run_span, (r + 1) as f64 * run_span - dt);
+        if r == n_runs - 1 {
+            hi = t_last;
+        }
+        assert!(
+            log.frames
+                .iter()
+                .all(|f| f.t >= lo - 1e-6 && f.t <= hi + 1e-6),
+            "run r{r} holds frames of another run: {:?}",
+            log.frames.iter().map(|f| f.t).collect::<Vec<_>>()
+        );
+        if r == n_runs - 1 {
+            // The newest poses are never the ones dropped.
+            let last = log.frames.last().unwrap().t;
+            assert!((last - hi).abs() < 1e-6, "last frame at {last}, sent {hi}");
+        }
+    }
+    assert!(dir.path().join(format!("rec_r{}.h5", n_runs - 1)).exists());
+    assert!(n_files >= 2, "only {n_files} runs kept frames");
+    assert!(
+        !dir.path().join("rec.h5").exists(),
+        "the first run had no frames"
+    );
+}
