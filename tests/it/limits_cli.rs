@@ -147,3 +147,97 @@ fn issue11_law_crashes_are_clean_errors_in_laws_eval() {
         assert!(stderr.contains(want), "{name}: {stderr}");
     }
 }
+
+/// Issue #11: HDF5 files that crash Debian's libhdf5 1.10.8 (`tests/fuzz/known-libhdf5/`: a segfault in
+/// `H5A__close` after another file was read, deterministic in one process) or make it loop forever (a
+/// global-heap read of a string attribute) are read in a child process: each fails alone with an error
+/// naming it, in `inspect` and `score`, and the good log beside them keeps its result.
+#[test]
+fn issue11_libhdf5_crash_inputs_fail_alone_in_inspect_and_score() {
+    let f = fixture();
+    let dir = scratch();
+    let good_src = std::fs::read_dir(&f.test_logs)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let good = logs.join("0-good.h5");
+    std::fs::copy(&good_src, &good).unwrap();
+    let known = workspace_root().join("tests/fuzz/known-libhdf5");
+    let mut bad = Vec::new();
+    for entry in std::fs::read_dir(&known).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "h5") {
+            let copy = logs.join(path.file_name().unwrap());
+            std::fs::copy(&path, &copy).unwrap();
+            bad.push(copy);
+        }
+    }
+    bad.sort();
+    assert_eq!(bad.len(), 4, "{bad:?}");
+    let hangs = |p: &std::path::PathBuf| p.to_string_lossy().contains("hangs");
+
+    // inspect: the crash needs a file read before the bad one (the good log, then the bad ones in order).
+    // The file that hangs the library is stopped after 2 s instead of the default 60 s.
+    let out = avguard()
+        .env("AVGUARD_LOG_READ_TIMEOUT_S", "2")
+        .arg("inspect")
+        .arg("--json")
+        .arg(&good)
+        .args(&bad)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(stderr.contains("4 of 5 logs are invalid"), "{stderr}");
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 5, "{stdout}");
+    assert_eq!(lines[0]["ok"], true, "{stdout}");
+    for (line, path) in lines[1..].iter().zip(&bad) {
+        assert_eq!(line["ok"], false, "{line}");
+        assert_eq!(line["file"], path.display().to_string(), "{line}");
+        let error = line["error"].as_str().unwrap();
+        if hangs(path) {
+            assert!(
+                error.contains("reading took longer than 2 s and was stopped"),
+                "{line}"
+            );
+        } else {
+            assert!(!error.is_empty(), "{line}");
+        }
+    }
+
+    // score: the good log is scored, every bad one is listed as an error; the exit code says some failed.
+    let out_dir = dir.path().join("score");
+    let out = avguard()
+        .env("AVGUARD_LOG_READ_TIMEOUT_S", "2")
+        .args(["score", "--model"])
+        .arg(&f.model)
+        .arg("--out")
+        .arg(&out_dir)
+        .arg(&logs)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    let score: Value =
+        serde_json::from_slice(&std::fs::read(out_dir.join("score.json")).unwrap()).unwrap();
+    let errors = score["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 4, "{errors:?}");
+    for path in &bad {
+        let name = path.file_name().unwrap().to_str().unwrap();
+        assert!(
+            errors.iter().any(|e| e.to_string().contains(name)),
+            "{name} not in {errors:?}"
+        );
+    }
+    let runs = score["runs"].as_array().unwrap();
+    assert!(!runs.is_empty());
+    assert!(runs.iter().all(|r| r["run_id"] == runs[0]["run_id"]));
+}

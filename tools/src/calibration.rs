@@ -67,7 +67,7 @@ pub fn series_of_logs(
         .map_init(
             || session.clone(),
             |session, path| {
-                let r = scenarios::log::read_log(path)
+                let r = scenarios::log::read_log_isolated(path)
                     .map_err(anyhow::Error::from)
                     .and_then(|log| {
                         anyhow::ensure!(

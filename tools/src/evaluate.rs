@@ -114,7 +114,7 @@ fn series_per_model(
         .map_init(
             || sessions.clone(),
             |sessions, path| {
-                let r = scenarios::log::read_log(path)
+                let r = scenarios::log::read_log_isolated(path)
                     .map_err(anyhow::Error::from)
                     .map(|log| {
                         let per_model = sessions

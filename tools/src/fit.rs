@@ -159,7 +159,7 @@ pub fn record_each(
         .map_init(
             || recorder.clone(),
             |rec, path| {
-                let r = scenarios::log::read_log(path)
+                let r = scenarios::log::read_log_isolated(path)
                     .map_err(anyhow::Error::from)
                     .and_then(|log| {
                         if (log.meta.frame_period_s - period).abs() > 1e-9 {

@@ -52,6 +52,8 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // First: in a child started to read one untrusted log after another, this serves and exits.
+    scenarios::log::isolated::init();
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_env_filter(

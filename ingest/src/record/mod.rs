@@ -16,6 +16,7 @@ mod reader;
 #[cfg(test)]
 mod tests;
 
+use std::io::{Read, Seek};
 use std::path::Path;
 
 use laws::Frame;
@@ -58,9 +59,17 @@ pub enum Imported<'a> {
 pub fn import(
     path: &Path,
     assembler: &mut Assembler,
+    sink: impl FnMut(Imported<'_>),
+) -> Result<ImportStats, RecordError> {
+    import_from(RecordReader::open(path)?, assembler, sink)
+}
+
+/// [`import`] from a record already opened on any seekable source (a file, or bytes in memory).
+pub fn import_from<R: Read + Seek>(
+    mut reader: RecordReader<R>,
+    assembler: &mut Assembler,
     mut sink: impl FnMut(Imported<'_>),
 ) -> Result<ImportStats, RecordError> {
-    let mut reader = RecordReader::open(path)?;
     let mut stats = ImportStats::default();
     let mut frames = Vec::new();
     while let Some(messages) = reader.next_chunk()? {

@@ -53,6 +53,35 @@ fn example_record_imports_through_the_live_assembler() {
         .all(|f| f.stopline_dist_m.is_infinite() && !f.signal_ahead));
 }
 
+#[test]
+fn importing_from_memory_gives_what_importing_the_file_gives() {
+    let (mut from_file, mut from_memory) = (Vec::new(), Vec::new());
+    let mut a = Assembler::new(AssemblerConfig::default());
+    let file_stats = import(&example(), &mut a, |step| {
+        if let Imported::Frame(f) = step {
+            from_file.push(f.clone());
+        }
+    })
+    .unwrap();
+    let bytes = std::fs::read(example()).unwrap();
+    let reader = RecordReader::from_reader(
+        std::path::Path::new("in-memory.record"),
+        std::io::Cursor::new(bytes.as_slice()),
+        bytes.len() as u64,
+    )
+    .unwrap();
+    let mut a = Assembler::new(AssemblerConfig::default());
+    let memory_stats = import_from(reader, &mut a, |step| {
+        if let Imported::Frame(f) = step {
+            from_memory.push(f.clone());
+        }
+    })
+    .unwrap();
+    assert_eq!(from_file.len(), 2);
+    assert_eq!(from_memory, from_file);
+    assert_eq!(memory_stats, file_stats);
+}
+
 /// Reads `bytes` as a record, from memory, to the end.
 fn open_bytes(bytes: &[u8]) -> Result<(), RecordError> {
     let name = std::path::Path::new("damaged.record");

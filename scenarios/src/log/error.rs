@@ -76,6 +76,19 @@ pub enum LogError {
     /// The file has no frames.
     #[error("dataset `/frames/t` is empty: a log needs at least one frame")]
     Empty,
+    /// The child process reading an untrusted log gave no answer (`read_log_isolated`): the HDF5 library
+    /// crashed or hung on the file, or the process could not be started.
+    #[error("{path}: {problem}")]
+    Reader {
+        /// The file.
+        path: String,
+        /// What happened.
+        problem: String,
+    },
+    /// An error of the reader, reported as text by the child process that read the log (the same message
+    /// an in-process read gives).
+    #[error("{0}")]
+    Reported(String),
     /// Writing: a frame cannot be stored (non-finite time, time not increasing, negative speed).
     #[error("frame {index} cannot be logged: {problem}")]
     BadFrame {

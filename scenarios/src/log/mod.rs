@@ -4,6 +4,8 @@
 //! - [`LogWriter`] streams frames into chunked, extendable datasets (the live bridge records sessions with
 //!   it); [`write_log`] writes a whole run.
 //! - [`read_log`] reads and validates a whole file; every problem is a [`LogError`] naming the dataset.
+//!   [`read_log_isolated`] does the same in a child process, for files from users: a file that crashes
+//!   or hangs the HDF5 library fails alone ([`isolated`]).
 //! - [`frame_columns`] and [`obstacle_columns`] lay a run out as named columns, like the file.
 //!
 //! Byte-identical output: HDF5 stores object modification times by default; the writer switches them off
@@ -11,12 +13,15 @@
 
 mod columns;
 mod error;
+pub mod isolated;
 mod reader;
 mod schema;
+mod transfer;
 mod writer;
 
 pub use columns::{frame_columns, obstacle_columns, Column};
 pub use error::LogError;
+pub use isolated::read_log_isolated;
 pub use reader::{read_log, read_log_image};
 pub use writer::{write_log, LogWriter};
 

@@ -186,49 +186,33 @@ pub fn rosbridge_frame(data: &[u8]) {
     assemble(&msgs);
 }
 
-/// This thread's scratch folder (the record and map readers take paths).
-fn scratch_dir() -> std::path::PathBuf {
-    let thread = format!("{:?}", std::thread::current().id());
-    let thread: String = thread.chars().filter(char::is_ascii_digit).collect();
-    std::env::temp_dir().join(format!("avguard-fuzz-{}-{thread}", std::process::id()))
-}
-
-/// Removes this thread's scratch folder (call when done with the bodies).
-pub fn clean_scratch() {
-    let _ = std::fs::remove_dir_all(scratch_dir());
-}
-
-/// Writes `data` to this thread's scratch file called `name` and returns its path; the file is overwritten
-/// by the next call.
-fn scratch_file(name: &str, data: &[u8]) -> Option<std::path::PathBuf> {
-    let dir = scratch_dir();
-    std::fs::create_dir_all(&dir).ok()?;
-    let path = dir.join(name);
-    std::fs::write(&path, data).ok()?;
-    Some(path)
-}
-
-/// A Cyber RT record file: every chunk read, every consumed message decoded and assembled into runs.
+/// A Cyber RT record file, read from memory: every chunk read, every consumed message decoded and
+/// assembled into runs.
 pub fn cyber_record(data: &[u8]) {
-    let Some(path) = scratch_file("fuzz.record", data) else {
+    let source = std::io::Cursor::new(data);
+    let Ok(reader) = ingest::record::RecordReader::from_reader(
+        std::path::Path::new("fuzz.record"),
+        source,
+        data.len() as u64,
+    ) else {
         return;
     };
     let mut assembler = Assembler::new(AssemblerConfig::default());
     let mut n_frames = 0usize;
-    let _ = ingest::record::import(&path, &mut assembler, |step| {
+    let _ = ingest::record::import_from(reader, &mut assembler, |step| {
         if let ingest::record::Imported::Frame(_) = step {
             n_frames += 1;
         }
     });
 }
 
-/// An Apollo HD map (binary, falling back to text as Apollo's loader does), then a drive along it: lane
-/// matching and the road fields of a few frames.
+/// An Apollo HD map from memory (binary, falling back to text as Apollo's loader does), then a drive
+/// along it: lane matching and the road fields of a few frames.
 pub fn hd_map(data: &[u8]) {
-    let Some(path) = scratch_file("fuzz_map.bin", data) else {
-        return;
-    };
-    let Ok(map) = ingest::hdmap::HdMap::load(&path, ingest::hdmap::DEFAULT_MAX_MAP_BYTES) else {
+    use ingest::hdmap::{HdMap, MapFormat};
+    let Ok(map) = HdMap::from_bytes(data, MapFormat::Binary)
+        .or_else(|_| HdMap::from_bytes(data, MapFormat::Text))
+    else {
         return;
     };
     let start = map

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use scenarios::log::{read_log, RunLog};
+use scenarios::log::{read_log_isolated, RunLog};
 
 /// Arguments of `avguard inspect`.
 #[derive(clap::Args)]
@@ -80,7 +80,7 @@ fn summarise(log: &RunLog) -> Summary {
 pub fn run(args: Args) -> anyhow::Result<()> {
     let mut bad = 0;
     for path in &args.logs {
-        let result = read_log(path).map(|log| summarise(&log));
+        let result = read_log_isolated(path).map(|log| summarise(&log));
         if result.is_err() {
             bad += 1;
         }

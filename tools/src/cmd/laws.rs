@@ -41,8 +41,8 @@ pub fn run(command: Command) -> anyhow::Result<()> {
 
 fn eval(args: EvalArgs) -> anyhow::Result<()> {
     let laws = crate::lawdir::load(&args.laws)?;
-    let log =
-        scenarios::log::read_log(&args.log).with_context(|| format!("{}", args.log.display()))?;
+    let log = scenarios::log::read_log_isolated(&args.log)
+        .with_context(|| format!("{}", args.log.display()))?;
     let file = std::fs::File::create(&args.out)
         .with_context(|| format!("{}: cannot create", args.out.display()))?;
     let mut out = BufWriter::new(file);

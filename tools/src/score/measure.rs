@@ -81,7 +81,7 @@ pub fn score_file(
         };
         crate::records::read_record_log(path, config, map)?
     } else {
-        scenarios::log::read_log(path)?
+        scenarios::log::read_log_isolated(path)?
     };
     let mut session =
         Session::new(model, &SessionConfig::default()).context("cannot start a monitor session")?;
