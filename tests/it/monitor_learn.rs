@@ -8,7 +8,7 @@ use crate::support::{avguard, python_script, run_ok, scratch, workspace_root};
 use monitor::learning::merge_counts;
 use monitor::{Model, PropertyModel};
 
-fn simulate(scenario: &str, runs: u32, seed: u32, out: &Path) {
+pub(crate) fn simulate(scenario: &str, runs: u32, seed: u32, out: &Path) {
     run_ok(
         avguard()
             .current_dir(workspace_root())

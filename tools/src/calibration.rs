@@ -102,6 +102,18 @@ pub fn calibrate_model(
     series: &[Vec<RunSeries>],
     opts: &CalibrateOptions,
 ) -> anyhow::Result<Vec<PropertyCalibration>> {
+    calibrate_model_on(model, series, opts, |_, _| true)
+}
+
+/// [`calibrate_model`] with property number `p` calibrated only on the runs `r` for which `include(r, p)`
+/// holds: the population its false-alarm rate is promised for (e.g. the runs of the scenario kinds that
+/// exercise the property, when it is judged on those).
+pub fn calibrate_model_on(
+    model: &mut Model,
+    series: &[Vec<RunSeries>],
+    opts: &CalibrateOptions,
+    include: impl Fn(usize, usize) -> bool,
+) -> anyhow::Result<Vec<PropertyCalibration>> {
     let names: Vec<String> = model
         .properties()
         .iter()
@@ -125,7 +137,9 @@ pub fn calibrate_model(
         };
         let runs: Vec<CalibrationRun<'_>> = series
             .iter()
-            .filter_map(|per_property| per_property.get(i))
+            .enumerate()
+            .filter(|&(r, _)| include(r, i))
+            .filter_map(|(_, per_property)| per_property.get(i))
             .map(|s| CalibrationRun {
                 t: &s.t,
                 risk: &s.risk,

@@ -20,8 +20,13 @@ use rayon::prelude::*;
 use crate::calibration::{calibrate_model, CalibrateOptions, PropertyCalibration};
 use crate::score::{calibrated_rule, run_series};
 use crate::time_ahead::{
-    score_run_calibrated, summarise, threshold_key, Comparison, RunScore, RunSeries, Summary,
+    best_within, score_run_calibrated, summarise, threshold_key, Comparison, CurvePoint, RunScore,
+    RunSeries, Summary,
 };
+
+/// False-alarm budgets (% of safe runs) at which the printed tables read the curve: the search
+/// criterion's budgets, so the operating points it optimises are the ones shown.
+const CURVE_BUDGETS_PCT: [f64; 4] = [5.0, 10.0, 20.0, 40.0];
 
 /// Options of an evaluation.
 #[derive(Debug, Clone)]
@@ -232,6 +237,22 @@ fn secs(v: Option<f64>) -> String {
     v.map_or_else(|| "–".into(), |v| format!("{v:.1} s"))
 }
 
+/// One point of the curve in words, or why there is none.
+fn curve_point(point: Option<CurvePoint>) -> String {
+    point.map_or_else(
+        || "no θ keeps false alarms that low".to_owned(),
+        |o| {
+            format!(
+                "θ={:.3}: {:.1}% predicted, {:.1}% false alarms, lead {}",
+                o.theta,
+                o.predicted_pct,
+                o.false_alarm_pct,
+                secs(o.median_lead_s)
+            )
+        },
+    )
+}
+
 fn row(label: &str, s: &Summary) -> String {
     format!(
         "  {label:<58} {:>9} {:>12} {:>11}",
@@ -336,20 +357,14 @@ impl Evaluation {
                 out.push_str(&row(&label, s));
                 out.push('\n');
             }
+            out.push_str("  auto's curve at false-alarm budgets (best θ with at most that share of safe runs alarmed):\n");
+            for budget in CURVE_BUDGETS_PCT {
+                let point = curve_point(best_within(&c.curve, budget));
+                out.push_str(&format!("    ≤ {budget:>2.0}% false alarms  {point}\n"));
+            }
             out.push_str("  auto's curve at each comparator's false-alarm rate:\n");
             for d in &c.dominance {
-                let ours = d.ours.map_or_else(
-                    || "no θ keeps false alarms that low".to_owned(),
-                    |o| {
-                        format!(
-                            "θ={:.3}: {:.1}% predicted, {:.1}% false alarms, lead {}",
-                            o.theta,
-                            o.predicted_pct,
-                            o.false_alarm_pct,
-                            secs(o.median_lead_s)
-                        )
-                    },
-                );
+                let ours = curve_point(d.ours);
                 out.push_str(&format!(
                     "    vs {:<10} {ours} — {}\n",
                     d.comparator,

@@ -245,12 +245,12 @@ pub struct Dominance {
     pub dominates: bool,
 }
 
-/// Compares `curve` with a comparator's `summary` (see [`Dominance`]).
-pub fn dominance(comparator: &str, summary: &Summary, curve: &[CurvePoint]) -> Dominance {
-    let fa = summary.false_alarm_pct.unwrap_or(0.0);
-    let ours = curve
+/// The curve's best point with at most `false_alarm_pct` % false alarms: most violations warned of, then
+/// the longest median lead; `None` when no θ keeps false alarms that low.
+pub fn best_within(curve: &[CurvePoint], false_alarm_pct: f64) -> Option<CurvePoint> {
+    curve
         .iter()
-        .filter(|p| p.false_alarm_pct <= fa + 1e-9)
+        .filter(|p| p.false_alarm_pct <= false_alarm_pct + 1e-9)
         .max_by(|a, b| {
             a.predicted_pct.total_cmp(&b.predicted_pct).then(
                 a.median_lead_s
@@ -258,7 +258,12 @@ pub fn dominance(comparator: &str, summary: &Summary, curve: &[CurvePoint]) -> D
                     .total_cmp(&b.median_lead_s.unwrap_or(0.0)),
             )
         })
-        .copied();
+        .copied()
+}
+
+/// Compares `curve` with a comparator's `summary` (see [`Dominance`]).
+pub fn dominance(comparator: &str, summary: &Summary, curve: &[CurvePoint]) -> Dominance {
+    let ours = best_within(curve, summary.false_alarm_pct.unwrap_or(0.0));
     let dominates = ours.is_some_and(|p| {
         let theirs_pred = summary.predicted_pct.unwrap_or(0.0);
         let longer = match (p.median_lead_s, summary.median_lead_s) {

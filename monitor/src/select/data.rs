@@ -128,6 +128,23 @@ impl RunRecord {
     }
 }
 
+#[cfg(test)]
+impl RunRecord {
+    /// A record of candidate bits only (one 64-bit word per frame, no signal values) and one property's
+    /// first unsafe frame: hand-made data for tests of the search and the rule.
+    pub(crate) fn of_bits(t: Vec<f64>, bits: Vec<u64>, first_unsafe: Option<u32>) -> RunRecord {
+        assert_eq!(t.len(), bits.len(), "one word per frame");
+        RunRecord {
+            t,
+            n_words: 1,
+            bits,
+            n_signals: 0,
+            values: Vec::new(),
+            first_unsafe: vec![first_unsafe],
+        }
+    }
+}
+
 /// What a [`Recorder`] records beyond each property's unsafe frames.
 #[derive(Debug, Clone, Copy)]
 pub struct RecordSpec<'a> {

@@ -12,8 +12,10 @@
 //!
 //! The flow, for [`AutoPlan`]: [`AutoPlan::recorder`] records every training run once ([`data`]); then
 //! [`AutoPlan::build`] computes the thresholds, compresses each property's runs into per-candidate toggles,
-//! runs the search (or, for [`AbstractionMode::Fixed`], scores the fixed predicates under the same
-//! criterion), picks the reactive rule ([`rule`]) and builds the [`Model`]. The selection trace (the score
+//! picks the reactive rule ([`rule`]), runs the search — from nothing, from the rule's candidates and from
+//! the fixed predicates, keeping the best cross-validated score ([`search::greedy_multi`]) — or, for
+//! [`AbstractionMode::Fixed`], scores the fixed predicates under the same criterion, and builds the
+//! [`Model`]. The selection trace (the score
 //! after each step), the fixed abstraction's score and the rule with its training figures are stored in
 //! the model ([`Selection`], [`ReactiveRule`]).
 
@@ -380,9 +382,20 @@ impl AutoPlan {
             .collect();
         let (fixed_score, fixed_segs) = search::score_set(&data, records, search_cfg, &fixed);
         let unsafe_text = p.predicates[p.unsafe_bit].clone();
+        let all: Vec<usize> = (0..pool.len()).collect();
+        let rule_choice = rule::best_rule(&data, records, &all);
         let (chosen, steps, segs) = match mode {
             AbstractionMode::Auto if n_violating > 0 => {
-                let (steps, segs) = search::greedy(&data, records, search_cfg);
+                // Greedy selection is myopic: started from nothing it can settle on a worse set than
+                // the declared predicates or the reactive rule's literals already are. So it also
+                // starts from each of those, and the highest cross-validated score wins (ties: the
+                // earlier start) — a choice made on the training runs, like every step.
+                let rule_literals: Vec<usize> = rule_choice
+                    .iter()
+                    .flat_map(|r| r.literals.iter().map(|&(c, _)| c))
+                    .collect();
+                let (steps, segs) =
+                    search::greedy_multi(&data, records, search_cfg, &[&rule_literals, &fixed]);
                 let chosen: Vec<usize> = steps.iter().filter_map(|s| s.candidate).collect();
                 let steps = steps
                     .iter()
@@ -420,8 +433,7 @@ impl AutoPlan {
             config.smoothing = crate::av::SmoothingScope::Observed;
         }
         let counts = counts_of(&data, &segs, &predicates, &config)?;
-        let all: Vec<usize> = (0..pool.len()).collect();
-        let rule = rule::best_rule(&data, records, &all).map(|choice| ReactiveRule {
+        let rule = rule_choice.map(|choice| ReactiveRule {
             literals: choice
                 .literals
                 .iter()

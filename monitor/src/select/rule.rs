@@ -202,3 +202,6 @@ pub fn best_rule(
         score,
     })
 }
+
+#[cfg(test)]
+mod tests;

@@ -22,6 +22,11 @@
 //! a ChaCha8 stream seeded with the search seed: the result is a pure function of the data and the seed.
 //! Candidates of one step are scored in parallel; the best (ties: the earlier in pool order) joins S when
 //! it improves the score by at least [`SearchConfig::min_gain`].
+//!
+//! Greedy selection is myopic: from nothing it can settle on a set that scores below what the declared
+//! predicates or the reactive rule's literals already score. [`greedy_multi`] therefore also starts from
+//! given sets (taken whole, then extended greedily) and keeps the search whose final cross-validated score
+//! is highest — a choice made on the training runs, like every step.
 
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -491,6 +496,18 @@ pub fn greedy(
     records: &[RunRecord],
     cfg: &SearchConfig,
 ) -> (Vec<Step>, Segments) {
+    greedy_from(data, records, cfg, &[])
+}
+
+/// Greedy forward selection that first takes the candidates `start` (pool indices, in order; constant
+/// ones and repeats skipped), each recorded as a step with its score whatever it is, and then continues
+/// as [`greedy`] does.
+pub fn greedy_from(
+    data: &PropertyData,
+    records: &[RunRecord],
+    cfg: &SearchConfig,
+    start: &[usize],
+) -> (Vec<Step>, Segments) {
     let scorer = Scorer::new(data, records, cfg);
     let mut segs = Segments::initial(data);
     let mut chosen: Vec<usize> = Vec::new();
@@ -499,10 +516,25 @@ pub fn greedy(
         candidate: None,
         score,
     }];
+    let max_predicates = cfg.max_predicates.min(crate::spec::MAX_PROPERTY_PREDICATES);
+    for &c in start {
+        let usable = data.candidates.get(c).is_some_and(|t| !t.is_constant());
+        if !usable || chosen.contains(&c) || chosen.len() + 1 >= max_predicates {
+            continue;
+        }
+        let n_bits = chosen.len() as u32 + 1;
+        segs = segs.with(data, &data.candidates[c], n_bits);
+        chosen.push(c);
+        score = scorer.score(&segs, None, n_bits + 1);
+        steps.push(Step {
+            candidate: Some(c),
+            score,
+        });
+    }
     let usable: Vec<usize> = (0..data.candidates.len())
         .filter(|&c| !data.candidates[c].is_constant())
         .collect();
-    while chosen.len() + 1 < cfg.max_predicates.min(crate::spec::MAX_PROPERTY_PREDICATES) {
+    while chosen.len() + 1 < max_predicates {
         let n_bits = chosen.len() as u32 + 1;
         let best = usable
             .par_iter()
@@ -533,6 +565,30 @@ pub fn greedy(
         });
     }
     (steps, segs)
+}
+
+/// [`greedy`] from nothing and [`greedy_from`] each of `starts` (empty and repeated starts skipped): the
+/// search with the highest final cross-validated score (ties: the earlier one).
+pub fn greedy_multi(
+    data: &PropertyData,
+    records: &[RunRecord],
+    cfg: &SearchConfig,
+    starts: &[&[usize]],
+) -> (Vec<Step>, Segments) {
+    let final_score = |steps: &[Step]| steps.last().map_or(f64::NEG_INFINITY, |s| s.score);
+    let mut tried: Vec<&[usize]> = vec![&[]];
+    let mut best = greedy(data, records, cfg);
+    for &start in starts {
+        if tried.contains(&start) {
+            continue;
+        }
+        tried.push(start);
+        let next = greedy_from(data, records, cfg, start);
+        if final_score(&next.0) > final_score(&best.0) {
+            best = next;
+        }
+    }
+    best
 }
 
 /// The score of a given predicate set (pool indices, in bit order after the unsafe predicate) and its

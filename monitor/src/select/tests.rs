@@ -264,3 +264,161 @@ fn the_reactive_rule_is_learned_and_applied_by_the_session() {
     }
     assert!(n_alarms > 0);
 }
+
+/// The cross-validated score recomputed frame by frame: per fold, the chain learned from the other folds'
+/// runs alone (the search's own chain on a smaller data set, whose agreement with the built model is
+/// checked above), every held-out frame's state read from the recorded values, θ set per budget on the
+/// held-out safe runs' highest risks, and each violating run's first frame above it giving its lead. The
+/// search computes the same on segments, with all folds in one pass.
+#[test]
+fn the_cross_validated_score_matches_a_frame_by_frame_recount() {
+    let (plan, recs) = records(150, 5);
+    let pool = plan.pool_of(&recs, 0);
+    let cfg = SearchConfig::default();
+    // The three best steps of the search, gain or not (so the score is far from trivial), as their own
+    // small pool.
+    let all: Vec<data::Source> = pool.iter().map(|(_, s)| *s).collect();
+    let (steps, _) = search::greedy(
+        &PropertyData::new(&recs, 0, &all),
+        &recs,
+        &SearchConfig {
+            max_predicates: 4,
+            min_gain: -1.0,
+            ..cfg
+        },
+    );
+    let sources: Vec<data::Source> = steps
+        .iter()
+        .filter_map(|s| s.candidate)
+        .map(|c| all[c])
+        .collect();
+    assert_eq!(sources.len(), 3, "{steps:?}");
+    let set: Vec<usize> = (0..sources.len()).collect();
+    let data = PropertyData::new(&recs, 0, &sources);
+    let (score, _) = search::score_set(&data, &recs, &cfg, &set);
+
+    let folds = assign_folds(&data, cfg.folds, cfg.seed);
+    let (mut total, mut n_violating) = (0.0, 0usize);
+    for f in 0..cfg.folds as u8 {
+        let train: Vec<RunRecord> = data
+            .runs
+            .iter()
+            .zip(&folds)
+            .filter(|&(_, &g)| g != f)
+            .map(|(r, _)| recs[r.record].clone())
+            .collect();
+        let train_data = PropertyData::new(&train, 0, &sources);
+        let risks = Scorer::new(&train_data, &train, &cfg).full_data_risks(&set);
+        let mut safe_max: Vec<f64> = Vec::new();
+        // Per violating run: (risk, lead) of every frame before the violation.
+        let mut violating: Vec<Vec<(f64, f64)>> = Vec::new();
+        for (run, _) in data.runs.iter().zip(&folds).filter(|&(_, &g)| g == f) {
+            let rec = &recs[run.record];
+            let n = run.n as usize;
+            let risk_at = |k: usize| {
+                let state: usize = sources
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &s)| usize::from(rec.value(s, k)) << (i + 1))
+                    .sum();
+                risks[state]
+            };
+            if run.violated {
+                let t_viol = rec.t[n - 1];
+                violating.push(
+                    (0..n - 1)
+                        .map(|k| (risk_at(k), t_viol - rec.t[k]))
+                        .collect(),
+                );
+            } else {
+                safe_max.push((0..n).map(risk_at).fold(f64::NEG_INFINITY, f64::max));
+            }
+        }
+        safe_max.sort_by(|a, b| b.total_cmp(a));
+        n_violating += violating.len();
+        for budget in BUDGETS {
+            // At most floor(budget · n_safe) safe runs may alarm: θ sits at the next highest maximum.
+            let allowed = (budget * safe_max.len() as f64 + 1e-9).floor() as usize;
+            let level = safe_max.get(allowed).copied().unwrap_or(f64::NEG_INFINITY);
+            for frames in &violating {
+                let lead = frames.iter().find(|&&(x, _)| x > level).map(|&(_, l)| l);
+                total += match lead {
+                    None => 0.0,
+                    Some(l) => 0.5 + 0.5 * l.min(LEAD_CAP_S) / LEAD_CAP_S,
+                };
+            }
+        }
+    }
+    let want = total / (n_violating * BUDGETS.len()) as f64;
+    assert!(n_violating >= 20, "{n_violating}");
+    assert!(
+        (score - want).abs() < 1e-9,
+        "search {score}, frame-by-frame {want}"
+    );
+    // Not a degenerate case: the score is far from both ends.
+    assert!(want > 0.2 && want < 0.99, "{want}");
+}
+
+/// The multi-start search keeps the best of its searches: its final score is the highest of the greedy
+/// search from nothing and from each start, a start is taken whole before the search extends it, and a
+/// start that beats the unseeded search wins.
+#[test]
+fn the_multi_start_search_keeps_the_best_start() {
+    let (plan, recs) = records(200, 6);
+    let pool = plan.pool_of(&recs, 0);
+    let sources: Vec<data::Source> = pool.iter().map(|(_, s)| *s).collect();
+    let data = PropertyData::new(&recs, 0, &sources);
+    let cfg = SearchConfig {
+        max_predicates: 4,
+        ..SearchConfig::default()
+    };
+    let last = |steps: &[search::Step]| steps.last().unwrap().score;
+    let (plain, _) = search::greedy(&data, &recs, &cfg);
+    // A weak start (the smallest-quantile speed and distance thresholds) and the plain search's own set.
+    let weak: Vec<usize> = ["speed<=", "NPCAhead<="]
+        .iter()
+        .map(|p| {
+            pool.iter()
+                .position(|(c, _)| c.text().starts_with(p))
+                .unwrap()
+        })
+        .collect();
+    let own: Vec<usize> = plain.iter().filter_map(|s| s.candidate).collect();
+    let (from_weak, _) = search::greedy_from(&data, &recs, &cfg, &weak);
+    let taken: Vec<Option<usize>> = from_weak[1..=2].iter().map(|s| s.candidate).collect();
+    assert_eq!(taken, vec![Some(weak[0]), Some(weak[1])]);
+    let (multi, segs) = search::greedy_multi(&data, &recs, &cfg, &[&weak, &own]);
+    let best = last(&plain).max(last(&from_weak));
+    assert_eq!(last(&multi), best);
+    // Its segmentation is the chosen set's.
+    let chosen: Vec<usize> = multi.iter().filter_map(|s| s.candidate).collect();
+    let (score, again) = search::score_set(&data, &recs, &cfg, &chosen);
+    assert_eq!(score, last(&multi));
+    assert_eq!(
+        (0..data.runs.len())
+            .map(|r| again.run(r).to_vec())
+            .collect::<Vec<_>>(),
+        (0..data.runs.len())
+            .map(|r| segs.run(r).to_vec())
+            .collect::<Vec<_>>()
+    );
+    // A start better than the unseeded search's result wins: the plain set plus its best next candidate
+    // scores at least as high, so seeding with a strictly better one is kept.
+    let (longer, _) = search::greedy(
+        &data,
+        &recs,
+        &SearchConfig {
+            max_predicates: 5,
+            min_gain: -1.0,
+            ..SearchConfig::default()
+        },
+    );
+    let better: Vec<usize> = longer.iter().filter_map(|s| s.candidate).collect();
+    let five = SearchConfig {
+        max_predicates: 5,
+        ..SearchConfig::default()
+    };
+    let (plain5, _) = search::greedy(&data, &recs, &five);
+    let (seeded5, _) = search::greedy_multi(&data, &recs, &five, &[&better]);
+    assert_eq!(last(&seeded5), last(&plain5).max(last(&longer)));
+}

@@ -38,9 +38,10 @@ pub struct Args {
     /// Thresholds θ reported.
     #[arg(long, value_delimiter = ',', default_value = "0.3,0.5,0.7")]
     thresholds: Vec<f64>,
-    /// Threshold at which the bridge intervenes.
-    #[arg(long, default_value_t = 0.5)]
-    enforce_threshold: f64,
+    /// Threshold at which the bridge intervenes for every property (default: each property's calibrated
+    /// θ and debounce, and 0.5 for a property without one, as `avguard bridge` without `--threshold`).
+    #[arg(long)]
+    enforce_threshold: Option<f64>,
     /// Folder of `.law` files and `properties.toml`.
     #[arg(long, default_value = LAWS_DIR)]
     laws: PathBuf,
@@ -58,6 +59,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.train_runs > 0 && args.test_runs > 0,
         "--train-runs and --test-runs must be positive"
     );
+    if let Some(theta) = args.enforce_threshold {
+        anyhow::ensure!(
+            (0.0..=1.0).contains(&theta),
+            "--enforce-threshold must be in [0, 1]"
+        );
+    }
     let cfg = crate::demo::DemoConfig {
         laws_dir: args.laws,
         scenario_files: args

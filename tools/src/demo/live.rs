@@ -31,9 +31,10 @@ pub struct LiveBridge {
 }
 
 impl LiveBridge {
-    /// Starts a bridge for `model` on 127.0.0.1 (port chosen by the system), enforcing at `threshold` with
-    /// slow-down interventions, and writing its prediction log to `log`.
-    pub fn start(model: Model, threshold: f64, log: &Path) -> anyhow::Result<LiveBridge> {
+    /// Starts a bridge for `model` on 127.0.0.1 (port chosen by the system), enforcing at `threshold` (or,
+    /// for `None`, at each property's calibrated θ and debounce, [`super::UNCALIBRATED_THRESHOLD`] where
+    /// there is none) with slow-down interventions, and writing its prediction log to `log`.
+    pub fn start(model: Model, threshold: Option<f64>, log: &Path) -> anyhow::Result<LiveBridge> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -44,7 +45,8 @@ impl LiveBridge {
         let config = BridgeConfig {
             monitor: MonitorConfig {
                 enforce: EnforceConfig {
-                    threshold,
+                    threshold: threshold.unwrap_or(super::UNCALIBRATED_THRESHOLD),
+                    use_calibrated: threshold.is_none(),
                     ..EnforceConfig::default()
                 },
                 ..MonitorConfig::default()

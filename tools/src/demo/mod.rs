@@ -41,10 +41,24 @@ pub struct DemoConfig {
     pub seed: u64,
     /// Thresholds reported.
     pub thresholds: Vec<f64>,
-    /// Threshold the bridge enforces.
-    pub enforce_threshold: f64,
+    /// Threshold the bridge enforces for every property; `None`: each property's calibrated θ and
+    /// debounce ([`UNCALIBRATED_THRESHOLD`] for a property without one).
+    pub enforce_threshold: Option<f64>,
     /// Where the model, the prediction log and the reports go.
     pub out: PathBuf,
+}
+
+/// θ enforced for a property without a calibration when no threshold is given.
+pub const UNCALIBRATED_THRESHOLD: f64 = 0.5;
+
+/// How enforcement was set, in words (for the printout).
+fn enforcement_words(threshold: Option<f64>) -> String {
+    match threshold {
+        Some(theta) => format!("θ = {theta}"),
+        None => {
+            format!("each property's calibrated θ (θ = {UNCALIBRATED_THRESHOLD} if not calibrated)")
+        }
+    }
 }
 
 /// Runs the demo and prints its summary.
@@ -59,11 +73,12 @@ pub fn run(cfg: &DemoConfig) -> anyhow::Result<Summary> {
         .collect::<anyhow::Result<Vec<_>>>()?;
     let names: Vec<&str> = scenarios.iter().map(Scenario::name).collect();
     crate::outln!(
-        "avguard demo: scenarios {}; {} training and {} held-out runs each; enforcement at θ = {}",
+        "avguard demo: scenarios {}; {} training, {} calibration and {} held-out runs each; enforcement at {}",
         names.join(", "),
         cfg.train_runs,
+        cfg.calibration_runs,
         cfg.test_runs,
-        cfg.enforce_threshold
+        enforcement_words(cfg.enforce_threshold)
     )?;
 
     crate::outln!(
@@ -152,7 +167,7 @@ pub fn run(cfg: &DemoConfig) -> anyhow::Result<Summary> {
         &cfg.thresholds,
         report.n_interventions,
     )?;
-    summary.print(cfg.enforce_threshold)?;
+    summary.print(&enforcement_words(cfg.enforce_threshold))?;
     summary.write_reports(&cfg.out, &off, &model)?;
     crate::outln!(
         "\nmodel, prediction log and report.md/report.html are in {}; finished in {:.1} s",

@@ -178,7 +178,7 @@ impl Summary {
     }
 
     /// Prints the two tables and the agreement check.
-    pub fn print(&self, enforce_threshold: f64) -> std::io::Result<()> {
+    pub fn print(&self, enforcement: &str) -> std::io::Result<()> {
         crate::outln!("\nPrediction with enforcement off (risk = P(eventually violated), as sent live by the bridge)")?;
         let mut header = format!("{:<16} {:>5} {:>5} |", "property", "viol.", "safe");
         for (key, _) in &self.thresholds {
@@ -216,7 +216,7 @@ impl Summary {
         crate::outln!(
             " FA = % of safe runs with an alarm; baseline = alarm when the law's antecedent holds)"
         )?;
-        crate::outln!("\nEffect of enforcement (slow-down at θ = {enforce_threshold}; AV version of the paper's Table 1)")?;
+        crate::outln!("\nEffect of enforcement (slow-down at {enforcement}; AV version of the paper's Table 1)")?;
         crate::outln!(
             "{:<18} {:>5} | {:>22} | {:>22}",
             "scenario",

@@ -11,7 +11,7 @@ use monitor::{BuildConfig, Model, PropertySpec, RiskMeasure, Session, SessionCon
 use rayon::prelude::*;
 use scenarios::Scenario;
 
-use crate::calibration::{calibrate_model, CalibrateOptions, PropertyCalibration};
+use crate::calibration::{calibrate_model_on, CalibrateOptions, PropertyCalibration};
 use crate::score::run_series;
 
 /// The runs `(scenario index, seed)` of `runs` per scenario from `base_seed`.
@@ -66,7 +66,9 @@ pub fn learn(
     Ok(plan.build(&records, mode, &SearchConfig::default())?.0)
 }
 
-/// Calibrates `model` on `runs` fresh runs of each scenario (seeds from `base_seed`).
+/// Calibrates `model` on `runs` fresh runs of each scenario (seeds from `base_seed`), each property on the
+/// runs of the scenarios that stress its law: the runs the demo judges it on, so the false-alarm bound is
+/// promised for the same population it is shown for.
 pub fn calibrate(
     model: &mut Model,
     scenarios: &[Scenario],
@@ -91,5 +93,16 @@ pub fn calibrate(
         )
         .collect();
     progress.finish_and_clear();
-    calibrate_model(model, &series, opts)
+    let laws: Vec<String> = model
+        .properties()
+        .iter()
+        .map(|p| p.law().to_owned())
+        .collect();
+    calibrate_model_on(model, &series, opts, |r, p| {
+        let stressed = jobs.get(r).map(|&(s, _)| scenarios[s].stresses());
+        match (stressed, laws.get(p)) {
+            (Some(laws_of_run), Some(law)) => laws_of_run.iter().any(|l| l == law),
+            _ => false,
+        }
+    })
 }

@@ -192,4 +192,11 @@ fn curve_and_dominance_match_a_hand_count() {
         ..base
     };
     assert!(!dominance("strict", &strict, &c).dominates);
+    // The best point within a false-alarm budget: at 50 % the one at θ = 0.5 (50 % warned, lead 0.2 s,
+    // longer than θ = 0.8's 0.1 s); at 100 % the lowest θ (both warned); below 50 % no θ, since even the
+    // highest level is reached by a safe run.
+    assert_eq!(best_within(&c, 50.0).map(|p| p.theta), Some(0.5));
+    assert_eq!(best_within(&c, 100.0).map(|p| p.predicted_pct), Some(100.0));
+    assert_eq!(best_within(&c, 49.0), None);
+    assert_eq!(best_within(&[], 40.0), None);
 }

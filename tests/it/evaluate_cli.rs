@@ -1,0 +1,82 @@
+//! `avguard evaluate` end to end: learn, calibrate and test on disjoint simulated runs; the printed curve at
+//! each false-alarm budget is recomputed from the curve it writes to `evaluate.json`.
+
+use crate::monitor_learn::simulate;
+use crate::support::{avguard, run_ok, scratch, workspace_root};
+
+#[test]
+fn evaluate_prints_the_curve_at_each_budget_and_writes_what_it_printed() {
+    let tmp = scratch();
+    let dir = tmp.path();
+    let (train, test, out) = (dir.join("train"), dir.join("test"), dir.join("ev"));
+    simulate("red_light_queue.toml", 80, 5, &train);
+    simulate("red_light_queue.toml", 40, 6, &test);
+    let printed = run_ok(
+        avguard()
+            .args(["evaluate", "--laws"])
+            .arg(workspace_root().join("laws/specs"))
+            .arg("--train")
+            .arg(&train)
+            .arg("--test")
+            .arg(&test)
+            .arg("--out")
+            .arg(&out),
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("evaluate.json")).unwrap()).unwrap();
+    assert_eq!(json["n_test"], 40, "{printed}");
+    assert_eq!(
+        json["n_learn"].as_u64().unwrap() + json["n_calibrate"].as_u64().unwrap(),
+        80
+    );
+    let models = json["models"].as_array().unwrap();
+    assert_eq!(models[0]["mode"], "fixed");
+    assert_eq!(models[1]["mode"], "auto");
+    let mut n_checked = 0;
+    for (name, p) in models[1]["properties"].as_object().unwrap() {
+        let comparison = &p["comparison"];
+        let n_violating = comparison["comparators"][0][1]["n_violating_runs"]
+            .as_u64()
+            .unwrap();
+        if n_violating == 0 {
+            continue;
+        }
+        let section = printed
+            .split(&format!("\n{name} — test runs: "))
+            .nth(1)
+            .and_then(|s| s.split("\n\n").next())
+            .unwrap_or_else(|| panic!("no table for {name}:\n{printed}"));
+        let curve = comparison["curve"].as_array().unwrap();
+        for budget in [5.0, 10.0, 20.0, 40.0] {
+            // The best point within the budget: most warned, then the longest median lead.
+            let best = curve
+                .iter()
+                .filter(|c| c["false_alarm_pct"].as_f64().unwrap() <= budget + 1e-9)
+                .max_by(|a, b| {
+                    let key = |c: &serde_json::Value| {
+                        (
+                            c["predicted_pct"].as_f64().unwrap(),
+                            c["median_lead_s"].as_f64().unwrap_or(0.0),
+                        )
+                    };
+                    key(a).partial_cmp(&key(b)).unwrap()
+                });
+            let text = match best {
+                None => "no θ keeps false alarms that low".to_owned(),
+                Some(c) => format!(
+                    "θ={:.3}: {:.1}% predicted, {:.1}% false alarms, lead {}",
+                    c["theta"].as_f64().unwrap(),
+                    c["predicted_pct"].as_f64().unwrap(),
+                    c["false_alarm_pct"].as_f64().unwrap(),
+                    c["median_lead_s"]
+                        .as_f64()
+                        .map_or_else(|| "–".to_owned(), |l| format!("{l:.1} s"))
+                ),
+            };
+            let line = format!("≤ {budget:>2.0}% false alarms  {text}");
+            assert!(section.contains(&line), "{name}: no '{line}' in\n{section}");
+        }
+        n_checked += 1;
+    }
+    assert!(n_checked >= 1, "{printed}");
+}
