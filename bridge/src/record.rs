@@ -135,7 +135,7 @@ pub fn recover(config: &RecordConfig) -> Vec<Recovered> {
     partials.sort();
     partials
         .into_iter()
-        .map(|partial| match scenarios::log::read_log(&partial) {
+        .map(|partial| match scenarios::log::read_log_isolated(&partial) {
             Ok(log) => {
                 let name = partial.to_string_lossy();
                 let base = name.trim_end_matches(".h5.partial");
