@@ -135,27 +135,29 @@ pub fn recover(config: &RecordConfig) -> Vec<Recovered> {
     partials.sort();
     partials
         .into_iter()
-        .map(|partial| match scenarios::log::read_log_isolated(&partial) {
-            Ok(log) => {
-                let name = partial.to_string_lossy();
-                let base = name.trim_end_matches(".h5.partial");
-                let target = PathBuf::from(format!("{base}.recovered.h5"));
-                match std::fs::rename(&partial, &target) {
-                    Ok(()) => Recovered::Readable {
-                        path: target,
-                        n_frames: log.frames.len(),
-                    },
-                    Err(e) => Recovered::Unreadable {
-                        path: partial,
-                        reason: format!("readable, but cannot be renamed: {e}"),
-                    },
+        .map(
+            |partial| match scenarios::log::read_log_isolated(&partial) {
+                Ok(log) => {
+                    let name = partial.to_string_lossy();
+                    let base = name.trim_end_matches(".h5.partial");
+                    let target = PathBuf::from(format!("{base}.recovered.h5"));
+                    match std::fs::rename(&partial, &target) {
+                        Ok(()) => Recovered::Readable {
+                            path: target,
+                            n_frames: log.frames.len(),
+                        },
+                        Err(e) => Recovered::Unreadable {
+                            path: partial,
+                            reason: format!("readable, but cannot be renamed: {e}"),
+                        },
+                    }
                 }
-            }
-            Err(e) => Recovered::Unreadable {
-                path: partial,
-                reason: e.to_string(),
+                Err(e) => Recovered::Unreadable {
+                    path: partial,
+                    reason: e.to_string(),
+                },
             },
-        })
+        )
         .collect()
 }
 
