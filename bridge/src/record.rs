@@ -165,9 +165,9 @@ pub fn recover(config: &RecordConfig) -> Vec<Recovered> {
 fn sync_file(path: &Path) -> Result<(), LogError> {
     std::fs::File::open(path)
         .and_then(|f| f.sync_all())
-        .map_err(|source| LogError::Io {
+        .map_err(|error| LogError::Io {
             path: path.display().to_string(),
-            source,
+            error,
         })
 }
 
@@ -225,9 +225,9 @@ impl Recording {
         if self.fsync {
             sync_file(&partial)?;
         }
-        std::fs::rename(&partial, &self.path).map_err(|source| LogError::Io {
+        std::fs::rename(&partial, &self.path).map_err(|error| LogError::Io {
             path: partial.display().to_string(),
-            source,
+            error,
         })?;
         if self.fsync {
             // The rename is durable once the directory is.
