@@ -209,14 +209,30 @@ fn learned_abstraction_calibration_and_the_bound_on_fresh_runs() {
         String::from_utf8_lossy(&out.stderr)
     );
 
+    // The debounce is chosen on the training runs, θ bounded on the calibration runs; a log may not be both.
+    let overlap = avguard()
+        .args(["calibrate", "--model"])
+        .arg(&model_path)
+        .args(["--target-false-alarms", "10%", "--select"])
+        .arg(&cal)
+        .arg(&cal)
+        .output()
+        .unwrap();
+    assert!(!overlap.status.success());
+    assert!(String::from_utf8_lossy(&overlap.stderr).contains("both a --select log"));
     let calibrated = run_ok(
         avguard()
             .args(["calibrate", "--model"])
             .arg(&model_path)
-            .args(["--target-false-alarms", "10%"])
+            .args(["--target-false-alarms", "10%", "--select"])
+            .arg(&train)
             .arg(&cal),
     );
     assert!(calibrated.contains("law51_sub5: θ ="), "{calibrated}");
+    assert!(
+        calibrated.contains("debounce chosen on 60 other runs"),
+        "{calibrated}"
+    );
     let model = load(&model_path);
     let c = model
         .property("law51_sub5")
