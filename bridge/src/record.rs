@@ -135,27 +135,29 @@ pub fn recover(config: &RecordConfig) -> Vec<Recovered> {
     partials.sort();
     partials
         .into_iter()
-        .map(|partial| match scenarios::log::read_log(&partial) {
-            Ok(log) => {
-                let name = partial.to_string_lossy();
-                let base = name.trim_end_matches(".h5.partial");
-                let target = PathBuf::from(format!("{base}.recovered.h5"));
-                match std::fs::rename(&partial, &target) {
-                    Ok(()) => Recovered::Readable {
-                        path: target,
-                        n_frames: log.frames.len(),
-                    },
-                    Err(e) => Recovered::Unreadable {
-                        path: partial,
-                        reason: format!("readable, but cannot be renamed: {e}"),
-                    },
+        .map(
+            |partial| match scenarios::log::read_log_isolated(&partial) {
+                Ok(log) => {
+                    let name = partial.to_string_lossy();
+                    let base = name.trim_end_matches(".h5.partial");
+                    let target = PathBuf::from(format!("{base}.recovered.h5"));
+                    match std::fs::rename(&partial, &target) {
+                        Ok(()) => Recovered::Readable {
+                            path: target,
+                            n_frames: log.frames.len(),
+                        },
+                        Err(e) => Recovered::Unreadable {
+                            path: partial,
+                            reason: format!("readable, but cannot be renamed: {e}"),
+                        },
+                    }
                 }
-            }
-            Err(e) => Recovered::Unreadable {
-                path: partial,
-                reason: e.to_string(),
+                Err(e) => Recovered::Unreadable {
+                    path: partial,
+                    reason: e.to_string(),
+                },
             },
-        })
+        )
         .collect()
 }
 
@@ -163,9 +165,9 @@ pub fn recover(config: &RecordConfig) -> Vec<Recovered> {
 fn sync_file(path: &Path) -> Result<(), LogError> {
     std::fs::File::open(path)
         .and_then(|f| f.sync_all())
-        .map_err(|source| LogError::Io {
+        .map_err(|error| LogError::Io {
             path: path.display().to_string(),
-            source,
+            error,
         })
 }
 
@@ -223,9 +225,9 @@ impl Recording {
         if self.fsync {
             sync_file(&partial)?;
         }
-        std::fs::rename(&partial, &self.path).map_err(|source| LogError::Io {
+        std::fs::rename(&partial, &self.path).map_err(|error| LogError::Io {
             path: partial.display().to_string(),
-            source,
+            error,
         })?;
         if self.fsync {
             // The rename is durable once the directory is.

@@ -19,7 +19,7 @@ pub const FUZZ_DIR: &str = "tests/fuzz";
 
 /// Largest input libFuzzer generates, bytes: enough for every seed that matters (HDF5 images and records
 /// are truncated to it, which the readers must handle too) while keeping executions fast.
-const MAX_LEN: &str = "65536";
+pub const MAX_LEN: &str = "65536";
 
 /// One target's outcome.
 struct Outcome {
@@ -126,7 +126,7 @@ fn list_targets() -> Result<Vec<String>, String> {
 }
 
 /// `(target, folder)` pairs from `tests/fuzz/extra_seeds.txt`, folders made absolute.
-fn extra_seeds() -> Vec<(String, PathBuf)> {
+pub fn extra_seeds() -> Vec<(String, PathBuf)> {
     let root = workspace_root();
     let text =
         std::fs::read_to_string(root.join(FUZZ_DIR).join("extra_seeds.txt")).unwrap_or_default();
@@ -185,7 +185,7 @@ fn campaign(target: &str, seconds: &str, extra: &[(String, PathBuf)]) -> Outcome
 }
 
 /// The `stat::number_of_executed_units: N` line of libFuzzer's final statistics.
-fn executions(text: &str) -> Option<u64> {
+pub fn executions(text: &str) -> Option<u64> {
     text.lines()
         .rev()
         .find_map(|l| l.strip_prefix("stat::number_of_executed_units:"))

@@ -12,6 +12,7 @@ use std::process::{Command, ExitCode};
 use xtask::{debian, package, python, run, step, target_dir, workspace_root};
 
 mod fuzz;
+mod fuzz_smoke;
 
 const USAGE: &str = "\
 usage: cargo xtask <command> [args...]
@@ -19,12 +20,15 @@ usage: cargo xtask <command> [args...]
 commands:
   demo [ARGS...]  install what the demo needs, build avguard (release), run `avguard demo ARGS...`
                   (`cargo xtask demo -- --help` lists the demo's options, e.g. --out DIR)
-  test            install what the tests need, then run cargo fmt --check, clippy and the whole test suite
+  test            install what the tests need, then run cargo fmt --check, clippy, the whole test suite
+                  and a fuzz smoke (every libFuzzer target for a few seconds, 60 s in all; nightly
+                  toolchain; AVGUARD_SKIP_FUZZ_SMOKE=1 skips it)
   setup           only install what the demo and the tests need (Debian packages, target/venv)
   pytest          only the Python package's steps of `test`: build the wheel, install it, run pytest
   bench-ray       Ray scaling: logs/s of avguard.ray.score with 1 and 2 worker nodes beside `avguard score`
                   (release builds of the CLI and the wheel; leaves the release wheel in target/venv)
   bench           run every benchmark (release; takes several minutes)
+  fuzz-smoke      only the fuzz smoke step of `test`
   fuzz [SECONDS] [TARGET...]
                   run each libFuzzer target (tests/fuzz/README.md) for SECONDS (default 60), one at a
                   time at low priority; prints executions per target (needs the nightly toolchain)
@@ -57,6 +61,7 @@ fn main() -> ExitCode {
                 .and_then(|()| python_package(&mut steps))
         }
         "fuzz" => fuzz::run(rest),
+        "fuzz-smoke" => fuzz_smoke::run(None),
         "bench-ray" => bench_ray(),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
@@ -140,8 +145,10 @@ fn demo(args: &[String]) -> Result<(), String> {
 }
 
 fn test() -> Result<(), String> {
-    let mut steps = Steps::new(9);
+    let mut steps = Steps::new(10);
     setup(&mut steps)?;
+    // The fuzz smoke's build (minutes when cold) runs beside the next steps, at the lowest priority.
+    let fuzz_build = fuzz_smoke::start_build();
     steps.run("cargo fmt --check", || {
         run(
             cargo().args(["fmt", "--all", "--", "--check"]),
@@ -175,6 +182,13 @@ fn test() -> Result<(), String> {
     steps.run("cargo test --workspace", || {
         run(cargo().args(["test", "--workspace"]), "cargo test")
     })?;
+    steps.run(
+        &format!(
+            "fuzz smoke: every libFuzzer target, {} s in all (tests/fuzz)",
+            fuzz_smoke::SMOKE_SECONDS
+        ),
+        || fuzz_smoke::run(fuzz_build),
+    )?;
     python_package(&mut steps)
 }
 

@@ -5,20 +5,23 @@
 #[non_exhaustive]
 pub enum LogError {
     /// The HDF5 library failed on an object (opening the file, reading or writing a dataset).
-    #[error("{object}: {source}")]
+    ///
+    /// The library's error is part of the message and deliberately not a `source`: a chain printer
+    /// (`{:#}` of anyhow) would otherwise print it twice.
+    #[error("{object}: {error}")]
     Hdf5 {
         /// The file, group or dataset involved.
         object: String,
         /// The library's error.
-        source: hdf5::Error,
+        error: hdf5::Error,
     },
-    /// The file could not be read from disk.
-    #[error("{path}: {source}")]
+    /// The file could not be read from disk (its error is part of the message, as for [`LogError::Hdf5`]).
+    #[error("{path}: {error}")]
     Io {
         /// The file.
         path: String,
         /// The operating system's error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// A dataset declares more data than the file can hold (checked before anything is allocated).
     #[error("dataset `{dataset}` declares {rows} rows ({bytes} bytes), more than the file's {file_bytes} bytes can hold")]
@@ -102,6 +105,6 @@ pub enum LogError {
 impl LogError {
     pub(crate) fn hdf5(object: impl Into<String>) -> impl FnOnce(hdf5::Error) -> LogError {
         let object = object.into();
-        move |source| LogError::Hdf5 { object, source }
+        move |error| LogError::Hdf5 { object, error }
     }
 }

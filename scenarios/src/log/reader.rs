@@ -26,7 +26,7 @@ pub fn read_log(path: &Path) -> Result<RunLog, LogError> {
     let file_bytes = std::fs::metadata(path)
         .map_err(|e| LogError::Io {
             path: label.clone(),
-            source: e,
+            error: e,
         })?
         .len();
     // Read without HDF5's advisory file lock. The lock belongs to the open file description, so a child

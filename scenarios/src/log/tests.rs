@@ -229,3 +229,28 @@ fn columns_are_the_datasets_a_written_log_holds() {
         .unwrap();
     assert_eq!(frame.len() as u64, *offset.last().unwrap());
 }
+
+/// An error's message names the file and the library's reason once, and a chain printer (which walks
+/// `source()`) adds nothing to it: the CLI (`{:#}`), the Python module and the child-process reader must
+/// all give the same text.
+#[test]
+fn read_errors_say_their_reason_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let not_hdf5 = dir.path().join("garbage.h5");
+    std::fs::write(&not_hdf5, b"not an HDF5 file").unwrap();
+    let missing = dir.path().join("missing.h5");
+    for path in [not_hdf5, missing] {
+        let err = read_log(&path).unwrap_err();
+        let message = err.to_string();
+        assert!(
+            message.starts_with(&path.display().to_string()),
+            "{message}"
+        );
+        assert!(
+            std::error::Error::source(&err).is_none(),
+            "{message}: its cause is already in the message"
+        );
+        let reason = message.rsplit(": ").next().unwrap();
+        assert_eq!(message.matches(reason).count(), 1, "{message}");
+    }
+}

@@ -1,0 +1,32 @@
+//! Which libFuzzer endings of `log_image` count as libhdf5's (contained) and which fail the smoke.
+
+use super::is_libhdf5_fault;
+
+#[test]
+fn signals_without_a_rust_panic_hangs_and_runaway_memory_are_libhdf5s() {
+    let segv =
+        "==1== ERROR: libFuzzer: deadly signal\nNOTE: libFuzzer has rudimentary signal handlers.";
+    assert!(is_libhdf5_fault(segv));
+    assert!(is_libhdf5_fault(
+        "==1== ERROR: libFuzzer: timeout after 3 seconds"
+    ));
+    assert!(is_libhdf5_fault(
+        "==1== ERROR: libFuzzer: out-of-memory (used: 2082Mb; limit: 2048Mb)"
+    ));
+}
+
+#[test]
+fn panics_stack_overflows_and_failed_rust_allocations_are_ours() {
+    let panic = "thread '<unnamed>' panicked at scenarios/src/log/reader.rs:9:5:\nboom\n\
+                 ==1== ERROR: libFuzzer: deadly signal";
+    assert!(!is_libhdf5_fault(panic));
+    let overflow = "thread 'main' has overflowed its stack\nfatal runtime error: stack overflow\n\
+         ==1== ERROR: libFuzzer: deadly signal";
+    assert!(!is_libhdf5_fault(overflow));
+    let alloc =
+        "memory allocation of 8000000016 bytes failed\n==1== ERROR: libFuzzer: deadly signal";
+    assert!(!is_libhdf5_fault(alloc));
+    assert!(!is_libhdf5_fault(
+        "INFO: Running with entropic power schedule"
+    ));
+}
