@@ -150,8 +150,9 @@ fn issue11_law_crashes_are_clean_errors_in_laws_eval() {
 
 /// Issue #11: HDF5 files that crash Debian's libhdf5 1.10.8 (`tests/fuzz/known-libhdf5/`: a segfault in
 /// `H5A__close` after another file was read, deterministic in one process) or make it loop forever (a
-/// global-heap read of a string attribute) are read in a child process: each fails alone with an error
-/// naming it, in `inspect` and `score`, and the good log beside them keeps its result.
+/// global-heap read of a string attribute) or allocate 3 GB for a 23 kB file are read in a child process
+/// with a memory cap: each fails alone with an error naming it, in `inspect` and `score`, and the good log
+/// beside them keeps its result.
 #[test]
 fn issue11_libhdf5_crash_inputs_fail_alone_in_inspect_and_score() {
     let f = fixture();
@@ -177,7 +178,7 @@ fn issue11_libhdf5_crash_inputs_fail_alone_in_inspect_and_score() {
         }
     }
     bad.sort();
-    assert_eq!(bad.len(), 4, "{bad:?}");
+    assert_eq!(bad.len(), 5, "{bad:?}");
     let hangs = |p: &std::path::PathBuf| p.to_string_lossy().contains("hangs");
 
     // inspect: the crash needs a file read before the bad one (the good log, then the bad ones in order).
@@ -192,12 +193,12 @@ fn issue11_libhdf5_crash_inputs_fail_alone_in_inspect_and_score() {
         .unwrap();
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
-    assert!(stderr.contains("4 of 5 logs are invalid"), "{stderr}");
+    assert!(stderr.contains("5 of 6 logs are invalid"), "{stderr}");
     let lines: Vec<Value> = stdout
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 5, "{stdout}");
+    assert_eq!(lines.len(), 6, "{stdout}");
     assert_eq!(lines[0]["ok"], true, "{stdout}");
     for (line, path) in lines[1..].iter().zip(&bad) {
         assert_eq!(line["ok"], false, "{line}");
@@ -208,6 +209,9 @@ fn issue11_libhdf5_crash_inputs_fail_alone_in_inspect_and_score() {
                 error.contains("reading took longer than 2 s and was stopped"),
                 "{line}"
             );
+        } else if path.to_string_lossy().contains("allocates-3gb") {
+            // In one process libhdf5 takes 3 GB before failing; the child's memory cap stops it.
+            assert!(error.contains("memory allocation failed"), "{line}");
         } else {
             assert!(!error.is_empty(), "{line}");
         }
@@ -229,7 +233,7 @@ fn issue11_libhdf5_crash_inputs_fail_alone_in_inspect_and_score() {
     let score: Value =
         serde_json::from_slice(&std::fs::read(out_dir.join("score.json")).unwrap()).unwrap();
     let errors = score["errors"].as_array().unwrap();
-    assert_eq!(errors.len(), 4, "{errors:?}");
+    assert_eq!(errors.len(), 5, "{errors:?}");
     for path in &bad {
         let name = path.file_name().unwrap().to_str().unwrap();
         assert!(

@@ -4,8 +4,10 @@
 //! first, and a hostile or corrupt file can crash it there (libhdf5 1.10.8 segfaults in `H5A__close` on
 //! some corrupt attribute messages; a current HDF5 still hangs and over-allocates on others: see
 //! `tests/fuzz/known-libhdf5/`). [`read_log_isolated`] therefore hands the path to a child process that
-//! runs [`read_log`] and sends the validated run back ([`super::transfer`]); a child that dies or takes
+//! runs [`read_log`] and sends the validated run back (`log::transfer`); a child that dies or takes
 //! longer than [`READ_TIMEOUT`] fails that one file with a [`LogError::Reader`], and the caller goes on.
+//! The child caps its address space by the size of the file it reads (`limit_memory`), so a file cannot
+//! make the library allocate gigabytes either.
 //!
 //! The child is the calling program itself, started again with [`CHILD_ENV`] set: a binary opts in by
 //! calling [`init`] first thing in `main`. Children are kept and reused (one per reading thread), so the
@@ -46,9 +48,10 @@ static READER: OnceLock<IsolatedReader> = OnceLock::new();
 /// start children of this program (unless `AVGUARD_LOG_READER=in-process`).
 pub fn init() {
     if std::env::var_os(CHILD_ENV).is_some() {
-        let code = serve(
+        let code = serve_with(
             std::io::stdin().lock(),
             std::io::BufWriter::new(std::io::stdout().lock()),
+            limit_memory,
         );
         std::process::exit(code);
     }
@@ -332,9 +335,52 @@ fn describe(status: ExitStatus) -> String {
     format!("reader process ended with {status}")
 }
 
+/// Memory a child may map besides what a file's size allows ([`limit_memory`]): the program, libhdf5, and
+/// the reader's fixed costs, with a wide margin (an idle child maps under 50 MB).
+const MEMORY_BASE: u64 = 1 << 30;
+
+/// Memory a child may map per byte of the file it reads: twice the largest decompression ratio the reader
+/// accepts for a dataset (1032, deflate's best), so a valid log always fits.
+const MEMORY_PER_FILE_BYTE: u64 = 2048;
+
+/// Before each file, caps this process's address space (the soft `RLIMIT_AS`) to [`MEMORY_BASE`] plus
+/// [`MEMORY_PER_FILE_BYTE`] per byte of the file: a file cannot make libhdf5 allocate gigabytes (a 23 kB
+/// fuzzed log asked for 3 GB of a string attribute), the allocation fails inside the child instead.
+fn limit_memory(path: &Path) {
+    #[cfg(unix)]
+    {
+        let file_bytes = std::fs::metadata(path).map_or(0, |m| m.len());
+        let cap = MEMORY_BASE.saturating_add(file_bytes.saturating_mul(MEMORY_PER_FILE_BYTE));
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: both calls only read or write the `rlimit` value passed by pointer, which lives on
+        // this stack frame for the whole call. Only the soft limit changes, never above the hard one, so the
+        // next file may raise it again.
+        unsafe {
+            if libc::getrlimit(libc::RLIMIT_AS, &mut limit) == 0 {
+                limit.rlim_cur = cap.min(limit.rlim_max);
+                libc::setrlimit(libc::RLIMIT_AS, &limit);
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+}
+
 /// The child's side: answers read requests from `input` on `output` until `input` ends. Returns the
 /// process exit code: 0 at the end of input, 2 when the parent went away mid-request.
-pub fn serve(mut input: impl Read, mut output: impl Write) -> i32 {
+pub fn serve(input: impl Read, output: impl Write) -> i32 {
+    serve_with(input, output, |_| {})
+}
+
+/// [`serve`], calling `before_read` with each path before reading it.
+fn serve_with(
+    mut input: impl Read,
+    mut output: impl Write,
+    mut before_read: impl FnMut(&Path),
+) -> i32 {
     loop {
         let mut len = [0u8; 4];
         match input.read_exact(&mut len) {
@@ -347,6 +393,7 @@ pub fn serve(mut input: impl Read, mut output: impl Write) -> i32 {
             return 2;
         }
         let path = PathBuf::from(String::from_utf8_lossy(&path).into_owned());
+        before_read(&path);
         let result = std::panic::catch_unwind(|| read_log(&path));
         let (tag, payload) = match result {
             Ok(Ok(run)) => (0u8, transfer::encode(&run)),

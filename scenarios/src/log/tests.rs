@@ -1,7 +1,9 @@
 use super::*;
 use laws::Obstacle;
 
-fn sample_run() -> RunLog {
+/// 2,500 frames with obstacles, a collision, infinite distances and a `u64::MAX` seed (also used by the
+/// isolated reader's tests).
+pub(super) fn sample_run() -> RunLog {
     let frames = (0..2500)
         .map(|k| Frame {
             t: k as f64 * 0.1,

@@ -6,43 +6,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::*;
-use crate::log::{write_log, RunMeta};
-use laws::{Frame, Obstacle};
-
-fn sample_run() -> RunLog {
-    let frames = (0..300)
-        .map(|k| Frame {
-            t: k as f64 * 0.1,
-            x: k as f64,
-            speed_mps: 1.5,
-            stopline_dist_m: if k % 2 == 0 { 3.0 } else { f64::INFINITY },
-            collision: k == 7,
-            obstacles: (0..(k % 3))
-                .map(|i| Obstacle {
-                    id: i,
-                    kind: 5,
-                    x: 1.0,
-                    y: -2.0,
-                    heading: 0.5,
-                    speed_mps: 3.0,
-                    length: 4.5,
-                    width: 1.9,
-                    priority: i == 1,
-                })
-                .collect(),
-            ..Frame::default()
-        })
-        .collect();
-    RunLog {
-        meta: RunMeta {
-            scenario: "s".into(),
-            run_id: "r-1".into(),
-            frame_period_s: 0.1,
-            seed: Some(u64::MAX),
-        },
-        frames,
-    }
-}
+use crate::log::tests::sample_run;
+use crate::log::write_log;
 
 fn request(path: &Path) -> Vec<u8> {
     let text = path.to_str().unwrap();
@@ -98,7 +63,10 @@ fn transfer_round_trips_a_run_and_rejects_every_truncation() {
     let run = sample_run();
     let bytes = transfer::encode(&run);
     assert_eq!(transfer::decode(&bytes).unwrap(), run);
-    for cut in (0..bytes.len()).step_by(97).chain([bytes.len() - 1]) {
+    for cut in (0..bytes.len())
+        .step_by(bytes.len() / 200)
+        .chain([bytes.len() - 1])
+    {
         assert!(transfer::decode(&bytes[..cut]).is_err(), "cut at {cut}");
     }
     let mut longer = bytes.clone();
