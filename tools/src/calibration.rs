@@ -131,7 +131,8 @@ pub fn calibrate_model(
 
 /// [`calibrate_model`] with property number `p` calibrated only on the runs `r` for which `include(r, p)`
 /// holds: the population its false-alarm rate is promised for (e.g. the runs of the scenario kinds that
-/// exercise the property, when it is judged on those). The same filter applies to `selection`.
+/// exercise the property, when it is judged on those). `include` is asked about the runs of `selection`
+/// too, by their index in `selection`.
 pub fn calibrate_model_on(
     model: &mut Model,
     selection: &[Vec<RunSeries>],
