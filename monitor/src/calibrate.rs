@@ -11,10 +11,14 @@
 //! it does not sit on a table value.
 //!
 //! **Debounce.** With a debounce of m frames an alarm needs the risk at or above θ on m consecutive frames
-//! (a run's score is then the highest level held for m frames). Several m are tried, each with the
-//! confidence split Bonferroni-style (1 − (1 − confidence)/#m), so the bound still holds for the one kept:
-//! the m that warns of the most calibration violations, then with the longest median lead, then the
-//! smallest.
+//! (a run's score is then the highest level held for m frames). When several m are offered, one is
+//! *chosen on selection runs* disjoint from the calibration runs (the training runs will do: their risks
+//! are optimistic, which can bias the choice but cannot void the bound): on those, each m gets its θ by the rule above, and the m that warns of the most selection violations wins, then the
+//! one with the longest median lead, then the smallest. θ is then placed on the calibration runs for that
+//! one m with the full confidence. Since the choice never sees the calibration runs, the bound above holds
+//! as stated for the m kept. Without selection runs the m are tried on the calibration runs themselves, each
+//! with the confidence split Bonferroni-style (1 − (1 − confidence)/#m), which keeps the bound true at the
+//! price of a higher θ; with a single m there is nothing to choose and the full confidence applies.
 //!
 //! Calibration runs must be disjoint from the training runs (the risks of training runs are optimistic);
 //! `avguard calibrate` takes them as separate logs and `avguard evaluate` splits them off.
@@ -109,7 +113,8 @@ pub struct CalibrateConfig {
     pub target_false_alarm: f64,
     /// Confidence of the bound, in (0, 1).
     pub confidence: f64,
-    /// Debounce lengths tried, frames (each ≥ 1).
+    /// Debounce lengths offered, frames (each ≥ 1); with more than one, [`calibrate`] chooses among them
+    /// on its selection runs (or, without any, Bonferroni-style on the calibration runs).
     pub debounce_frames: Vec<u32>,
     /// The risk measure's horizon, recorded in the result.
     pub horizon_steps: Option<u32>,
@@ -168,11 +173,14 @@ fn pre_violation<'a>(run: &CalibrationRun<'a>) -> &'a [f64] {
     &run.risk[..end]
 }
 
-/// Chooses θ and the debounce (see the module docs).
+/// Chooses θ and the debounce (see the module docs): the debounce on `selection` runs when several are
+/// offered and `selection` is not empty, θ on `runs` (the calibration runs, disjoint from `selection`).
 ///
 /// # Errors
-/// Bad options, or too few safe runs for the target.
+/// Bad options, or too few safe runs for the target (among `runs`, or among `selection` when it
+/// decides).
 pub fn calibrate(
+    selection: &[CalibrationRun<'_>],
     runs: &[CalibrationRun<'_>],
     cfg: &CalibrateConfig,
 ) -> Result<Calibration, CalibrateError> {
@@ -193,18 +201,101 @@ pub fn calibrate(
             "debounce lengths must be at least one frame".into(),
         ));
     }
-    let per_option = 1.0 - (1.0 - cfg.confidence) / cfg.debounce_frames.len() as f64;
+    match (cfg.debounce_frames.as_slice(), selection.is_empty()) {
+        (&[m], _) => at_debounce(runs, m, cfg.confidence, cfg),
+        (options, false) => {
+            let m = select_debounce(selection, options, cfg)?;
+            at_debounce(runs, m, cfg.confidence, cfg)
+        }
+        (options, true) => {
+            let per_option = 1.0 - (1.0 - cfg.confidence) / options.len() as f64;
+            best_of(
+                options
+                    .iter()
+                    .map(|&m| at_debounce(runs, m, per_option, cfg)),
+            )
+        }
+    }
+}
+
+/// The debounce that [`calibrate`] keeps when it chooses on `selection`: each option calibrated there
+/// with the full confidence, the best by [`best_of`].
+///
+/// # Errors
+/// Too few safe selection runs for the target (said to be about the selection runs).
+pub fn select_debounce(
+    selection: &[CalibrationRun<'_>],
+    options: &[u32],
+    cfg: &CalibrateConfig,
+) -> Result<u32, CalibrateError> {
+    let chosen = best_of(
+        options
+            .iter()
+            .map(|&m| at_debounce(selection, m, cfg.confidence, cfg)),
+    )
+    .map_err(|e| {
+        CalibrateError::Config(format!("choosing the debounce on the selection runs: {e}"))
+    })?;
+    Ok(chosen.debounce_frames)
+}
+
+/// The calibration that warns of the most violations, then with the longest median lead, then with the
+/// smallest debounce; the first error if none succeeds.
+fn best_of(
+    candidates: impl Iterator<Item = Result<Calibration, CalibrateError>>,
+) -> Result<Calibration, CalibrateError> {
+    let mut best: Option<Calibration> = None;
+    let mut first_error = None;
+    for candidate in candidates {
+        let cal = match candidate {
+            Ok(c) => c,
+            Err(e) => {
+                first_error.get_or_insert(e);
+                continue;
+            }
+        };
+        let better = match &best {
+            None => true,
+            Some(b) => {
+                let key = |c: &Calibration| {
+                    (
+                        c.n_predicted,
+                        c.median_lead_s.unwrap_or(0.0),
+                        -i64::from(c.debounce_frames),
+                    )
+                };
+                key(&cal) > key(b)
+            }
+        };
+        if better {
+            best = Some(cal);
+        }
+    }
+    best.ok_or_else(|| {
+        first_error.unwrap_or_else(|| CalibrateError::Config("no debounce length given".into()))
+    })
+}
+
+/// θ for debounce `m` on `runs`: above the (k+1)-th highest safe score, k the largest count whose bound at
+/// `confidence` meets the target; the stored bound is at `cfg.confidence`.
+fn at_debounce(
+    runs: &[CalibrationRun<'_>],
+    m: u32,
+    confidence: f64,
+    cfg: &CalibrateConfig,
+) -> Result<Calibration, CalibrateError> {
+    let target = cfg.target_false_alarm;
     let safe: Vec<&CalibrationRun<'_>> = runs.iter().filter(|r| r.violation.is_none()).collect();
     let violating: Vec<&CalibrationRun<'_>> =
         runs.iter().filter(|r| r.violation.is_some()).collect();
     let n = safe.len();
     // The largest k whose bound meets the target (the bound grows with k).
     let k_max = (0..n)
-        .take_while(|&k| clopper_pearson_upper(k, n, per_option) <= target)
+        .take_while(|&k| clopper_pearson_upper(k, n, confidence) <= target)
         .last();
     let Some(k_max) = k_max else {
         let needed = (1..100_000)
-            .find(|&m| clopper_pearson_upper(0, m, per_option) <= target)
+            .find(|&m| clopper_pearson_upper(0, m, confidence) <= target)
             .unwrap_or(100_000);
         return Err(CalibrateError::TooFewSafeRuns {
             n_safe: n,
@@ -221,63 +312,49 @@ pub fn calibrate(
         .collect();
     levels.sort_by(f64::total_cmp);
     levels.dedup();
-    let mut best: Option<Calibration> = None;
-    for &m in &cfg.debounce_frames {
-        let mu = m as usize;
-        let mut scores: Vec<f64> = safe
-            .iter()
-            .map(|r| debounced_max(pre_violation(r), mu))
-            .collect();
-        scores.sort_by(|a, b| b.total_cmp(a));
-        let tau = scores.get(k_max).copied().unwrap_or(f64::NEG_INFINITY);
-        let next = levels.iter().copied().find(|&v| v > tau);
-        let theta = match next {
-            Some(v) if tau.is_finite() => 0.5 * (tau + v),
-            Some(v) => v,
-            None => 0.5 * (tau.max(0.0) + 1.0),
-        }
-        .clamp(f64::MIN_POSITIVE, 1.0);
-        let n_false_alarms = scores.iter().filter(|&&s| s >= theta).count();
-        let mut leads: Vec<f64> = violating
-            .iter()
-            .filter_map(|r| {
-                let risk = pre_violation(r);
-                let alarm = debounced(risk, mu)(theta)?;
-                let v = r.violation?;
-                Some(r.t.get(v)? - r.t.get(alarm)?)
-            })
-            .collect();
-        leads.sort_by(f64::total_cmp);
-        let median = match leads.len() {
-            0 => None,
-            l if l % 2 == 1 => Some(leads[l / 2]),
-            l => Some(0.5 * (leads[l / 2 - 1] + leads[l / 2])),
-        };
-        let cal = Calibration {
-            theta,
-            debounce_frames: m,
-            horizon_steps: cfg.horizon_steps,
-            target_false_alarm: target,
-            confidence: cfg.confidence,
-            n_safe_runs: n,
-            n_false_alarms,
-            false_alarm_upper: clopper_pearson_upper(n_false_alarms, n, cfg.confidence),
-            n_violating_runs: violating.len(),
-            n_predicted: leads.len(),
-            median_lead_s: median,
-        };
-        let better = match &best {
-            None => true,
-            Some(b) => {
-                (cal.n_predicted, cal.median_lead_s.unwrap_or(0.0))
-                    > (b.n_predicted, b.median_lead_s.unwrap_or(0.0))
-            }
-        };
-        if better {
-            best = Some(cal);
-        }
+    let mu = m as usize;
+    let mut scores: Vec<f64> = safe
+        .iter()
+        .map(|r| debounced_max(pre_violation(r), mu))
+        .collect();
+    scores.sort_by(|a, b| b.total_cmp(a));
+    let tau = scores.get(k_max).copied().unwrap_or(f64::NEG_INFINITY);
+    let next = levels.iter().copied().find(|&v| v > tau);
+    let theta = match next {
+        Some(v) if tau.is_finite() => 0.5 * (tau + v),
+        Some(v) => v,
+        None => 0.5 * (tau.max(0.0) + 1.0),
     }
-    best.ok_or_else(|| CalibrateError::Config("no debounce length given".into()))
+    .clamp(f64::MIN_POSITIVE, 1.0);
+    let n_false_alarms = scores.iter().filter(|&&s| s >= theta).count();
+    let mut leads: Vec<f64> = violating
+        .iter()
+        .filter_map(|r| {
+            let risk = pre_violation(r);
+            let alarm = debounced(risk, mu)(theta)?;
+            let v = r.violation?;
+            Some(r.t.get(v)? - r.t.get(alarm)?)
+        })
+        .collect();
+    leads.sort_by(f64::total_cmp);
+    let median = match leads.len() {
+        0 => None,
+        l if l % 2 == 1 => Some(leads[l / 2]),
+        l => Some(0.5 * (leads[l / 2 - 1] + leads[l / 2])),
+    };
+    Ok(Calibration {
+        theta,
+        debounce_frames: m,
+        horizon_steps: cfg.horizon_steps,
+        target_false_alarm: target,
+        confidence: cfg.confidence,
+        n_safe_runs: n,
+        n_false_alarms,
+        false_alarm_upper: clopper_pearson_upper(n_false_alarms, n, cfg.confidence),
+        n_violating_runs: violating.len(),
+        n_predicted: leads.len(),
+        median_lead_s: median,
+    })
 }
 
 /// Property `p`'s calibrated `(θ, debounce frames)` when it was calibrated for the risk `measure` reads

@@ -41,6 +41,29 @@ fn learn_with(out: &Path, logs: &[&Path], abstraction: &str) -> String {
     )
 }
 
+/// P(X ≥ k) for X ~ Binomial(n, p), summed term by term.
+fn binomial_upper_tail(k: u64, n: u64, p: f64) -> f64 {
+    let mut term = (1.0 - p).powi(n as i32); // P(X = 0)
+    let mut below = 0.0;
+    for i in 0..k {
+        below += term;
+        term *= (n - i) as f64 / (i + 1) as f64 * p / (1.0 - p);
+    }
+    (1.0 - below).max(0.0)
+}
+
+#[test]
+fn the_binomial_tail_matches_hand_values() {
+    // P(X ≥ 1) = 1 − 0.9^10; P(X ≥ 0) = 1; P(X ≥ 2) for n = 2 is p².
+    assert!((binomial_upper_tail(1, 10, 0.1) - (1.0 - 0.9f64.powi(10))).abs() < 1e-12);
+    assert!((binomial_upper_tail(0, 10, 0.1) - 1.0).abs() < 1e-12);
+    assert!((binomial_upper_tail(2, 2, 0.3) - 0.09).abs() < 1e-12);
+    // 143 runs at 10 %: 15 false alarms are unremarkable, 24 are not.
+    assert!(binomial_upper_tail(15, 143, 0.1) > 0.3);
+    assert!(binomial_upper_tail(24, 143, 0.1) < 0.01);
+    assert!(binomial_upper_tail(23, 143, 0.1) >= 0.01);
+}
+
 fn load(path: &Path) -> Model {
     tools::modelfile::read(path).unwrap().model
 }
@@ -209,14 +232,30 @@ fn learned_abstraction_calibration_and_the_bound_on_fresh_runs() {
         String::from_utf8_lossy(&out.stderr)
     );
 
+    // The debounce is chosen on the training runs, θ bounded on the calibration runs; a log may not be both.
+    let overlap = avguard()
+        .args(["calibrate", "--model"])
+        .arg(&model_path)
+        .args(["--target-false-alarms", "10%", "--select"])
+        .arg(&cal)
+        .arg(&cal)
+        .output()
+        .unwrap();
+    assert!(!overlap.status.success());
+    assert!(String::from_utf8_lossy(&overlap.stderr).contains("both a --select log"));
     let calibrated = run_ok(
         avguard()
             .args(["calibrate", "--model"])
             .arg(&model_path)
-            .args(["--target-false-alarms", "10%"])
+            .args(["--target-false-alarms", "10%", "--select"])
+            .arg(&train)
             .arg(&cal),
     );
     assert!(calibrated.contains("law51_sub5: θ ="), "{calibrated}");
+    assert!(
+        calibrated.contains("debounce chosen on 60 other runs"),
+        "{calibrated}"
+    );
     let model = load(&model_path);
     let c = model
         .property("law51_sub5")
@@ -226,7 +265,10 @@ fn learned_abstraction_calibration_and_the_bound_on_fresh_runs() {
         .clone();
     assert!(c.false_alarm_upper <= 0.1, "{c:?}");
 
-    // Fresh runs: the calibrated alarm's false-alarm rate stays below the target.
+    // Fresh runs: the calibrated alarm's false-alarm rate stays below the target. The bound is a statement
+    // about the rate, and ~140 fresh runs scatter around it (±2.5 points at 10 %), so the fresh false alarms
+    // must not be evidence of a rate above the target: a one-sided binomial test at 1 % (with 143 safe runs
+    // it fails from 24 false alarms, 16.8 %; a θ set without the bound, alarming on a quarter, fails it).
     let scored = dir.join("scored");
     avguard()
         .args(["score", "--model"])
@@ -246,9 +288,11 @@ fn learned_abstraction_calibration_and_the_bound_on_fresh_runs() {
             continue;
         }
         let fa = s["false_alarm_pct"].as_f64().unwrap();
+        let n_false_alarms = (fa / 100.0 * n_safe as f64).round() as u64;
+        let p_value = binomial_upper_tail(n_false_alarms, n_safe, 0.1);
         assert!(
-            fa <= 10.0,
-            "{property}: {fa} % false alarms on fresh runs: {s}"
+            p_value >= 0.01,
+            "{property}: {fa} % false alarms on fresh runs (P = {p_value:.4} at a 10 % rate): {s}"
         );
         n_checked += 1;
     }

@@ -2,9 +2,12 @@
 //! `avguard evaluate` and the Python front door.
 //!
 //! Every calibration log goes through a fresh `monitor::Session` (as `score` does); per property the
-//! risk series before the first violation is handed to `monitor::calibrate::calibrate`, which picks θ and
-//! the debounce so that the one-sided Clopper–Pearson upper bound of the per-run false-alarm rate is at
-//! most the target. The calibration logs must not be the training logs: their risks would be optimistic.
+//! risk series before the first violation is handed to `monitor::calibrate::calibrate`, which picks θ so
+//! that the one-sided Clopper–Pearson upper bound of the per-run false-alarm rate is at most the target.
+//! The debounce is chosen on selection runs disjoint from the calibration runs (e.g. the training runs),
+//! so the bound keeps its full confidence; without them, on the calibration runs with the confidence split
+//! between the options. The calibration logs must not be the training logs: their risks would be
+//! optimistic.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -24,7 +27,7 @@ pub struct CalibrateOptions {
     pub target_false_alarm: f64,
     /// Confidence of the bound.
     pub confidence: f64,
-    /// Debounce lengths tried, frames.
+    /// Debounce lengths offered, frames (chosen among on the selection runs).
     pub debounce_frames: Vec<u32>,
     /// Calibrate P(unsafe within this many seconds) instead of P(eventually unsafe).
     pub horizon_s: Option<f64>,
@@ -94,22 +97,45 @@ pub fn series_of_logs(
     Ok((ok, errors))
 }
 
+/// Property `p`'s calibration view of the runs `r` of `series` for which `keep(r)` holds.
+fn runs_of(
+    series: &[Vec<RunSeries>],
+    p: usize,
+    keep: impl Fn(usize) -> bool,
+) -> Vec<CalibrationRun<'_>> {
+    series
+        .iter()
+        .enumerate()
+        .filter(|&(r, _)| keep(r))
+        .filter_map(|(_, per_property)| per_property.get(p))
+        .map(|s| CalibrationRun {
+            t: &s.t,
+            risk: &s.risk,
+            violation: s.unsafe_now.iter().position(|&u| u),
+        })
+        .collect()
+}
+
 /// Calibrates every property of `model` on the runs `series` (one entry per run, one series per
-/// property) and stores the results in the model. Properties that cannot be calibrated (too few safe
-/// runs) keep no calibration and say why.
+/// property), the debounce chosen on the runs `selection` (disjoint from `series`; empty: on `series`
+/// with the confidence split, see `monitor::calibrate`), and stores the results in the model. Properties
+/// that cannot be calibrated (too few safe runs) keep no calibration and say why.
 pub fn calibrate_model(
     model: &mut Model,
+    selection: &[Vec<RunSeries>],
     series: &[Vec<RunSeries>],
     opts: &CalibrateOptions,
 ) -> anyhow::Result<Vec<PropertyCalibration>> {
-    calibrate_model_on(model, series, opts, |_, _| true)
+    calibrate_model_on(model, selection, series, opts, |_, _| true)
 }
 
 /// [`calibrate_model`] with property number `p` calibrated only on the runs `r` for which `include(r, p)`
 /// holds: the population its false-alarm rate is promised for (e.g. the runs of the scenario kinds that
-/// exercise the property, when it is judged on those).
+/// exercise the property, when it is judged on those). `include` is asked about the runs of `selection`
+/// too, by their index in `selection`.
 pub fn calibrate_model_on(
     model: &mut Model,
+    selection: &[Vec<RunSeries>],
     series: &[Vec<RunSeries>],
     opts: &CalibrateOptions,
     include: impl Fn(usize, usize) -> bool,
@@ -135,24 +161,17 @@ pub fn calibrate_model_on(
                 }
             }
         };
-        let runs: Vec<CalibrationRun<'_>> = series
-            .iter()
-            .enumerate()
-            .filter(|&(r, _)| include(r, i))
-            .filter_map(|(_, per_property)| per_property.get(i))
-            .map(|s| CalibrationRun {
-                t: &s.t,
-                risk: &s.risk,
-                violation: s.unsafe_now.iter().position(|&u| u),
-            })
-            .collect();
+        let (selection_runs, runs) = (
+            runs_of(selection, i, |r| include(r, i)),
+            runs_of(series, i, |r| include(r, i)),
+        );
         let cfg = CalibrateConfig {
             target_false_alarm: opts.target_false_alarm,
             confidence: opts.confidence,
             debounce_frames: opts.debounce_frames.clone(),
             horizon_steps,
         };
-        let result = match calibrate(&runs, &cfg) {
+        let result = match calibrate(&selection_runs, &runs, &cfg) {
             Ok(c) => {
                 model.set_calibration(name, c.clone())?;
                 Ok(c)

@@ -2,7 +2,9 @@
 //!
 //! The training logs are split (seeded) into learning and calibration runs; the learning runs give two
 //! models, one with the declared predicates (`fixed`) and one with learned ones (`auto`), each with its
-//! reactive comparator rule; each model is calibrated on the calibration runs; then every test log is
+//! reactive comparator rule; each model is calibrated on the calibration runs (θ, with the full
+//! confidence), its debounce chosen on the learning runs (disjoint from the calibration runs, so the
+//! choice costs the bound nothing); then every test log is
 //! scored once per model, with the RSS comparator and the law's reactive baseline measured on the same
 //! runs. Nothing is tuned on the test runs.
 
@@ -176,9 +178,17 @@ pub fn evaluate(
     let shared: Vec<Arc<Model>> = models.iter().map(|(_, m)| Arc::new(m.clone())).collect();
     let (cal_series, _, cal_errors) = series_per_model(&shared, &cal_logs, None, "calibrating")?;
     errors.extend(cal_errors);
+    // The debounce is chosen on the learning runs; with a single option there is nothing to choose.
+    let selection_series = if opts.calibrate.debounce_frames.len() > 1 {
+        series_per_model(&shared, &learn_logs, None, "choosing the debounce")?.0
+    } else {
+        vec![Vec::new(); shared.len()]
+    };
     let mut calibrations = Vec::new();
-    for ((_, model), series) in models.iter_mut().zip(&cal_series) {
-        calibrations.push(calibrate_model(model, series, &opts.calibrate)?);
+    for (((_, model), series), selection) in
+        models.iter_mut().zip(&cal_series).zip(&selection_series)
+    {
+        calibrations.push(calibrate_model(model, selection, series, &opts.calibrate)?);
     }
     let shared: Vec<Arc<Model>> = models.iter().map(|(_, m)| Arc::new(m.clone())).collect();
     let (test_series, ids, test_errors) =

@@ -89,7 +89,7 @@ fn theta_sits_above_the_allowed_number_of_safe_runs() {
         debounce_frames: vec![1],
         horizon_steps: None,
     };
-    let c = calibrate(&runs, &cfg).unwrap();
+    let c = calibrate(&[], &runs, &cfg).unwrap();
     // The largest k with CP(k, 100) ≤ 10 % is 5 (CP(5, 100) ≈ 10.3 % > 10 % → k = 4).
     let k_max = (0..100)
         .take_while(|&k| clopper_pearson_upper(k, 100, 0.95) <= 0.1)
@@ -102,7 +102,7 @@ fn theta_sits_above_the_allowed_number_of_safe_runs() {
     assert!((c.theta - 0.955).abs() < 1e-12, "{}", c.theta);
     assert_eq!((c.n_predicted, c.n_violating_runs), (10, 10));
     // Too few safe runs: named with the number needed.
-    let err = calibrate(&runs[..20], &cfg).unwrap_err();
+    let err = calibrate(&[], &runs[..20], &cfg).unwrap_err();
     assert!(
         matches!(err, CalibrateError::TooFewSafeRuns { needed: 29, .. }),
         "{err}"
@@ -140,11 +140,101 @@ fn a_debounce_ignores_one_frame_spikes() {
         debounce_frames: vec![1, 2],
         horizon_steps: None,
     };
-    let c = calibrate(&runs, &cfg).unwrap();
+    let c = calibrate(&[], &runs, &cfg).unwrap();
     // Without a debounce θ must clear 0.9 and nothing is warned of; two frames see through the spikes.
     assert_eq!(c.debounce_frames, 2);
     assert_eq!(c.n_predicted, 10);
     assert_eq!(c.n_false_alarms, 0);
     assert_eq!(first_alarm(&violating[0], c.theta, 2), Some(11));
     assert!(c.check().is_ok());
+}
+
+/// Runs on frames 0.0, 0.1, ... s, each `(risk, violation)`.
+fn runs_of<'a>(t: &'a [f64], series: &'a [(Vec<f64>, Option<usize>)]) -> Vec<CalibrationRun<'a>> {
+    series
+        .iter()
+        .map(|(risk, violation)| CalibrationRun {
+            t,
+            risk,
+            violation: *violation,
+        })
+        .collect()
+}
+
+#[test]
+fn the_debounce_is_chosen_on_the_selection_runs_and_theta_bounded_with_the_full_confidence() {
+    let t = times(20);
+    // Selection runs: safe runs with one-frame spikes to 0.9, violating runs holding 0.8 from frame 10 to
+    // their violation at 19. One frame cannot warn (θ must clear 0.9); 2 frames warn at frame 11 (lead
+    // 0.8 s), 3 at 12 (0.7 s), 5 at 14 (0.5 s): the choice is 2.
+    let selection: Vec<(Vec<f64>, Option<usize>)> = (0..60)
+        .map(|i| {
+            let mut r = vec![0.1; 20];
+            r[i % 20] = 0.9;
+            (r, None)
+        })
+        .chain((0..10).map(|_| {
+            let r = (0..20).map(|k| if k >= 10 { 0.8 } else { 0.1 }).collect();
+            (r, Some(19))
+        }))
+        .collect();
+    // Calibration runs: 100 safe runs holding i/100 on frames 4..=8, and violating runs with a one-frame
+    // spike to 0.99 at frame 8 before their violation at 9 (here one frame would warn, two would not —
+    // the choice must not look).
+    let calibration: Vec<(Vec<f64>, Option<usize>)> = (0..100)
+        .map(|i| {
+            let mut r = vec![0.0; 12];
+            for x in &mut r[4..=8] {
+                *x = f64::from(i) / 100.0;
+            }
+            (r, None)
+        })
+        .chain((0..10).map(|_| {
+            let mut r = vec![0.0; 12];
+            r[8] = 0.99;
+            (r, Some(9))
+        }))
+        .collect();
+    let (selection, calibration) = (runs_of(&t, &selection), runs_of(&t, &calibration));
+    let cfg = CalibrateConfig {
+        target_false_alarm: 0.1,
+        confidence: 0.95,
+        debounce_frames: vec![1, 2, 3, 5],
+        horizon_steps: None,
+    };
+    assert_eq!(
+        select_debounce(&selection, &cfg.debounce_frames, &cfg),
+        Ok(2)
+    );
+    let c = calibrate(&selection, &calibration, &cfg).unwrap();
+    // By hand (binomial sum, bisection): the one-sided 95 % Clopper–Pearson bounds for 100 runs are
+    // 0.0892 for 4 false alarms and 0.1023 for 5, so 4 of the 100 safe runs may alarm: θ lies halfway
+    // between the 5th highest score 0.95 and the next level 0.96.
+    assert_eq!(c.debounce_frames, 2);
+    assert!((c.theta - 0.955).abs() < 1e-12, "{}", c.theta);
+    assert_eq!((c.n_false_alarms, c.n_safe_runs), (4, 100));
+    assert!(
+        (c.false_alarm_upper - 0.0892).abs() < 1e-4,
+        "{}",
+        c.false_alarm_upper
+    );
+    assert!((c.confidence - 0.95).abs() < 1e-15);
+    assert_eq!((c.n_predicted, c.n_violating_runs), (0, 10));
+    // Without selection runs the four options split the 5 %: at 98.75 % the bounds are 0.0942 for 3
+    // and 0.1088 for 4, so only 3 may alarm (θ = 0.965), and one frame, which warns here, is kept.
+    let split = calibrate(&[], &calibration, &cfg).unwrap();
+    assert_eq!(split.debounce_frames, 1);
+    assert!((split.theta - 0.965).abs() < 1e-12, "{}", split.theta);
+    assert_eq!(split.n_false_alarms, 3);
+    assert_eq!(split.n_predicted, 10);
+    // A single option has nothing to choose: the selection runs are not needed.
+    let single = CalibrateConfig {
+        debounce_frames: vec![3],
+        ..cfg.clone()
+    };
+    let c3 = calibrate(&selection[..3], &calibration, &single).unwrap();
+    assert_eq!((c3.debounce_frames, c3.n_false_alarms), (3, 4));
+    // Too few safe selection runs to choose on: said to be about the selection runs.
+    let err = calibrate(&selection[60..], &calibration, &cfg).unwrap_err();
+    assert!(err.to_string().contains("selection runs"), "{err}");
 }

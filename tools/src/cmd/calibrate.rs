@@ -1,6 +1,7 @@
-//! `avguard calibrate --model M --target-false-alarms 10% LOG_OR_DIR...`: choose each property's alarm
-//! threshold (and debounce) on calibration runs so that the false-alarm rate on new runs stays below the
-//! target with 95 % confidence, and store it in the model (see [`crate::calibration`]).
+//! `avguard calibrate --model M --target-false-alarms 10% [--select TRAIN_LOG_OR_DIR] LOG_OR_DIR...`:
+//! choose each property's alarm threshold on calibration runs so that the false-alarm rate on new runs
+//! stays below the target with 95 % confidence, the debounce on the `--select` runs, and store both in the
+//! model (see [`crate::calibration`]).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -22,7 +23,9 @@ pub struct Args {
     /// Confidence of the one-sided Clopper–Pearson bound.
     #[arg(long, default_value_t = 0.95)]
     confidence: f64,
-    /// Debounce lengths tried (alarm when risk ≥ θ on this many consecutive frames), comma-separated.
+    /// Debounce lengths offered (alarm when risk ≥ θ on this many consecutive frames), comma-separated.
+    /// With more than one, the one kept is chosen on the `--select` runs; without those, on the
+    /// calibration runs with the confidence split between the options (a higher θ).
     #[arg(
         long,
         value_delimiter = ',',
@@ -33,6 +36,11 @@ pub struct Args {
     /// Calibrate P(unsafe within SECONDS) instead of P(eventually unsafe).
     #[arg(long, value_name = "SECONDS")]
     horizon: Option<f64>,
+    /// Runs on which to choose the debounce (repeatable; logs or folders searched for `*.h5`), disjoint
+    /// from the calibration logs — the training logs will do. The choice then never sees the calibration
+    /// runs, so θ is bounded there with the full confidence.
+    #[arg(long, value_name = "LOG_OR_DIR")]
+    select: Vec<PathBuf>,
     /// Where to write the calibrated model (default: overwrite MODEL).
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
@@ -59,6 +67,19 @@ fn parse_rate(text: &str) -> Result<f64, String> {
     }
 }
 
+/// Fails when a log is both a selection and a calibration log: the bound would no longer hold.
+fn disjoint(select_logs: &[PathBuf], logs: &[PathBuf]) -> anyhow::Result<()> {
+    let canonical = |p: &PathBuf| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+    let calibration: std::collections::HashSet<PathBuf> = logs.iter().map(canonical).collect();
+    match select_logs.iter().find(|p| calibration.contains(&canonical(p))) {
+        Some(p) => bail!(
+            "{} is both a --select log and a calibration log; the debounce must be chosen on other runs",
+            p.display()
+        ),
+        None => Ok(()),
+    }
+}
+
 /// Runs `avguard calibrate`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let mut model = crate::modelfile::read(&args.model)?.model;
@@ -71,19 +92,41 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let shared = Arc::new(model.clone());
     let measure = RiskMeasure::resolve(&shared, args.horizon, false)?;
     let logs = crate::batch::expand_logs(&args.logs)?;
+    let select_logs = if args.select.is_empty() || opts.debounce_frames.len() < 2 {
+        Vec::new()
+    } else {
+        crate::batch::expand_logs(&args.select)?
+    };
+    disjoint(&select_logs, &logs)?;
     let (series, errors) = series_of_logs(&shared, &measure, &logs, "calibrating")?;
-    for (path, e) in &errors {
+    let (selection, select_errors) = if select_logs.is_empty() {
+        (Vec::new(), Vec::new())
+    } else {
+        series_of_logs(&shared, &measure, &select_logs, "choosing the debounce")?
+    };
+    for (path, e) in errors.iter().chain(&select_errors) {
         eprintln!("skipped {}: {e}", path.display());
     }
     if series.is_empty() {
         bail!("no calibration log could be read ({} given)", logs.len());
     }
-    let results = calibrate_model(&mut model, &series, &opts)?;
+    if !select_logs.is_empty() && selection.is_empty() {
+        bail!(
+            "no selection log could be read ({} given)",
+            select_logs.len()
+        );
+    }
+    let results = calibrate_model(&mut model, &selection, &series, &opts)?;
     let out = args.out.unwrap_or(args.model);
     std::fs::write(&out, model.to_bytes())
         .with_context(|| format!("{}: cannot write", out.display()))?;
+    let chosen = match (opts.debounce_frames.len(), selection.len()) {
+        (1, _) => String::new(),
+        (_, 0) => "; debounce chosen on them, confidence split between the options".into(),
+        (_, n) => format!("; debounce chosen on {n} other runs"),
+    };
     crate::outln!(
-        "calibrated on {} runs (target {:.1} % false alarms, {:.0} % confidence) -> {}",
+        "calibrated on {} runs (target {:.1} % false alarms, {:.0} % confidence{chosen}) -> {}",
         series.len(),
         100.0 * opts.target_false_alarm,
         100.0 * opts.confidence,
@@ -113,7 +156,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_rate;
+    use super::{disjoint, parse_rate};
+    use std::path::PathBuf;
 
     #[test]
     fn rates_parse_as_percent_or_fraction() {
@@ -122,5 +166,21 @@ mod tests {
         assert!(parse_rate("0%").is_err());
         assert!(parse_rate("150%").is_err());
         assert!(parse_rate("ten").is_err());
+    }
+
+    #[test]
+    fn a_log_cannot_both_choose_the_debounce_and_calibrate() {
+        let dir = std::env::temp_dir().join(format!("avguard-disjoint-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (a, b) = (dir.join("a.h5"), dir.join("b.h5"));
+        std::fs::write(&a, b"").unwrap();
+        std::fs::write(&b, b"").unwrap();
+        assert!(disjoint(std::slice::from_ref(&a), std::slice::from_ref(&b)).is_ok());
+        // The same file under another spelling is caught.
+        let again = dir.join(".").join("a.h5");
+        let err = disjoint(&[again], &[b, a]).unwrap_err().to_string();
+        assert!(err.contains("a.h5") && err.contains("--select"), "{err}");
+        assert!(disjoint(&[], &[PathBuf::from("x.h5")]).is_ok());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
