@@ -213,8 +213,11 @@ fn log_image_mutants_fail_alone_in_avguard_inspect() {
             .as_str()
             .is_some_and(|e| e.contains("took longer"))
         {
-            eprintln!("  hung: {}", path.display());
-            let _ = std::fs::copy(path, std::env::temp_dir().join("avguard-hung-mutant.h5"));
+            // Kept for a look after the run, in cargo's per-target scratch folder (not the system's).
+            let kept =
+                std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("avguard-hung-mutant.h5");
+            let _ = std::fs::copy(path, &kept);
+            eprintln!("  hung: {} (kept as {})", path.display(), kept.display());
         }
     }
 }
