@@ -7,6 +7,7 @@
 //! Every step prints a line when it starts and its elapsed time when it ends; the tools it runs (cargo, apt,
 //! pip) show their own progress.
 
+use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 
 use xtask::{debian, package, python, run, step, target_dir, workspace_root};
@@ -122,22 +123,7 @@ fn setup_rest(steps: &mut Steps) -> Result<(), String> {
 fn demo(args: &[String]) -> Result<(), String> {
     let mut steps = Steps::new(3);
     steps.run("Debian packages: HDF5", debian::ensure_hdf5)?;
-    steps.run("cargo build --release --bin avguard", || {
-        run(
-            cargo().args([
-                "build",
-                "--release",
-                "--package",
-                "tools",
-                "--bin",
-                "avguard",
-            ]),
-            "cargo build",
-        )
-    })?;
-    let avguard = target_dir()
-        .join("release")
-        .join(format!("avguard{}", std::env::consts::EXE_SUFFIX));
+    let avguard = build_release_avguard(&mut steps)?;
     let args = args.strip_prefix(&["--".to_string()]).unwrap_or(args);
     steps.run("avguard demo", || {
         run(
@@ -210,9 +196,7 @@ fn python_package(steps: &mut Steps) -> Result<(), String> {
         ),
         || package::build_and_install(&python, package::TEST_PROFILE),
     )?;
-    let avguard = target_dir()
-        .join("debug")
-        .join(format!("avguard{}", std::env::consts::EXE_SUFFIX));
+    let avguard = avguard_binary("debug");
     steps.run(
         "Python tests: pytest python/tests (two-node Ray cluster in a private network namespace)",
         || package::test(&python, &avguard),
@@ -222,6 +206,27 @@ fn python_package(steps: &mut Steps) -> Result<(), String> {
 fn bench_ray() -> Result<(), String> {
     let mut steps = Steps::new(4);
     steps.run("Debian packages: HDF5", debian::ensure_hdf5)?;
+    let avguard = build_release_avguard(&mut steps)?;
+    let python = python::interpreter()?;
+    steps.run(
+        "Python package: maturin build (release profile), pip install into target/venv",
+        || package::build_and_install(&python, "release"),
+    )?;
+    steps.run("Ray scaling (python/bench/ray_scaling.py)", || {
+        package::bench_ray(&python, &avguard)
+    })
+}
+
+fn bench() -> Result<(), String> {
+    let mut steps = Steps::new(4);
+    setup(&mut steps)?;
+    steps.run("cargo bench --workspace", || {
+        run(cargo().args(["bench", "--workspace"]), "cargo bench")
+    })
+}
+
+/// Builds the release `avguard` as one step; returns its path.
+fn build_release_avguard(steps: &mut Steps) -> Result<PathBuf, String> {
     steps.run("cargo build --release --bin avguard", || {
         run(
             cargo().args([
@@ -235,25 +240,14 @@ fn bench_ray() -> Result<(), String> {
             "cargo build",
         )
     })?;
-    let python = python::interpreter()?;
-    steps.run(
-        "Python package: maturin build (release profile), pip install into target/venv",
-        || package::build_and_install(&python, "release"),
-    )?;
-    let avguard = target_dir()
-        .join("release")
-        .join(format!("avguard{}", std::env::consts::EXE_SUFFIX));
-    steps.run("Ray scaling (python/bench/ray_scaling.py)", || {
-        package::bench_ray(&python, &avguard)
-    })
+    Ok(avguard_binary("release"))
 }
 
-fn bench() -> Result<(), String> {
-    let mut steps = Steps::new(4);
-    setup(&mut steps)?;
-    steps.run("cargo bench --workspace", || {
-        run(cargo().args(["bench", "--workspace"]), "cargo bench")
-    })
+/// The `avguard` binary cargo builds with `profile_dir` (`debug` or `release`).
+fn avguard_binary(profile_dir: &str) -> PathBuf {
+    target_dir()
+        .join(profile_dir)
+        .join(format!("avguard{}", std::env::consts::EXE_SUFFIX))
 }
 
 fn cargo() -> Command {
