@@ -79,6 +79,11 @@ impl HdMap {
     /// Loads `path` (text for `*.txt`, binary otherwise, falling back to the other encoding as Apollo's
     /// loader does), refusing files above `max_bytes`.
     pub fn load(path: &Path, max_bytes: u64) -> Result<HdMap, MapError> {
+        HdMap::from_file_bytes(path, &HdMap::read_file(path, max_bytes)?)
+    }
+
+    /// The bytes of the map file at `path`, refusing files above `max_bytes` before reading them.
+    pub fn read_file(path: &Path, max_bytes: u64) -> Result<Vec<u8>, MapError> {
         let name = path.display().to_string();
         let io = |source| MapError::Io {
             path: name.clone(),
@@ -92,16 +97,22 @@ impl HdMap {
                 limit: max_bytes,
             });
         }
-        let bytes = std::fs::read(path).map_err(io)?;
+        std::fs::read(path).map_err(io)
+    }
+
+    /// Builds the map from the contents `bytes` of the file at `path` (encoding chosen by its extension,
+    /// falling back to the other one, as [`HdMap::load`]).
+    pub fn from_file_bytes(path: &Path, bytes: &[u8]) -> Result<HdMap, MapError> {
+        let name = path.display().to_string();
         let format = MapFormat::of_path(path);
-        let proto = match decode(&bytes, format) {
+        let proto = match decode(bytes, format) {
             Ok(map) => map,
             Err(reason) => {
                 let other = match format {
                     MapFormat::Binary => MapFormat::Text,
                     MapFormat::Text => MapFormat::Binary,
                 };
-                decode(&bytes, other).map_err(|_| MapError::Decode {
+                decode(bytes, other).map_err(|_| MapError::Decode {
                     path: name.clone(),
                     format,
                     reason,

@@ -108,11 +108,12 @@ impl Scorer {
 
     /// Reads `.record` inputs with the road fields of the HD map at `path` (recorded in the settings).
     pub fn with_map(mut self, path: Option<&Path>) -> anyhow::Result<Scorer> {
-        self.map = crate::mapfile::load(path)?;
         if let Some(path) = path {
-            let bytes =
-                std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+            let (map, bytes) = crate::mapfile::load_file(path)?;
+            self.map = Some(map);
             self.settings = self.settings.with_map(&bytes);
+        } else {
+            self.map = None;
         }
         Ok(self)
     }
