@@ -348,6 +348,11 @@ fn toggles(
 }
 
 impl PropertyData {
+    /// The toggles of one more candidate read from `source`, over the same runs.
+    pub fn toggles_of(&self, records: &[RunRecord], source: Source) -> Toggles {
+        toggles(records, &self.runs, |rec, k| rec.value(source, k))
+    }
+
     /// Compresses `records` for property number `property` with candidates read from `sources`.
     pub fn new(records: &[RunRecord], property: usize, sources: &[Source]) -> PropertyData {
         let runs: Vec<PropRun> = records

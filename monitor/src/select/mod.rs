@@ -13,7 +13,8 @@
 //! The flow, for [`AutoPlan`]: [`AutoPlan::recorder`] records every training run once ([`data`]); then
 //! [`AutoPlan::build`] computes the thresholds, compresses each property's runs into per-candidate toggles,
 //! picks the reactive rule ([`rule`]), runs the search — from nothing, from the rule's candidates and from
-//! the fixed predicates, keeping the best cross-validated score ([`search::greedy_multi`]) — or, for
+//! the fixed predicates, each also with every chosen threshold refined to the best of its signal's
+//! [`pool::fine_thresholds`], keeping the best cross-validated score ([`search::greedy_multi`]) — or, for
 //! [`AbstractionMode::Fixed`], scores the fixed predicates under the same criterion, and builds the
 //! [`Model`]. The selection trace (the score
 //! after each step), the fixed abstraction's score and the rule with its training figures are stored in
@@ -360,6 +361,29 @@ impl AutoPlan {
         Ok((Model::try_new(self.laws.clone(), models)?, reports))
     }
 
+    /// The finer cut points of pool candidate `c` when it is a threshold atom on a recorded signal: the
+    /// signal's column and its [`pool::fine_thresholds`] (less the pool's own cuts `thresholds`).
+    fn fine_cuts(
+        &self,
+        records: &[RunRecord],
+        pool: &[(Candidate, Source)],
+        thresholds: &[Vec<f64>],
+        c: usize,
+    ) -> Option<(usize, Vec<f64>)> {
+        let (Candidate::Atom(_), Source::AtMost(i, _)) = pool.get(c)? else {
+            return None;
+        };
+        let i = *i;
+        let coarse = thresholds.get(i)?;
+        let n_frames: usize = records.iter().map(RunRecord::len).sum();
+        let stride = n_frames.div_ceil(200_000).max(1);
+        let values = records
+            .iter()
+            .flat_map(|r| r.signal_values(i, stride))
+            .collect();
+        Some((i, pool::fine_thresholds(values, coarse)))
+    }
+
     fn build_property(
         &self,
         records: &[RunRecord],
@@ -369,9 +393,9 @@ impl AutoPlan {
         mode: AbstractionMode,
         search_cfg: &SearchConfig,
     ) -> Result<(PropertyModel, PropertyReport), ModelError> {
-        let pool = self.pool(p, &cuts.0, &cuts.1);
+        let mut pool = self.pool(p, &cuts.0, &cuts.1);
         let sources: Vec<Source> = pool.iter().map(|(_, s)| *s).collect();
-        let data = PropertyData::new(records, pi, &sources);
+        let mut data = PropertyData::new(records, pi, &sources);
         let n_violating = data.runs.iter().filter(|r| r.violated).count();
         // The fixed predicates are the first pool entries, in their declared order.
         let fixed: Vec<usize> = p
@@ -394,8 +418,42 @@ impl AutoPlan {
                     .iter()
                     .flat_map(|r| r.literals.iter().map(|&(c, _)| c))
                     .collect();
-                let (steps, segs) =
-                    search::greedy_multi(&data, records, search_cfg, &[&rule_literals, &fixed]);
+                // Each step's threshold is also tried at the finer cuts of its signal.
+                let fine = |c: usize| self.fine_cuts(records, &pool, &cuts.0, c);
+                let refine = |c: usize| -> Vec<data::Toggles> {
+                    fine(c)
+                        .map(|(i, cs)| {
+                            cs.iter()
+                                .map(|&x| data.toggles_of(records, Source::AtMost(i, x)))
+                                .collect()
+                        })
+                        .unwrap_or_default()
+                };
+                let (steps, segs, refined) = search::greedy_multi(
+                    &data,
+                    records,
+                    search_cfg,
+                    &[&rule_literals, &fixed],
+                    Some(&refine),
+                );
+                // The refined candidates join the pool (and the data) at the indices the steps use.
+                let mut extra = Vec::with_capacity(refined.len());
+                for r in refined {
+                    let (i, cs) = fine(r.of).unwrap_or_default();
+                    let sig = self.signals[i];
+                    let x = cs[r.alternative];
+                    let atom = pool::threshold_atom(sig, x).ok_or_else(|| {
+                        ModelError::Config(format!(
+                            "threshold atom {}<={x} does not parse",
+                            sig.name()
+                        ))
+                    })?;
+                    extra.push(((Candidate::Atom(atom), Source::AtMost(i, x)), r.toggles));
+                }
+                for (entry, toggles) in extra {
+                    pool.push(entry);
+                    data.candidates.push(toggles);
+                }
                 let chosen: Vec<usize> = steps.iter().filter_map(|s| s.candidate).collect();
                 let steps = steps
                     .iter()

@@ -133,6 +133,30 @@ pub fn thresholds(mut values: Vec<f64>) -> Vec<f64> {
     out
 }
 
+/// Steps of the finer quantile grid a chosen threshold's cut is refined on (levels 1/50 … 49/50).
+pub const FINE_STEPS: usize = 50;
+
+/// The readable cut points of the finer grid from a sample of a signal's values (non-finite ones ignored),
+/// less those in `coarse` (the pool's own cuts of the signal): ascending, deduplicated.
+pub fn fine_thresholds(mut values: Vec<f64>, coarse: &[f64]) -> Vec<f64> {
+    values.retain(|v| v.is_finite());
+    if values.is_empty() {
+        return Vec::new();
+    }
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    let mut out: Vec<f64> = (1..FINE_STEPS)
+        .map(|j| {
+            let q = j as f64 / FINE_STEPS as f64;
+            readable(values[((q * (n - 1) as f64).round() as usize).min(n - 1)])
+        })
+        .filter(|c| !coarse.contains(c))
+        .collect();
+    out.sort_by(f64::total_cmp);
+    out.dedup();
+    out
+}
+
 /// Quantile levels at which obligation ages are cut ("pending for more than x s").
 pub const PENDING_LEVELS: [f64; 3] = [0.25, 0.5, 0.75];
 

@@ -27,6 +27,12 @@
 //! predicates or the reactive rule's literals already score. [`greedy_multi`] therefore also starts from
 //! given sets (taken whole, then extended greedily) and keeps the search whose final cross-validated score
 //! is highest — a choice made on the training runs, like every step.
+//!
+//! The pool's thresholds sit at a few coarse quantiles of each signal, so the cut that separates
+//! violations best usually falls between two of them. With a [`Refine`] each step, once its best candidate
+//! is found, also scores that candidate's signal at a finer grid of cuts in its place and keeps the best
+//! cut ([`Refined`]); [`greedy_multi`] runs every start both without and with refinement, since a better
+//! early step can still lead the myopic search to a lower final score, and keeps the highest.
 
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -483,10 +489,28 @@ impl<'a> Scorer<'a> {
 /// One step of a search: the predicate added and the score after adding it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Step {
-    /// Index of the candidate in the pool (`None` for the start: the unsafe predicate alone).
+    /// Index of the candidate (`None` for the start: the unsafe predicate alone): a pool index below
+    /// `data.candidates.len()`, else the refined candidate `index − data.candidates.len()` of the search's
+    /// [`Refined`] list.
     pub candidate: Option<usize>,
     /// Cross-validated score with it.
     pub score: f64,
+}
+
+/// Finer versions of a pool candidate for [`greedy_multi`]: for a threshold atom `signal<=c`, the toggles
+/// of the same signal cut at other points, in a fixed order (empty for any other candidate).
+pub type Refine<'r> = &'r (dyn Fn(usize) -> Vec<Toggles> + Sync);
+
+/// A refined candidate a search chose: its pool candidate, which of that candidate's alternatives (index
+/// into what [`Refine`] returned for it), and the alternative's toggles.
+#[derive(Debug, Clone)]
+pub struct Refined {
+    /// The pool candidate it refines.
+    pub of: usize,
+    /// Which alternative.
+    pub alternative: usize,
+    /// Its toggles.
+    pub toggles: Toggles,
 }
 
 /// Greedy forward selection over `data.candidates`; returns the steps taken (the first is the start) and
@@ -508,9 +532,23 @@ pub fn greedy_from(
     cfg: &SearchConfig,
     start: &[usize],
 ) -> (Vec<Step>, Segments) {
+    let (steps, segs, _) = greedy_refined(data, records, cfg, start, None);
+    (steps, segs)
+}
+
+/// [`greedy_from`], where each step's best pool candidate may be replaced by the best of its finer
+/// versions (`refine`) when one of those scores higher: the step's score is that of the better cut.
+fn greedy_refined(
+    data: &PropertyData,
+    records: &[RunRecord],
+    cfg: &SearchConfig,
+    start: &[usize],
+    refine: Option<Refine<'_>>,
+) -> (Vec<Step>, Segments, Vec<Refined>) {
     let scorer = Scorer::new(data, records, cfg);
     let mut segs = Segments::initial(data);
     let mut chosen: Vec<usize> = Vec::new();
+    let mut refined: Vec<Refined> = Vec::new();
     let mut score = scorer.score(&segs, None, 1);
     let mut steps = vec![Step {
         candidate: None,
@@ -534,6 +572,14 @@ pub fn greedy_from(
     let usable: Vec<usize> = (0..data.candidates.len())
         .filter(|&c| !data.candidates[c].is_constant())
         .collect();
+    // The better of two (score, index) pairs: the higher score, ties to the lower index.
+    let better = |a: (f64, usize), b: (f64, usize)| {
+        if b.0 > a.0 || (b.0 == a.0 && b.1 < a.1) {
+            b
+        } else {
+            a
+        }
+    };
     while chosen.len() + 1 < max_predicates {
         let n_bits = chosen.len() as u32 + 1;
         let best = usable
@@ -545,47 +591,82 @@ pub fn greedy_from(
                     c,
                 )
             })
-            .reduce_with(|a, b| {
-                if b.0 > a.0 || (b.0 == a.0 && b.1 < a.1) {
-                    b
-                } else {
-                    a
-                }
-            });
-        let Some((s, c)) = best else { break };
+            .reduce_with(better);
+        let Some((mut s, c)) = best else { break };
+        // The finer cuts of the chosen threshold, scored in its place.
+        let mut finer: Option<(usize, Toggles)> = None;
+        if let Some(refine) = refine {
+            let alternatives = refine(c);
+            let best_alt = alternatives
+                .par_iter()
+                .enumerate()
+                .filter(|(_, t)| !t.is_constant())
+                .map_init(Workspace::default, |ws, (j, t)| {
+                    (scorer.score_with(ws, &segs, Some(t), n_bits), j)
+                })
+                .reduce_with(better);
+            if let Some((sa, j)) = best_alt.filter(|&(sa, _)| sa > s) {
+                s = sa;
+                finer = Some((j, alternatives[j].clone()));
+            }
+        }
         if s < score + cfg.min_gain {
             break;
         }
-        segs = segs.with(data, &data.candidates[c], n_bits);
-        chosen.push(c);
+        let index = match finer {
+            Some((alternative, toggles)) => {
+                segs = segs.with(data, &toggles, n_bits);
+                refined.push(Refined {
+                    of: c,
+                    alternative,
+                    toggles,
+                });
+                data.candidates.len() + refined.len() - 1
+            }
+            None => {
+                segs = segs.with(data, &data.candidates[c], n_bits);
+                c
+            }
+        };
+        chosen.push(index);
         score = s;
         steps.push(Step {
-            candidate: Some(c),
+            candidate: Some(index),
             score,
         });
     }
-    (steps, segs)
+    (steps, segs, refined)
 }
 
-/// [`greedy`] from nothing and [`greedy_from`] each of `starts` (empty and repeated starts skipped): the
-/// search with the highest final cross-validated score (ties: the earlier one).
+/// [`greedy`] from nothing and [`greedy_from`] each of `starts` (empty and repeated starts skipped), every
+/// step's threshold refined by `refine` when given: the search with the highest final cross-validated
+/// score (ties: the earlier one), with the refined candidates it chose.
 pub fn greedy_multi(
     data: &PropertyData,
     records: &[RunRecord],
     cfg: &SearchConfig,
     starts: &[&[usize]],
-) -> (Vec<Step>, Segments) {
+    refine: Option<Refine<'_>>,
+) -> (Vec<Step>, Segments, Vec<Refined>) {
     let final_score = |steps: &[Step]| steps.last().map_or(f64::NEG_INFINITY, |s| s.score);
     let mut tried: Vec<&[usize]> = vec![&[]];
-    let mut best = greedy(data, records, cfg);
+    let mut best = greedy_refined(data, records, cfg, &[], None);
+    let mut consider = |next: (Vec<Step>, Segments, Vec<Refined>)| {
+        if final_score(&next.0) > final_score(&best.0) {
+            best = next;
+        }
+    };
+    if refine.is_some() {
+        consider(greedy_refined(data, records, cfg, &[], refine));
+    }
     for &start in starts {
         if tried.contains(&start) {
             continue;
         }
         tried.push(start);
-        let next = greedy_from(data, records, cfg, start);
-        if final_score(&next.0) > final_score(&best.0) {
-            best = next;
+        consider(greedy_refined(data, records, cfg, start, None));
+        if refine.is_some() {
+            consider(greedy_refined(data, records, cfg, start, refine));
         }
     }
     best

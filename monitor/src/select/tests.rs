@@ -117,6 +117,16 @@ fn thresholds_read_as_words() {
     assert_eq!(pool::readable(1234.0), 1200.0);
     let cuts = pool::thresholds((0..=100).map(f64::from).collect());
     assert_eq!(cuts, vec![2.0, 10.0, 25.0, 50.0, 75.0, 90.0]);
+    // The finer grid: every 2 % level, less the coarse cuts.
+    let fine = pool::fine_thresholds((0..=100).map(f64::from).collect(), &cuts);
+    let want: Vec<f64> = (1..50)
+        .map(|j| f64::from(2 * j))
+        .filter(|c| !cuts.contains(c))
+        .collect();
+    assert_eq!(fine, want);
+    // 2, 10, 50 and 90 are on the 2 % grid; 25 and 75 are not.
+    assert_eq!(fine.len(), 49 - 4);
+    assert!(pool::fine_thresholds(vec![f64::NAN, f64::INFINITY], &[]).is_empty());
     assert_eq!(
         negated_text(&laws::Atom::parse("speed <= 30").unwrap()),
         "speed>30"
@@ -387,7 +397,7 @@ fn the_multi_start_search_keeps_the_best_start() {
     let (from_weak, _) = search::greedy_from(&data, &recs, &cfg, &weak);
     let taken: Vec<Option<usize>> = from_weak[1..=2].iter().map(|s| s.candidate).collect();
     assert_eq!(taken, vec![Some(weak[0]), Some(weak[1])]);
-    let (multi, segs) = search::greedy_multi(&data, &recs, &cfg, &[&weak, &own]);
+    let (multi, segs, _) = search::greedy_multi(&data, &recs, &cfg, &[&weak, &own], None);
     let best = last(&plain).max(last(&from_weak));
     assert_eq!(last(&multi), best);
     // Its segmentation is the chosen set's.
@@ -419,6 +429,70 @@ fn the_multi_start_search_keeps_the_best_start() {
         ..SearchConfig::default()
     };
     let (plain5, _) = search::greedy(&data, &recs, &five);
-    let (seeded5, _) = search::greedy_multi(&data, &recs, &five, &[&better]);
+    let (seeded5, _, _) = search::greedy_multi(&data, &recs, &five, &[&better], None);
     assert_eq!(last(&seeded5), last(&plain5).max(last(&longer)));
+}
+
+/// A step's threshold is replaced by a finer cut of its signal when that scores higher: with a pool of
+/// one weak candidate whose "finer cuts" include the candidate the plain search likes best, the refined
+/// search takes that alternative, its step says which one, its score is the score of the set with the
+/// alternative's toggles, and it beats the unrefined search. A refinement that offers nothing better
+/// changes nothing.
+#[test]
+fn a_chosen_threshold_is_refined_to_a_finer_cut_when_that_scores_higher() {
+    let (plan, recs) = records(200, 6);
+    let pool = plan.pool_of(&recs, 0);
+    let all: Vec<data::Source> = pool.iter().map(|(_, s)| *s).collect();
+    let full = PropertyData::new(&recs, 0, &all);
+    let cfg = SearchConfig {
+        max_predicates: 2,
+        ..SearchConfig::default()
+    };
+    // The plain search's first choice is the "good" cut; a weak cut is the smallest speed threshold.
+    let (plain, _) = search::greedy(&full, &recs, &cfg);
+    let good = plain[1].candidate.unwrap();
+    let weak = pool
+        .iter()
+        .position(|(c, _)| c.text().starts_with("speed<="))
+        .unwrap();
+    let data = PropertyData::new(&recs, 0, &[all[weak]]);
+    let last = |steps: &[search::Step]| steps.last().unwrap().score;
+    let (unrefined, _) = search::greedy(&data, &recs, &cfg);
+    // Offered as "finer cuts" of candidate 0: a constant (skipped), the weak cut itself, the good one.
+    let alternatives = vec![
+        data.toggles_of(&recs, data::Source::AtMost(0, f64::INFINITY)),
+        full.candidates[weak].clone(),
+        full.candidates[good].clone(),
+    ];
+    let refine = |c: usize| {
+        if c == 0 {
+            alternatives.clone()
+        } else {
+            Vec::new()
+        }
+    };
+    let (steps, segs, refined) = search::greedy_multi(&data, &recs, &cfg, &[], Some(&refine));
+    assert_eq!(refined.len(), 1, "{steps:?}");
+    assert_eq!((refined[0].of, refined[0].alternative), (0, 2));
+    assert_eq!(steps[1].candidate, Some(data.candidates.len()));
+    assert!(
+        last(&steps) > last(&unrefined) + 0.05,
+        "{steps:?} vs {unrefined:?}"
+    );
+    // The score is that of the set with the alternative's toggles, and so is the segmentation.
+    let mut with = data.clone();
+    with.candidates.push(refined[0].toggles.clone());
+    let (score, again) = search::score_set(&with, &recs, &cfg, &[1]);
+    assert_eq!(score, last(&steps));
+    assert!((0..data.runs.len()).all(|r| again.run(r) == segs.run(r)));
+    // The same as the plain search's first step on the full pool.
+    assert_eq!(score, plain[1].score);
+    // Nothing better on offer: the refined search is the plain one.
+    let none = |_: usize| vec![full.candidates[weak].clone()];
+    let (same, _, refined) = search::greedy_multi(&data, &recs, &cfg, &[], Some(&none));
+    assert!(refined.is_empty());
+    assert_eq!(same, unrefined);
+    // Deterministic.
+    let (again_steps, _, _) = search::greedy_multi(&data, &recs, &cfg, &[], Some(&refine));
+    assert_eq!(again_steps, steps);
 }
