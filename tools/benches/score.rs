@@ -8,34 +8,22 @@
 // A bench prints its figures with `println!`; a closed stdout may end it (tools/clippy.toml).
 #![allow(clippy::disallowed_macros)]
 
-use std::path::PathBuf;
+mod support;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use monitor::{BuildConfig, Plan, RiskMeasure};
 use scenarios::log::{write_log, RunLog, RunMeta};
-use scenarios::Scenario;
 
 const SCENARIOS: [&str; 3] = ["red_light_queue", "yellow_light", "left_turn"];
 const N_LOGS_PER_SCENARIO: u64 = 20;
 const N_TRAIN_PER_SCENARIO: u64 = 40;
 
 fn main() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let dir = tempfile::tempdir().expect("temp dir");
-    let scenarios: Vec<Scenario> = SCENARIOS
-        .iter()
-        .map(|name| {
-            let text = std::fs::read_to_string(root.join(format!("scenarios/{name}.toml")))
-                .expect("scenario file");
-            Scenario::from_toml_str(&text).expect("scenario")
-        })
-        .collect();
-    let laws = tools::lawdir::read_sources(&root.join("laws/specs")).expect("laws");
-    let specs = monitor::spec::parse_properties_toml(
-        &std::fs::read_to_string(root.join("laws/specs/properties.toml")).expect("properties.toml"),
-    )
-    .expect("properties");
+    let scenarios = support::scenarios(&SCENARIOS);
+    let (laws, specs) = support::shipped_laws();
     let plan = Plan::from_specs(laws, &specs, BuildConfig::default()).expect("plan");
     let mut learner = plan
         .learner(laws::SignalContext::default())

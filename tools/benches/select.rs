@@ -13,13 +13,13 @@
 // A bench prints its figures with `println!`; a closed stdout may end it (tools/clippy.toml).
 #![allow(clippy::disallowed_macros)]
 
-use std::path::PathBuf;
+mod support;
+
 use std::time::{Duration, Instant};
 
 use monitor::select::{AbstractionMode, AutoPlan, SearchConfig};
 use monitor::{BuildConfig, Plan};
 use rayon::prelude::*;
-use scenarios::Scenario;
 
 const SCENARIOS: [&str; 5] = [
     "red_light_queue",
@@ -42,20 +42,8 @@ fn best_of_3(mut f: impl FnMut()) -> Duration {
 }
 
 fn main() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let scenarios: Vec<Scenario> = SCENARIOS
-        .iter()
-        .map(|name| {
-            let text = std::fs::read_to_string(root.join(format!("scenarios/{name}.toml")))
-                .expect("scenario file");
-            Scenario::from_toml_str(&text).expect("scenario")
-        })
-        .collect();
-    let laws = tools::lawdir::read_sources(&root.join("laws/specs")).expect("laws");
-    let specs = monitor::spec::parse_properties_toml(
-        &std::fs::read_to_string(root.join("laws/specs/properties.toml")).expect("properties.toml"),
-    )
-    .expect("properties");
+    let scenarios = support::scenarios(&SCENARIOS);
+    let (laws, specs) = support::shipped_laws();
     let plan = Plan::from_specs(laws.clone(), &specs, BuildConfig::default()).expect("plan");
     let auto =
         AutoPlan::new(laws, plan.properties().to_vec(), BuildConfig::default()).expect("auto plan");

@@ -100,7 +100,6 @@ impl Scorer {
         conservative: bool,
         rss: &RssOptions,
     ) -> anyhow::Result<Scorer> {
-        check_thresholds(thresholds)?;
         let bytes =
             std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
         Scorer::new(bytes, path, thresholds, horizon_s, conservative, rss)
