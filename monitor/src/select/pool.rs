@@ -137,7 +137,9 @@ pub fn thresholds(mut values: Vec<f64>) -> Vec<f64> {
 pub const FINE_STEPS: usize = 50;
 
 /// The readable cut points of the finer grid from a sample of a signal's values (non-finite ones ignored),
-/// less those in `coarse` (the pool's own cuts of the signal): ascending, deduplicated.
+/// less those in `coarse` (the pool's own cuts of the signal): ascending, deduplicated. A cut within a
+/// thousandth of the signal's scale (the larger magnitude of its extreme grid levels) of zero reads as 0:
+/// `jerk<=0`, not `jerk<=-0.00000013`.
 pub fn fine_thresholds(mut values: Vec<f64>, coarse: &[f64]) -> Vec<f64> {
     values.retain(|v| v.is_finite());
     if values.is_empty() {
@@ -145,10 +147,17 @@ pub fn fine_thresholds(mut values: Vec<f64>, coarse: &[f64]) -> Vec<f64> {
     }
     values.sort_by(f64::total_cmp);
     let n = values.len();
+    let at = |q: f64| values[((q * (n - 1) as f64).round() as usize).min(n - 1)];
+    let step = 1.0 / FINE_STEPS as f64;
+    let scale = at(step).abs().max(at(1.0 - step).abs());
     let mut out: Vec<f64> = (1..FINE_STEPS)
         .map(|j| {
-            let q = j as f64 / FINE_STEPS as f64;
-            readable(values[((q * (n - 1) as f64).round() as usize).min(n - 1)])
+            let x = at(j as f64 * step);
+            if x.abs() < 1e-3 * scale {
+                0.0
+            } else {
+                readable(x)
+            }
         })
         .filter(|c| !coarse.contains(c))
         .collect();

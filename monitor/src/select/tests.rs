@@ -127,6 +127,16 @@ fn thresholds_read_as_words() {
     // 2, 10, 50 and 90 are on the 2 % grid; 25 and 75 are not.
     assert_eq!(fine.len(), 49 - 4);
     assert!(pool::fine_thresholds(vec![f64::NAN, f64::INFINITY], &[]).is_empty());
+    // A cut a thousandth of the scale from zero reads as 0: a signal spread over ±10 with a bulk at
+    // ±1e-7 (every level between 2 % and 98 % lies in that bulk).
+    let mut noisy: Vec<f64> = (0..1000).map(|i| f64::from(i - 500) * 2e-10).collect();
+    noisy.extend([-10.0; 30].iter().chain([10.0; 30].iter()));
+    let fine = pool::fine_thresholds(noisy, &[]);
+    assert!(fine.contains(&0.0), "{fine:?}");
+    assert!(
+        fine.iter().all(|&c| c == 0.0 || c.abs() >= 0.01),
+        "{fine:?}"
+    );
     assert_eq!(
         negated_text(&laws::Atom::parse("speed <= 30").unwrap()),
         "speed>30"
