@@ -35,8 +35,11 @@ pub(crate) fn to_py(error: anyhow::Error) -> PyErr {
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // A log-reading child (see `log::isolate_log_reads`) serves here and exits.
+    scenarios::log::isolated::serve_if_child();
     m.add("AvguardError", m.py().get_type::<AvguardError>())?;
     m.add_function(wrap_pyfunction!(log::read_log, m)?)?;
+    m.add_function(wrap_pyfunction!(log::isolate_log_reads, m)?)?;
     m.add_class::<model::Model>()?;
     m.add_class::<score::Scorer>()?;
     m.add_class::<score::ScoreJob>()?;

@@ -6,14 +6,15 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use scenarios::log::Column;
 
-/// Reads the log at `path` (checked as `avguard inspect` checks it) and returns
+/// Reads the log at `path` (checked as `avguard inspect` checks it; in a child process once
+/// [`isolate_log_reads`] has run) and returns
 /// `{"meta": {...}, "frames": {column: (dtype, list)}, "obstacles": {column: (dtype, list)}}`, each
 /// column with the numpy dtype name of its dataset in the file.
 #[pyfunction]
 pub(crate) fn read_log(py: Python<'_>, path: PathBuf) -> PyResult<Bound<'_, PyDict>> {
     let (meta, frames, obstacles) = py
         .detach(|| {
-            let log = scenarios::log::read_log(&path).map_err(anyhow::Error::from)?;
+            let log = scenarios::log::read_log_isolated(&path).map_err(anyhow::Error::from)?;
             anyhow::Ok((
                 log.meta,
                 scenarios::log::frame_columns(&log.frames),
@@ -51,4 +52,25 @@ fn columns<'py>(
         }
     }
     Ok(dict)
+}
+
+/// Makes every log this process reads (here, in scoring, learning and `Model.risk`) be read in a child
+/// process, as the CLI does: the interpreter `executable` loading the extension module file `module_file`
+/// and serving read requests ([`scenarios::log::isolated`]). A file that crashes or hangs libhdf5 then
+/// fails alone with an `AvguardError` instead of taking the Python process down. `avguard/__init__.py`
+/// calls it on import; `AVGUARD_LOG_READER=in-process` leaves reading in this process.
+#[pyfunction]
+#[pyo3(name = "_isolate_log_reads")]
+pub(crate) fn isolate_log_reads(executable: PathBuf, module_file: PathBuf) -> PyResult<()> {
+    // The child loads only the extension (not the `avguard` package, which imports pandas), under its
+    // own name, so that its module init reaches `serve_if_child`; the file's path is its argument.
+    let script = "import importlib.util as u, sys\n\
+                  s = u.spec_from_file_location('avguard._native', sys.argv[1])\n\
+                  s.loader.exec_module(u.module_from_spec(s))\n\
+                  sys.exit('avguard log reader: started without its environment')\n";
+    scenarios::log::isolated::enable(
+        executable,
+        vec!["-c".into(), script.into(), module_file.into()],
+    );
+    Ok(())
 }

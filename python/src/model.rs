@@ -119,7 +119,7 @@ fn risk_series(
     conservative: bool,
 ) -> anyhow::Result<(Vec<f64>, Vec<Vec<f64>>)> {
     let measure = RiskMeasure::resolve(model, horizon, conservative)?;
-    let log = scenarios::log::read_log(path)?;
+    let log = scenarios::log::read_log_isolated(path)?;
     if let Some(p) = model.properties().first() {
         let model_period = p.config().frame_period_s;
         if (model_period - log.meta.frame_period_s).abs() > 1e-9 {

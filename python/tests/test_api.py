@@ -3,6 +3,7 @@
 import io
 import json
 import os
+import shutil
 import threading
 import time
 
@@ -12,7 +13,7 @@ import pandas as pd
 import pytest
 
 import avguard
-from conftest import cli, same_files, score_json
+from conftest import REPO, cli, same_files, score_json
 
 OUTPUTS = ["score.json", "report.md", "report.html", "states.json"]
 
@@ -252,3 +253,39 @@ def test_learning_nothing_raises_the_cli_s_message(data, tmp_path):
         avguard.learn_counts(data.train_logs()[:1], laws=data.laws, max_predicates=13)
     with pytest.raises(avguard.AvguardError, match="unexpected argument '--colour'"):
         avguard.learn_counts(data.train_logs()[:1], laws=data.laws, colour="red")
+
+
+KNOWN_LIBHDF5 = REPO / "tests" / "fuzz" / "known-libhdf5"
+
+
+def test_files_that_crash_libhdf5_fail_alone_and_the_interpreter_lives(data, tmp_path):
+    """Logs are read in a child process, as the CLI reads them: Debian's libhdf5 1.10.8 segfaults on
+    these files after reading another one (and wants 3 GB for the last), which in this interpreter would
+    end the test run. Each fails alone with the CLI's message; the good logs around them still read."""
+    good = data.test_logs()[0]
+    bad = [
+        KNOWN_LIBHDF5 / "2-bad-attribute-dataspace.h5",
+        KNOWN_LIBHDF5 / "3-libfuzzer-h5aiterate-crash.h5",
+        KNOWN_LIBHDF5 / "5-libhdf5-allocates-3gb.h5",
+    ]
+    frames, _ = avguard.read_log(good)
+    for path in bad:
+        with pytest.raises(avguard.AvguardError) as raised:
+            avguard.read_log(path)
+        assert str(path) in str(raised.value)
+        again, _ = avguard.read_log(good)
+        assert again.equals(frames)
+    # Scoring: the CLI's errors, file by file, and the good log scored.
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    shutil.copy(good, mixed / good.name)
+    for path in bad:
+        shutil.copy(path, mixed / path.name)
+    cli_out = tmp_path / "cli"
+    assert cli("score", "--model", data.model, "--out", cli_out, mixed, check=False).returncode == 1
+    model = avguard.Model.load(data.model)
+    with pytest.raises(avguard.LogErrors) as raised:
+        model.score(mixed)
+    assert raised.value.errors == [(e["file"], e["error"]) for e in score_json(cli_out)["errors"]]
+    assert len(raised.value.errors) == len(bad)
+    assert len(raised.value.result) == len(model.properties)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 from contextlib import contextmanager
 from typing import Callable, Iterable, Iterator, Optional, Sequence, Union
@@ -26,6 +27,12 @@ import pandas as pd
 
 from . import _native
 from ._native import AvguardError, Counts
+
+# Logs are read in a child process, as the CLI reads them: a file that crashes or hangs libhdf5 fails
+# alone with an AvguardError instead of taking this interpreter down (AVGUARD_LOG_READER=in-process
+# reads here instead).
+if sys.executable and getattr(_native, "__file__", None):
+    _native._isolate_log_reads(sys.executable, _native.__file__)
 
 __all__ = [
     "AvguardError",
@@ -97,7 +104,8 @@ def read_log(path: PathLike) -> "tuple[pd.DataFrame, pd.DataFrame]":
     """Reads an HDF5 run log: ``(frames, obstacles)``, columns named like the file's datasets
     (INTERFACES §2), with the stored dtypes. ``obstacles`` has one row per obstacle per frame, with the
     frame's index (``frame``) and time (``t``) first. The run's metadata (``scenario``, ``run_id``,
-    ``frame_period_s``, ``seed``) is in ``frames.attrs``."""
+    ``frame_period_s``, ``seed``) is in ``frames.attrs``. The file is read in a child process, as the CLI
+    reads it, so a file that crashes libhdf5 raises :class:`AvguardError` here."""
     raw = _native.read_log(os.fspath(path))
     frames = _table(raw["frames"])
     frames.attrs.update(raw["meta"])

@@ -13,8 +13,10 @@
 //! calling [`init`] first thing in `main`. Children are kept and reused (one per reading thread), so the
 //! cost of starting one is paid once per thread, not per file; a child is replaced after any file it
 //! failed on, so no library state left behind by a bad file reaches the next one. A crash is retried once
-//! in a fresh child before the file is declared bad. Without [`init`] (libraries, tests, the Python
-//! module), or with `AVGUARD_LOG_READER=in-process`, logs are read in the calling process.
+//! in a fresh child before the file is declared bad. A host whose children are not simply itself (the
+//! Python module, whose children are the interpreter loading the extension) calls [`enable`] with its own
+//! command and [`serve_if_child`] where that child starts. Without either (libraries, tests), or with
+//! `AVGUARD_LOG_READER=in-process`, logs are read in the calling process.
 
 use std::ffi::OsString;
 use std::io::{BufReader, Read, Write};
@@ -47,6 +49,16 @@ static READER: OnceLock<IsolatedReader> = OnceLock::new();
 /// [`read_log_isolated`] it serves read requests and exits; otherwise it makes [`read_log_isolated`]
 /// start children of this program (unless `AVGUARD_LOG_READER=in-process`).
 pub fn init() {
+    serve_if_child();
+    if let Ok(program) = std::env::current_exe() {
+        enable(program, Vec::new());
+    }
+}
+
+/// In a process started as a reading child ([`CHILD_ENV`] set), serves read requests on stdin/stdout and
+/// exits; anywhere else, returns at once. [`init`] calls it; a host that starts its children another way
+/// (the Python module: the interpreter, loading the extension) calls it where the child starts.
+pub fn serve_if_child() {
     if std::env::var_os(CHILD_ENV).is_some() {
         let code = serve_with(
             std::io::stdin().lock(),
@@ -55,6 +67,12 @@ pub fn init() {
         );
         std::process::exit(code);
     }
+}
+
+/// Makes [`read_log_isolated`] read in children started as `program args...` with [`CHILD_ENV`] set (they
+/// must reach [`serve_if_child`]), unless `AVGUARD_LOG_READER=in-process`; the first call wins. [`init`]
+/// is this with the running executable and no arguments.
+pub fn enable(program: PathBuf, args: Vec<OsString>) {
     if std::env::var(MODE_ENV).as_deref() == Ok("in-process") {
         return;
     }
@@ -64,9 +82,7 @@ pub fn init() {
         .and_then(|s| Duration::try_from_secs_f64(s).ok())
         .filter(|d| !d.is_zero())
         .unwrap_or(READ_TIMEOUT);
-    if let Ok(program) = std::env::current_exe() {
-        let _ = READER.set(IsolatedReader::new(program, Vec::new(), timeout));
-    }
+    let _ = READER.set(IsolatedReader::new(program, args, timeout));
 }
 
 /// Reads and validates the log at `path` like [`read_log`], in a child process when [`init`] enabled it.
