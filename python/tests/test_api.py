@@ -268,14 +268,6 @@ def test_files_that_crash_libhdf5_fail_alone_and_the_interpreter_lives(data, tmp
         KNOWN_LIBHDF5 / "3-libfuzzer-h5aiterate-crash.h5",
         KNOWN_LIBHDF5 / "5-libhdf5-allocates-3gb.h5",
     ]
-    frames, _ = avguard.read_log(good)
-    for path in bad:
-        with pytest.raises(avguard.AvguardError) as raised:
-            avguard.read_log(path)
-        assert str(path) in str(raised.value)
-        again, _ = avguard.read_log(good)
-        assert again.equals(frames)
-    # Scoring: the CLI's errors, file by file, and the good log scored.
     mixed = tmp_path / "mixed"
     mixed.mkdir()
     shutil.copy(good, mixed / good.name)
@@ -283,9 +275,27 @@ def test_files_that_crash_libhdf5_fail_alone_and_the_interpreter_lives(data, tmp
         shutil.copy(path, mixed / path.name)
     cli_out = tmp_path / "cli"
     assert cli("score", "--model", data.model, "--out", cli_out, mixed, check=False).returncode == 1
+    cli_errors = [(e["file"], e["error"]) for e in score_json(cli_out)["errors"]]
+    assert [os.path.basename(f) for f, _ in cli_errors] == [p.name for p in bad]
+
+    def same_failure(path, message, cli_message):
+        # The CLI's message, or the crash itself: whether libhdf5 faults on a file in a fresh process
+        # depends on that process's heap, and the interpreter's is not the CLI's.
+        crashed = f"{path}: the HDF5 library crashed reading it"
+        return message == cli_message or message.startswith(crashed)
+
+    frames, _ = avguard.read_log(good)
+    for path, (_, cli_message) in zip(bad, cli_errors):
+        with pytest.raises(avguard.AvguardError) as raised:
+            avguard.read_log(path)
+        assert same_failure(path, str(raised.value), cli_message), (str(raised.value), cli_message)
+        again, _ = avguard.read_log(good)
+        assert again.equals(frames)
+    # Scoring: the same files fail, each alone, and the good log is scored.
     model = avguard.Model.load(data.model)
     with pytest.raises(avguard.LogErrors) as raised:
         model.score(mixed)
-    assert raised.value.errors == [(e["file"], e["error"]) for e in score_json(cli_out)["errors"]]
-    assert len(raised.value.errors) == len(bad)
+    assert [f for f, _ in raised.value.errors] == [f for f, _ in cli_errors]
+    for (name, message), (_, cli_message) in zip(raised.value.errors, cli_errors):
+        assert same_failure(name, message, cli_message), (message, cli_message)
     assert len(raised.value.result) == len(model.properties)
