@@ -219,7 +219,7 @@ pub fn calibrate(
 }
 
 /// The debounce that [`calibrate`] keeps when it chooses on `selection`: each option calibrated there
-/// with the full confidence, the best by [`best_of`].
+/// with the full confidence, the best by `best_of`.
 ///
 /// # Errors
 /// Too few safe selection runs for the target (said to be about the selection runs).

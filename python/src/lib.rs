@@ -3,7 +3,7 @@
 //! (`python/py/avguard/`) only turns the results into pandas DataFrames and adds Ray.
 //!
 //! A tour:
-//! - [`log::read_log`] reads an HDF5 run log into columns named like its datasets;
+//! - `log::read_log` reads an HDF5 run log into columns named like its datasets;
 //! - [`model::Model`] holds a model file (load, save, `info --json`, per-frame risk);
 //! - [`score::Scorer`] scores single logs (what a Ray worker runs); [`score::ScoreJob`] is a whole
 //!   `avguard score` run (prepare, store results made elsewhere, write `score.json` and the reports);
@@ -12,6 +12,9 @@
 //!
 //! **Invariant:** long calls release the GIL (`Python::detach`); failures raise `avguard.AvguardError`
 //! carrying the CLI's message (the `anyhow` chain printed with `{:#}`, as `avguard: ...` prints it).
+
+// The tour above links the crate's private modules: this crate is only the extension module's source.
+#![allow(rustdoc::private_intra_doc_links)]
 
 use pyo3::prelude::*;
 

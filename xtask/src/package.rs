@@ -41,7 +41,7 @@ pub fn build_and_install(python: &Path, profile: &str) -> Result<PathBuf, String
     Ok(wheel)
 }
 
-/// Runs the package's tests (`python/tests`) against `avguard_bin`; see [`in_private_namespaces`].
+/// Runs the package's tests (`python/tests`) against `avguard_bin`; see `in_private_namespaces`.
 pub fn test(python: &Path, avguard_bin: &Path) -> Result<(), String> {
     run(
         in_private_namespaces(python, avguard_bin)

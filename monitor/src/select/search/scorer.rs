@@ -1,0 +1,325 @@
+//! The cross-validated score of a predicate set: per fold, the chain learned from the other folds and
+//! the held-out runs' warnings under it (see the parent module's docs and [`super::super::criterion`]).
+
+use rustc_hash::FxHashMap;
+
+use super::super::criterion::{level_for_budget, utility, BUDGETS};
+use super::super::data::{PropertyData, RunRecord, Toggles};
+use super::segments::{merge_run, Segments};
+use super::{assign_folds, SearchConfig};
+use crate::dtmc::Dtmc;
+use crate::StateId;
+
+/// A target id for "the run finished safely".
+const DONE: u32 = u32::MAX;
+/// A target id for "some unsafe state".
+const UNSAFE: u32 = u32::MAX - 1;
+/// No compact index.
+const NONE: u32 = u32::MAX;
+
+/// Reusable buffers of one worker.
+#[derive(Debug, Default)]
+pub(super) struct Workspace {
+    merged: Vec<(u32, StateId)>,
+    offsets: Vec<usize>,
+    pair_index: FxHashMap<u64, u32>,
+    pair_keys: Vec<u64>,
+    pair_counts: Vec<u32>,
+    self_counts: Vec<u32>,
+    obs_index: Vec<u32>,
+    observed: Vec<StateId>,
+    triplets: Vec<(u32, u32, f64)>,
+    risk: Vec<f64>,
+}
+
+/// The scoring context of one property.
+#[derive(Debug)]
+pub struct Scorer<'a> {
+    data: &'a PropertyData,
+    records: &'a [RunRecord],
+    folds: Vec<u8>,
+    k: usize,
+    alpha: f64,
+}
+
+impl<'a> Scorer<'a> {
+    /// A scorer of `data` (compressed from `records`) with `cfg`'s folds and α.
+    pub fn new(data: &'a PropertyData, records: &'a [RunRecord], cfg: &SearchConfig) -> Scorer<'a> {
+        let k = cfg.folds.max(2);
+        Scorer {
+            data,
+            records,
+            folds: assign_folds(data, k, cfg.seed),
+            k,
+            alpha: cfg.alpha,
+        }
+    }
+
+    /// The cross-validated score of `segs` with `candidate` (if any) added as bit `n_bits`; `n_bits` is
+    /// the number of predicates in `segs`.
+    pub fn score(&self, segs: &Segments, candidate: Option<&Toggles>, n_bits: u32) -> f64 {
+        let mut ws = Workspace::default();
+        self.score_with(&mut ws, segs, candidate, n_bits)
+    }
+
+    pub(super) fn score_with(
+        &self,
+        ws: &mut Workspace,
+        segs: &Segments,
+        candidate: Option<&Toggles>,
+        n_bits: u32,
+    ) -> f64 {
+        let total_bits = n_bits + u32::from(candidate.is_some());
+        self.count(ws, segs, candidate, n_bits);
+        self.cross_validate(ws, total_bits)
+    }
+
+    /// Merges the candidate into every run's trace (into `ws.merged`) and counts self-loops and
+    /// transitions per fold.
+    fn count(&self, ws: &mut Workspace, segs: &Segments, candidate: Option<&Toggles>, n_bits: u32) {
+        let data = self.data;
+        let total_bits = n_bits + u32::from(candidate.is_some());
+        let n_states = 1usize << total_bits;
+        let k = self.k;
+        // 1. The traces under the candidate set.
+        ws.merged.clear();
+        ws.offsets.clear();
+        ws.offsets.push(0);
+        for r in 0..data.runs.len() {
+            match candidate {
+                Some(t) => merge_run(segs.run(r), data.runs[r].n, t, r, n_bits, &mut ws.merged),
+                None => ws.merged.extend_from_slice(segs.run(r)),
+            }
+            ws.offsets.push(ws.merged.len());
+        }
+        // 2. Counts per fold.
+        ws.pair_index.clear();
+        ws.pair_keys.clear();
+        ws.pair_counts.clear();
+        ws.self_counts.clear();
+        ws.self_counts.resize(n_states * k, 0);
+        for (r, run) in data.runs.iter().enumerate() {
+            let f = self.folds[r] as usize;
+            let segs = &ws.merged[ws.offsets[r]..ws.offsets[r + 1]];
+            let last = segs.len() - 1;
+            for (i, &(start, st)) in segs.iter().enumerate() {
+                if run.violated && i == last {
+                    break;
+                }
+                let end = segs.get(i + 1).map_or(run.n, |s| s.0);
+                ws.self_counts[st as usize * k + f] += end - start - 1;
+                let to = if i == last {
+                    DONE
+                } else if run.violated && i + 1 == last {
+                    UNSAFE
+                } else {
+                    segs[i + 1].1
+                };
+                let key = u64::from(st) << 32 | u64::from(to);
+                let next = ws.pair_keys.len() as u32;
+                let e = *ws.pair_index.entry(key).or_insert(next);
+                if e == next {
+                    ws.pair_keys.push(key);
+                    ws.pair_counts.resize(ws.pair_counts.len() + k, 0);
+                }
+                ws.pair_counts[e as usize * k + f] += 1;
+            }
+        }
+    }
+
+    /// Per fold: learns on the others and scores the fold; returns the criterion.
+    fn cross_validate(&self, ws: &mut Workspace, total_bits: u32) -> f64 {
+        let data = self.data;
+        let k = self.k;
+        let mut total = 0.0;
+        let mut n_violating = 0usize;
+        let mut safe_max: Vec<f64> = Vec::new();
+        let mut leads: Vec<Vec<(f64, f64)>> = Vec::new();
+        for f in 0..k {
+            self.fit_fold(ws, f, total_bits);
+            safe_max.clear();
+            leads.clear();
+            for (r, run) in data.runs.iter().enumerate() {
+                if self.folds[r] as usize != f {
+                    continue;
+                }
+                let segs = &ws.merged[ws.offsets[r]..ws.offsets[r + 1]];
+                let t = &self.records[run.record].t;
+                let usable = if run.violated {
+                    &segs[..segs.len() - 1]
+                } else {
+                    segs
+                };
+                if run.violated {
+                    // The running maximum's increases: (risk, time first reached).
+                    let t_viol = t[run.n as usize - 1];
+                    let mut env: Vec<(f64, f64)> = Vec::new();
+                    for &(start, st) in usable {
+                        let x = self.risk_of(ws, st, total_bits);
+                        if env.last().is_none_or(|&(m, _)| x > m) {
+                            env.push((x, t_viol - t[start as usize]));
+                        }
+                    }
+                    leads.push(env);
+                } else {
+                    let m = usable
+                        .iter()
+                        .map(|&(_, st)| self.risk_of(ws, st, total_bits))
+                        .fold(f64::NEG_INFINITY, f64::max);
+                    safe_max.push(m);
+                }
+            }
+            safe_max.sort_by(|a, b| b.total_cmp(a));
+            n_violating += leads.len();
+            for &b in &BUDGETS {
+                let level = level_for_budget(&safe_max, b);
+                for env in &leads {
+                    let lead = env.iter().find(|&&(x, _)| x > level).map(|&(_, l)| l);
+                    total += utility(lead);
+                }
+            }
+        }
+        if n_violating == 0 {
+            return 0.0;
+        }
+        total / (n_violating * BUDGETS.len()) as f64
+    }
+
+    /// Builds and solves the chain of the folds other than `f` into `ws.risk` (compact) and
+    /// `ws.obs_index`.
+    fn fit_fold(&self, ws: &mut Workspace, f: usize, n_bits: u32) {
+        let k = self.k;
+        let n_states = 1usize << n_bits;
+        ws.obs_index.clear();
+        ws.obs_index.resize(n_states, NONE);
+        ws.observed.clear();
+        let train = |counts: &[u32], e: usize| -> u32 {
+            counts[e * k..(e + 1) * k]
+                .iter()
+                .enumerate()
+                .filter(|&(g, _)| g != f)
+                .map(|(_, &c)| c)
+                .sum()
+        };
+        // Observed: sources of a training transition (every non-terminal visited state is one).
+        for (e, &key) in ws.pair_keys.iter().enumerate() {
+            let from = (key >> 32) as usize;
+            if ws.obs_index[from] == NONE && train(&ws.pair_counts, e) > 0 {
+                ws.obs_index[from] = 0;
+            }
+        }
+        for s in 0..n_states {
+            if ws.obs_index[s] == 0 {
+                ws.obs_index[s] = ws.observed.len() as u32;
+                ws.observed.push(s as StateId);
+            }
+        }
+        let n_obs = ws.observed.len() as u32;
+        let (unsafe_node, done_node) = (n_obs, n_obs + 1);
+        ws.triplets.clear();
+        for (e, &key) in ws.pair_keys.iter().enumerate() {
+            let w = train(&ws.pair_counts, e);
+            if w == 0 {
+                continue;
+            }
+            let from = ws.obs_index[(key >> 32) as usize];
+            let to = match (key & 0xFFFF_FFFF) as u32 {
+                DONE => done_node,
+                UNSAFE => unsafe_node,
+                s => ws.obs_index[s as usize],
+            };
+            ws.triplets.push((from, to, f64::from(w)));
+        }
+        let alpha = self.alpha;
+        for (i, &s) in ws.observed.iter().enumerate() {
+            let i = i as u32;
+            let w = train(&ws.self_counts, s as usize);
+            if w > 0 {
+                ws.triplets.push((i, i, f64::from(w)));
+            }
+            if alpha > 0.0 {
+                ws.triplets.push((i, i, alpha));
+                ws.triplets.push((i, unsafe_node, alpha));
+                ws.triplets.push((i, done_node, alpha));
+                for b in 1..n_bits {
+                    let v = ws.obs_index[(s ^ (1 << b)) as usize];
+                    if v != NONE {
+                        ws.triplets.push((i, v, alpha));
+                    }
+                }
+            }
+        }
+        ws.triplets.push((unsafe_node, unsafe_node, 1.0));
+        ws.triplets.push((done_node, done_node, 1.0));
+        ws.triplets.sort_unstable_by_key(|t| (t.0, t.1));
+        let n = n_obs as usize + 2;
+        let mut row_ptr = vec![0usize; n + 1];
+        let mut cols: Vec<StateId> = Vec::with_capacity(ws.triplets.len());
+        let mut probs: Vec<f64> = Vec::with_capacity(ws.triplets.len());
+        let mut row_start = 0;
+        for (j, &(from, to, w)) in ws.triplets.iter().enumerate() {
+            if j > 0 && ws.triplets[j - 1].0 == from && ws.triplets[j - 1].1 == to {
+                if let Some(p) = probs.last_mut() {
+                    *p += w;
+                }
+            } else {
+                cols.push(to);
+                probs.push(w);
+            }
+            row_ptr[from as usize + 1] = cols.len();
+            let next_from = ws.triplets.get(j + 1).map(|t| t.0);
+            if next_from != Some(from) {
+                let sum: f64 = probs[row_start..].iter().sum();
+                for p in &mut probs[row_start..] {
+                    *p /= sum;
+                }
+                row_start = probs.len();
+            }
+        }
+        for i in 1..=n {
+            row_ptr[i] = row_ptr[i].max(row_ptr[i - 1]);
+        }
+        let mut unsafe_mask = vec![false; n];
+        unsafe_mask[unsafe_node as usize] = true;
+        ws.risk = match Dtmc::try_new(n, row_ptr, cols, probs) {
+            Ok(dtmc) => crate::reach::eventually(&dtmc, &unsafe_mask),
+            // Every row has its self-loop and sums to one by construction; an error here would be a bug in
+            // this function, and risk 1 everywhere scores the candidate at its worst rather than crash.
+            Err(_) => vec![1.0; n],
+        };
+    }
+
+    /// P(F unsafe) of every state `0..2^(|set| + 1)` under the predicates `set` (pool indices, in bit
+    /// order after the unsafe predicate), learned from every run: what the built model's table must say.
+    pub fn full_data_risks(&self, set: &[usize]) -> Vec<f64> {
+        let mut segs = Segments::initial(self.data);
+        for (i, &c) in set.iter().enumerate() {
+            segs = segs.with(self.data, &self.data.candidates[c], i as u32 + 1);
+        }
+        let bits = set.len() as u32 + 1;
+        let mut ws = Workspace::default();
+        self.count(&mut ws, &segs, None, bits);
+        // No run is in fold `k`, so that "held-out fold" leaves every run in training.
+        self.fit_fold(&mut ws, self.k, bits);
+        (0..1u32 << bits)
+            .map(|s| self.risk_of(&ws, s, bits))
+            .collect()
+    }
+
+    /// The fold chain's risk of state `s` (see the module docs for states not observed in training).
+    fn risk_of(&self, ws: &Workspace, s: StateId, n_bits: u32) -> f64 {
+        let i = ws.obs_index[s as usize];
+        if i != NONE {
+            return ws.risk[i as usize];
+        }
+        let (mut sum, mut m) = (1.0, 2.0);
+        for b in 1..n_bits {
+            let v = ws.obs_index[(s ^ (1 << b)) as usize];
+            if v != NONE {
+                sum += ws.risk[v as usize];
+                m += 1.0;
+            }
+        }
+        sum / m
+    }
+}
