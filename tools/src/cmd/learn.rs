@@ -48,7 +48,8 @@ pub struct Args {
     pub horizons: Vec<f64>,
     /// How each property's predicates are chosen: `auto` searches a pool of readable candidates (the
     /// declared predicates, every flag signal, thresholds at data quantiles on every numeric signal) by
-    /// greedy forward selection scored on held-out runs; `fixed` keeps the declared ones.
+    /// greedy forward selection scored on held-out runs, each chosen threshold also tried at finer cuts;
+    /// `fixed` keeps the declared ones.
     #[arg(long, value_enum, default_value_t = Abstraction::Auto)]
     pub abstraction: Abstraction,
     /// Most predicates per property with `--abstraction auto`, the unsafe one included (at most 12).
