@@ -245,3 +245,27 @@ fn issue11_libhdf5_crash_inputs_fail_alone_in_inspect_and_score() {
     assert!(!runs.is_empty());
     assert!(runs.iter().all(|r| r["run_id"] == runs[0]["run_id"]));
 }
+
+/// A string attribute whose bytes are not UTF-8 (found by the fuzz smoke on `log_image`): the hdf5 crate
+/// hands such text over unchecked, and formatting it in an error message panicked. It is now an ordinary
+/// invalid log, in the child reader and in-process alike.
+#[test]
+fn a_string_attribute_that_is_not_utf8_is_an_invalid_log() {
+    let path =
+        workspace_root().join("tests/fuzz/regressions/log_image/format-attribute-not-utf8.h5");
+    for mode in ["child", "in-process"] {
+        let out = avguard()
+            .env("AVGUARD_LOG_READER", mode)
+            .arg("inspect")
+            .arg(&path)
+            .output()
+            .unwrap();
+        let (stdout, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{mode}: {stdout}{stderr}");
+        assert!(
+            stdout.contains("attribute `format`: not valid UTF-8"),
+            "{mode}: {stdout}{stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{mode}: {stderr}");
+    }
+}

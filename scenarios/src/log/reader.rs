@@ -396,19 +396,31 @@ fn string_attr(file: &File, name: &'static str) -> Result<String, LogError> {
         .dtype()
         .and_then(|d| d.to_descriptor())
         .map_err(|e| bad(e.to_string()))?;
-    match descriptor {
+    // The bytes are checked here: the hdf5 crate's `as_str` trusts the file to hold valid UTF-8 (ASCII)
+    // and builds the `&str` unchecked, and a hostile file's invalid text then panics wherever it is
+    // formatted (found by the `log_image` fuzz target).
+    let bytes = match descriptor {
         TypeDescriptor::VarLenUnicode => a
             .read_scalar::<VarLenUnicode>()
-            .map(|s| s.as_str().to_owned())
-            .map_err(|e| bad(e.to_string())),
-        TypeDescriptor::VarLenAscii => a
-            .read_scalar::<VarLenAscii>()
-            .map(|s| s.as_str().to_owned())
-            .map_err(|e| bad(e.to_string())),
-        other => Err(bad(format!(
-            "expected a variable-length string, found {other}"
-        ))),
-    }
+            .map(|s| s.as_bytes().to_vec())
+            .map_err(|e| bad(e.to_string()))?,
+        TypeDescriptor::VarLenAscii => {
+            let bytes = a
+                .read_scalar::<VarLenAscii>()
+                .map(|s| s.as_bytes().to_vec())
+                .map_err(|e| bad(e.to_string()))?;
+            if !bytes.is_ascii() {
+                return Err(bad("an ASCII string holds non-ASCII bytes".to_owned()));
+            }
+            bytes
+        }
+        other => {
+            return Err(bad(format!(
+                "expected a variable-length string, found {other}"
+            )))
+        }
+    };
+    String::from_utf8(bytes).map_err(|e| bad(format!("not valid UTF-8 ({e})")))
 }
 
 fn numeric_attr<T: H5Type>(
