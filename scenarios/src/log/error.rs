@@ -12,8 +12,9 @@ pub enum LogError {
     Hdf5 {
         /// The file, group or dataset involved.
         object: String,
-        /// The library's error.
-        error: hdf5::Error,
+        /// The library's error, as text (invalid UTF-8 replaced: the hdf5 crate builds its messages from
+        /// the library's C strings unchecked, and a hostile file must not make them unprintable).
+        error: String,
     },
     /// The file could not be read from disk (its error is part of the message, as for [`LogError::Hdf5`]).
     #[error("{path}: {error}")]
@@ -105,6 +106,9 @@ pub enum LogError {
 impl LogError {
     pub(crate) fn hdf5(object: impl Into<String>) -> impl FnOnce(hdf5::Error) -> LogError {
         let object = object.into();
-        move |error| LogError::Hdf5 { object, error }
+        move |error| LogError::Hdf5 {
+            object,
+            error: String::from_utf8_lossy(error.to_string().as_bytes()).into_owned(),
+        }
     }
 }
