@@ -13,12 +13,8 @@ use crate::spec::{PendingPredicate, ResolvedProperty, WINDOW_SUFFIX};
 
 impl AutoPlan {
     /// The candidates of property `p` with where each is recorded (see [`super::pool`] for the order).
-    pub(super) fn pool(
-        &self,
-        p: &ResolvedProperty,
-        thresholds: &[Vec<f64>],
-        pending: &[Vec<f64>],
-    ) -> Vec<(Candidate, Source)> {
+    pub(super) fn pool(&self, p: &ResolvedProperty, cuts: &Cuts) -> Vec<(Candidate, Source)> {
+        let (thresholds, pending) = (&cuts.thresholds, &cuts.pending);
         let unsafe_text = &p.predicates[p.unsafe_bit];
         let mut out: Vec<(Candidate, Source)> = Vec::new();
         let push = |c: Candidate, s: Source, out: &mut Vec<(Candidate, Source)>| {
@@ -93,22 +89,23 @@ impl AutoPlan {
         out
     }
 
-    /// The threshold and obligation-age cut points computed from `records`.
-    pub(super) fn cuts(&self, records: &[RunRecord]) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
+    /// The cut points computed from `records`: every numeric signal's thresholds and finer cuts (from one
+    /// sample of its values) and every obligation's pending ages.
+    pub(super) fn cuts(&self, records: &[RunRecord]) -> Cuts {
         // At most ~200k values per signal are sorted for its quantiles.
         let n_frames: usize = records.iter().map(RunRecord::len).sum();
         let stride = n_frames.div_ceil(200_000).max(1);
-        let thresholds: Vec<Vec<f64>> = (0..self.signals.len())
+        let (thresholds, fine): (Vec<Vec<f64>>, Vec<Vec<f64>>) = (0..self.signals.len())
             .into_par_iter()
             .map(|i| {
-                pool::thresholds(
+                pool::signal_cuts(
                     records
                         .iter()
                         .flat_map(|r| r.signal_values(i, stride))
                         .collect(),
                 )
             })
-            .collect();
+            .unzip();
         // Pending ages (seconds) at which "pending for more than x s" candidates are cut; none for a law
         // never pending (or without obligations).
         let period = self.config.frame_period_s;
@@ -126,29 +123,32 @@ impl AutoPlan {
                 cuts
             })
             .collect();
-        (thresholds, pending)
+        Cuts {
+            thresholds,
+            fine,
+            pending,
+        }
     }
+}
 
-    /// The finer cut points of pool candidate `c` when it is a threshold atom on a recorded signal: the
-    /// signal's column and its [`pool::fine_thresholds`] (less the pool's own cuts `thresholds`).
-    pub(super) fn fine_cuts(
-        &self,
-        records: &[RunRecord],
-        pool: &[(Candidate, Source)],
-        thresholds: &[Vec<f64>],
-        c: usize,
-    ) -> Option<(usize, Vec<f64>)> {
+/// The cut points of a plan's candidates on one set of training runs.
+#[derive(Debug, Clone)]
+pub(super) struct Cuts {
+    /// Per numeric signal: its pool thresholds ([`pool::thresholds`]).
+    pub thresholds: Vec<Vec<f64>>,
+    /// Per numeric signal: the finer cuts a chosen threshold is refined on ([`pool::fine_thresholds`]).
+    pub fine: Vec<Vec<f64>>,
+    /// Per obligation law: the pending ages of its "pending for more than x s" candidates.
+    pub pending: Vec<Vec<f64>>,
+}
+
+impl Cuts {
+    /// The finer cuts of pool candidate `c` when it is a threshold atom on a recorded signal: the signal's
+    /// column and its cuts.
+    pub fn fine_of(&self, pool: &[(Candidate, Source)], c: usize) -> Option<(usize, &[f64])> {
         let (Candidate::Atom(_), Source::AtMost(i, _)) = pool.get(c)? else {
             return None;
         };
-        let i = *i;
-        let coarse = thresholds.get(i)?;
-        let n_frames: usize = records.iter().map(RunRecord::len).sum();
-        let stride = n_frames.div_ceil(200_000).max(1);
-        let values = records
-            .iter()
-            .flat_map(|r| r.signal_values(i, stride))
-            .collect();
-        Some((i, pool::fine_thresholds(values, coarse)))
+        Some((*i, self.fine.get(*i)?))
     }
 }

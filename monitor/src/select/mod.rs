@@ -21,6 +21,7 @@
 //! the model ([`Selection`], [`ReactiveRule`]).
 
 mod candidates;
+use candidates::Cuts;
 pub mod criterion;
 pub mod data;
 pub mod pool;
@@ -211,10 +212,10 @@ impl AutoPlan {
 
     /// Property `p`'s candidate pool on `records`, with where each candidate is recorded.
     pub fn pool_of(&self, records: &[RunRecord], p: usize) -> Vec<(Candidate, Source)> {
-        let (thresholds, pending) = self.cuts(records);
+        let cuts = self.cuts(records);
         self.properties
             .get(p)
-            .map(|prop| self.pool(prop, &thresholds, &pending))
+            .map(|prop| self.pool(prop, &cuts))
             .unwrap_or_default()
     }
 
@@ -248,11 +249,11 @@ impl AutoPlan {
         records: &[RunRecord],
         pi: usize,
         p: &ResolvedProperty,
-        cuts: &(Vec<Vec<f64>>, Vec<Vec<f64>>),
+        cuts: &Cuts,
         mode: AbstractionMode,
         search_cfg: &SearchConfig,
     ) -> Result<(PropertyModel, PropertyReport), ModelError> {
-        let mut pool = self.pool(p, &cuts.0, &cuts.1);
+        let mut pool = self.pool(p, cuts);
         let sources: Vec<Source> = pool.iter().map(|(_, s)| *s).collect();
         let mut data = PropertyData::new(records, pi, &sources);
         let n_violating = data.runs.iter().filter(|r| r.violated).count();
@@ -278,7 +279,7 @@ impl AutoPlan {
                     .flat_map(|r| r.literals.iter().map(|&(c, _)| c))
                     .collect();
                 // Each step's threshold is also tried at the finer cuts of its signal.
-                let fine = |c: usize| self.fine_cuts(records, &pool, &cuts.0, c);
+                let fine = |c: usize| cuts.fine_of(&pool, c);
                 let refine = |c: usize| -> Vec<data::Toggles> {
                     fine(c)
                         .map(|(i, cs)| {

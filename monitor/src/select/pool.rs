@@ -112,25 +112,37 @@ pub fn readable(x: f64) -> f64 {
     format!("{rounded:.decimals$}").parse().unwrap_or(rounded) + 0.0
 }
 
-/// The readable threshold constants of one signal from a sample of its values (non-finite ones ignored):
-/// [`QUANTILE_LEVELS`] quantiles, rounded, deduplicated, ascending.
-pub fn thresholds(mut values: Vec<f64>) -> Vec<f64> {
+/// The finite values of a sample, ascending.
+fn sorted_finite(mut values: Vec<f64>) -> Vec<f64> {
     values.retain(|v| v.is_finite());
-    if values.is_empty() {
+    values.sort_by(f64::total_cmp);
+    values
+}
+
+/// The value at quantile `q` of a non-empty ascending sample (the nearest rank).
+fn at_quantile(sorted: &[f64], q: f64) -> f64 {
+    let n = sorted.len();
+    sorted[((q * (n - 1) as f64).round() as usize).min(n - 1)]
+}
+
+/// The readable values at `levels` of an ascending sample: deduplicated, ascending (none when empty).
+fn readable_levels(sorted: &[f64], levels: &[f64]) -> Vec<f64> {
+    if sorted.is_empty() {
         return Vec::new();
     }
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    let mut out: Vec<f64> = QUANTILE_LEVELS
+    let mut out: Vec<f64> = levels
         .iter()
-        .map(|&q| {
-            let i = ((q * (n - 1) as f64).round() as usize).min(n - 1);
-            readable(values[i])
-        })
+        .map(|&q| readable(at_quantile(sorted, q)))
         .collect();
     out.sort_by(f64::total_cmp);
     out.dedup();
     out
+}
+
+/// The readable threshold constants of one signal from a sample of its values (non-finite ones ignored):
+/// [`QUANTILE_LEVELS`] quantiles, rounded, deduplicated, ascending.
+pub fn thresholds(values: Vec<f64>) -> Vec<f64> {
+    readable_levels(&sorted_finite(values), &QUANTILE_LEVELS)
 }
 
 /// Steps of the finer quantile grid a chosen threshold's cut is refined on (levels 1/50 … 49/50).
@@ -140,19 +152,22 @@ pub const FINE_STEPS: usize = 50;
 /// less those in `coarse` (the pool's own cuts of the signal): ascending, deduplicated. A cut within a
 /// thousandth of the signal's scale (the larger magnitude of its extreme grid levels) of zero reads as 0:
 /// `jerk<=0`, not `jerk<=-0.00000013`.
-pub fn fine_thresholds(mut values: Vec<f64>, coarse: &[f64]) -> Vec<f64> {
-    values.retain(|v| v.is_finite());
-    if values.is_empty() {
+pub fn fine_thresholds(values: Vec<f64>, coarse: &[f64]) -> Vec<f64> {
+    fine_levels(&sorted_finite(values), coarse)
+}
+
+/// [`fine_thresholds`] of an ascending sample of finite values.
+fn fine_levels(sorted: &[f64], coarse: &[f64]) -> Vec<f64> {
+    if sorted.is_empty() {
         return Vec::new();
     }
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    let at = |q: f64| values[((q * (n - 1) as f64).round() as usize).min(n - 1)];
     let step = 1.0 / FINE_STEPS as f64;
-    let scale = at(step).abs().max(at(1.0 - step).abs());
+    let scale = at_quantile(sorted, step)
+        .abs()
+        .max(at_quantile(sorted, 1.0 - step).abs());
     let mut out: Vec<f64> = (1..FINE_STEPS)
         .map(|j| {
-            let x = at(j as f64 * step);
+            let x = at_quantile(sorted, j as f64 * step);
             if x.abs() < 1e-3 * scale {
                 0.0
             } else {
@@ -166,24 +181,20 @@ pub fn fine_thresholds(mut values: Vec<f64>, coarse: &[f64]) -> Vec<f64> {
     out
 }
 
+/// A signal's [`thresholds`] and its [`fine_thresholds`] (less those), from one sort of the sample.
+pub fn signal_cuts(values: Vec<f64>) -> (Vec<f64>, Vec<f64>) {
+    let sorted = sorted_finite(values);
+    let coarse = readable_levels(&sorted, &QUANTILE_LEVELS);
+    let fine = fine_levels(&sorted, &coarse);
+    (coarse, fine)
+}
+
 /// Quantile levels at which obligation ages are cut ("pending for more than x s").
 pub const PENDING_LEVELS: [f64; 3] = [0.25, 0.5, 0.75];
 
 /// The readable cut points (seconds) of obligation ages from a sample of pending ages (seconds).
-pub fn pending_cuts(mut ages: Vec<f64>) -> Vec<f64> {
-    ages.retain(|a| a.is_finite());
-    if ages.is_empty() {
-        return Vec::new();
-    }
-    ages.sort_by(f64::total_cmp);
-    let n = ages.len();
-    let mut out: Vec<f64> = PENDING_LEVELS
-        .iter()
-        .map(|&q| readable(ages[((q * (n - 1) as f64).round() as usize).min(n - 1)]))
-        .collect();
-    out.sort_by(f64::total_cmp);
-    out.dedup();
-    out
+pub fn pending_cuts(ages: Vec<f64>) -> Vec<f64> {
+    readable_levels(&sorted_finite(ages), &PENDING_LEVELS)
 }
 
 /// The threshold atom `signal<=c`.
