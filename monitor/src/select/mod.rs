@@ -32,6 +32,8 @@ pub mod search;
 #[cfg(test)]
 mod tests;
 
+use std::sync::{Arc, OnceLock};
+
 use laws::{Atom, Signal};
 
 use crate::counts::Counts;
@@ -278,16 +280,24 @@ impl AutoPlan {
                     .iter()
                     .flat_map(|r| r.literals.iter().map(|&(c, _)| c))
                     .collect();
-                // Each step's threshold is also tried at the finer cuts of its signal.
+                // Each step's threshold is also tried at the finer cuts of its signal. A candidate's
+                // alternatives are read from the runs once, however many steps and starts ask for them.
                 let fine = |c: usize| cuts.fine_of(&pool, c);
-                let refine = |c: usize| -> Vec<data::Toggles> {
-                    fine(c)
-                        .map(|(i, cs)| {
-                            cs.iter()
-                                .map(|&x| data.toggles_of(records, Source::AtMost(i, x)))
-                                .collect()
-                        })
-                        .unwrap_or_default()
+                let alternatives: Vec<OnceLock<Arc<[data::Toggles]>>> =
+                    (0..pool.len()).map(|_| OnceLock::new()).collect();
+                let refine = |c: usize| -> Arc<[data::Toggles]> {
+                    let read = || -> Arc<[data::Toggles]> {
+                        fine(c)
+                            .map(|(i, cs)| {
+                                cs.iter()
+                                    .map(|&x| data.toggles_of(records, Source::AtMost(i, x)))
+                                    .collect()
+                            })
+                            .unwrap_or_default()
+                    };
+                    alternatives
+                        .get(c)
+                        .map_or_else(read, |cell| Arc::clone(cell.get_or_init(read)))
                 };
                 let (steps, segs, refined) = search::greedy_multi(
                     &data,

@@ -36,6 +36,8 @@
 
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
+use std::sync::Arc;
+
 use rayon::prelude::*;
 
 use super::data::{PropertyData, RunRecord, Toggles};
@@ -103,7 +105,7 @@ pub struct Step {
 
 /// Finer versions of a pool candidate for [`greedy_multi`]: for a threshold atom `signal<=c`, the toggles
 /// of the same signal cut at other points, in a fixed order (empty for any other candidate).
-pub type Refine<'r> = &'r (dyn Fn(usize) -> Vec<Toggles> + Sync);
+pub type Refine<'r> = &'r (dyn Fn(usize) -> Arc<[Toggles]> + Sync);
 
 /// A refined candidate a search chose: its pool candidate, which of that candidate's alternatives (index
 /// into what [`Refine`] returned for it), and the alternative's toggles.

@@ -474,11 +474,11 @@ fn a_chosen_threshold_is_refined_to_a_finer_cut_when_that_scores_higher() {
         full.candidates[weak].clone(),
         full.candidates[good].clone(),
     ];
-    let refine = |c: usize| {
+    let refine = |c: usize| -> std::sync::Arc<[data::Toggles]> {
         if c == 0 {
-            alternatives.clone()
+            alternatives.clone().into()
         } else {
-            Vec::new()
+            Vec::new().into()
         }
     };
     let (steps, segs, refined) = search::greedy_multi(&data, &recs, &cfg, &[], Some(&refine));
@@ -498,7 +498,9 @@ fn a_chosen_threshold_is_refined_to_a_finer_cut_when_that_scores_higher() {
     // The same as the plain search's first step on the full pool.
     assert_eq!(score, plain[1].score);
     // Nothing better on offer: the refined search is the plain one.
-    let none = |_: usize| vec![full.candidates[weak].clone()];
+    let none = |_: usize| -> std::sync::Arc<[data::Toggles]> {
+        vec![full.candidates[weak].clone()].into()
+    };
     let (same, _, refined) = search::greedy_multi(&data, &recs, &cfg, &[], Some(&none));
     assert!(refined.is_empty());
     assert_eq!(same, unrefined);
