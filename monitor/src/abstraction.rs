@@ -528,7 +528,7 @@ struct RtEncoder {
 /// Steps the laws and encoders over one run's frames.
 #[derive(Debug, Clone)]
 pub(crate) struct Tracker {
-    /// The run's signals: only those some atom reads are computed, and `jerk` reads the previous frame.
+    /// The run's signals: only those some atom reads are computed, and `jerk` and `acc.mean1s` read earlier frames.
     signals: SignalStream,
     evaluator: Evaluator,
     encoders: Vec<RtEncoder>,

@@ -20,8 +20,9 @@
 //! `junctionAhead.decel`, the time `junctionAhead.time`, the closest point of approach `closestApproach`
 //! (`.time`, `.ttc`), the priority-conflict signals `PriorityConflict` (`.time`, `.egoTime`, `.gap`) (see
 //! [`motion`] for their definitions and edge cases), the RSS flag `rssDangerous` ([`crate::rss`] with CARLA's
-//! defaults) and the ego `jerk`, which needs the previous frame: a run's signals come from a
-//! [`SignalStream`] (live and batch alike); [`Signals::from_frame`] alone reports a jerk of 0.
+//! defaults), the ego `jerk` and its mean acceleration over the last second `acc.mean1s`, which need
+//! earlier frames: a run's signals come from a [`SignalStream`] (live and batch alike);
+//! [`Signals::from_frame`] alone reports a jerk of 0 and the frame's `acc` as `acc.mean1s`.
 
 pub mod motion;
 mod obstacles;
@@ -157,6 +158,11 @@ signals! {
     /// avguard extension: ego jerk, m/s³ (change of `acc` since the previous frame over its time step; 0 on
     /// a run's first frame).
     Jerk = "jerk", Value;
+    /// avguard extension: the ego's mean longitudinal acceleration over the last second, m/s² (its speed
+    /// change over that second divided by the time it spans; the frame's `acc` on a run's first frame).
+    /// Unlike `acc` it is read off the speed, so pedal and sensor noise on the acceleration average out and
+    /// a driver who keeps going where they should be slowing shows.
+    AccMean = "acc.mean1s", Value;
     /// avguard extension: the smallest footprint gap to any road user within the next 5 s at constant
     /// velocities, m (+inf when none).
     ClosestApproach = "closestApproach", Distance;
@@ -198,8 +204,8 @@ const PREDICTION_SIGNALS: SignalSet = {
         bits |= 1 << i;
         i += 1;
     }
-    // `jerk` needs the previous frame: the stream sets it.
-    SignalSet(bits & !(1 << Signal::Jerk as usize))
+    // `jerk` and `acc.mean1s` need earlier frames: the stream sets them.
+    SignalSet(bits & !(1 << Signal::Jerk as usize) & !(1 << Signal::AccMean as usize))
 };
 
 /// Number of signals (the length of [`Signals`]' array).
@@ -394,7 +400,7 @@ fn flag(b: bool) -> f64 {
 
 impl Signals {
     /// Computes every signal from a frame and the scenario constants (`jerk`, which needs the previous
-    /// frame, is 0: use a [`SignalStream`] for a run).
+    /// frame, is 0 and `acc.mean1s` is the frame's `acc`: use a [`SignalStream`] for a run).
     pub fn from_frame(f: &Frame, ctx: &SignalContext) -> Signals {
         Self::from_frame_needed(f, ctx, SignalSet::ALL)
     }
@@ -416,6 +422,8 @@ impl Signals {
         let s = self;
         s.set(Signal::Speed, f.speed_mps * 3.6);
         s.set(Signal::Acc, f.accel_mps2);
+        // Without earlier frames the mean acceleration is the frame's own (the stream overwrites it).
+        s.set(Signal::AccMean, f.accel_mps2);
         s.set(Signal::Brake, f64::from(f.brake_pct));
         s.set(Signal::Gear, f64::from(f.gear));
         // Apollo's TurnSignal values are LawBreaker's constants (left 1, right 2); hazard counts as none.

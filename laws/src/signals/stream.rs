@@ -1,12 +1,21 @@
 //! The signals of a run, frame after frame: [`Signals::from_frame_needed`] plus the signals that need the
-//! previous frame (`jerk`).
+//! earlier frames (`jerk`, `acc.mean1s`).
 //!
 //! Every caller that steps a run (the monitor's tracker, `avguard laws eval`, the scenario generator's
 //! law check, the live bridge through the monitor) goes through a [`SignalStream`], so a recorded session
 //! re-evaluates to the same signals as it had live.
 
+use std::collections::VecDeque;
+
 use super::{Signal, SignalContext, SignalSet, Signals};
 use crate::frame::Frame;
+
+/// The span `acc.mean1s` averages over, s.
+pub const ACC_MEAN_WINDOW_S: f64 = 1.0;
+
+/// At most this many earlier frames are kept for `acc.mean1s`; at a frame rate so high that a second
+/// holds more, the mean spans the latest ones only (memory stays bounded whatever the input).
+const ACC_MEAN_MAX_FRAMES: usize = 256;
 
 /// One run's signal computation: the scenario constants, the signals to compute, and what the next frame
 /// needs from the previous one.
@@ -16,6 +25,8 @@ pub struct SignalStream {
     needed: SignalSet,
     /// The previous frame's time and longitudinal acceleration.
     prev: Option<(f64, f64)>,
+    /// Time and speed (m/s) of the run's frames of the last [`ACC_MEAN_WINDOW_S`], oldest first.
+    speeds: VecDeque<(f64, f64)>,
     /// The signals of the latest frame, refilled in place (what `needed` leaves out stays at its default).
     current: Signals,
 }
@@ -28,6 +39,7 @@ impl SignalStream {
             context,
             needed,
             prev: None,
+            speeds: VecDeque::new(),
             current: Signals::default(),
         }
     }
@@ -37,6 +49,10 @@ impl SignalStream {
     /// `jerk` is `(acc − previous acc) / (t − previous t)`; it is 0 on the first frame and whenever the
     /// time step is not a positive finite number (a repeated or out-of-order stamp), which also restarts
     /// the difference from this frame.
+    ///
+    /// `acc.mean1s` is `(v − v₀) / (t − t₀)` for the oldest frame `(t₀, v₀)` of the run no more than
+    /// [`ACC_MEAN_WINDOW_S`] before this one; the frame's own `acc` when there is none. A stamp that
+    /// is not later than the previous one, or a non-finite time or speed, restarts the window.
     pub fn next(&mut self, f: &Frame) -> &Signals {
         self.current.fill_from_frame(f, &self.context, self.needed);
         let jerk = match self.prev {
@@ -49,16 +65,55 @@ impl SignalStream {
         self.current
             .set(Signal::Jerk, if jerk.is_finite() { jerk } else { 0.0 });
         self.prev = Some((f.t, f.accel_mps2));
+        let mean = self.mean_acceleration(f);
+        self.current.set(Signal::AccMean, mean);
         &self.current
+    }
+
+    /// `acc.mean1s` of frame `f` (see [`SignalStream::next`]); records `f` in the window.
+    fn mean_acceleration(&mut self, f: &Frame) -> f64 {
+        let (t, v) = (f.t, f.speed_mps);
+        if !(t.is_finite() && v.is_finite()) {
+            self.speeds.clear();
+            return finite_or_zero(f.accel_mps2);
+        }
+        if self.speeds.back().is_some_and(|&(last, _)| t <= last) {
+            self.speeds.clear();
+        }
+        while self
+            .speeds
+            .front()
+            .is_some_and(|&(t0, _)| t - t0 > ACC_MEAN_WINDOW_S + 1e-9)
+        {
+            self.speeds.pop_front();
+        }
+        let mean = match self.speeds.front() {
+            Some(&(t0, v0)) => (v - v0) / (t - t0),
+            None => f.accel_mps2,
+        };
+        if self.speeds.len() == ACC_MEAN_MAX_FRAMES {
+            self.speeds.pop_front();
+        }
+        self.speeds.push_back((t, v));
+        finite_or_zero(mean)
     }
 
     /// Forgets the previous frame (a new run starts).
     pub fn reset(&mut self) {
         self.prev = None;
+        self.speeds.clear();
     }
 
     /// The signals this stream computes.
     pub fn needed(&self) -> SignalSet {
         self.needed
+    }
+}
+
+fn finite_or_zero(x: f64) -> f64 {
+    if x.is_finite() {
+        x
+    } else {
+        0.0
     }
 }

@@ -215,5 +215,45 @@ fn stream_jerk_needs_the_previous_frame() {
     };
     let mut streamed = *stream.next(&f);
     streamed.set(Signal::Jerk, 0.0);
+    assert!((streamed.get(Signal::AccMean) - 70.0).abs() < 1e-9);
+    streamed.set(Signal::AccMean, 3.0);
     assert_eq!(streamed, Signals::from_frame(&f, &SignalContext::default()));
+}
+
+/// `acc.mean1s` is the speed change over the last second (or the span the run has so far) per second,
+/// whatever the frames' own `acc` says; a stamp that goes back restarts it.
+#[test]
+fn stream_mean_acceleration_reads_the_last_second_of_speeds() {
+    let at = |t: f64, speed_mps: f64| Frame {
+        t,
+        speed_mps,
+        accel_mps2: 9.0,
+        ..Frame::default()
+    };
+    let mut stream = SignalStream::new(SignalContext::default(), SignalSet::ALL);
+    let mean =
+        |stream: &mut SignalStream, t: f64, v: f64| stream.next(&at(t, v)).get(Signal::AccMean);
+    // First frame: the frame's acc.
+    assert_eq!(mean(&mut stream, 0.0, 10.0), 9.0);
+    // 0.5 s later, 1 m/s slower: -2 m/s² over the half second the run has.
+    assert!((mean(&mut stream, 0.5, 9.0) + 2.0).abs() < 1e-9);
+    // At t = 1.0 the window still reaches back to t = 0: (8 - 10) / 1.
+    assert!((mean(&mut stream, 1.0, 8.0) + 2.0).abs() < 1e-9);
+    // At t = 1.2 the frame at 0 has left it; the oldest is t = 0.5: (9.7 - 9) / 0.7.
+    assert!((mean(&mut stream, 1.2, 9.7) - 1.0).abs() < 1e-9);
+    // A stamp that goes back restarts the window: the frame's acc again, then from there.
+    assert_eq!(mean(&mut stream, 1.1, 5.0), 9.0);
+    assert!((mean(&mut stream, 1.6, 6.0) - 2.0).abs() < 1e-9);
+    // A non-finite speed gives the frame's acc and restarts it too.
+    assert_eq!(mean(&mut stream, 1.7, f64::NAN), 9.0);
+    assert_eq!(mean(&mut stream, 1.8, 6.0), 9.0);
+    // A new run starts empty.
+    stream.reset();
+    assert_eq!(mean(&mut stream, 0.0, 3.0), 9.0);
+    // At a very high frame rate the window holds the latest frames only, and stays bounded.
+    stream.reset();
+    for i in 0..10_000 {
+        let t = f64::from(i) * 1e-4;
+        assert!((mean(&mut stream, t, 2.0 * t) - if i == 0 { 9.0 } else { 2.0 }).abs() < 1e-6);
+    }
 }
