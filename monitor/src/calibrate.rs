@@ -94,6 +94,81 @@ pub fn clopper_pearson_upper(k: usize, n: usize, confidence: f64) -> f64 {
     }
 }
 
+/// The one-sided Clopper–Pearson lower confidence bound of a rate from `k` events in `n` trials: the
+/// Beta(k, n−k+1) quantile at `1 − confidence`; 0 when `k = 0` or `n = 0`.
+pub fn clopper_pearson_lower(k: usize, n: usize, confidence: f64) -> f64 {
+    if n == 0 || k == 0 {
+        return 0.0;
+    }
+    let k = k.min(n);
+    match Beta::new(k as f64, (n - k + 1) as f64) {
+        Ok(beta) => beta.inverse_cdf(1.0 - confidence),
+        // Shape parameters are positive finite by construction.
+        Err(_) => 0.0,
+    }
+}
+
+/// A calibration's false-alarm claim checked on new runs whose outcomes are known (`avguard score` and
+/// `avguard evaluate` on labelled logs).
+///
+/// The claim is "a new safe run alarms with probability at most the target" (at the calibration's
+/// confidence). `k` false alarms in `n` new safe runs contradict it when even the one-sided
+/// Clopper–Pearson *lower* bound of their rate, at the same confidence, is above the target: then the
+/// runs are very unlikely to come from the population calibrated on (typically: other scenario kinds, or
+/// another simulator), and θ should be calibrated again on runs like them. A check that holds proves
+/// nothing more than that these runs do not contradict the claim.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CalibrationCheck {
+    /// Safe runs checked.
+    pub n_safe_runs: usize,
+    /// Of those, runs with an alarm at the calibrated θ and debounce.
+    pub n_false_alarms: usize,
+    /// One-sided Clopper–Pearson lower bound of their false-alarm rate at `confidence`.
+    pub false_alarm_lower: f64,
+    /// The calibration's target.
+    pub target_false_alarm: f64,
+    /// The calibration's confidence.
+    pub confidence: f64,
+    /// False when the lower bound exceeds the target: these runs contradict the calibration.
+    pub holds: bool,
+}
+
+impl CalibrationCheck {
+    /// The check of `k` false alarms among `n` safe runs against a `target` claimed at `confidence`.
+    pub fn new(k: usize, n: usize, target: f64, confidence: f64) -> CalibrationCheck {
+        let lower = clopper_pearson_lower(k, n, confidence);
+        CalibrationCheck {
+            n_safe_runs: n,
+            n_false_alarms: k.min(n),
+            false_alarm_lower: lower,
+            target_false_alarm: target,
+            confidence,
+            holds: lower <= target,
+        }
+    }
+
+    /// One line for a report: what was seen and, when the check fails, what to do.
+    pub fn describe(&self) -> String {
+        let seen = format!(
+            "{} of {} safe runs alarmed at the calibrated θ ({:.0} % confidence lower bound {:.1} %, target {:.0} %)",
+            self.n_false_alarms,
+            self.n_safe_runs,
+            100.0 * self.confidence,
+            100.0 * self.false_alarm_lower,
+            100.0 * self.target_false_alarm
+        );
+        if self.holds {
+            format!("calibration consistent with these runs: {seen}")
+        } else {
+            format!(
+                "calibration does not hold on these runs: {seen}; they differ from the calibration runs \
+                 (other scenario kinds or another simulator?): calibrate again on runs like them \
+                 (`avguard calibrate`)"
+            )
+        }
+    }
+}
+
 /// What calibration needs of one run: its risk per frame before any violation, the frame times, and
 /// whether (and when) it violated.
 #[derive(Debug, Clone, Copy)]
@@ -364,6 +439,15 @@ pub fn for_measure(
     p: usize,
     measure: &crate::RiskMeasure,
 ) -> Option<(f64, u32)> {
+    calibration_for_measure(model, p, measure).map(|c| (c.theta, c.debounce_frames))
+}
+
+/// Property `p`'s calibration when it was made for `measure` (see [`for_measure`]).
+pub fn calibration_for_measure<'m>(
+    model: &'m crate::Model,
+    p: usize,
+    measure: &crate::RiskMeasure,
+) -> Option<&'m Calibration> {
     let property = model.properties().get(p)?;
     let c = property.calibration()?;
     let same = match (measure, c.horizon_steps) {
@@ -375,7 +459,7 @@ pub fn for_measure(
         }
         _ => false,
     };
-    same.then_some((c.theta, c.debounce_frames))
+    same.then_some(c)
 }
 
 /// The first frame of `risk` at which an alarm under (θ, debounce) fires.

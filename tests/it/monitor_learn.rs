@@ -294,6 +294,17 @@ fn learned_abstraction_calibration_and_the_bound_on_fresh_runs() {
             p_value >= 0.01,
             "{property}: {fa} % false alarms on fresh runs (P = {p_value:.4} at a 10 % rate): {s}"
         );
+        // score.json's own check of the calibration on these runs counts the same runs, and fails exactly
+        // when the binomial test at 1 − confidence (5 %) rejects a rate at the target.
+        let check = &cal["check"];
+        assert_eq!(check["n_safe_runs"].as_u64(), Some(n_safe), "{check}");
+        assert_eq!(
+            check["n_false_alarms"].as_u64(),
+            Some(n_false_alarms),
+            "{check}"
+        );
+        assert_eq!(check["target_false_alarm"].as_f64(), Some(0.1), "{check}");
+        assert_eq!(check["holds"].as_bool(), Some(p_value >= 0.05), "{check}");
         n_checked += 1;
     }
     assert!(n_checked >= 2, "{}", score["calibrated"]);

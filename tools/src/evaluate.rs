@@ -22,8 +22,8 @@ use rayon::prelude::*;
 use crate::calibration::{calibrate_model, CalibrateOptions, PropertyCalibration};
 use crate::score::{calibrated_rule, run_series};
 use crate::time_ahead::{
-    best_within, score_run_calibrated, summarise, threshold_key, Comparison, CurvePoint, RunScore,
-    RunSeries, Summary,
+    best_within, calibration_check, score_run_calibrated, summarise, threshold_key, Comparison,
+    CurvePoint, RunScore, RunSeries, Summary,
 };
 
 /// False-alarm budgets (% of safe runs) at which the printed tables read the curve: the search
@@ -349,6 +349,10 @@ impl Evaluation {
                     );
                     out.push_str(&row(&label, s));
                     out.push('\n');
+                    let check = calibration_check(&runs, cal.target_false_alarm, cal.confidence);
+                    if let Some(check) = check.filter(|c| !c.holds) {
+                        out.push_str(&format!("    {}\n", check.describe()));
+                    }
                 }
                 if result.mode == AbstractionMode::Auto {
                     comparison = Some((c, result));
@@ -422,6 +426,9 @@ impl Evaluation {
                         "selection": p.and_then(|p| p.selection()),
                         "reactive_rule": p.and_then(|p| p.reactive_rule()),
                         "calibration": p.and_then(|p| p.calibration()),
+                        "calibration_check": p
+                            .and_then(|p| p.calibration())
+                            .and_then(|cal| calibration_check(&runs, cal.target_false_alarm, cal.confidence)),
                         "summary": by_theta,
                         "comparison": c,
                     }),

@@ -333,6 +333,27 @@ impl Comparison {
     }
 }
 
+/// The calibrated alarm's false-alarm claim (`target` at `confidence`) checked on a property's scored
+/// runs; `None` when they were not scored with a calibrated alarm.
+pub fn calibration_check(
+    runs: &[&RunScore],
+    target: f64,
+    confidence: f64,
+) -> Option<monitor::calibrate::CalibrationCheck> {
+    let safe: Vec<&AlarmScore> = runs
+        .iter()
+        .filter(|r| !r.violated)
+        .map(|r| r.calibrated.as_ref())
+        .collect::<Option<_>>()?;
+    let k = safe.iter().filter(|a| a.false_alarm).count();
+    Some(monitor::calibrate::CalibrationCheck::new(
+        k,
+        safe.len(),
+        target,
+        confidence,
+    ))
+}
+
 /// Summarises the alarm scores of a set of runs (all of one property).
 pub fn summarise<'a>(scores: impl IntoIterator<Item = (&'a RunScore, &'a AlarmScore)>) -> Summary {
     let mut n_violating = 0usize;

@@ -11,6 +11,49 @@ fn binomial_cdf(k: usize, n: usize, p: f64) -> f64 {
     sum
 }
 
+/// The lower bound: closed forms at k = 1 and k = n, the binomial definition P(X ≥ k | n, L) = 1 − c,
+/// and the mirror image of the upper bound.
+#[test]
+fn clopper_pearson_lower_matches_closed_forms_and_the_binomial_definition() {
+    assert_eq!(clopper_pearson_lower(0, 50, 0.95), 0.0);
+    assert_eq!(clopper_pearson_lower(3, 0, 0.95), 0.0);
+    for n in [1usize, 7, 20, 160] {
+        // k = n: Beta(n, 1), whose quantile at 0.05 is 0.05^(1/n).
+        let want = 0.05f64.powf(1.0 / n as f64);
+        assert!((clopper_pearson_lower(n, n, 0.95) - want).abs() < 1e-9);
+        // k = 1: Beta(1, n), whose quantile at 0.05 is 1 − 0.95^(1/n).
+        let want = 1.0 - 0.95f64.powf(1.0 / n as f64);
+        assert!((clopper_pearson_lower(1, n, 0.95) - want).abs() < 1e-9);
+    }
+    for (k, n, c) in [(5usize, 40usize, 0.95), (63, 160, 0.95), (12, 100, 0.9)] {
+        let lower = clopper_pearson_lower(k, n, c);
+        let tail = 1.0 - binomial_cdf(k - 1, n, lower);
+        assert!((tail - (1.0 - c)).abs() < 1e-7, "k {k} n {n}: tail {tail}");
+        let mirror = 1.0 - clopper_pearson_upper(n - k, n, c);
+        assert!((lower - mirror).abs() < 1e-9);
+    }
+}
+
+/// New safe runs contradict a calibration only when even the lower bound of their false-alarm rate is
+/// above the target.
+#[test]
+fn a_calibration_check_fails_only_when_the_lower_bound_passes_the_target() {
+    // 63 of 160 (39 %): far above a 10 % target.
+    let c = CalibrationCheck::new(63, 160, 0.1, 0.95);
+    assert!(!c.holds && c.false_alarm_lower > 0.3);
+    assert!(c.describe().contains("does not hold"), "{}", c.describe());
+    assert!(c.describe().contains("63 of 160"));
+    // 14 of 100 (14 %): above the target, but 14 in 100 is not unlikely at 10 % (P(X ≥ 14) ≈ 0.12).
+    let c = CalibrationCheck::new(14, 100, 0.1, 0.95);
+    assert!(c.holds, "{c:?}");
+    assert!((1.0 - binomial_cdf(13, 100, 0.1)) > 0.05);
+    // 17 of 100: P(X ≥ 17 | 10 %) ≈ 0.02 < 5 %, so it does not hold.
+    assert!((1.0 - binomial_cdf(16, 100, 0.1)) < 0.05);
+    assert!(!CalibrationCheck::new(17, 100, 0.1, 0.95).holds);
+    // No safe run: nothing to contradict.
+    assert!(CalibrationCheck::new(0, 0, 0.1, 0.95).holds);
+}
+
 #[test]
 fn clopper_pearson_matches_closed_forms_and_the_binomial_definition() {
     // k = 0: 1 − (1 − c)^(1/n).

@@ -139,6 +139,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         eprintln!("avguard: {file}: {error}");
     }
     let finished = job.finish(errors, args.plot_runs)?;
+    for (property, check) in &finished.calibration_checks {
+        if !check.holds {
+            eprintln!("avguard: {property}: {}", check.describe());
+        }
+    }
     eprintln!(
         "scored {} logs ({} from cache) into {}",
         finished.results.len(),

@@ -67,7 +67,11 @@ fn section(out: &mut String, p: &PropertyReport) {
             fmt_opt(s.false_alarm_pct, 1)
         );
     }
-    out.push_str("</table>\n<div class=\"plots\">\n");
+    out.push_str("</table>\n");
+    for note in &p.notes {
+        let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(note));
+    }
+    out.push_str("<div class=\"plots\">\n");
     figure(out, "lead-histogram", plots::lead_histogram(p));
     figure(out, "tradeoff", plots::tradeoff(p));
     let theta = p

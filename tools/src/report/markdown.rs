@@ -115,6 +115,16 @@ fn baseline_table(out: &mut String, report: &Report) {
         }
     }
     let _ = writeln!(out);
+    let mut any_note = false;
+    for p in &report.properties {
+        for note in &p.notes {
+            let _ = writeln!(out, "- {}: {note}", p.name);
+            any_note = true;
+        }
+    }
+    if any_note {
+        let _ = writeln!(out);
+    }
 }
 
 fn dominance_table(out: &mut String, report: &Report) {

@@ -60,6 +60,8 @@ pub struct PropertyReport {
     pub extra_rows: Vec<(String, Summary)>,
     /// The curve against each comparator.
     pub dominance: Vec<Dominance>,
+    /// Lines shown under the property's rows (the calibration checked on these runs).
+    pub notes: Vec<String>,
 }
 
 /// The whole report.
@@ -113,6 +115,7 @@ impl PropertyReport {
             traces,
             extra_rows: Vec::new(),
             dominance: Vec::new(),
+            notes: Vec::new(),
         }
     }
 

@@ -93,6 +93,26 @@ fn markdown_has_table2_baseline_and_table3() {
     );
 }
 
+/// A property's notes (the calibration checked on the scored runs) are shown under the tables.
+#[test]
+fn notes_are_shown_in_both_reports() {
+    let mut report = sample();
+    report.properties[0]
+        .notes
+        .push("calibration does not hold on these runs: 9 of 10 <safe> runs".into());
+    let md = render_markdown(&report);
+    assert!(
+        md.contains("- law: calibration does not hold on these runs: 9 of 10 <safe> runs"),
+        "{md}"
+    );
+    let html = render_html(&report);
+    assert!(
+        html.contains("<p class=\"note\">calibration does not hold on these runs: 9 of 10 &lt;safe&gt; runs</p>"),
+        "{html}"
+    );
+    assert!(!render_markdown(&sample()).contains("- law:"));
+}
+
 #[test]
 fn html_is_self_contained_with_three_plots() {
     let html = render_html(&sample());

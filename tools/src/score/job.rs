@@ -77,8 +77,14 @@ impl Scorer {
                     .rules
                     .insert(property.name().to_owned(), rule.text());
             }
-            if let Some(c) = super::calibrated_rule(&model, p, &measure) {
-                settings.calibrated.insert(property.name().to_owned(), c);
+            if let Some(c) = monitor::calibrate::calibration_for_measure(&model, p, &measure) {
+                let name = property.name().to_owned();
+                settings
+                    .calibrated
+                    .insert(name.clone(), (c.theta, c.debounce_frames));
+                settings
+                    .calibration_targets
+                    .insert(name, (c.target_false_alarm, c.confidence));
             }
         }
         let thresholds = settings.threshold_pairs();
@@ -163,6 +169,8 @@ pub struct Finished {
     pub errors: Vec<(String, String)>,
     /// Logs of the run.
     pub n_logs: usize,
+    /// Per calibrated property, its calibration checked on these runs.
+    pub calibration_checks: Vec<(String, monitor::calibrate::CalibrationCheck)>,
 }
 
 impl Finished {
@@ -269,7 +277,7 @@ impl Job {
             .iter()
             .filter_map(|p| super::load_cached(&self.out, p).transpose())
             .collect::<anyhow::Result<_>>()?;
-        super::write_outputs(
+        let calibration_checks = super::write_outputs(
             &self.out,
             self.scorer.settings(),
             &results,
@@ -281,6 +289,7 @@ impl Job {
             results,
             errors,
             n_logs: self.logs.len(),
+            calibration_checks,
         })
     }
 }

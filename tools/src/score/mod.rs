@@ -36,6 +36,9 @@ pub struct Settings {
     /// Per property, the calibrated (θ, debounce frames) used for the risk measure scored.
     #[serde(default)]
     pub calibrated: std::collections::BTreeMap<String, (f64, u32)>,
+    /// Per property, the calibrated alarm's false-alarm target and confidence, checked on the scored runs.
+    #[serde(default)]
+    pub calibration_targets: std::collections::BTreeMap<String, (f64, f64)>,
     /// FNV-1a hash of the `--map` file's bytes, hex (road fields of `.record` inputs depend on it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub map_hash: Option<String>,
@@ -58,6 +61,7 @@ impl Settings {
             rss: String::new(),
             rules: std::collections::BTreeMap::new(),
             calibrated: std::collections::BTreeMap::new(),
+            calibration_targets: std::collections::BTreeMap::new(),
         }
     }
 

@@ -12,13 +12,15 @@ use serde_json::{json, Value};
 use super::cache::{load_all, write_atomic};
 use super::{FileResult, Settings};
 use crate::report::{self, PropertyReport, Report, RiskTrace, StateRow};
-use crate::time_ahead::{summarise, Comparison, RunScore};
+use crate::time_ahead::{calibration_check, summarise, Comparison, RunScore};
+use monitor::calibrate::CalibrationCheck;
 
 /// Table 3 rows kept per property: the most visited states, then the riskiest visited ones.
 const N_COMMON_STATES: usize = 6;
 const N_RISKY_STATES: usize = 3;
 
-/// Writes `score.json`, the reports, and (when the model is at hand) `states.json` into `out`.
+/// Writes `score.json`, the reports, and (when the model is at hand) `states.json` into `out`. Returns
+/// each calibrated property's [`CalibrationCheck`] on these runs.
 pub fn write_outputs(
     out: &Path,
     settings: &Settings,
@@ -26,7 +28,7 @@ pub fn write_outputs(
     errors: &[(String, String)],
     model: Option<&Arc<Model>>,
     plot_runs: usize,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Vec<(String, CalibrationCheck)>> {
     let states = states_table(out, model)?;
     let mut runs: Vec<&RunScore> = results.iter().flat_map(|r| &r.scores).collect();
     runs.sort_by(|a, b| {
@@ -42,9 +44,23 @@ pub fn write_outputs(
     let thresholds = settings.threshold_pairs();
     let mut sections = Sections::default();
     let mut comparisons: BTreeMap<&str, Comparison> = BTreeMap::new();
+    let checks: BTreeMap<&str, CalibrationCheck> = by_property
+        .iter()
+        .filter_map(|(property, prop_runs)| {
+            let &(target, confidence) = settings.calibration_targets.get(*property)?;
+            Some((*property, calibration_check(prop_runs, target, confidence)?))
+        })
+        .collect();
     for (property, prop_runs) in &by_property {
         let c = Comparison::of(prop_runs);
-        sections.add(property, prop_runs, &c, settings, &thresholds)?;
+        sections.add(
+            property,
+            prop_runs,
+            &c,
+            settings,
+            &thresholds,
+            checks.get(property),
+        )?;
         comparisons.insert(property, c);
     }
     let score = sections.into_score_json(&runs, errors, settings);
@@ -63,6 +79,9 @@ pub fn write_outputs(
                 let calibration = settings.calibrated.get(*name).copied();
                 let rule = settings.rules.get(*name).map(String::as_str);
                 report.add_comparison(c, calibration, rule);
+            }
+            if let Some(check) = checks.get(name) {
+                report.notes.push(check.describe());
             }
             report
         })
@@ -90,7 +109,10 @@ pub fn write_outputs(
         &out.join("report.html"),
         report::render_html(&report).as_bytes(),
     )?;
-    Ok(())
+    Ok(checks
+        .into_iter()
+        .map(|(name, check)| (name.to_owned(), check))
+        .collect())
 }
 
 /// The representative states per property: computed and written to `states.json` when the model is at
@@ -132,6 +154,7 @@ impl Sections {
         c: &Comparison,
         settings: &Settings,
         thresholds: &[(String, f64)],
+        check: Option<&CalibrationCheck>,
     ) -> anyhow::Result<()> {
         let rule_text = settings.rules.get(property).cloned();
         let mut cmp = serde_json::Map::new();
@@ -150,7 +173,12 @@ impl Sections {
             let cal = settings.calibrated.get(property);
             self.calibrated.insert(
                 property.to_owned(),
-                json!({"theta": cal.map(|c| c.0), "debounce_frames": cal.map(|c| c.1), "summary": s}),
+                json!({
+                    "theta": cal.map(|c| c.0),
+                    "debounce_frames": cal.map(|c| c.1),
+                    "summary": s,
+                    "check": check,
+                }),
             );
         }
         self.curve

@@ -200,3 +200,56 @@ fn curve_and_dominance_match_a_hand_count() {
     assert_eq!(best_within(&c, 49.0), None);
     assert_eq!(best_within(&[], 40.0), None);
 }
+
+/// The calibration check counts the safe runs alarmed at the calibrated θ (violating runs do not count)
+/// and fails only when that count is evidence of a rate above the target.
+#[test]
+fn calibration_check_counts_safe_runs_alarmed_at_the_calibrated_theta() {
+    // Safe runs whose risk peaks at 0.6 alarm at θ = 0.5; those peaking at 0.2 do not.
+    let safe = |peak: f64, i: usize| {
+        score_run_calibrated(
+            &format!("safe-{i}"),
+            "s",
+            "p",
+            &series(&[0.1, peak, 0.1], None, &[]),
+            &thresholds(),
+            Some((0.5, 1)),
+        )
+    };
+    let violating = score_run_calibrated(
+        "v",
+        "s",
+        "p",
+        &series(&[0.1, 0.9, 0.9], Some(2), &[]),
+        &thresholds(),
+        Some((0.5, 1)),
+    );
+    let runs_with = |n_alarmed: usize| -> Vec<RunScore> {
+        (0..40)
+            .map(|i| safe(if i < n_alarmed { 0.6 } else { 0.2 }, i))
+            .chain(std::iter::once(violating.clone()))
+            .collect()
+    };
+    // 5 of 40 (12.5 %) at a 10 % target: P(X ≥ 5 | 40, 0.1) ≈ 0.37, consistent.
+    let runs = runs_with(5);
+    let refs: Vec<&RunScore> = runs.iter().collect();
+    let c = calibration_check(&refs, 0.1, 0.95).unwrap();
+    assert_eq!((c.n_safe_runs, c.n_false_alarms), (40, 5));
+    assert!(c.holds, "{c:?}");
+    // 14 of 40 (35 %): P(X ≥ 14 | 40, 0.1) ≈ 2e-5, contradicted.
+    let runs = runs_with(14);
+    let refs: Vec<&RunScore> = runs.iter().collect();
+    let c = calibration_check(&refs, 0.1, 0.95).unwrap();
+    assert_eq!((c.n_safe_runs, c.n_false_alarms), (40, 14));
+    assert!(!c.holds && c.false_alarm_lower > 0.1, "{c:?}");
+    // Runs scored without a calibrated alarm have nothing to check.
+    let plain = score_run_calibrated(
+        "x",
+        "s",
+        "p",
+        &series(&[0.1], None, &[]),
+        &thresholds(),
+        None,
+    );
+    assert!(calibration_check(&[&plain], 0.1, 0.95).is_none());
+}
