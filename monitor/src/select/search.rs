@@ -188,9 +188,20 @@ fn greedy_refined(
     };
     while chosen.len() + 1 < max_predicates {
         let n_bits = chosen.len() as u32 + 1;
+        // A candidate whose values on the training runs equal a chosen predicate's (a finer cut chosen
+        // earlier that reads the same, or one between the same data values) adds no information: its
+        // score could only differ by the smoothing of a larger state space, so it is not offered.
+        let chosen_toggles: Vec<&Toggles> = chosen
+            .iter()
+            .map(|&i| match i.checked_sub(data.candidates.len()) {
+                Some(r) => &refined[r].toggles,
+                None => &data.candidates[i],
+            })
+            .collect();
+        let duplicate = |t: &Toggles| chosen_toggles.contains(&t);
         let best = usable
             .par_iter()
-            .filter(|c| !chosen.contains(c))
+            .filter(|c| !chosen.contains(c) && !duplicate(&data.candidates[**c]))
             .map_init(Workspace::default, |ws, &c| {
                 (
                     scorer.score_with(ws, &segs, Some(&data.candidates[c]), n_bits),
@@ -206,7 +217,7 @@ fn greedy_refined(
             let best_alt = alternatives
                 .par_iter()
                 .enumerate()
-                .filter(|(_, t)| !t.is_constant())
+                .filter(|(_, t)| !t.is_constant() && !duplicate(t))
                 .map_init(Workspace::default, |ws, (j, t)| {
                     (scorer.score_with(ws, &segs, Some(t), n_bits), j)
                 })

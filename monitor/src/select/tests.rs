@@ -508,3 +508,44 @@ fn a_chosen_threshold_is_refined_to_a_finer_cut_when_that_scores_higher() {
     let (again_steps, _, _) = search::greedy_multi(&data, &recs, &cfg, &[], Some(&refine));
     assert_eq!(again_steps, steps);
 }
+
+/// A finer cut equal on the training runs to a predicate already chosen is not offered again. The pool is
+/// one candidate that hurts once a base cut is in, and the base cut is that candidate's only finer cut:
+/// the search refines its first step to the base cut and then, forced to take a second step, takes the
+/// poor candidate, not the base cut a second time, although the duplicate would score higher (it changes
+/// nothing, the poor candidate lowers the score).
+#[test]
+fn a_finer_cut_equal_to_a_chosen_predicate_is_not_chosen_again() {
+    let (plan, recs) = records(200, 6);
+    let pool = plan.pool_of(&recs, 0);
+    let all: Vec<data::Source> = pool.iter().map(|(_, s)| *s).collect();
+    let full = PropertyData::new(&recs, 0, &all);
+    let cfg = SearchConfig {
+        max_predicates: 3,
+        min_gain: -1.0,
+        ..SearchConfig::default()
+    };
+    let score_of = |set: &[usize]| search::score_set(&full, &recs, &cfg, set).0;
+    let usable: Vec<usize> = (0..full.candidates.len())
+        .filter(|&c| !full.candidates[c].is_constant())
+        .collect();
+    // A base cut and a poor candidate such that the refinement takes the base cut first (it scores
+    // higher alone) and the duplicate would beat the poor candidate at the second step.
+    let (base, poor) = usable
+        .iter()
+        .flat_map(|&b| usable.iter().map(move |&c| (b, c)))
+        .find(|&(b, c)| {
+            full.candidates[b] != full.candidates[c]
+                && score_of(&[b]) > score_of(&[c])
+                && score_of(&[b, b]) > score_of(&[b, c])
+        })
+        .expect("the synthetic runs hold a cut that a poor candidate spoils");
+    let good = full.candidates[base].clone();
+    let data = PropertyData::new(&recs, 0, &[all[poor]]);
+    let refine = |_: usize| -> std::sync::Arc<[data::Toggles]> { vec![good.clone()].into() };
+    let (steps, _, refined) = search::greedy_multi(&data, &recs, &cfg, &[], Some(&refine));
+    assert_eq!(refined.len(), 1, "{steps:?}");
+    assert_eq!(refined[0].toggles, good);
+    let chosen: Vec<usize> = steps.iter().filter_map(|s| s.candidate).collect();
+    assert_eq!(chosen, vec![data.candidates.len(), 0], "{steps:?}");
+}
