@@ -19,6 +19,7 @@ fn evaluate_prints_the_curve_at_each_budget_and_writes_what_it_printed() {
             .arg(&train)
             .arg("--test")
             .arg(&test)
+            .args(["--max-predicates", "5", "--folds", "3"])
             .arg("--out")
             .arg(&out),
     );
@@ -33,7 +34,41 @@ fn evaluate_prints_the_curve_at_each_budget_and_writes_what_it_printed() {
     assert_eq!(models[0]["mode"], "fixed");
     assert_eq!(models[1]["mode"], "auto");
     let mut n_checked = 0;
+    let mut n_searched = 0;
     for (name, p) in models[1]["properties"].as_object().unwrap() {
+        // The search's options reach it (a property never violated in training keeps its declared
+        // predicates).
+        assert_eq!(p["selection"]["folds"], 3, "{name}");
+        if p["selection"]["mode"] == "auto" {
+            assert!(
+                p["predicates"].as_array().unwrap().len() <= 5,
+                "{name}: {p}"
+            );
+            n_searched += 1;
+        }
+        // The calibration checked on the test runs: the calibrated alarm's false alarms, and a printed
+        // warning exactly when they contradict the target.
+        if let Some(check) = p["calibration_check"].as_object() {
+            let summary = &p["comparison"]["calibrated"];
+            assert_eq!(check["n_safe_runs"], summary["n_safe_runs"], "{name}");
+            let n_safe = check["n_safe_runs"].as_f64().unwrap();
+            let fa = check["n_false_alarms"].as_f64().unwrap();
+            if n_safe > 0.0 {
+                let pct = summary["false_alarm_pct"].as_f64().unwrap();
+                assert!((100.0 * fa / n_safe - pct).abs() < 1e-9, "{name}");
+            }
+            let holds = check["holds"].as_bool().unwrap();
+            let warned = printed
+                .split(&format!("\n{name} — test runs: "))
+                .nth(1)
+                .is_some_and(|s| {
+                    let auto = s.split("avguard auto calibrated").nth(1).unwrap_or("");
+                    auto.lines()
+                        .nth(1)
+                        .is_some_and(|l| l.contains("calibration does not hold"))
+                });
+            assert_eq!(warned, !holds, "{name}:\n{printed}");
+        }
         let comparison = &p["comparison"];
         let n_violating = comparison["comparators"][0][1]["n_violating_runs"]
             .as_u64()
@@ -79,4 +114,5 @@ fn evaluate_prints_the_curve_at_each_budget_and_writes_what_it_printed() {
         n_checked += 1;
     }
     assert!(n_checked >= 1, "{printed}");
+    assert!(n_searched >= 1, "{printed}");
 }

@@ -93,6 +93,19 @@ fn records(n: usize, seed: u64) -> (AutoPlan, Vec<RunRecord>) {
     (plan, records)
 }
 
+/// A property's candidate pool: each candidate with where it is recorded.
+type Pool = Vec<(pool::Candidate, data::Source)>;
+
+/// 200 synthetic runs of seed `seed`, the first property's candidate pool on them, where each candidate
+/// is recorded, and the property's data over the whole pool.
+fn whole_pool(seed: u64) -> (Vec<RunRecord>, Pool, Vec<data::Source>, PropertyData) {
+    let (plan, recs) = records(200, seed);
+    let pool = plan.pool_of(&recs, 0);
+    let sources: Vec<data::Source> = pool.iter().map(|(_, s)| *s).collect();
+    let data = PropertyData::new(&recs, 0, &sources);
+    (recs, pool, sources, data)
+}
+
 #[test]
 fn utility_and_budget_levels_match_hand_values() {
     assert_eq!(utility(None), 0.0);
@@ -384,10 +397,7 @@ fn the_cross_validated_score_matches_a_frame_by_frame_recount() {
 /// start that beats the unseeded search wins.
 #[test]
 fn the_multi_start_search_keeps_the_best_start() {
-    let (plan, recs) = records(200, 6);
-    let pool = plan.pool_of(&recs, 0);
-    let sources: Vec<data::Source> = pool.iter().map(|(_, s)| *s).collect();
-    let data = PropertyData::new(&recs, 0, &sources);
+    let (recs, pool, _, data) = whole_pool(6);
     let cfg = SearchConfig {
         max_predicates: 4,
         ..SearchConfig::default()
@@ -450,10 +460,7 @@ fn the_multi_start_search_keeps_the_best_start() {
 /// changes nothing.
 #[test]
 fn a_chosen_threshold_is_refined_to_a_finer_cut_when_that_scores_higher() {
-    let (plan, recs) = records(200, 6);
-    let pool = plan.pool_of(&recs, 0);
-    let all: Vec<data::Source> = pool.iter().map(|(_, s)| *s).collect();
-    let full = PropertyData::new(&recs, 0, &all);
+    let (recs, pool, all, full) = whole_pool(6);
     let cfg = SearchConfig {
         max_predicates: 2,
         ..SearchConfig::default()
@@ -516,10 +523,7 @@ fn a_chosen_threshold_is_refined_to_a_finer_cut_when_that_scores_higher() {
 /// nothing, the poor candidate lowers the score).
 #[test]
 fn a_finer_cut_equal_to_a_chosen_predicate_is_not_chosen_again() {
-    let (plan, recs) = records(200, 6);
-    let pool = plan.pool_of(&recs, 0);
-    let all: Vec<data::Source> = pool.iter().map(|(_, s)| *s).collect();
-    let full = PropertyData::new(&recs, 0, &all);
+    let (recs, _, all, full) = whole_pool(6);
     let cfg = SearchConfig {
         max_predicates: 3,
         min_gain: -1.0,

@@ -38,6 +38,12 @@ pub struct Args {
     /// Seed of the split and of the search's folds.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Most predicates per property of the auto abstraction, the unsafe one included (as `learn`).
+    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..=12))]
+    max_predicates: u32,
+    /// Cross-validation folds of the auto abstraction's search (as `learn`).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(2..=20))]
+    folds: u32,
     /// RSS comparator parameters.
     #[command(flatten)]
     rss: crate::rss_options::RssOptions,
@@ -58,6 +64,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         build: BuildConfig::default(),
         search: SearchConfig {
             seed: args.seed,
+            max_predicates: args.max_predicates as usize,
+            folds: args.folds as usize,
             ..SearchConfig::default()
         },
         calibrate: CalibrateOptions {
