@@ -82,9 +82,9 @@ impl Calibration {
 }
 
 /// The one-sided Clopper–Pearson upper confidence bound of a rate from `k` events in `n` trials: the
-/// Beta(k+1, n−k) quantile at `confidence`; 1 when `k ≥ n` or `n = 0`.
+/// Beta(k+1, n−k) quantile at `confidence`; 1 when `k ≥ n`, `n = 0` or `confidence` is not in [0, 1].
 pub fn clopper_pearson_upper(k: usize, n: usize, confidence: f64) -> f64 {
-    if n == 0 || k >= n {
+    if n == 0 || k >= n || !(0.0..=1.0).contains(&confidence) {
         return 1.0;
     }
     match Beta::new((k + 1) as f64, (n - k) as f64) {
@@ -95,9 +95,9 @@ pub fn clopper_pearson_upper(k: usize, n: usize, confidence: f64) -> f64 {
 }
 
 /// The one-sided Clopper–Pearson lower confidence bound of a rate from `k` events in `n` trials: the
-/// Beta(k, n−k+1) quantile at `1 − confidence`; 0 when `k = 0` or `n = 0`.
+/// Beta(k, n−k+1) quantile at `1 − confidence`; 0 when `k = 0`, `n = 0` or `confidence` is not in [0, 1].
 pub fn clopper_pearson_lower(k: usize, n: usize, confidence: f64) -> f64 {
-    if n == 0 || k == 0 {
+    if n == 0 || k == 0 || !(0.0..=1.0).contains(&confidence) {
         return 0.0;
     }
     let k = k.min(n);

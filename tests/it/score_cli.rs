@@ -166,6 +166,25 @@ fn sharded_scores_merge_into_the_unsharded_result() {
             "{file} differs between the unsharded and the merged run"
         );
     }
+    // A shard whose settings.json claims a calibration at a confidence that is not a probability is
+    // refused with a message naming it (the Beta quantile behind the calibration check would panic).
+    let hostile = f.root.join("shard-hostile");
+    std::fs::create_dir_all(&hostile).unwrap();
+    let mut settings = read_json(&b.join("settings.json"));
+    settings["calibration_targets"] = serde_json::json!({"law51_sub5": [0.1, 5.0]});
+    std::fs::write(hostile.join("settings.json"), settings.to_string()).unwrap();
+    let out = avguard()
+        .args(["score", "merge", "--out"])
+        .arg(f.root.join("merged-hostile"))
+        .arg(&hostile)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("shard-hostile") && stderr.contains("is not a fraction"),
+        "{stderr}"
+    );
 }
 
 #[test]

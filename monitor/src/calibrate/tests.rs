@@ -16,6 +16,12 @@ fn binomial_cdf(k: usize, n: usize, p: f64) -> f64 {
 #[test]
 fn clopper_pearson_lower_matches_closed_forms_and_the_binomial_definition() {
     assert_eq!(clopper_pearson_lower(0, 50, 0.95), 0.0);
+    // A confidence that is not a probability (a hand-edited settings file) gives the vacuous bounds, not
+    // a panic in the Beta quantile.
+    for c in [f64::NAN, -0.5, 5.0] {
+        assert_eq!(clopper_pearson_lower(3, 10, c), 0.0);
+        assert_eq!(clopper_pearson_upper(3, 10, c), 1.0);
+    }
     assert_eq!(clopper_pearson_lower(3, 0, 0.95), 0.0);
     for n in [1usize, 7, 20, 160] {
         // k = n: Beta(n, 1), whose quantile at 0.05 is 0.05^(1/n).

@@ -309,6 +309,15 @@ pub fn merge(shards: &[PathBuf], out: &Path, plot_runs: usize) -> anyhow::Result
         })?;
         let s: Settings = serde_json::from_str(&text)
             .with_context(|| format!("{}: corrupt settings.json", shard.display()))?;
+        for (property, &(target, confidence)) in &s.calibration_targets {
+            if !((0.0..=1.0).contains(&target) && (0.0..=1.0).contains(&confidence)) {
+                bail!(
+                    "{}: corrupt settings.json: {property}'s calibration target {target} or confidence \
+                     {confidence} is not a fraction",
+                    shard.display()
+                );
+            }
+        }
         match &settings {
             None => settings = Some(s),
             Some(first) if *first != s => {
