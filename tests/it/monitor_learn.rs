@@ -309,3 +309,120 @@ fn learned_abstraction_calibration_and_the_bound_on_fresh_runs() {
     }
     assert!(n_checked >= 2, "{}", score["calibrated"]);
 }
+
+/// Logs at another frame rate (20 Hz here): `learn` refuses them at its default 0.1 s with a message
+/// naming the option, learns from them with `--frame-period-s 0.05` (the model steps at 0.05 s: its
+/// horizons are counted in 0.05 s steps), `score` reads them with that model and refuses 10 Hz logs, and
+/// the bridge assembles frames at the model's period unless told another, which it refuses.
+#[test]
+fn logs_at_another_frame_rate_learn_score_and_bridge_at_that_rate() {
+    let tmp = scratch();
+    let dir = tmp.path();
+    let text =
+        std::fs::read_to_string(workspace_root().join("scenarios/red_light_queue.toml")).unwrap();
+    let text = text.replacen("[scenario]\n", "[scenario]\nframe_period_s = 0.05\n", 1);
+    assert!(text.contains("frame_period_s = 0.05"));
+    let scenario = dir.join("fast.toml");
+    std::fs::write(&scenario, text).unwrap();
+    let fast = dir.join("fast");
+    run_ok(
+        avguard()
+            .args(["simulate", "--scenario"])
+            .arg(&scenario)
+            .args(["--runs", "12", "--seed", "3", "--out"])
+            .arg(&fast),
+    );
+    let model = dir.join("fast.avg");
+    let refused = avguard()
+        .args(["learn", "--abstraction", "fixed", "--laws"])
+        .arg(workspace_root().join("laws/specs"))
+        .arg("--out")
+        .arg(&model)
+        .arg(&fast)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("frame period 0.05 s differs from the model's 0.1 s")
+            && stderr.contains("--frame-period-s 0.05"),
+        "{stderr}"
+    );
+    run_ok(
+        avguard()
+            .args([
+                "learn",
+                "--abstraction",
+                "fixed",
+                "--frame-period-s",
+                "0.05",
+                "--laws",
+            ])
+            .arg(workspace_root().join("laws/specs"))
+            .arg("--out")
+            .arg(&model)
+            .arg(&fast),
+    );
+    let m = load(&model);
+    assert_eq!(m.frame_period_s(), 0.05);
+    // 1, 2, 3 and 5 s are 20, 40, 60 and 100 steps of 0.05 s.
+    let p = m.property("law51_sub5").unwrap();
+    assert_eq!(p.config().horizons_steps, vec![20, 40, 60, 100]);
+    let scored = dir.join("scored");
+    run_ok(
+        avguard()
+            .args(["score", "--model"])
+            .arg(&model)
+            .arg("--out")
+            .arg(&scored)
+            .arg(&fast),
+    );
+    let score: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(scored.join("score.json")).unwrap()).unwrap();
+    assert!(!score["runs"].as_array().unwrap().is_empty());
+    assert!(
+        score["errors"].as_array().unwrap().is_empty(),
+        "{}",
+        score["errors"]
+    );
+    // 10 Hz logs are refused by the 20 Hz model, each with the reason.
+    let slow = dir.join("slow");
+    simulate("red_light_queue.toml", 2, 3, &slow);
+    let out = avguard()
+        .args(["score", "--model"])
+        .arg(&model)
+        .arg("--out")
+        .arg(dir.join("scored-slow"))
+        .arg(&slow)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("frame period 0.1 s differs from the model's 0.05 s"),
+        "{stderr}"
+    );
+    // The bridge refuses to assemble frames at another period than the model steps at.
+    let out = avguard()
+        .args([
+            "bridge",
+            "--listen",
+            "127.0.0.1:0",
+            "--mode",
+            "alert",
+            "--frame-period-s",
+            "0.1",
+        ])
+        .arg("--model")
+        .arg(&model)
+        .arg("--log")
+        .arg(dir.join("bridge.jsonl"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the model steps every 0.05 s, but frames are assembled every 0.1 s"),
+        "{stderr}"
+    );
+}

@@ -75,7 +75,9 @@ pub fn series_of_logs(
                     .and_then(|log| {
                         anyhow::ensure!(
                             (log.meta.frame_period_s - period).abs() <= 1e-9,
-                            "frame period {} s differs from the model's {period} s",
+                            "frame period {} s differs from the model's {period} s (a model \
+                             learned with --frame-period-s {} reads them)",
+                            log.meta.frame_period_s,
                             log.meta.frame_period_s
                         );
                         Ok(run_series(&log.frames, session, measure, None))

@@ -164,7 +164,9 @@ pub fn record_each(
                     .and_then(|log| {
                         if (log.meta.frame_period_s - period).abs() > 1e-9 {
                             bail!(
-                                "frame period {} s differs from the model's {period} s",
+                                "frame period {} s differs from the model's {period} s (learn \
+                                 from logs at this rate with --frame-period-s {})",
+                                log.meta.frame_period_s,
                                 log.meta.frame_period_s
                             );
                         }

@@ -73,9 +73,10 @@ pub struct Args {
     /// Braking deceleration assumed for slow-down target speeds, m/s².
     #[arg(long, default_value_t = 3.0)]
     pub decel_mps2: f64,
-    /// Frame period of the assembled frames, s.
-    #[arg(long, default_value_t = 0.1)]
-    pub frame_period_s: f64,
+    /// Frame period of the assembled frames, s (default: the model's; another is refused, since the
+    /// model steps once per frame).
+    #[arg(long)]
+    pub frame_period_s: Option<f64>,
     /// Shared secret clients present as `?token=...` or `Authorization: Bearer ...` (characters
     /// A-Z a-z 0-9 - . _ ~). Also read from AVGUARD_TOKEN; prefer that or --token-file, since a flag is
     /// visible to every user in `ps`.
@@ -104,12 +105,26 @@ pub struct Args {
 
 /// Loads the model file as a decision factory; the risk is P(eventually unsafe), or P(unsafe within
 /// `horizon_s`) when given.
-pub fn load_model(path: &Path, horizon_s: Option<f64>) -> anyhow::Result<Box<dyn DecideFactory>> {
+/// Loads the model as the bridge's decision factory, with the frame period it steps at; a model stepping
+/// at another period than `period_s` (when given) is refused.
+pub fn load_model(
+    path: &Path,
+    horizon_s: Option<f64>,
+    period_s: Option<f64>,
+) -> anyhow::Result<(Box<dyn DecideFactory>, f64)> {
     let model = crate::modelfile::read(path)?.model;
+    let model_period = model.frame_period_s();
+    if let Some(p) = period_s {
+        anyhow::ensure!(
+            (p - model_period).abs() <= 1e-9,
+            "{}: the model steps every {model_period} s, but frames are assembled every {p} s",
+            path.display()
+        );
+    }
     let factory =
         bridge::session::MonitorFactory::new(model, horizon_s, path.display().to_string())
             .with_context(|| format!("{}", path.display()))?;
-    Ok(Box::new(factory))
+    Ok((Box::new(factory), model_period))
 }
 
 /// θ for properties without a calibration when no `--threshold` is given.
@@ -157,11 +172,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "binding {} beyond loopback requires a token (--token-file, AVGUARD_TOKEN or --token)",
         args.listen
     );
+    if let Some(p) = args.frame_period_s {
+        anyhow::ensure!(
+            p.is_finite() && p > 0.0,
+            "--frame-period-s must be a positive number of seconds"
+        );
+    }
+    let (factory, frame_period_s) = load_model(&args.model, args.horizon, args.frame_period_s)?;
     anyhow::ensure!(
-        args.gap_limit.is_finite() && args.gap_limit >= args.frame_period_s,
-        "--gap-limit must be at least the frame period"
+        args.gap_limit.is_finite() && args.gap_limit >= frame_period_s,
+        "--gap-limit must be at least the frame period ({frame_period_s} s)"
     );
-    let factory = load_model(&args.model, args.horizon)?;
     if args.threshold.is_none() {
         eprintln!(
             "no --threshold: enforcing {}",
@@ -171,8 +192,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let map = crate::mapfile::load(args.map.as_deref())?;
     let model_path = args.model.clone();
     let horizon = args.horizon;
-    let reload: Reloader =
-        Arc::new(move || load_model(&model_path, horizon).map_err(|e| format!("{e:#}")));
+    let reload: Reloader = Arc::new(move || {
+        load_model(&model_path, horizon, Some(frame_period_s))
+            .map(|(factory, _)| factory)
+            .map_err(|e| format!("{e:#}"))
+    });
     let config = BridgeConfig {
         max_frame_bytes: args.max_frame_bytes,
         hard_frame_bytes: args.max_frame_bytes.saturating_mul(4),
@@ -181,7 +205,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         monitor: MonitorConfig {
             n_workers: args.workers,
             assembler: AssemblerConfig {
-                period_s: args.frame_period_s,
+                period_s: frame_period_s,
                 max_gap_s: args.gap_limit,
                 ..AssemblerConfig::default()
             },
@@ -206,7 +230,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         reload: Some(reload),
         record: args.record.clone().map(|path| RecordConfig {
             path,
-            frame_period_s: args.frame_period_s,
+            frame_period_s,
             fsync: args.fsync,
         }),
         metrics_interval: (args.metrics_every_s > 0.0)

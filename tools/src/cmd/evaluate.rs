@@ -44,6 +44,9 @@ pub struct Args {
     /// Cross-validation folds of the auto abstraction's search (as `learn`).
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(2..=20))]
     folds: u32,
+    /// Time between the logs' frames, s (as `learn`).
+    #[arg(long, default_value_t = 0.1)]
+    frame_period_s: f64,
     /// RSS comparator parameters.
     #[command(flatten)]
     rss: crate::rss_options::RssOptions,
@@ -58,10 +61,21 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.calibration_fraction > 0.0 && args.calibration_fraction < 1.0,
         "--calibration-fraction must be in (0, 1)"
     );
+    anyhow::ensure!(
+        args.frame_period_s.is_finite() && args.frame_period_s > 0.0 && args.frame_period_s <= 10.0,
+        "--frame-period-s must be a positive number of seconds (at most 10)"
+    );
     let train = crate::batch::expand_logs(&args.train)?;
     let test = crate::batch::expand_logs(&args.test)?;
     let opts = EvaluateOptions {
-        build: BuildConfig::default(),
+        build: BuildConfig {
+            frame_period_s: args.frame_period_s,
+            horizons_steps: BuildConfig::steps_from_seconds(
+                &[1.0, 2.0, 3.0, 5.0],
+                args.frame_period_s,
+            )?,
+            ..BuildConfig::default()
+        },
         search: SearchConfig {
             seed: args.seed,
             max_predicates: args.max_predicates as usize,

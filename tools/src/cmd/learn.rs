@@ -46,6 +46,10 @@ pub struct Args {
     /// Horizons of the bounded risk tables, seconds, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1,2,3,5")]
     pub horizons: Vec<f64>,
+    /// Time between the logs' frames, s: every log must have it (its `frame_period_s` attribute), and the
+    /// model steps at it (scored logs and the live bridge's frames then have it too).
+    #[arg(long, default_value_t = 0.1)]
+    pub frame_period_s: f64,
     /// How each property's predicates are chosen: `auto` searches a pool of readable candidates (the
     /// declared predicates, every flag signal, thresholds at data quantiles on every numeric signal) by
     /// greedy forward selection scored on held-out runs, each chosen threshold also tried at finer cuts;
@@ -96,13 +100,18 @@ pub enum Smoothing {
 /// The fit that `avguard learn` runs for `args` (also what the Python package's learning uses).
 pub fn fit_options(args: &Args) -> anyhow::Result<FitOptions> {
     let defaults = BuildConfig::default();
+    anyhow::ensure!(
+        args.frame_period_s.is_finite() && args.frame_period_s > 0.0 && args.frame_period_s <= 10.0,
+        "--frame-period-s must be a positive number of seconds (at most 10)"
+    );
     let config = BuildConfig {
+        frame_period_s: args.frame_period_s,
         laplace: LaplaceConfig { alpha: args.alpha },
         pac: PacConfig {
             epsilon: args.epsilon,
             delta: args.delta,
         },
-        horizons_steps: BuildConfig::steps_from_seconds(&args.horizons, defaults.frame_period_s)?,
+        horizons_steps: BuildConfig::steps_from_seconds(&args.horizons, args.frame_period_s)?,
         smoothing: match args.smoothing {
             Smoothing::Local => monitor::av::SmoothingScope::Local,
             Smoothing::AllValid => monitor::av::SmoothingScope::AllValid,

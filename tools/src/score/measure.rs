@@ -89,9 +89,11 @@ pub fn score_file(
         let model_period = p.config().frame_period_s;
         if (model_period - log.meta.frame_period_s).abs() > 1e-9 {
             bail!(
-                "frame period {} s differs from the model's {} s",
+                "frame period {} s differs from the model's {} s (a model learned with \
+                 --frame-period-s {} reads them)",
                 log.meta.frame_period_s,
-                model_period
+                model_period,
+                log.meta.frame_period_s
             );
         }
     }
