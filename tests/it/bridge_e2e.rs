@@ -164,6 +164,20 @@ fn model_reloads_on_control_message_and_sighup_and_survives_a_bad_file() {
         "{refused}"
     );
 
+    // A model stepping every 0.05 s while the bridge assembles frames every 0.1 s: refused as well.
+    let fast = crate::monitor_learn::simulate_at_20_hz(dir.path(), 3);
+    crate::monitor_learn::learn_at_20_hz(&model, &fast);
+    ws.send(reload.clone()).unwrap();
+    let refused = next_status(&mut ws);
+    assert_eq!(refused["level"], "error", "{refused}");
+    assert!(
+        refused["msg"]
+            .as_str()
+            .unwrap()
+            .contains("the model steps every 0.05 s, but frames are assembled every 0.1 s"),
+        "{refused}"
+    );
+
     // The same connection goes on, and SIGHUP reloads the repaired file.
     std::fs::copy(&f.model, &model).unwrap();
     ws.send(reload).unwrap();

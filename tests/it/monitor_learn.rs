@@ -310,14 +310,8 @@ fn learned_abstraction_calibration_and_the_bound_on_fresh_runs() {
     assert!(n_checked >= 2, "{}", score["calibrated"]);
 }
 
-/// Logs at another frame rate (20 Hz here): `learn` refuses them at its default 0.1 s with a message
-/// naming the option, learns from them with `--frame-period-s 0.05` (the model steps at 0.05 s: its
-/// horizons are counted in 0.05 s steps), `score` reads them with that model and refuses 10 Hz logs, and
-/// the bridge assembles frames at the model's period unless told another, which it refuses.
-#[test]
-fn logs_at_another_frame_rate_learn_score_and_bridge_at_that_rate() {
-    let tmp = scratch();
-    let dir = tmp.path();
+/// `runs` red_light_queue runs of seed 3 at 20 Hz (`frame_period_s = 0.05`) in `dir/fast`.
+pub(crate) fn simulate_at_20_hz(dir: &Path, runs: u32) -> std::path::PathBuf {
     let text =
         std::fs::read_to_string(workspace_root().join("scenarios/red_light_queue.toml")).unwrap();
     let text = text.replacen("[scenario]\n", "[scenario]\nframe_period_s = 0.05\n", 1);
@@ -329,9 +323,40 @@ fn logs_at_another_frame_rate_learn_score_and_bridge_at_that_rate() {
         avguard()
             .args(["simulate", "--scenario"])
             .arg(&scenario)
-            .args(["--runs", "12", "--seed", "3", "--out"])
+            .args(["--runs", &runs.to_string(), "--seed", "3", "--out"])
             .arg(&fast),
     );
+    fast
+}
+
+/// A model of the declared predicates stepping at 0.05 s, learned from `logs` into `out`.
+pub(crate) fn learn_at_20_hz(out: &Path, logs: &Path) {
+    run_ok(
+        avguard()
+            .args([
+                "learn",
+                "--abstraction",
+                "fixed",
+                "--frame-period-s",
+                "0.05",
+                "--laws",
+            ])
+            .arg(workspace_root().join("laws/specs"))
+            .arg("--out")
+            .arg(out)
+            .arg(logs),
+    );
+}
+
+/// Logs at another frame rate (20 Hz here): `learn` refuses them at its default 0.1 s with a message
+/// naming the option, learns from them with `--frame-period-s 0.05` (the model steps at 0.05 s: its
+/// horizons are counted in 0.05 s steps), `score` reads them with that model and refuses 10 Hz logs, and
+/// the bridge assembles frames at the model's period unless told another, which it refuses.
+#[test]
+fn logs_at_another_frame_rate_learn_score_and_bridge_at_that_rate() {
+    let tmp = scratch();
+    let dir = tmp.path();
+    let fast = simulate_at_20_hz(dir, 12);
     let model = dir.join("fast.avg");
     let refused = avguard()
         .args(["learn", "--abstraction", "fixed", "--laws"])
@@ -348,21 +373,7 @@ fn logs_at_another_frame_rate_learn_score_and_bridge_at_that_rate() {
             && stderr.contains("--frame-period-s 0.05"),
         "{stderr}"
     );
-    run_ok(
-        avguard()
-            .args([
-                "learn",
-                "--abstraction",
-                "fixed",
-                "--frame-period-s",
-                "0.05",
-                "--laws",
-            ])
-            .arg(workspace_root().join("laws/specs"))
-            .arg("--out")
-            .arg(&model)
-            .arg(&fast),
-    );
+    learn_at_20_hz(&model, &fast);
     let m = load(&model);
     assert_eq!(m.frame_period_s(), 0.05);
     // 1, 2, 3 and 5 s are 20, 40, 60 and 100 steps of 0.05 s.
