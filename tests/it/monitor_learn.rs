@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::support::{avguard, python_script, run_ok, scratch, workspace_root};
+use crate::support::{avguard, python_script, run_ok, run_refused, scratch, workspace_root};
 use monitor::learning::merge_counts;
 use monitor::{Model, PropertyModel};
 
@@ -358,20 +358,17 @@ fn logs_at_another_frame_rate_learn_score_and_bridge_at_that_rate() {
     let dir = tmp.path();
     let fast = simulate_at_20_hz(dir, 12);
     let model = dir.join("fast.avg");
-    let refused = avguard()
-        .args(["learn", "--abstraction", "fixed", "--laws"])
-        .arg(workspace_root().join("laws/specs"))
-        .arg("--out")
-        .arg(&model)
-        .arg(&fast)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&refused.stderr);
-    assert_eq!(refused.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains("frame period 0.05 s differs from the model's 0.1 s")
-            && stderr.contains("--frame-period-s 0.05"),
-        "{stderr}"
+    run_refused(
+        avguard()
+            .args(["learn", "--abstraction", "fixed", "--laws"])
+            .arg(workspace_root().join("laws/specs"))
+            .arg("--out")
+            .arg(&model)
+            .arg(&fast),
+        &[
+            "frame period 0.05 s differs from the model's 0.1 s",
+            "--frame-period-s 0.05",
+        ],
     );
     learn_at_20_hz(&model, &fast);
     let m = load(&model);
@@ -399,41 +396,23 @@ fn logs_at_another_frame_rate_learn_score_and_bridge_at_that_rate() {
     // 10 Hz logs are refused by the 20 Hz model, each with the reason.
     let slow = dir.join("slow");
     simulate("red_light_queue.toml", 2, 3, &slow);
-    let out = avguard()
-        .args(["score", "--model"])
-        .arg(&model)
-        .arg("--out")
-        .arg(dir.join("scored-slow"))
-        .arg(&slow)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains("frame period 0.1 s differs from the model's 0.05 s"),
-        "{stderr}"
+    run_refused(
+        avguard()
+            .args(["score", "--model"])
+            .arg(&model)
+            .arg("--out")
+            .arg(dir.join("scored-slow"))
+            .arg(&slow),
+        &["frame period 0.1 s differs from the model's 0.05 s"],
     );
     // The bridge refuses to assemble frames at another period than the model steps at.
-    let out = avguard()
-        .args([
-            "bridge",
-            "--listen",
-            "127.0.0.1:0",
-            "--mode",
-            "alert",
-            "--frame-period-s",
-            "0.1",
-        ])
-        .arg("--model")
-        .arg(&model)
-        .arg("--log")
-        .arg(dir.join("bridge.jsonl"))
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains("the model steps every 0.05 s, but frames are assembled every 0.1 s"),
-        "{stderr}"
+    run_refused(
+        avguard()
+            .args(["bridge", "--listen", "127.0.0.1:0", "--mode", "alert"])
+            .args(["--frame-period-s", "0.1", "--model"])
+            .arg(&model)
+            .arg("--log")
+            .arg(dir.join("bridge.jsonl")),
+        &["the model steps every 0.05 s, but frames are assembled every 0.1 s"],
     );
 }

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::support::{avguard, fixture, ok, scratch, workspace_root};
+use crate::support::{avguard, fixture, ok, run_refused, scratch, workspace_root};
 use serde_json::Value;
 
 fn score(out: &Path, extra: &[&str], logs: &[&Path]) -> Output {
@@ -173,17 +173,12 @@ fn sharded_scores_merge_into_the_unsharded_result() {
     let mut settings = read_json(&b.join("settings.json"));
     settings["calibration_targets"] = serde_json::json!({"law51_sub5": [0.1, 5.0]});
     std::fs::write(hostile.join("settings.json"), settings.to_string()).unwrap();
-    let out = avguard()
-        .args(["score", "merge", "--out"])
-        .arg(f.root.join("merged-hostile"))
-        .arg(&hostile)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains("shard-hostile") && stderr.contains("is not a fraction"),
-        "{stderr}"
+    run_refused(
+        avguard()
+            .args(["score", "merge", "--out"])
+            .arg(f.root.join("merged-hostile"))
+            .arg(&hostile),
+        &["shard-hostile", "is not a fraction"],
     );
 }
 

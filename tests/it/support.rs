@@ -51,6 +51,23 @@ pub fn run_ok(cmd: &mut Command) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// Runs `cmd` and fails the test unless it exits with 1 (an error, not a crash) and its stderr holds
+/// every one of `needles`; returns the stderr.
+pub fn run_refused(cmd: &mut Command, needles: &[&str]) -> String {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{cmd:?}: {stderr}");
+    for needle in needles {
+        assert!(
+            stderr.contains(needle),
+            "{cmd:?}: no '{needle}' in {stderr}"
+        );
+    }
+    stderr
+}
+
 fn succeeded(what: &str, out: Output) -> Output {
     assert!(
         out.status.success(),
