@@ -373,6 +373,11 @@ fn logs_at_another_frame_rate_learn_score_and_bridge_at_that_rate() {
     learn_at_20_hz(&model, &fast);
     let m = load(&model);
     assert_eq!(m.frame_period_s(), 0.05);
+    let info = run_ok(avguard().args(["info", "--json"]).arg(&model));
+    let info: serde_json::Value = serde_json::from_str(&info).unwrap();
+    assert_eq!(info["frame_period_s"], 0.05);
+    let text = run_ok(avguard().arg("info").arg(&model));
+    assert!(text.contains("frame period: 0.05 s"), "{text}");
     // 1, 2, 3 and 5 s are 20, 40, 60 and 100 steps of 0.05 s.
     let p = m.property("law51_sub5").unwrap();
     assert_eq!(p.config().horizons_steps, vec![20, 40, 60, 100]);

@@ -91,7 +91,11 @@ fn to_json<T: serde::Serialize>(value: Option<&T>) -> String {
 /// What `avguard info --json` prints for `model` (also the Python package's `Model.info()`).
 pub fn json(model: &Model) -> String {
     let props: Vec<String> = model.properties().iter().map(property_json).collect();
-    format!("{{\"properties\":[{}]}}", props.join(","))
+    format!(
+        "{{\"properties\":[{}],\"frame_period_s\":{}}}",
+        props.join(","),
+        serde_json::json!(model.frame_period_s())
+    )
 }
 
 fn text(model: &Model) -> String {
@@ -170,5 +174,10 @@ fn text(model: &Model) -> String {
             );
         }
     }
+    let _ = writeln!(
+        out,
+        "frame period: {} s (the logs it learns from or scores, and the bridge's frames, have it)",
+        model.frame_period_s()
+    );
     out.trim_end().to_string()
 }
