@@ -33,6 +33,13 @@
 //! is found, also scores that candidate's signal at a finer grid of cuts in its place and keeps the best
 //! cut ([`Refined`]); [`greedy_multi`] runs every start both without and with refinement, since a better
 //! early step can still lead the myopic search to a lower final score, and keeps the highest.
+//!
+//! **Choosing among the searches.** Each search's final score is the best of the many its greedy steps
+//! compared on the same folds, so it is optimistic, and the more so for a search whose steps happened to
+//! fit those folds: the plain maximum over the searches picks that luck. [`greedy_multi`] therefore
+//! compares its finalists on [`SearchConfig::finalist_repeats`] further fold assignments too (seeds after
+//! the search's), each final set scored there as it stands, and keeps the highest mean of its own score
+//! and those.
 
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -62,6 +69,8 @@ pub struct SearchConfig {
     pub alpha: f64,
     /// Smallest score improvement for which a predicate is added.
     pub min_gain: f64,
+    /// Further fold assignments the searches' finalists are compared on (0: their own scores only).
+    pub finalist_repeats: usize,
 }
 
 impl Default for SearchConfig {
@@ -72,6 +81,7 @@ impl Default for SearchConfig {
             seed: 0,
             alpha: 1.0,
             min_gain: 0.002,
+            finalist_repeats: 3,
         }
     }
 }
@@ -256,8 +266,8 @@ fn greedy_refined(
 }
 
 /// [`greedy`] from nothing and [`greedy_from`] each of `starts` (empty and repeated starts skipped), every
-/// step's threshold refined by `refine` when given: the search with the highest final cross-validated
-/// score (ties: the earlier one), with the refined candidates it chose.
+/// step's threshold refined by `refine` when given: the search whose final set has the highest
+/// [`finalist_score`] (ties: the earlier one), with the refined candidates it chose.
 pub fn greedy_multi(
     data: &PropertyData,
     records: &[RunRecord],
@@ -265,12 +275,17 @@ pub fn greedy_multi(
     starts: &[&[usize]],
     refine: Option<Refine<'_>>,
 ) -> (Vec<Step>, Segments, Vec<Refined>) {
-    let final_score = |steps: &[Step]| steps.last().map_or(f64::NEG_INFINITY, |s| s.score);
+    let fresh = fresh_scorers(data, records, cfg);
+    let final_score = |r: &(Vec<Step>, Segments, Vec<Refined>)| finalist_score(&r.0, &r.1, &fresh);
     let mut tried: Vec<&[usize]> = vec![&[]];
-    let mut best = greedy_refined(data, records, cfg, &[], None);
+    let first = greedy_refined(data, records, cfg, &[], None);
+    let mut best_score = final_score(&first);
+    let mut best = first;
     let mut consider = |next: (Vec<Step>, Segments, Vec<Refined>)| {
-        if final_score(&next.0) > final_score(&best.0) {
+        let score = final_score(&next);
+        if score > best_score {
             best = next;
+            best_score = score;
         }
     };
     if refine.is_some() {
@@ -287,6 +302,29 @@ pub fn greedy_multi(
         }
     }
     best
+}
+
+/// Scorers on `cfg.finalist_repeats` fold assignments other than the search's (seeds `seed + 1001`, ...).
+pub fn fresh_scorers<'a>(
+    data: &'a PropertyData,
+    records: &'a [RunRecord],
+    cfg: &SearchConfig,
+) -> Vec<Scorer<'a>> {
+    (1..=cfg.finalist_repeats as u64)
+        .map(|i| {
+            let seed = cfg.seed.wrapping_add(1000 + i);
+            Scorer::new(data, records, &SearchConfig { seed, ..*cfg })
+        })
+        .collect()
+}
+
+/// A search's result as [`greedy_multi`] compares it: the mean of its final score (`steps`' last) and the
+/// score of its final set (segmentation `segs`) under each of the `fresh` scorers.
+pub fn finalist_score(steps: &[Step], segs: &Segments, fresh: &[Scorer<'_>]) -> f64 {
+    let own = steps.last().map_or(f64::NEG_INFINITY, |s| s.score);
+    let n_bits = steps.len() as u32;
+    let others: f64 = fresh.iter().map(|s| s.score(segs, None, n_bits)).sum();
+    (own + others) / (1 + fresh.len()) as f64
 }
 
 /// The score of a given predicate set (pool indices, in bit order after the unsafe predicate) and its
