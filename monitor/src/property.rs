@@ -52,7 +52,32 @@ impl Default for BuildConfig {
     }
 }
 
+/// The bounded tables' horizons of [`BuildConfig::default`] and [`BuildConfig::at_frame_period`], s.
+pub const DEFAULT_HORIZONS_S: [f64; 4] = [1.0, 2.0, 3.0, 5.0];
+
+/// The longest frame period a model may step at, s.
+pub const MAX_FRAME_PERIOD_S: f64 = 10.0;
+
 impl BuildConfig {
+    /// The defaults for frames every `frame_period_s` seconds: the horizons [`DEFAULT_HORIZONS_S`] become
+    /// steps at that rate.
+    ///
+    /// # Errors
+    /// A period that is not a positive number of seconds up to [`MAX_FRAME_PERIOD_S`].
+    pub fn at_frame_period(frame_period_s: f64) -> Result<BuildConfig, ModelError> {
+        if !(frame_period_s > 0.0 && frame_period_s <= MAX_FRAME_PERIOD_S) {
+            return Err(ModelError::Config(format!(
+                "frame period {frame_period_s} s is not a positive number of seconds (at most \
+                 {MAX_FRAME_PERIOD_S})"
+            )));
+        }
+        Ok(BuildConfig {
+            frame_period_s,
+            horizons_steps: Self::steps_from_seconds(&DEFAULT_HORIZONS_S, frame_period_s)?,
+            ..BuildConfig::default()
+        })
+    }
+
     /// Horizons in seconds → steps at the frame rate (rounded, deduplicated, sorted).
     ///
     /// # Errors
@@ -375,3 +400,6 @@ pub fn unsafe_mask<D: Domain + ?Sized>(domain: &D) -> Vec<bool> {
         .map(|s| domain.is_valid_state(s) && domain.is_unsafe(s))
         .collect()
 }
+
+#[cfg(test)]
+mod tests;

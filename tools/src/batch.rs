@@ -1,4 +1,5 @@
-//! Batch plumbing shared by the commands that take `LOG_OR_DIR...`: finding the logs, choosing a shard.
+//! Batch plumbing shared by the commands that take `LOG_OR_DIR...`: finding the logs, choosing a shard,
+//! checking a log's frame period against the model's.
 
 use std::path::{Path, PathBuf};
 
@@ -117,6 +118,25 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })
+}
+
+/// Whether two frame periods (s) are the same one (their stored values may differ in the last bits).
+pub fn same_frame_period(a_s: f64, b_s: f64) -> bool {
+    (a_s - b_s).abs() <= 1e-9
+}
+
+/// Refuses a log whose frames do not come every `model_period_s` seconds, the step of the model that
+/// learns from or reads it, naming the option that learns a model at the log's rate.
+///
+/// # Errors
+/// The two periods when they differ.
+pub fn check_log_period(log_period_s: f64, model_period_s: f64) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        same_frame_period(log_period_s, model_period_s),
+        "frame period {log_period_s} s differs from the model's {model_period_s} s (a model for logs at \
+         this rate is learned with --frame-period-s {log_period_s})"
+    );
+    Ok(())
 }
 
 #[cfg(test)]

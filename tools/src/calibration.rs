@@ -73,13 +73,7 @@ pub fn series_of_logs(
                 let r = scenarios::log::read_log_isolated(path)
                     .map_err(anyhow::Error::from)
                     .and_then(|log| {
-                        anyhow::ensure!(
-                            (log.meta.frame_period_s - period).abs() <= 1e-9,
-                            "frame period {} s differs from the model's {period} s (a model \
-                             learned with --frame-period-s {} reads them)",
-                            log.meta.frame_period_s,
-                            log.meta.frame_period_s
-                        );
+                        crate::batch::check_log_period(log.meta.frame_period_s, period)?;
                         Ok(run_series(&log.frames, session, measure, None))
                     });
                 progress.inc(1);

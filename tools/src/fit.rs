@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use laws::LawSource;
 use monitor::select::data::RunRecord;
 use monitor::select::{AbstractionMode, AutoPlan, PropertyReport, SearchConfig};
@@ -162,14 +162,7 @@ pub fn record_each(
                 let r = scenarios::log::read_log_isolated(path)
                     .map_err(anyhow::Error::from)
                     .and_then(|log| {
-                        if (log.meta.frame_period_s - period).abs() > 1e-9 {
-                            bail!(
-                                "frame period {} s differs from the model's {period} s (learn \
-                                 from logs at this rate with --frame-period-s {})",
-                                log.meta.frame_period_s,
-                                log.meta.frame_period_s
-                            );
-                        }
+                        crate::batch::check_log_period(log.meta.frame_period_s, period)?;
                         Ok(rec.record(&log.frames))
                     });
                 on_done();

@@ -62,8 +62,7 @@ impl SignalStream {
             _ => 0.0,
         };
         // A non-finite acceleration gives no jerk either (nor does it poison the next frame's).
-        self.current
-            .set(Signal::Jerk, if jerk.is_finite() { jerk } else { 0.0 });
+        self.current.set(Signal::Jerk, finite_or_zero(jerk));
         self.prev = Some((f.t, f.accel_mps2));
         let mean = self.mean_acceleration(f);
         self.current.set(Signal::AccMean, mean);

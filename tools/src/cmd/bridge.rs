@@ -116,7 +116,7 @@ pub fn load_model(
     let model_period = model.frame_period_s();
     if let Some(p) = period_s {
         anyhow::ensure!(
-            (p - model_period).abs() <= 1e-9,
+            crate::batch::same_frame_period(p, model_period),
             "{}: the model steps every {model_period} s, but frames are assembled every {p} s",
             path.display()
         );

@@ -61,21 +61,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.calibration_fraction > 0.0 && args.calibration_fraction < 1.0,
         "--calibration-fraction must be in (0, 1)"
     );
-    anyhow::ensure!(
-        args.frame_period_s.is_finite() && args.frame_period_s > 0.0 && args.frame_period_s <= 10.0,
-        "--frame-period-s must be a positive number of seconds (at most 10)"
-    );
     let train = crate::batch::expand_logs(&args.train)?;
     let test = crate::batch::expand_logs(&args.test)?;
     let opts = EvaluateOptions {
-        build: BuildConfig {
-            frame_period_s: args.frame_period_s,
-            horizons_steps: BuildConfig::steps_from_seconds(
-                &[1.0, 2.0, 3.0, 5.0],
-                args.frame_period_s,
-            )?,
-            ..BuildConfig::default()
-        },
+        build: BuildConfig::at_frame_period(args.frame_period_s).context("--frame-period-s")?,
         search: SearchConfig {
             seed: args.seed,
             max_predicates: args.max_predicates as usize,

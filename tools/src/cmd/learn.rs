@@ -99,13 +99,8 @@ pub enum Smoothing {
 
 /// The fit that `avguard learn` runs for `args` (also what the Python package's learning uses).
 pub fn fit_options(args: &Args) -> anyhow::Result<FitOptions> {
-    let defaults = BuildConfig::default();
-    anyhow::ensure!(
-        args.frame_period_s.is_finite() && args.frame_period_s > 0.0 && args.frame_period_s <= 10.0,
-        "--frame-period-s must be a positive number of seconds (at most 10)"
-    );
+    let defaults = BuildConfig::at_frame_period(args.frame_period_s).context("--frame-period-s")?;
     let config = BuildConfig {
-        frame_period_s: args.frame_period_s,
         laplace: LaplaceConfig { alpha: args.alpha },
         pac: PacConfig {
             epsilon: args.epsilon,

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use laws::rss::RssParams;
 use laws::Frame;
 use monitor::{Model, RiskMeasure, Session, SessionConfig};
@@ -71,12 +71,8 @@ pub fn score_file(
     rss: Option<&RssParams>,
 ) -> anyhow::Result<FileResult> {
     let log = if crate::records::is_record_name(path) {
-        let period_s = model
-            .properties()
-            .first()
-            .map_or(0.1, |p| p.config().frame_period_s);
         let config = ingest::assemble::AssemblerConfig {
-            period_s,
+            period_s: model.frame_period_s(),
             ..ingest::assemble::AssemblerConfig::default()
         };
         crate::records::read_record_log(path, config, map)?
@@ -85,17 +81,8 @@ pub fn score_file(
     };
     let mut session =
         Session::new(model, &SessionConfig::default()).context("cannot start a monitor session")?;
-    if let Some(p) = model.properties().first() {
-        let model_period = p.config().frame_period_s;
-        if (model_period - log.meta.frame_period_s).abs() > 1e-9 {
-            bail!(
-                "frame period {} s differs from the model's {} s (a model learned with \
-                 --frame-period-s {} reads them)",
-                log.meta.frame_period_s,
-                model_period,
-                log.meta.frame_period_s
-            );
-        }
+    if !model.properties().is_empty() {
+        crate::batch::check_log_period(log.meta.frame_period_s, model.frame_period_s())?;
     }
     let n = log.frames.len();
     let series = run_series(&log.frames, &mut session, measure, rss);
