@@ -19,7 +19,7 @@ fn evaluate_prints_the_curve_at_each_budget_and_writes_what_it_printed() {
             .arg(&train)
             .arg("--test")
             .arg(&test)
-            .args(["--max-predicates", "5", "--folds", "3"])
+            .args(["--max-predicates", "5", "--folds", "3", "--alpha", "0.25"])
             .arg("--out")
             .arg(&out),
     );
@@ -30,6 +30,14 @@ fn evaluate_prints_the_curve_at_each_budget_and_writes_what_it_printed() {
         json["n_learn"].as_u64().unwrap() + json["n_calibrate"].as_u64().unwrap(),
         80
     );
+    // Both models were built with the α given (`info` reads it back from the files).
+    for file in ["model_fixed.bin", "model_auto.bin"] {
+        let info = run_ok(avguard().args(["info", "--json"]).arg(out.join(file)));
+        let info: serde_json::Value = serde_json::from_str(&info).unwrap();
+        for p in info["properties"].as_array().unwrap() {
+            assert_eq!(p["smoothing"]["alpha"], 0.25, "{file}: {p}");
+        }
+    }
     let models = json["models"].as_array().unwrap();
     assert_eq!(models[0]["mode"], "fixed");
     assert_eq!(models[1]["mode"], "auto");

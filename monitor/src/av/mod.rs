@@ -68,6 +68,17 @@ pub enum SmoothingScope {
     Observed,
 }
 
+impl SmoothingScope {
+    /// The scope's name as `avguard info` prints it (`local`, `all-valid`, `observed`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SmoothingScope::Local => "local",
+            SmoothingScope::AllValid => "all-valid",
+            SmoothingScope::Observed => "observed",
+        }
+    }
+}
+
 /// Physical limits used by the validity rules, and the smoothing scope.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AvConfig {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use monitor::select::SearchConfig;
-use monitor::BuildConfig;
+use monitor::{BuildConfig, LaplaceConfig};
 
 use crate::calibration::CalibrateOptions;
 use crate::evaluate::{evaluate, EvaluateOptions};
@@ -47,6 +47,9 @@ pub struct Args {
     /// Time between the logs' frames, s (as `learn`).
     #[arg(long, default_value_t = 0.1)]
     frame_period_s: f64,
+    /// Laplace pseudo-count added to each smoothed transition (as `learn`).
+    #[arg(long, default_value_t = 1.0)]
+    alpha: f64,
     /// RSS comparator parameters.
     #[command(flatten)]
     rss: crate::rss_options::RssOptions,
@@ -64,9 +67,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let train = crate::batch::expand_logs(&args.train)?;
     let test = crate::batch::expand_logs(&args.test)?;
     let opts = EvaluateOptions {
-        build: BuildConfig::at_frame_period(args.frame_period_s).context("--frame-period-s")?,
+        build: BuildConfig {
+            laplace: LaplaceConfig { alpha: args.alpha },
+            ..BuildConfig::at_frame_period(args.frame_period_s).context("--frame-period-s")?
+        },
         search: SearchConfig {
             seed: args.seed,
+            alpha: args.alpha,
             max_predicates: args.max_predicates as usize,
             folds: args.folds as usize,
             ..SearchConfig::default()

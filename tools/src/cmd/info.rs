@@ -56,7 +56,7 @@ fn property_json(p: &PropertyModel) -> String {
     format!(
         "{{\"name\":{},\"predicates\":[{}],\"unsafe\":{},\"states\":{},\"transitions\":{},\"runs\":{},\
          \"pac\":{{\"met\":{},\"total\":{},\"visited\":{},\"epsilon\":{},\"delta\":{},\"worst\":[{}]}},\
-         \"horizons_steps\":[{}],\"selection\":{},\"reactive_rule\":{},\"calibration\":{}}}",
+         \"smoothing\":{{\"alpha\":{},\"scope\":{}}},\"horizons_steps\":[{}],\"selection\":{},\"reactive_rule\":{},\"calibration\":{}}}",
         quote(p.name()),
         preds.join(","),
         quote(&p.predicates()[p.unsafe_bit()]),
@@ -69,6 +69,8 @@ fn property_json(p: &PropertyModel) -> String {
         pac.config().epsilon,
         pac.config().delta,
         worst.join(","),
+        serde_json::json!(p.config().laplace.alpha),
+        quote(p.config().smoothing.as_str()),
         p.table()
             .horizons_steps()
             .iter()
@@ -126,6 +128,12 @@ fn text(model: &Model) -> String {
         for (s, n, r) in pac.worst(5) {
             let _ = writeln!(out, "    state {s}: {n} of {} required visits", r.ceil());
         }
+        let _ = writeln!(
+            out,
+            "  Laplace smoothing: alpha {}, {} scope",
+            p.config().laplace.alpha,
+            p.config().smoothing.as_str()
+        );
         if let Some(sel) = p.selection() {
             let _ = writeln!(
                 out,
