@@ -1,7 +1,9 @@
 //! The swappable model: an `ArcSwap` holding the current [`DecideFactory`] and its generation.
 //!
 //! [`ModelStore::swap`] replaces the model without stopping the bridge (on SIGHUP or a `/avguard/control`
-//! reload); monitor workers compare generations per frame and start fresh sessions for the new model.
+//! reload). Each input a connection queues carries the slot current at that moment, and its worker starts a
+//! fresh session at the first frame of a newer generation: a reload takes effect between a client's
+//! messages in the order they were sent, whatever is still waiting in the queue.
 
 use std::sync::Arc;
 

@@ -11,6 +11,7 @@ use tokio::sync::mpsc;
 
 use super::Input;
 use crate::metrics::Metrics;
+use crate::models::ModelSlot;
 
 /// Topics the bridge publishes to its clients.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -92,7 +93,7 @@ pub struct ControlQueueFull {
 #[derive(Default)]
 struct Inbox {
     /// Messages and control requests, in the order the client sent them.
-    items: VecDeque<(Input, Instant)>,
+    items: VecDeque<Queued>,
     /// How many of `items` are control requests (the rest are messages).
     n_control: usize,
     /// True while the link is on the worker's ready queue or being drained: it is queued at most once.
@@ -107,6 +108,15 @@ impl std::fmt::Debug for Inbox {
             .field("scheduled", &self.scheduled)
             .finish()
     }
+}
+
+/// One queued input: what the client sent, when, and the model that was current when it was queued.
+pub(crate) struct Queued {
+    pub(crate) input: Input,
+    pub(crate) at: Instant,
+    /// The frames this input completes are decided by this model, even when a reload swaps the current
+    /// one while the input waits: a reload takes effect between the client's messages, in order.
+    pub(crate) model: Arc<ModelSlot>,
 }
 
 /// What [`ConnLink::push_input`] did.
@@ -163,7 +173,11 @@ impl ConnLink {
     ///   the caller answers the client with the error, so nothing is lost silently.
     ///
     /// The queue thus holds at most `inbox_capacity + CONTROL_CAPACITY` items.
-    pub(crate) fn push_input(&self, input: Input) -> Result<Pushed, ControlQueueFull> {
+    pub(crate) fn push_input(
+        &self,
+        input: Input,
+        model: Arc<ModelSlot>,
+    ) -> Result<Pushed, ControlQueueFull> {
         let mut inbox = self.inbox.lock();
         let is_control = matches!(input, Input::NewRun(_));
         let mut dropped_oldest = false;
@@ -179,7 +193,7 @@ impl ConnLink {
             if let Some(oldest) = inbox
                 .items
                 .iter()
-                .position(|(item, _)| matches!(item, Input::Message(_)))
+                .position(|q| matches!(q.input, Input::Message(_)))
             {
                 inbox.items.remove(oldest);
                 dropped_oldest = true;
@@ -187,7 +201,11 @@ impl ConnLink {
             }
         }
         self.n_received.fetch_add(1, Ordering::Relaxed);
-        inbox.items.push_back((input, Instant::now()));
+        inbox.items.push_back(Queued {
+            input,
+            at: Instant::now(),
+            model,
+        });
         let schedule = !inbox.scheduled;
         inbox.scheduled = true;
         Ok(Pushed {
@@ -199,7 +217,7 @@ impl ConnLink {
     /// Takes up to `max` queued messages, oldest first, into `out`. Returns true when more are left (the
     /// worker then puts the link back on its ready queue, behind the other connections); when none are,
     /// the link is no longer scheduled and the next [`ConnLink::push_input`] schedules it again.
-    pub(crate) fn take_inputs(&self, max: usize, out: &mut Vec<(Input, Instant)>) -> bool {
+    pub(crate) fn take_inputs(&self, max: usize, out: &mut Vec<Queued>) -> bool {
         let mut inbox = self.inbox.lock();
         let n = inbox.items.len().min(max);
         let before = out.len();
@@ -208,7 +226,7 @@ impl ConnLink {
             .get(before..)
             .unwrap_or_default()
             .iter()
-            .filter(|(item, _)| matches!(item, Input::NewRun(_)))
+            .filter(|q| matches!(q.input, Input::NewRun(_)))
             .count();
         inbox.n_control -= n_control;
         let more = !inbox.items.is_empty();

@@ -105,6 +105,7 @@ pub struct Sinks {
 /// The running monitor stage.
 pub struct Monitor {
     data: Vec<(Sender<DataItem>, Receiver<DataItem>)>,
+    models: Arc<ModelStore>,
     lifecycle: Vec<Sender<Lifecycle>>,
     quit: Arc<AtomicBool>,
     threads: Vec<JoinHandle<()>>,
@@ -149,7 +150,6 @@ impl Monitor {
                 ready: data_tx.clone(),
                 data: data_rx.clone(),
                 lifecycle: lifecycle_rx,
-                models: Arc::clone(&models),
                 sinks: sinks.clone(),
                 metrics: Arc::clone(&metrics),
                 config: config.clone(),
@@ -170,6 +170,7 @@ impl Monitor {
         }
         Ok(Monitor {
             data,
+            models,
             lifecycle,
             quit,
             threads,
@@ -181,6 +182,7 @@ impl Monitor {
     pub fn handle(&self) -> MonitorHandle {
         MonitorHandle {
             data: self.data.clone(),
+            models: Arc::clone(&self.models),
             lifecycle: self.lifecycle.clone(),
             quit: Arc::clone(&self.quit),
             metrics: Arc::clone(&self.metrics),
@@ -206,6 +208,8 @@ impl Monitor {
 #[derive(Clone)]
 pub struct MonitorHandle {
     data: Vec<(Sender<DataItem>, Receiver<DataItem>)>,
+    /// Read as each input is queued: its frames are decided by the model current then.
+    models: Arc<ModelStore>,
     lifecycle: Vec<Sender<Lifecycle>>,
     quit: Arc<AtomicBool>,
     metrics: Arc<Metrics>,
@@ -256,7 +260,7 @@ impl MonitorHandle {
             // No worker at all: `Monitor::start` makes at least one.
             return Ok(());
         };
-        let pushed = link.push_input(msg)?;
+        let pushed = link.push_input(msg, self.models.current())?;
         if pushed.dropped_oldest {
             self.metrics.n_data_dropped.fetch_add(1, Ordering::Relaxed);
         }

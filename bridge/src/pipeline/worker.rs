@@ -10,13 +10,13 @@ use std::time::Instant;
 use crossbeam_channel::{select, Receiver, Sender};
 use laws::Frame;
 
-use super::link::{ConnLink, OutTopic, QueueError};
+use super::link::{ConnLink, OutTopic, QueueError, Queued};
 use super::{DataItem, Input, Lifecycle, MonitorConfig, Sinks};
 use crate::control_command;
 use crate::decide::{Decide, Decision};
 use crate::enforce::{EnforceConfig, Enforcer, Event, Intervention};
 use crate::metrics::Metrics;
-use crate::models::ModelStore;
+use crate::models::ModelSlot;
 use crate::record::Recording;
 use crate::run::RunName;
 use ingest::assemble::Assembler;
@@ -45,7 +45,6 @@ pub(super) struct Worker {
     pub(super) ready: Sender<DataItem>,
     pub(super) data: Receiver<DataItem>,
     pub(super) lifecycle: Receiver<Lifecycle>,
-    pub(super) models: Arc<ModelStore>,
     pub(super) sinks: Sinks,
     pub(super) metrics: Arc<Metrics>,
     pub(super) config: MonitorConfig,
@@ -71,8 +70,8 @@ impl Worker {
                     Ok(link) => {
                         batch.clear();
                         let more = link.take_inputs(TURN, &mut batch);
-                        for (input, queued) in batch.drain(..) {
-                            self.handle(&mut conns, &link, input, queued, &mut frames, &mut events);
+                        for queued in batch.drain(..) {
+                            self.handle(&mut conns, &link, queued, &mut frames, &mut events);
                         }
                         // Behind every other ready connection: round robin between clients. The queue
                         // has room: each connection is on it at most once.
@@ -114,8 +113,7 @@ impl Worker {
         })
     }
 
-    fn new_state(&self, link: &Arc<ConnLink>) -> ConnState {
-        let slot = self.models.current();
+    fn new_state(&self, link: &Arc<ConnLink>, slot: &ModelSlot) -> ConnState {
         let run = RunName::first(link.id);
         let assembler = match &self.config.map {
             Some((map, tracker)) => {
@@ -137,9 +135,8 @@ impl Worker {
 
     /// Ends the current run and starts the next: fresh session, law windows, enforcement episode and
     /// recording. The assembler was already reset (a time boundary) or is reset here (a client request).
-    fn next_run(&self, state: &mut ConnState, run_id: Option<String>) {
+    fn next_run(&self, state: &mut ConnState, run_id: Option<String>, slot: &ModelSlot) {
         self.finish_run_recording(state);
-        let slot = self.models.current();
         state.session = slot.factory.session();
         state.generation = slot.generation;
         state.enforcer = Enforcer::new(self.config.enforce);
@@ -152,36 +149,46 @@ impl Worker {
         &self,
         conns: &mut HashMap<u64, ConnState>,
         link: &Arc<ConnLink>,
-        input: Input,
-        queued: Instant,
+        queued: Queued,
         frames: &mut Vec<Frame>,
         events: &mut Vec<Event>,
     ) {
-        self.metrics.queue_wait.record(queued.elapsed());
+        self.metrics.queue_wait.record(queued.at.elapsed());
         if !link.open.load(Ordering::SeqCst) {
             return;
         }
-        let state = conns.entry(link.id).or_insert_with(|| self.new_state(link));
+        let slot = &queued.model;
+        let state = conns
+            .entry(link.id)
+            .or_insert_with(|| self.new_state(link, slot));
         frames.clear();
-        match input {
+        match queued.input {
             Input::Message(msg) => {
                 if state.assembler.push(&msg, frames).is_some() {
-                    self.next_run(state, None);
+                    self.next_run(state, None, slot);
                 }
             }
             Input::NewRun(run_id) => {
                 state.assembler.reset();
-                self.next_run(state, run_id);
+                self.next_run(state, run_id, slot);
             }
         }
         for frame in frames.iter() {
-            self.step(state, frame, events);
+            self.step(state, frame, events, slot);
         }
     }
 
-    fn step(&self, state: &mut ConnState, frame: &Frame, events: &mut Vec<Event>) {
-        let slot = self.models.current();
-        if slot.generation != state.generation {
+    /// Decides `frame` with `slot`, the model current when the input completing it was queued: a
+    /// reload swaps the session at the first frame queued after it, never at one queued before (inputs
+    /// of one connection are queued in order, so their generations never go back).
+    fn step(
+        &self,
+        state: &mut ConnState,
+        frame: &Frame,
+        events: &mut Vec<Event>,
+        slot: &ModelSlot,
+    ) {
+        if slot.generation > state.generation {
             state.session = slot.factory.session();
             state.generation = slot.generation;
         }
