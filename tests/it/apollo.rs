@@ -117,6 +117,75 @@ fn score_accepts_record_files_and_a_damaged_record_fails_alone() {
         .unwrap());
 }
 
+/// A recording split into segments (cut by an independent script, as `cyber_recorder` splits a long
+/// recording) is one recording to `import` and `score`: whichever segment is named, the frames and the
+/// scores are the unsplit record's. Read on its own, each segment would be a run of one frame.
+#[test]
+fn a_recording_split_into_segments_is_imported_and_scored_as_the_whole() {
+    let dir = scratch();
+    let split = dir.path().join("split");
+    std::fs::create_dir_all(&split).unwrap();
+    ok(python_script("cyber_record_split.py")
+        .arg(example_record())
+        .arg(split.join("drive"))
+        .arg("3")
+        .output()
+        .unwrap());
+    let whole_dir = dir.path().join("whole");
+    ok(avguard()
+        .args(["import", "--out"])
+        .arg(&whole_dir)
+        .arg(example_record())
+        .output()
+        .unwrap());
+    let whole = scenarios::log::read_log(&whole_dir.join("example.record.00000.h5")).unwrap();
+    assert_eq!(whole.frames.len(), 2);
+    for given in ["drive.record.00000", "drive.record.00002"] {
+        let out = dir.path().join(format!("from_{given}"));
+        let run = ok(avguard()
+            .args(["import", "--out"])
+            .arg(&out)
+            .arg(split.join(given))
+            .output()
+            .unwrap());
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(stderr.contains("a recording of 3 segments"), "{stderr}");
+        let mut files: Vec<String> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        files.sort();
+        assert_eq!(files, ["drive.record.00000.h5"], "{given}");
+        let log = scenarios::log::read_log(&out.join("drive.record.00000.h5")).unwrap();
+        assert_eq!(log.frames, whole.frames, "{given}");
+        assert_eq!(log.meta.run_id, "drive.record.00000");
+    }
+    let score = |input: &Path, out: &str| -> Vec<Value> {
+        let out = dir.path().join(out);
+        ok(avguard()
+            .args(["score", "--model"])
+            .arg(&fixture().model)
+            .arg("--out")
+            .arg(&out)
+            .arg(input)
+            .output()
+            .unwrap());
+        let score: Value =
+            serde_json::from_slice(&std::fs::read(out.join("score.json")).unwrap()).unwrap();
+        score["runs"].as_array().unwrap().clone()
+    };
+    let mut from_split = score(&split, "score_split");
+    let mut from_whole = score(&example_record(), "score_whole");
+    assert!(!from_split.is_empty());
+    assert!(from_split
+        .iter()
+        .all(|r| r["run_id"] == "drive.record.00000"));
+    for r in from_split.iter_mut().chain(from_whole.iter_mut()) {
+        r.as_object_mut().unwrap().remove("run_id");
+    }
+    assert_eq!(from_split, from_whole);
+}
+
 const THETA: &str = "0.5";
 
 /// The scenario: six recorded runs replayed one after another over one stock roslibpy connection,

@@ -33,6 +33,19 @@ fn expand(paths: &[PathBuf], records: bool) -> anyhow::Result<Vec<PathBuf>> {
     }
     logs.sort();
     logs.dedup();
+    if records {
+        // A recording split into segments is one input, named by its first segment.
+        let (cyber, mut h5): (Vec<PathBuf>, Vec<PathBuf>) = logs
+            .into_iter()
+            .partition(|p| ingest::record::is_record_name(p));
+        h5.extend(
+            ingest::record::recordings(&cyber)
+                .into_iter()
+                .filter_map(|segments| segments.into_iter().next()),
+        );
+        h5.sort();
+        logs = h5;
+    }
     if logs.is_empty() {
         let what = if records {
             ".h5 logs or .record files"

@@ -1,7 +1,7 @@
 //! Cyber RT records as run logs: the glue between `ingest::record` (reading and assembling) and the HDF5
 //! run-log format (`scenarios::log`), for `avguard import` and for `score` on `.record` files.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use ingest::assemble::{Assembler, AssemblerConfig};
@@ -37,15 +37,18 @@ fn meta(path: &Path, run: usize, frame_period_s: f64) -> RunMeta {
     }
 }
 
-/// Reads a record as one run log (for scoring); a record holding several runs is refused (split it with
-/// `avguard import`).
+/// Reads the recording that the record file `path` is part of (all its segments, see
+/// `ingest::record::recording_segments`) as one run log, for scoring, named after its first segment; a
+/// recording holding several runs is refused (split it with `avguard import`).
 pub fn read_record_log(
     path: &Path,
     config: AssemblerConfig,
     map: Option<&LoadedMap>,
 ) -> anyhow::Result<RunLog> {
+    let segments = record::recording_segments(path);
+    let path = segments.first().map_or(path, PathBuf::as_path);
     let mut a = assembler(config, map);
-    let (runs, _) = record::read_runs(path, &mut a)?;
+    let (runs, _) = record::read_runs(&segments, &mut a)?;
     let runs: Vec<Vec<Frame>> = runs.into_iter().filter(|r| !r.is_empty()).collect();
     match runs.len() {
         0 => bail!(
@@ -68,20 +71,26 @@ pub fn read_record_log(
 /// What one import wrote.
 #[derive(Debug)]
 pub struct Written {
+    /// The record files read, in order (the recording's segments).
+    pub segments: Vec<PathBuf>,
     /// The logs, one per run, with their frame counts.
     pub logs: Vec<(std::path::PathBuf, usize)>,
     /// The reader's counters.
     pub stats: ImportStats,
 }
 
-/// Imports `path` into `out_dir`: `NAME.h5` for the record's first run, `NAME_run<k>.h5` for later runs
-/// (a record whose message time jumps), streaming frames into each log as they are assembled.
+/// Imports the recording that the record file `path` is part of (all its segments, see
+/// `ingest::record::recording_segments`) into `out_dir`: `NAME.h5` for its first run, `NAME_run<k>.h5`
+/// for later runs (message time jumps), NAME being its first segment's file name, streaming frames into
+/// each log as they are assembled.
 pub fn import_record(
     path: &Path,
     out_dir: &Path,
     config: AssemblerConfig,
     map: Option<&LoadedMap>,
 ) -> anyhow::Result<Written> {
+    let segments = record::recording_segments(path);
+    let path = segments.first().map_or(path, PathBuf::as_path);
     let name = path
         .file_name()
         .map_or_else(|| "record".to_owned(), |n| n.to_string_lossy().into_owned());
@@ -101,7 +110,7 @@ pub fn import_record(
         }
         Ok(())
     };
-    let stats = record::import(path, &mut a, |step| {
+    let stats = record::import_recording(&segments, &mut a, |step| {
         if failure.is_some() {
             return;
         }
@@ -145,5 +154,9 @@ pub fn import_record(
             path.display()
         );
     }
-    Ok(Written { logs, stats })
+    Ok(Written {
+        segments,
+        logs,
+        stats,
+    })
 }

@@ -36,7 +36,7 @@ fn example_record_has_its_documented_channels_and_messages() {
 #[test]
 fn example_record_imports_through_the_live_assembler() {
     let mut a = Assembler::new(AssemblerConfig::default());
-    let (runs, stats) = read_runs(&example(), &mut a).unwrap();
+    let (runs, stats) = read_runs(&[example()], &mut a).unwrap();
     assert_eq!(stats.n_messages, 34);
     // 15 poses + 15 chassis + the routing response are consumed; prediction and planning are not.
     assert_eq!(stats.n_decoded, 31);
@@ -160,4 +160,54 @@ fn record_names_are_recognised() {
     ] {
         assert_eq!(is_record_name(std::path::Path::new(name)), yes, "{name}");
     }
+}
+
+#[test]
+fn segments_of_a_recording_are_the_consecutively_numbered_files_beside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, b"").unwrap();
+        p
+    };
+    let r: Vec<PathBuf> = (0..3).map(|k| file(&format!("r.record.0000{k}"))).collect();
+    let r4 = file("r.record.00004");
+    let other = file("other.record");
+    let narrow = file("r.record.1");
+    let last = file("q.record.99999");
+    file("q.record.100000");
+    assert_eq!(recording_segments(&r[1]), r);
+    assert_eq!(recording_segments(&r[0]), r);
+    assert_eq!(recording_segments(&r[2]), r);
+    // After a missing number, another recording; another digit count is another name.
+    assert_eq!(recording_segments(&r4), vec![r4.clone()]);
+    assert_eq!(recording_segments(&narrow), vec![narrow.clone()]);
+    assert_eq!(recording_segments(&last), vec![last.clone()]);
+    assert_eq!(recording_segments(&other), vec![other.clone()]);
+    assert_eq!(
+        recordings(&[r[2].clone(), other.clone(), r[0].clone(), r4.clone()]),
+        vec![r.clone(), vec![other], vec![r4]]
+    );
+}
+
+#[test]
+fn a_recording_is_read_through_one_assembler_and_its_counters_add_up() {
+    // The same segment twice: the shared assembler sees the second copy's messages as late (they go
+    // back less than the 1 s that starts a new run), so the recording is the one file's run. Read on
+    // their own, the two files would have given two runs.
+    let mut a = Assembler::new(AssemblerConfig::default());
+    let (one, one_stats) = read_runs(&[example()], &mut a).unwrap();
+    let mut a = Assembler::new(AssemblerConfig::default());
+    let (two, two_stats) = read_runs(&[example(), example()], &mut a).unwrap();
+    assert_eq!(two, one);
+    assert_eq!(two_stats.n_messages, 2 * one_stats.n_messages);
+    assert_eq!(two_stats.n_decoded, 2 * one_stats.n_decoded);
+    assert_eq!(two_stats.n_other_channels, 2 * one_stats.n_other_channels);
+    // A damaged segment names itself.
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.record.00001");
+    std::fs::write(&bad, &std::fs::read(example()).unwrap()[..100]).unwrap();
+    let mut a = Assembler::new(AssemblerConfig::default());
+    let err = read_runs(&[example(), bad.clone()], &mut a).unwrap_err();
+    assert!(err.to_string().contains("bad.record.00001"), "{err}");
 }

@@ -25,7 +25,9 @@ pub struct Args {
     /// A forward jump in message time larger than this starts a new run (a new log), s.
     #[arg(long, default_value_t = 5.0, value_name = "SECONDS")]
     gap_limit: f64,
-    /// Cyber record files (`*.record`, `*.record.NNNNN`).
+    /// Cyber record files (`*.record`, `*.record.NNNNN`). The segments of a split recording
+    /// (`NAME.record.00000`, `NAME.record.00001`, … beside each other) are imported as one recording,
+    /// whichever of them is given.
     #[arg(value_name = "RECORD", required = true)]
     records: Vec<PathBuf>,
 }
@@ -48,9 +50,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         max_gap_s: args.gap_limit,
         ..AssemblerConfig::default()
     };
-    let progress = crate::progress::bar(args.records.len() as u64, "importing");
-    let results: Vec<_> = args
-        .records
+    // A recording split into segments is imported once, as one (named by its first segment).
+    let firsts: Vec<PathBuf> = ingest::record::recordings(&args.records)
+        .into_iter()
+        .filter_map(|segments| segments.into_iter().next())
+        .collect();
+    let progress = crate::progress::bar(firsts.len() as u64, "importing");
+    let results: Vec<_> = firsts
         .par_iter()
         .map(|path| {
             let r = crate::records::import_record(path, &args.out, config, map.as_ref());
@@ -64,6 +70,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         match result {
             Ok(w) => {
                 let s = &w.stats;
+                if w.segments.len() > 1 {
+                    eprintln!(
+                        "{}: a recording of {} segments (to {})",
+                        path.display(),
+                        w.segments.len(),
+                        w.segments
+                            .last()
+                            .map(|p| p.display().to_string())
+                            .unwrap_or_default()
+                    );
+                }
                 for (file, n) in &w.logs {
                     eprintln!("{} → {} ({n} frames)", path.display(), file.display());
                 }
@@ -88,8 +105,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     if failed > 0 {
         bail!(
-            "{failed} of {} records could not be imported (listed above)",
-            args.records.len()
+            "{failed} of {} recordings could not be imported (listed above)",
+            firsts.len()
         );
     }
     Ok(())

@@ -53,7 +53,9 @@ pub struct Args {
     /// Apollo HD map for the road fields of `.record` inputs (HDF5 logs already hold theirs).
     #[arg(long, value_name = "FILE")]
     map: Option<PathBuf>,
-    /// Logs or Cyber records (`*.record`, `*.record.NNNNN`), or folders searched for both.
+    /// Logs or Cyber records (`*.record`, `*.record.NNNNN`), or folders searched for both. The segments
+    /// of a split recording (`NAME.record.00000`, `NAME.record.00001`, …) are scored as one run, named by
+    /// its first segment, whichever of them is given.
     #[arg(value_name = "LOG_OR_DIR", required = true)]
     logs: Vec<PathBuf>,
 }
