@@ -117,6 +117,23 @@ fn score_accepts_record_files_and_a_damaged_record_fails_alone() {
         .unwrap());
 }
 
+/// `avguard score` of `input` with the fixture model into `out`: score.json's runs, by run and property.
+fn scored_runs(input: &Path, out: &Path) -> Vec<Value> {
+    ok(avguard()
+        .args(["score", "--model"])
+        .arg(&fixture().model)
+        .arg("--out")
+        .arg(out)
+        .arg(input)
+        .output()
+        .unwrap());
+    let score: Value =
+        serde_json::from_slice(&std::fs::read(out.join("score.json")).unwrap()).unwrap();
+    let mut runs = score["runs"].as_array().unwrap().clone();
+    runs.sort_by_key(|r| (r["run_id"].to_string(), r["property"].to_string()));
+    runs
+}
+
 /// A recording split into segments (cut by an independent script, as `cyber_recorder` splits a long
 /// recording) is one recording to `import` and `score`: whichever segment is named, the frames and the
 /// scores are the unsplit record's. Read on its own, each segment would be a run of one frame.
@@ -160,22 +177,8 @@ fn a_recording_split_into_segments_is_imported_and_scored_as_the_whole() {
         assert_eq!(log.frames, whole.frames, "{given}");
         assert_eq!(log.meta.run_id, "drive.record.00000");
     }
-    let score = |input: &Path, out: &str| -> Vec<Value> {
-        let out = dir.path().join(out);
-        ok(avguard()
-            .args(["score", "--model"])
-            .arg(&fixture().model)
-            .arg("--out")
-            .arg(&out)
-            .arg(input)
-            .output()
-            .unwrap());
-        let score: Value =
-            serde_json::from_slice(&std::fs::read(out.join("score.json")).unwrap()).unwrap();
-        score["runs"].as_array().unwrap().clone()
-    };
-    let mut from_split = score(&split, "score_split");
-    let mut from_whole = score(&example_record(), "score_whole");
+    let mut from_split = scored_runs(&split, &dir.path().join("score_split"));
+    let mut from_whole = scored_runs(&example_record(), &dir.path().join("score_whole"));
     assert!(!from_split.is_empty());
     assert!(from_split
         .iter()
@@ -184,6 +187,40 @@ fn a_recording_split_into_segments_is_imported_and_scored_as_the_whole() {
         r.as_object_mut().unwrap().remove("run_id");
     }
     assert_eq!(from_split, from_whole);
+}
+
+/// A recording holding two drives (the example record, then the same drive 100 s later, written by an
+/// independent script) is two runs: `import` writes two logs, and `score` on the recording gives exactly
+/// what `score` gives on those logs.
+#[test]
+fn a_recording_of_two_runs_scores_as_the_logs_import_writes() {
+    let dir = scratch();
+    let twice = dir.path().join("twice.record");
+    ok(python_script("cyber_record_twice.py")
+        .arg(example_record())
+        .arg(&twice)
+        .arg("100")
+        .output()
+        .unwrap());
+    let logs = dir.path().join("logs");
+    ok(avguard()
+        .args(["import", "--out"])
+        .arg(&logs)
+        .arg(&twice)
+        .output()
+        .unwrap());
+    let first = scenarios::log::read_log(&logs.join("twice.record.h5")).unwrap();
+    let second = scenarios::log::read_log(&logs.join("twice.record_run2.h5")).unwrap();
+    assert_eq!(second.meta.run_id, "twice.record_run2");
+    assert_eq!(first.frames.len(), second.frames.len());
+    for (a, b) in first.frames.iter().zip(&second.frames) {
+        assert!((b.t - a.t - 100.0).abs() < 1e-6 && a.x == b.x && a.speed_mps == b.speed_mps);
+    }
+    let from_record = scored_runs(&twice, &dir.path().join("score_record"));
+    let from_logs = scored_runs(&logs, &dir.path().join("score_logs"));
+    let n_properties = from_logs.len() / 2;
+    assert!(n_properties >= 1 && from_logs.len() == 2 * n_properties);
+    assert_eq!(from_record, from_logs);
 }
 
 const THETA: &str = "0.5";

@@ -70,3 +70,39 @@ def read_record(data):
         sections.append((kind, data[pos + 16:pos + 16 + size]))
         pos += 16 + size
     return header, sections
+
+
+def section(kind, body, pad_to=None):
+    """One section: its 16-byte header and its payload (padded to `pad_to` bytes when given)."""
+    payload = body if pad_to is None else body + b"\0" * (pad_to - len(body))
+    return struct.pack("<iiq", kind, 0, len(body)) + payload
+
+
+def write_record(path, header, channel_sections, messages):
+    """A complete record at `path`: `header` (a `Header`, written without an index position), the channel
+    sections as read, and `messages` (`SingleMessage`s) in one chunk."""
+    ChunkBody, ChunkHeader, Header = record_classes()
+    h = Header()
+    h.CopyFrom(header)
+    h.index_position = 0
+    h.message_number = len(messages)
+    body = ChunkBody()
+    body.messages.extend(messages)
+    times = [m.time for m in messages]
+    chunk_header = ChunkHeader(begin_time=min(times), end_time=max(times), message_number=len(messages),
+                               raw_size=body.ByteSize())
+    with open(path, "wb") as out:
+        out.write(section(HEADER, h.SerializeToString(), pad_to=HEADER_BYTES))
+        for kind, payload in channel_sections:
+            out.write(section(kind, payload))
+        out.write(section(CHUNK_HEADER, chunk_header.SerializeToString()))
+        out.write(section(CHUNK_BODY, body.SerializeToString()))
+
+
+def record_parts(path):
+    """The header, the channel sections and the messages of the record at `path`."""
+    ChunkBody, _, _ = record_classes()
+    header, sections = read_record(open(path, "rb").read())
+    channels = [(kind, body) for kind, body in sections if kind == CHANNEL]
+    messages = [m for kind, body in sections if kind == CHUNK_BODY for m in ChunkBody.FromString(body).messages]
+    return header, channels, messages

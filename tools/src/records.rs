@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use ingest::assemble::{Assembler, AssemblerConfig};
 use ingest::record::{self, ImportStats, Imported};
-use laws::Frame;
 use scenarios::log::{LogWriter, RunLog, RunMeta};
 
 use crate::mapfile::LoadedMap;
@@ -38,34 +37,34 @@ fn meta(path: &Path, run: usize, frame_period_s: f64) -> RunMeta {
 }
 
 /// Reads the recording that the record file `path` is part of (all its segments, see
-/// `ingest::record::recording_segments`) as one run log, for scoring, named after its first segment; a
-/// recording holding several runs is refused (split it with `avguard import`).
-pub fn read_record_log(
+/// `ingest::record::recording_segments`) as run logs, for scoring: one per run (message time jumps or
+/// goes back), named as `import` names their files (the first segment's file name, `_run<k>` for run k
+/// ≥ 2). A recording without a frame is an error.
+pub fn read_record_logs(
     path: &Path,
     config: AssemblerConfig,
     map: Option<&LoadedMap>,
-) -> anyhow::Result<RunLog> {
+) -> anyhow::Result<Vec<RunLog>> {
     let segments = record::recording_segments(path);
     let path = segments.first().map_or(path, PathBuf::as_path);
     let mut a = assembler(config, map);
     let (runs, _) = record::read_runs(&segments, &mut a)?;
-    let runs: Vec<Vec<Frame>> = runs.into_iter().filter(|r| !r.is_empty()).collect();
-    match runs.len() {
-        0 => bail!(
+    let logs: Vec<RunLog> = runs
+        .into_iter()
+        .enumerate()
+        .filter(|(_, frames)| !frames.is_empty())
+        .map(|(k, frames)| RunLog {
+            meta: meta(path, k + 1, config.period_s),
+            frames,
+        })
+        .collect();
+    if logs.is_empty() {
+        bail!(
             "{}: no frames (the record has no localization message)",
             path.display()
-        ),
-        1 => {}
-        n => bail!(
-            "{}: the record holds {n} runs (message time jumps); split it with `avguard import`",
-            path.display()
-        ),
+        );
     }
-    let frames = runs.into_iter().next().unwrap_or_default();
-    Ok(RunLog {
-        meta: meta(path, 1, config.period_s),
-        frames,
-    })
+    Ok(logs)
 }
 
 /// What one import wrote.

@@ -61,7 +61,8 @@ pub fn run_series(
 }
 
 /// Scores one log against every property of `model`. A Cyber record (by name) is read as the live bridge
-/// would assemble it, at the model's frame period, with road fields from `map` when given.
+/// would assemble it, at the model's frame period, with road fields from `map` when given; each run of its
+/// recording is scored as a run of its own (a fresh session), as `import` would have written it.
 pub fn score_file(
     path: &Path,
     model: &Arc<Model>,
@@ -70,53 +71,57 @@ pub fn score_file(
     map: Option<&LoadedMap>,
     rss: Option<&RssParams>,
 ) -> anyhow::Result<FileResult> {
-    let log = if crate::records::is_record_name(path) {
+    let logs = if crate::records::is_record_name(path) {
         let config = ingest::assemble::AssemblerConfig {
             period_s: model.frame_period_s(),
             ..ingest::assemble::AssemblerConfig::default()
         };
-        crate::records::read_record_log(path, config, map)?
+        crate::records::read_record_logs(path, config, map)?
     } else {
-        scenarios::log::read_log_isolated(path)?
+        vec![scenarios::log::read_log_isolated(path)?]
     };
-    let mut session =
-        Session::new(model, &SessionConfig::default()).context("cannot start a monitor session")?;
-    if !model.properties().is_empty() {
-        crate::batch::check_log_period(log.meta.frame_period_s, model.frame_period_s())?;
-    }
-    let n = log.frames.len();
-    let series = run_series(&log.frames, &mut session, measure, rss);
-    let mut scores = Vec::with_capacity(series.len());
-    let mut traces = Vec::new();
-    for (i, (property, s)) in model.properties().iter().zip(&series).enumerate() {
-        let score = score_run_calibrated(
-            &log.meta.run_id,
-            &log.meta.scenario,
-            property.name(),
-            s,
-            thresholds,
-            calibrated_rule(model, i, measure),
-        );
-        if score.violated || score.alarms.values().any(|a| a.false_alarm) {
-            traces.push(thin(property.name(), s));
-        }
-        scores.push(score);
-    }
     let file = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    Ok(FileResult {
+    let mut result = FileResult {
         file,
-        n_frames: n,
-        scores,
-        traces,
-    })
+        n_frames: 0,
+        scores: Vec::with_capacity(logs.len() * model.properties().len()),
+        traces: Vec::new(),
+    };
+    for log in &logs {
+        if !model.properties().is_empty() {
+            crate::batch::check_log_period(log.meta.frame_period_s, model.frame_period_s())?;
+        }
+        let mut session = Session::new(model, &SessionConfig::default())
+            .context("cannot start a monitor session")?;
+        result.n_frames += log.frames.len();
+        let series = run_series(&log.frames, &mut session, measure, rss);
+        for (i, (property, s)) in model.properties().iter().zip(&series).enumerate() {
+            let score = score_run_calibrated(
+                &log.meta.run_id,
+                &log.meta.scenario,
+                property.name(),
+                s,
+                thresholds,
+                calibrated_rule(model, i, measure),
+            );
+            if score.violated || score.alarms.values().any(|a| a.false_alarm) {
+                result
+                    .traces
+                    .push(thin(&log.meta.run_id, property.name(), s));
+            }
+            result.scores.push(score);
+        }
+    }
+    Ok(result)
 }
 
-fn thin(property: &str, s: &RunSeries) -> TraceRecord {
+fn thin(run_id: &str, property: &str, s: &RunSeries) -> TraceRecord {
     let stride = s.t.len().div_ceil(MAX_TRACE_POINTS).max(1);
     TraceRecord {
+        run_id: run_id.to_owned(),
         property: property.to_owned(),
         t: s.t.iter().step_by(stride).copied().collect(),
         risk: s.risk.iter().step_by(stride).copied().collect(),

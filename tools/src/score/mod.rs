@@ -104,6 +104,9 @@ fn fnv1a_hex(bytes: &[u8]) -> String {
 /// One property's risk over one run, kept for the report's plots.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TraceRecord {
+    /// The run (a Cyber recording may hold several; empty in caches written before runs were named).
+    #[serde(default)]
+    pub run_id: String,
     /// The property.
     pub property: String,
     /// Frame times, s (down-sampled to at most `MAX_TRACE_POINTS`).
@@ -117,9 +120,9 @@ pub struct TraceRecord {
 pub struct FileResult {
     /// The log's file name.
     pub file: String,
-    /// Frames in the log.
+    /// Frames in the log (in all its runs).
     pub n_frames: usize,
-    /// One score per property.
+    /// One score per run and property (a log is one run; a Cyber recording may hold several).
     pub scores: Vec<RunScore>,
     /// Risk traces of the properties this run violated or false-alarmed on.
     pub traces: Vec<TraceRecord>,

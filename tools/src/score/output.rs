@@ -245,7 +245,7 @@ fn plotted_traces(
             .iter()
             .filter(|f| f.scores.iter().any(|s| std::ptr::eq(s, run)))
             .flat_map(|f| &f.traces)
-            .find(|t| t.property == property)?;
+            .find(|t| t.property == property && (t.run_id.is_empty() || t.run_id == run.run_id))?;
         Some(RiskTrace {
             run_id: run.run_id.clone(),
             t: record.t.clone(),
