@@ -73,7 +73,7 @@ pub struct Written {
     /// The record files read, in order (the recording's segments).
     pub segments: Vec<PathBuf>,
     /// The logs, one per run, with their frame counts.
-    pub logs: Vec<(std::path::PathBuf, usize)>,
+    pub logs: Vec<(PathBuf, usize)>,
     /// The reader's counters.
     pub stats: ImportStats,
 }
@@ -95,11 +95,11 @@ pub fn import_record(
         .map_or_else(|| "record".to_owned(), |n| n.to_string_lossy().into_owned());
     let mut a = assembler(config, map);
     let mut run = 1_usize;
-    let mut writer: Option<(LogWriter, std::path::PathBuf, usize)> = None;
+    let mut writer: Option<(LogWriter, PathBuf, usize)> = None;
     let mut logs = Vec::new();
     let mut failure: Option<anyhow::Error> = None;
-    let finish = |w: Option<(LogWriter, std::path::PathBuf, usize)>,
-                  logs: &mut Vec<(std::path::PathBuf, usize)>|
+    let finish = |w: Option<(LogWriter, PathBuf, usize)>,
+                  logs: &mut Vec<(PathBuf, usize)>|
      -> anyhow::Result<()> {
         if let Some((writer, file, n)) = w {
             writer
