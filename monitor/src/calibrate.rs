@@ -20,6 +20,15 @@
 //! with the confidence split Bonferroni-style (1 − (1 − confidence)/#m), which keeps the bound true at the
 //! price of a higher θ; with a single m there is nothing to choose and the full confidence applies.
 //!
+//! **Per group.** The bound above is for new runs drawn like the calibration runs, that is with the same
+//! mix of scenario kinds. When the mix may change in operation, [`CalibrateConfig::per_group`] bounds the
+//! rate within each group of runs (each scenario kind with safe runs) instead: θ is placed as above on
+//! every group's runs, with the confidence split between the G groups (1 − (1 − confidence)/G), and the
+//! highest of those θ is kept, so that with the stated confidence every group's false-alarm rate, and so
+//! that of any mix of them, is at most the target. The stored bound is the largest of the groups' bounds
+//! at that θ (at the split confidence), and the counts are over all runs. It costs a higher θ, most where
+//! one kind's safe runs reach higher risks than the others'.
+//!
 //! Calibration runs must be disjoint from the training runs (the risks of training runs are optimistic);
 //! `avguard calibrate` takes them as separate logs and `avguard evaluate` splits them off.
 
@@ -169,10 +178,13 @@ impl CalibrationCheck {
     }
 }
 
-/// What calibration needs of one run: its risk per frame before any violation, the frame times, and
-/// whether (and when) it violated.
+/// What calibration needs of one run: its risk per frame before any violation, the frame times, whether
+/// (and when) it violated, and its group.
 #[derive(Debug, Clone, Copy)]
 pub struct CalibrationRun<'a> {
+    /// The run's group (its scenario kind): with [`CalibrateConfig::per_group`] the bound holds within
+    /// every group.
+    pub group: &'a str,
     /// Frame times, s.
     pub t: &'a [f64],
     /// Risk per frame; for a violating run only the frames before the violation count.
@@ -193,6 +205,9 @@ pub struct CalibrateConfig {
     pub debounce_frames: Vec<u32>,
     /// The risk measure's horizon, recorded in the result.
     pub horizon_steps: Option<u32>,
+    /// Bound the false-alarm rate within every group of runs (scenario kind) instead of over all runs
+    /// (see the module docs, "Per group").
+    pub per_group: bool,
 }
 
 /// Why no calibration exists.
@@ -204,8 +219,9 @@ pub enum CalibrateError {
     Config(String),
     /// Too few safe runs for the target at this confidence.
     #[error(
-        "{n_safe} safe calibration runs cannot show a false-alarm rate below {target} with {confidence} \
-         confidence even with no false alarm (at least {needed} are needed)"
+        "{n_safe} safe calibration runs cannot show a false-alarm rate below {target} with {:.1} % \
+         confidence even with no false alarm (at least {needed} are needed)",
+        100.0 * .confidence
     )]
     TooFewSafeRuns {
         /// Safe runs given.
@@ -214,7 +230,7 @@ pub enum CalibrateError {
         needed: usize,
         /// The target.
         target: f64,
-        /// The confidence.
+        /// The confidence that was required (split between debounce options or groups when they are).
         confidence: f64,
     },
 }
@@ -351,19 +367,62 @@ fn best_of(
     })
 }
 
-/// θ for debounce `m` on `runs`: above the (k+1)-th highest safe score, k the largest count whose bound at
-/// `confidence` meets the target; the stored bound is at `cfg.confidence`.
+/// θ for debounce `m` on `runs` and its stored bound: pooled, or per group (see the module docs).
 fn at_debounce(
     runs: &[CalibrationRun<'_>],
     m: u32,
     confidence: f64,
     cfg: &CalibrateConfig,
 ) -> Result<Calibration, CalibrateError> {
+    let mut groups: Vec<&str> = runs
+        .iter()
+        .filter(|r| r.violation.is_none())
+        .map(|r| r.group)
+        .collect();
+    groups.sort_unstable();
+    groups.dedup();
+    if !cfg.per_group || groups.len() < 2 {
+        let theta = threshold(runs, m, confidence, cfg)?;
+        let (k, n) = false_alarms(runs, m, theta);
+        return Ok(at_theta(
+            runs,
+            m,
+            theta,
+            clopper_pearson_upper(k, n, cfg.confidence),
+            cfg,
+        ));
+    }
+    let split = 1.0 - (1.0 - confidence) / groups.len() as f64;
+    let stored = 1.0 - (1.0 - cfg.confidence) / groups.len() as f64;
+    let of = |g: &str| -> Vec<CalibrationRun<'_>> {
+        runs.iter().filter(|r| r.group == g).copied().collect()
+    };
+    let mut theta = f64::MIN_POSITIVE;
+    for &g in &groups {
+        let t = threshold(&of(g), m, split, cfg)
+            .map_err(|e| CalibrateError::Config(format!("scenario kind `{g}`: {e}")))?;
+        theta = theta.max(t);
+    }
+    let bound = groups
+        .iter()
+        .map(|&g| {
+            let (k, n) = false_alarms(&of(g), m, theta);
+            clopper_pearson_upper(k, n, stored)
+        })
+        .fold(0.0, f64::max);
+    Ok(at_theta(runs, m, theta, bound, cfg))
+}
+
+/// θ for debounce `m` on `runs`: above the (k+1)-th highest safe score, k the largest count whose bound at
+/// `confidence` meets the target.
+fn threshold(
+    runs: &[CalibrationRun<'_>],
+    m: u32,
+    confidence: f64,
+    cfg: &CalibrateConfig,
+) -> Result<f64, CalibrateError> {
     let target = cfg.target_false_alarm;
-    let safe: Vec<&CalibrationRun<'_>> = runs.iter().filter(|r| r.violation.is_none()).collect();
-    let violating: Vec<&CalibrationRun<'_>> =
-        runs.iter().filter(|r| r.violation.is_some()).collect();
-    let n = safe.len();
+    let n = runs.iter().filter(|r| r.violation.is_none()).count();
     // The largest k whose bound meets the target (the bound grows with k).
     let k_max = (0..n)
         .take_while(|&k| clopper_pearson_upper(k, n, confidence) <= target)
@@ -376,7 +435,7 @@ fn at_debounce(
             n_safe: n,
             needed,
             target,
-            confidence: cfg.confidence,
+            confidence,
         });
     };
     // Every risk value seen, to place θ between two of them.
@@ -387,11 +446,7 @@ fn at_debounce(
         .collect();
     levels.sort_by(f64::total_cmp);
     levels.dedup();
-    let mu = m as usize;
-    let mut scores: Vec<f64> = safe
-        .iter()
-        .map(|r| debounced_max(pre_violation(r), mu))
-        .collect();
+    let mut scores = safe_scores(runs, m);
     scores.sort_by(|a, b| b.total_cmp(a));
     let tau = scores.get(k_max).copied().unwrap_or(f64::NEG_INFINITY);
     let next = levels.iter().copied().find(|&v| v > tau);
@@ -399,14 +454,40 @@ fn at_debounce(
         Some(v) if tau.is_finite() => 0.5 * (tau + v),
         Some(v) => v,
         None => 0.5 * (tau.max(0.0) + 1.0),
-    }
-    .clamp(f64::MIN_POSITIVE, 1.0);
-    let n_false_alarms = scores.iter().filter(|&&s| s >= theta).count();
+    };
+    Ok(theta.clamp(f64::MIN_POSITIVE, 1.0))
+}
+
+/// The safe runs' scores: the highest level each one's risk holds for `m` frames.
+fn safe_scores(runs: &[CalibrationRun<'_>], m: u32) -> Vec<f64> {
+    runs.iter()
+        .filter(|r| r.violation.is_none())
+        .map(|r| debounced_max(pre_violation(r), m as usize))
+        .collect()
+}
+
+/// (false alarms, safe runs) of `runs` at (θ, debounce `m`).
+fn false_alarms(runs: &[CalibrationRun<'_>], m: u32, theta: f64) -> (usize, usize) {
+    let scores = safe_scores(runs, m);
+    (scores.iter().filter(|&&s| s >= theta).count(), scores.len())
+}
+
+/// The calibration (θ, debounce `m`) with its counts on `runs` and the stored bound `bound`.
+fn at_theta(
+    runs: &[CalibrationRun<'_>],
+    m: u32,
+    theta: f64,
+    bound: f64,
+    cfg: &CalibrateConfig,
+) -> Calibration {
+    let (n_false_alarms, n) = false_alarms(runs, m, theta);
+    let violating: Vec<&CalibrationRun<'_>> =
+        runs.iter().filter(|r| r.violation.is_some()).collect();
     let mut leads: Vec<f64> = violating
         .iter()
         .filter_map(|r| {
             let risk = pre_violation(r);
-            let alarm = debounced(risk, mu)(theta)?;
+            let alarm = debounced(risk, m as usize)(theta)?;
             let v = r.violation?;
             Some(r.t.get(v)? - r.t.get(alarm)?)
         })
@@ -417,19 +498,19 @@ fn at_debounce(
         l if l % 2 == 1 => Some(leads[l / 2]),
         l => Some(0.5 * (leads[l / 2 - 1] + leads[l / 2])),
     };
-    Ok(Calibration {
+    Calibration {
         theta,
         debounce_frames: m,
         horizon_steps: cfg.horizon_steps,
-        target_false_alarm: target,
+        target_false_alarm: cfg.target_false_alarm,
         confidence: cfg.confidence,
         n_safe_runs: n,
         n_false_alarms,
-        false_alarm_upper: clopper_pearson_upper(n_false_alarms, n, cfg.confidence),
+        false_alarm_upper: bound,
         n_violating_runs: violating.len(),
         n_predicted: leads.len(),
         median_lead_s: median,
-    })
+    }
 }
 
 /// Property `p`'s calibrated `(θ, debounce frames)` when it was calibrated for the risk `measure` reads

@@ -310,6 +310,87 @@ fn learned_abstraction_calibration_and_the_bound_on_fresh_runs() {
     assert!(n_checked >= 2, "{}", score["calibrated"]);
 }
 
+/// `calibrate --per-scenario` bounds the false-alarm rate within each scenario kind of the calibration
+/// logs: at the stored θ every kind's false alarms, as `score` counts them, meet the target at the
+/// confidence split between the two kinds (checked with the binomial tail), and θ is at least the pooled
+/// calibration's.
+#[test]
+fn a_per_scenario_calibration_bounds_each_kind() {
+    let tmp = scratch();
+    let dir = tmp.path();
+    let (train_a, train_b, cal_a, cal_b) = (
+        dir.join("train_a"),
+        dir.join("train_b"),
+        dir.join("cal_a"),
+        dir.join("cal_b"),
+    );
+    simulate("red_light_queue.toml", 40, 1, &train_a);
+    simulate("yellow_light.toml", 40, 2, &train_b);
+    simulate("red_light_queue.toml", 80, 3, &cal_a);
+    simulate("yellow_light.toml", 80, 4, &cal_b);
+    let model = dir.join("m.avg");
+    learn(&model, &[&train_a, &train_b]);
+    let calibrate = |out: &Path, extra: &[&str]| {
+        run_ok(
+            avguard()
+                .args(["calibrate", "--model"])
+                .arg(&model)
+                .args(["--target-false-alarms", "10%", "--debounce", "1", "--out"])
+                .arg(out)
+                .args(extra)
+                .arg(&cal_a)
+                .arg(&cal_b),
+        )
+    };
+    let (pooled, per_kind) = (dir.join("pooled.avg"), dir.join("per_kind.avg"));
+    calibrate(&pooled, &[]);
+    let printed = calibrate(&per_kind, &["--per-scenario"]);
+    assert!(
+        printed.contains("within each of 2 scenario kinds (red_light_queue, yellow_light"),
+        "{printed}"
+    );
+    let scored = dir.join("scored");
+    run_ok(
+        avguard()
+            .args(["score", "--model"])
+            .arg(&per_kind)
+            .arg("--out")
+            .arg(&scored)
+            .arg(&cal_a)
+            .arg(&cal_b),
+    );
+    let score: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(scored.join("score.json")).unwrap()).unwrap();
+    let (pooled, per_kind) = (load(&pooled), load(&per_kind));
+    let mut n_checked = 0;
+    for p in per_kind.properties() {
+        let Some(c) = p.calibration() else {
+            continue;
+        };
+        let before = pooled.property(p.name()).and_then(|q| q.calibration());
+        assert!(before.is_none_or(|b| c.theta >= b.theta), "{}", p.name());
+        for kind in ["red_light_queue", "yellow_light"] {
+            let safe: Vec<&serde_json::Value> = score["runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|r| r["property"] == p.name() && r["scenario"] == kind)
+                .filter(|r| r["violated"] == false)
+                .collect();
+            let n = safe.len() as u64;
+            let k = safe
+                .iter()
+                .filter(|r| r["calibrated"]["false_alarm"] == true)
+                .count() as u64;
+            // The one-sided bound at 1 − 0.05/2 meets 10 %: P(X ≤ k | n, 10 %) ≤ 0.025.
+            let at_most_k = 1.0 - binomial_upper_tail(k + 1, n, 0.1);
+            assert!(at_most_k <= 0.025, "{} {kind}: {k} of {n}", p.name());
+        }
+        n_checked += 1;
+    }
+    assert!(n_checked >= 2, "{printed}");
+}
+
 /// `runs` red_light_queue runs of seed 3 at 20 Hz (`frame_period_s = 0.05`) in `dir/fast`.
 pub(crate) fn simulate_at_20_hz(dir: &Path, runs: u32) -> std::path::PathBuf {
     let text =

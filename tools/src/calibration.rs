@@ -31,16 +31,20 @@ pub struct CalibrateOptions {
     pub debounce_frames: Vec<u32>,
     /// Calibrate P(unsafe within this many seconds) instead of P(eventually unsafe).
     pub horizon_s: Option<f64>,
+    /// Bound the false-alarm rate within every scenario kind of the calibration runs (see
+    /// `monitor::calibrate`, "Per group") instead of over all of them.
+    pub per_scenario: bool,
 }
 
 impl Default for CalibrateOptions {
-    /// 10 % false alarms with 95 % confidence, debounce 1, 2, 3 or 5 frames, P(eventually).
+    /// 10 % false alarms with 95 % confidence over all runs, debounce 1, 2, 3 or 5 frames, P(eventually).
     fn default() -> Self {
         CalibrateOptions {
             target_false_alarm: 0.1,
             confidence: 0.95,
             debounce_frames: vec![1, 2, 3, 5],
             horizon_s: None,
+            per_scenario: false,
         }
     }
 }
@@ -54,18 +58,19 @@ pub struct PropertyCalibration {
     pub result: Result<monitor::calibrate::Calibration, String>,
 }
 
-/// Every log's per-property series (logs that cannot be read are returned by name).
+/// Every log's per-property series and scenario kind (logs that cannot be read are returned by name).
 pub fn series_of_logs(
     model: &Arc<Model>,
     measure: &RiskMeasure,
     logs: &[PathBuf],
     label: &str,
-) -> anyhow::Result<(Vec<Vec<RunSeries>>, crate::batch::Failures)> {
+) -> anyhow::Result<(Vec<Vec<RunSeries>>, Vec<String>, crate::batch::Failures)> {
     let session =
         Session::new(model, &SessionConfig::default()).context("cannot start a session")?;
     let period = model.frame_period_s();
     let progress = crate::progress::bar(logs.len() as u64, label);
-    let results: Vec<(PathBuf, anyhow::Result<Vec<RunSeries>>)> = logs
+    type PerLog = anyhow::Result<(Vec<RunSeries>, String)>;
+    let results: Vec<(PathBuf, PerLog)> = logs
         .par_iter()
         .map_init(
             || session.clone(),
@@ -74,7 +79,10 @@ pub fn series_of_logs(
                     .map_err(anyhow::Error::from)
                     .and_then(|log| {
                         crate::batch::check_log_period(log.meta.frame_period_s, period)?;
-                        Ok(run_series(&log.frames, session, measure, None))
+                        Ok((
+                            run_series(&log.frames, session, measure, None),
+                            log.meta.scenario,
+                        ))
                     });
                 progress.inc(1);
                 (path.clone(), r)
@@ -82,29 +90,37 @@ pub fn series_of_logs(
         )
         .collect();
     progress.finish_and_clear();
-    let mut ok = Vec::new();
-    let mut errors = Vec::new();
+    let (mut ok, mut kinds, mut errors) = (Vec::new(), Vec::new(), Vec::new());
     for (path, r) in results {
         match r {
-            Ok(s) => ok.push(s),
+            Ok((s, kind)) => {
+                ok.push(s);
+                kinds.push(kind);
+            }
             Err(e) => errors.push((path, format!("{e:#}"))),
         }
     }
-    Ok((ok, errors))
+    Ok((ok, kinds, errors))
 }
 
-/// Property `p`'s calibration view of the runs `r` of `series` for which `keep(r)` holds.
-fn runs_of(
-    series: &[Vec<RunSeries>],
+/// Property `p`'s calibration view of the runs `r` of `series` for which `keep(r)` holds, each in the
+/// group of its scenario kind `kinds[r]` (none when `kinds` is shorter).
+fn runs_of<'a>(
+    series: &'a [Vec<RunSeries>],
+    kinds: &'a [String],
     p: usize,
     keep: impl Fn(usize) -> bool,
-) -> Vec<CalibrationRun<'_>> {
+) -> Vec<CalibrationRun<'a>> {
     series
         .iter()
         .enumerate()
         .filter(|&(r, _)| keep(r))
-        .filter_map(|(_, per_property)| per_property.get(p))
-        .map(|s| CalibrationRun {
+        .filter_map(|(r, per_property)| {
+            let group = kinds.get(r).map_or("", String::as_str);
+            Some((group, per_property.get(p)?))
+        })
+        .map(|(group, s)| CalibrationRun {
+            group,
             t: &s.t,
             risk: &s.risk,
             violation: s.unsafe_now.iter().position(|&u| u),
@@ -113,16 +129,18 @@ fn runs_of(
 }
 
 /// Calibrates every property of `model` on the runs `series` (one entry per run, one series per
-/// property), the debounce chosen on the runs `selection` (disjoint from `series`; empty: on `series`
-/// with the confidence split, see `monitor::calibrate`), and stores the results in the model. Properties
-/// that cannot be calibrated (too few safe runs) keep no calibration and say why.
+/// property; `kinds`: each run's scenario kind, the groups of `opts.per_scenario`), the debounce chosen
+/// on the runs `selection` (disjoint from `series`; empty: on `series` with the confidence split, see
+/// `monitor::calibrate`), and stores the results in the model. Properties that cannot be calibrated (too
+/// few safe runs) keep no calibration and say why.
 pub fn calibrate_model(
     model: &mut Model,
     selection: &[Vec<RunSeries>],
     series: &[Vec<RunSeries>],
+    kinds: &[String],
     opts: &CalibrateOptions,
 ) -> anyhow::Result<Vec<PropertyCalibration>> {
-    calibrate_model_on(model, selection, series, opts, |_, _| true)
+    calibrate_model_on(model, selection, series, kinds, opts, |_, _| true)
 }
 
 /// [`calibrate_model`] with property number `p` calibrated only on the runs `r` for which `include(r, p)`
@@ -133,6 +151,7 @@ pub fn calibrate_model_on(
     model: &mut Model,
     selection: &[Vec<RunSeries>],
     series: &[Vec<RunSeries>],
+    kinds: &[String],
     opts: &CalibrateOptions,
     include: impl Fn(usize, usize) -> bool,
 ) -> anyhow::Result<Vec<PropertyCalibration>> {
@@ -158,14 +177,15 @@ pub fn calibrate_model_on(
             }
         };
         let (selection_runs, runs) = (
-            runs_of(selection, i, |r| include(r, i)),
-            runs_of(series, i, |r| include(r, i)),
+            runs_of(selection, &[], i, |r| include(r, i)),
+            runs_of(series, kinds, i, |r| include(r, i)),
         );
         let cfg = CalibrateConfig {
             target_false_alarm: opts.target_false_alarm,
             confidence: opts.confidence,
             debounce_frames: opts.debounce_frames.clone(),
             horizon_steps,
+            per_group: opts.per_scenario,
         };
         let result = match calibrate(&selection_runs, &runs, &cfg) {
             Ok(c) => {

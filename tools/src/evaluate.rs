@@ -176,7 +176,9 @@ pub fn evaluate(
     }
     drop(records);
     let shared: Vec<Arc<Model>> = models.iter().map(|(_, m)| Arc::new(m.clone())).collect();
-    let (cal_series, _, cal_errors) = series_per_model(&shared, &cal_logs, None, "calibrating")?;
+    let (cal_series, cal_ids, cal_errors) =
+        series_per_model(&shared, &cal_logs, None, "calibrating")?;
+    let cal_kinds: Vec<String> = cal_ids.into_iter().map(|(_, kind)| kind).collect();
     errors.extend(cal_errors);
     // The debounce is chosen on the learning runs; with a single option there is nothing to choose.
     let selection_series = if opts.calibrate.debounce_frames.len() > 1 {
@@ -188,7 +190,13 @@ pub fn evaluate(
     for (((_, model), series), selection) in
         models.iter_mut().zip(&cal_series).zip(&selection_series)
     {
-        calibrations.push(calibrate_model(model, selection, series, &opts.calibrate)?);
+        calibrations.push(calibrate_model(
+            model,
+            selection,
+            series,
+            &cal_kinds,
+            &opts.calibrate,
+        )?);
     }
     let shared: Vec<Arc<Model>> = models.iter().map(|(_, m)| Arc::new(m.clone())).collect();
     let (test_series, ids, test_errors) =
@@ -353,6 +361,13 @@ impl Evaluation {
                     if let Some(check) = check.filter(|c| !c.holds) {
                         out.push_str(&format!("    {}\n", check.describe()));
                     }
+                } else if let Some(Err(why)) = result
+                    .calibrations
+                    .iter()
+                    .find(|c| c.name == name)
+                    .map(|c| &c.result)
+                {
+                    out.push_str(&format!("  avguard {mode} not calibrated: {why}\n"));
                 }
                 if result.mode == AbstractionMode::Auto {
                     comparison = Some((c, result));

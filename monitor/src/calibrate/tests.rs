@@ -122,12 +122,14 @@ fn theta_sits_above_the_allowed_number_of_safe_runs() {
     let mut runs: Vec<CalibrationRun<'_>> = safe
         .iter()
         .map(|r| CalibrationRun {
+            group: "",
             t: &t,
             risk: r,
             violation: None,
         })
         .collect();
     runs.extend(violating.iter().map(|r| CalibrationRun {
+        group: "",
         t: &t,
         risk: r,
         violation: Some(9),
@@ -137,6 +139,7 @@ fn theta_sits_above_the_allowed_number_of_safe_runs() {
         confidence: 0.95,
         debounce_frames: vec![1],
         horizon_steps: None,
+        per_group: false,
     };
     let c = calibrate(&[], &runs, &cfg).unwrap();
     // The largest k with CP(k, 100) ≤ 10 % is 5 (CP(5, 100) ≈ 10.3 % > 10 % → k = 4).
@@ -178,6 +181,7 @@ fn a_debounce_ignores_one_frame_spikes() {
         .map(|r| (r, None))
         .chain(violating.iter().map(|r| (r, Some(19))))
         .map(|(r, violation)| CalibrationRun {
+            group: "",
             t: &t,
             risk: r,
             violation,
@@ -188,6 +192,7 @@ fn a_debounce_ignores_one_frame_spikes() {
         confidence: 0.95,
         debounce_frames: vec![1, 2],
         horizon_steps: None,
+        per_group: false,
     };
     let c = calibrate(&[], &runs, &cfg).unwrap();
     // Without a debounce θ must clear 0.9 and nothing is warned of; two frames see through the spikes.
@@ -203,6 +208,7 @@ fn runs_of<'a>(t: &'a [f64], series: &'a [(Vec<f64>, Option<usize>)]) -> Vec<Cal
     series
         .iter()
         .map(|(risk, violation)| CalibrationRun {
+            group: "",
             t,
             risk,
             violation: *violation,
@@ -250,6 +256,7 @@ fn the_debounce_is_chosen_on_the_selection_runs_and_theta_bounded_with_the_full_
         confidence: 0.95,
         debounce_frames: vec![1, 2, 3, 5],
         horizon_steps: None,
+        per_group: false,
     };
     assert_eq!(
         select_debounce(&selection, &cfg.debounce_frames, &cfg),
@@ -286,4 +293,104 @@ fn the_debounce_is_chosen_on_the_selection_runs_and_theta_bounded_with_the_full_
     // Too few safe selection runs to choose on: said to be about the selection runs.
     let err = calibrate(&selection[60..], &calibration, &cfg).unwrap_err();
     assert!(err.to_string().contains("selection runs"), "{err}");
+}
+
+/// Per group: θ is the highest of the groups' own θ at the split confidence, and then every group's
+/// false-alarm count meets the target at that confidence (checked with the binomial definition), where
+/// the pooled θ leaves the riskier group far above it.
+#[test]
+fn a_per_group_calibration_bounds_every_group() {
+    let t = times(4);
+    // Group "calm": 100 safe runs peaking at 0.001 .. 0.100; group "busy": 100 safe runs peaking at
+    // 0.501 .. 0.600; ten violating runs in "busy" reaching 0.9.
+    let peak = |x: f64| vec![0.0, x, x / 2.0, 0.0];
+    let calm: Vec<Vec<f64>> = (1..=100).map(|i| peak(f64::from(i) / 1000.0)).collect();
+    let busy: Vec<Vec<f64>> = (1..=100)
+        .map(|i| peak(0.5 + f64::from(i) / 1000.0))
+        .collect();
+    let violating: Vec<Vec<f64>> = (0..10).map(|_| vec![0.2, 0.9, 0.9, 0.9]).collect();
+    let mut runs: Vec<CalibrationRun<'_>> = Vec::new();
+    for (group, set, violation) in [
+        ("calm", &calm, None),
+        ("busy", &busy, None),
+        ("busy", &violating, Some(3)),
+    ] {
+        runs.extend(set.iter().map(|r| CalibrationRun {
+            group,
+            t: &t,
+            risk: r,
+            violation,
+        }));
+    }
+    let pooled_cfg = CalibrateConfig {
+        target_false_alarm: 0.1,
+        confidence: 0.95,
+        debounce_frames: vec![1],
+        horizon_steps: None,
+        per_group: false,
+    };
+    let cfg = CalibrateConfig {
+        per_group: true,
+        ..pooled_cfg.clone()
+    };
+    let pooled = calibrate(&[], &runs, &pooled_cfg).unwrap();
+    let per_group = calibrate(&[], &runs, &cfg).unwrap();
+    // Two groups: each bounded at 1 − 0.05/2.
+    let split = 0.975;
+    let own = |g: &str| {
+        let mine: Vec<CalibrationRun<'_>> = runs.iter().filter(|r| r.group == g).copied().collect();
+        calibrate(
+            &[],
+            &mine,
+            &CalibrateConfig {
+                confidence: split,
+                ..pooled_cfg.clone()
+            },
+        )
+        .unwrap()
+        .theta
+    };
+    assert_eq!(per_group.theta, own("calm").max(own("busy")));
+    assert_eq!(per_group.theta, own("busy"));
+    for g in ["calm", "busy"] {
+        let safe: Vec<&CalibrationRun<'_>> = runs
+            .iter()
+            .filter(|r| r.group == g && r.violation.is_none())
+            .collect();
+        let k = safe
+            .iter()
+            .filter(|r| r.risk.iter().any(|&x| x >= per_group.theta))
+            .count();
+        // The bound at the split confidence meets the target: P(X ≤ k | n, 10 %) ≤ 1 − 0.975.
+        assert!(binomial_cdf(k, safe.len(), 0.1) <= 1.0 - split, "{g}: {k}");
+        assert!(clopper_pearson_upper(k, safe.len(), split) <= per_group.false_alarm_upper + 1e-12);
+    }
+    assert!(per_group.false_alarm_upper <= 0.1);
+    // The pooled θ counts the calm runs in: more than the target's share of the busy ones alarm.
+    let busy_alarms = busy
+        .iter()
+        .filter(|r| r.iter().any(|&x| x >= pooled.theta))
+        .count();
+    assert!(busy_alarms > 10, "{busy_alarms}");
+    assert!(pooled.theta < per_group.theta);
+    assert_eq!(per_group.n_safe_runs, 200);
+    assert_eq!(per_group.n_predicted, 10);
+    // With one group the two agree.
+    let one: Vec<CalibrationRun<'_>> = runs
+        .iter()
+        .map(|r| CalibrationRun { group: "all", ..*r })
+        .collect();
+    assert_eq!(
+        calibrate(&[], &one, &cfg).unwrap(),
+        calibrate(&[], &one, &pooled_cfg).unwrap()
+    );
+    // A group too small for the target is named.
+    let few: Vec<CalibrationRun<'_>> = runs
+        .iter()
+        .filter(|r| r.group == "busy")
+        .copied()
+        .chain(runs.iter().filter(|r| r.group == "calm").take(20).copied())
+        .collect();
+    let err = calibrate(&[], &few, &cfg).unwrap_err();
+    assert!(err.to_string().contains("`calm`"), "{err}");
 }

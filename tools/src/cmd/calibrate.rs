@@ -41,6 +41,11 @@ pub struct Args {
     /// runs, so θ is bounded there with the full confidence.
     #[arg(long, value_name = "LOG_OR_DIR")]
     select: Vec<PathBuf>,
+    /// Bound the false-alarm rate within every scenario kind of the calibration logs (their `scenario`
+    /// attribute), the confidence split between the kinds, instead of over all of them: the target then
+    /// holds for any mix of those kinds in operation, at the price of a higher θ.
+    #[arg(long)]
+    per_scenario: bool,
     /// Where to write the calibrated model (default: overwrite MODEL).
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
@@ -88,6 +93,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         confidence: args.confidence,
         debounce_frames: args.debounce,
         horizon_s: args.horizon,
+        per_scenario: args.per_scenario,
     };
     let shared = Arc::new(model.clone());
     let measure = RiskMeasure::resolve(&shared, args.horizon, false)?;
@@ -98,11 +104,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         crate::batch::expand_logs(&args.select)?
     };
     disjoint(&select_logs, &logs)?;
-    let (series, errors) = series_of_logs(&shared, &measure, &logs, "calibrating")?;
+    let (series, kinds, errors) = series_of_logs(&shared, &measure, &logs, "calibrating")?;
     let (selection, select_errors) = if select_logs.is_empty() {
         (Vec::new(), Vec::new())
     } else {
-        series_of_logs(&shared, &measure, &select_logs, "choosing the debounce")?
+        let (series, _, errors) =
+            series_of_logs(&shared, &measure, &select_logs, "choosing the debounce")?;
+        (series, errors)
     };
     for (path, e) in errors.iter().chain(&select_errors) {
         eprintln!("skipped {}: {e}", path.display());
@@ -116,7 +124,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             select_logs.len()
         );
     }
-    let results = calibrate_model(&mut model, &selection, &series, &opts)?;
+    let results = calibrate_model(&mut model, &selection, &series, &kinds, &opts)?;
     let out = args.out.unwrap_or(args.model);
     std::fs::write(&out, model.to_bytes())
         .with_context(|| format!("{}: cannot write", out.display()))?;
@@ -125,8 +133,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         (_, 0) => "; debounce chosen on them, confidence split between the options".into(),
         (_, n) => format!("; debounce chosen on {n} other runs"),
     };
+    let within = if opts.per_scenario {
+        let mut distinct = kinds.clone();
+        distinct.sort();
+        distinct.dedup();
+        format!(
+            " within each of {} scenario kinds ({}; the bound is the largest kind's)",
+            distinct.len(),
+            distinct.join(", ")
+        )
+    } else {
+        String::new()
+    };
     crate::outln!(
-        "calibrated on {} runs (target {:.1} % false alarms, {:.0} % confidence{chosen}) -> {}",
+        "calibrated on {} runs (target {:.1} % false alarms{within}, {:.0} % confidence{chosen}) -> {}",
         series.len(),
         100.0 * opts.target_false_alarm,
         100.0 * opts.confidence,

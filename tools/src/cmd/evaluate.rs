@@ -47,6 +47,9 @@ pub struct Args {
     /// Time between the logs' frames, s (as `learn`).
     #[arg(long, default_value_t = 0.1)]
     frame_period_s: f64,
+    /// Calibrate within every scenario kind of the calibration runs (as `calibrate --per-scenario`).
+    #[arg(long)]
+    per_scenario: bool,
     /// Laplace pseudo-count added to each smoothed transition (as `learn`).
     #[arg(long, default_value_t = 1.0)]
     alpha: f64,
@@ -80,6 +83,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         },
         calibrate: CalibrateOptions {
             target_false_alarm: args.target_false_alarms,
+            per_scenario: args.per_scenario,
             ..CalibrateOptions::default()
         },
         calibration_fraction: args.calibration_fraction,

@@ -99,7 +99,7 @@ pub fn calibrate(
         .map(|p| p.law().to_owned())
         .collect();
     // The debounce is chosen Bonferroni-style on these runs: the demo keeps its training runs for learning.
-    calibrate_model_on(model, &[], &series, opts, |r, p| {
+    calibrate_model_on(model, &[], &series, &[], opts, |r, p| {
         let stressed = jobs.get(r).map(|&(s, _)| scenarios[s].stresses());
         match (stressed, laws.get(p)) {
             (Some(laws_of_run), Some(law)) => laws_of_run.iter().any(|l| l == law),
