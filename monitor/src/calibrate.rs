@@ -172,7 +172,7 @@ impl CalibrationCheck {
             format!(
                 "calibration does not hold on these runs: {seen}; they differ from the calibration runs \
                  (other scenario kinds or another simulator?): calibrate again on runs like them \
-                 (`avguard calibrate`)"
+                 (`avguard calibrate`; `--per-scenario` bounds each scenario kind, for any mix of them)"
             )
         }
     }
