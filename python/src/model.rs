@@ -84,6 +84,45 @@ impl Model {
             .collect()
     }
 
+    /// `avguard calibrate` on this model (see `tools::calibration::calibrate_logs`): the calibrated model,
+    /// the logs skipped with why, and the properties left uncalibrated with why.
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    #[pyo3(signature = (logs, target_false_alarms, confidence, debounce, select, horizon, per_scenario))]
+    fn calibrate(
+        &self,
+        py: Python<'_>,
+        logs: Vec<PathBuf>,
+        target_false_alarms: f64,
+        confidence: f64,
+        debounce: Vec<u32>,
+        select: Vec<PathBuf>,
+        horizon: Option<f64>,
+        per_scenario: bool,
+    ) -> PyResult<(Model, Vec<(String, String)>, Vec<(String, String)>)> {
+        let opts = tools::calibration::CalibrateOptions {
+            target_false_alarm: target_false_alarms,
+            confidence,
+            debounce_frames: debounce,
+            horizon_s: horizon,
+            per_scenario,
+        };
+        let mut model = (*self.model).clone();
+        let done = py
+            .detach(|| tools::calibration::calibrate_logs(&mut model, &logs, &select, &opts))
+            .map_err(to_py)?;
+        let skipped = done
+            .errors
+            .into_iter()
+            .map(|(path, e)| (path.display().to_string(), e))
+            .collect();
+        let uncalibrated = done
+            .results
+            .into_iter()
+            .filter_map(|r| r.result.err().map(|e| (r.name, e)))
+            .collect();
+        Ok((Model::from(model), skipped, uncalibrated))
+    }
+
     /// What `avguard info --json` prints, as JSON text.
     fn info_json(&self) -> String {
         tools::cmd::info::json(&self.model)

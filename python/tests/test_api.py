@@ -6,6 +6,7 @@ import os
 import shutil
 import threading
 import time
+import warnings
 
 import h5py
 import numpy as np
@@ -299,3 +300,32 @@ def test_files_that_crash_libhdf5_fail_alone_and_the_interpreter_lives(data, tmp
     for (name, message), (_, cli_message) in zip(raised.value.errors, cli_errors):
         assert same_failure(name, message, cli_message), (message, cli_message)
     assert len(raised.value.result) == len(model.properties)
+
+
+def test_calibrate_gives_the_cli_s_model_and_skips_a_bad_log(data, tmp_path):
+    """Model.calibrate makes the model file `avguard calibrate` writes for the same logs and options; a log
+    that cannot be read is skipped (LogErrors, with the model calibrated on the others)."""
+    cal = tmp_path / "cal"
+    cli("simulate", "--scenario", REPO / "scenarios" / "red_light_queue.toml", "--runs", 60, "--seed", 17, "--out", cal)
+    by_cli = tmp_path / "cli.bin"
+    cli("calibrate", "--model", data.model, "--target-false-alarms", "10%", "--debounce", "1", "--out", by_cli, cal)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = avguard.Model.load(data.model).calibrate(cal, target_false_alarms=0.1, debounce=[1])
+    assert model.to_bytes() == by_cli.read_bytes()
+    calibration = {p["name"]: p["calibration"] for p in model.info()["properties"]}
+    assert any(c is not None for c in calibration.values())
+    # One warning per property left uncalibrated, naming it.
+    warned = sorted(str(w.message).split(":")[0] for w in caught)
+    assert warned == sorted(name for name, c in calibration.items() if c is None)
+    mixed = tmp_path / "mixed"
+    shutil.copytree(cal, mixed)
+    (mixed / "zz_corrupt.h5").write_bytes(b"not an HDF5 file\n" * 10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(avguard.LogErrors) as failed:
+            avguard.Model.load(data.model).calibrate(mixed, target_false_alarms=0.1, debounce=[1])
+    assert [os.path.basename(name) for name, _ in failed.value.errors] == ["zz_corrupt.h5"]
+    assert failed.value.result.to_bytes() == by_cli.read_bytes()
+    with pytest.raises(ValueError):
+        avguard.Model.load(data.model).calibrate(cal, target_false_alarms=10)

@@ -12,7 +12,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use anyhow::Context;
+use anyhow::{bail, Context};
 use monitor::calibrate::{calibrate, CalibrateConfig, CalibrationRun};
 use monitor::{Model, RiskMeasure, Session, SessionConfig};
 use rayon::prelude::*;
@@ -46,6 +46,95 @@ impl Default for CalibrateOptions {
             horizon_s: None,
             per_scenario: false,
         }
+    }
+}
+
+/// What [`calibrate_logs`] did.
+#[derive(Debug)]
+pub struct CalibratedLogs {
+    /// Per property, the calibration stored or why there is none.
+    pub results: Vec<PropertyCalibration>,
+    /// Calibration runs read.
+    pub n_runs: usize,
+    /// Their scenario kinds, one per run.
+    pub kinds: Vec<String>,
+    /// Selection runs read (0: the debounce was chosen on the calibration runs, or not chosen).
+    pub n_selection: usize,
+    /// Logs that could not be read, with why (they are skipped).
+    pub errors: crate::batch::Failures,
+}
+
+/// `avguard calibrate` on a model in memory (also the Python package's `Model.calibrate`): expands the
+/// calibration logs and the selection logs (`select`, used only when several debounce lengths are
+/// offered), refuses a log that is both, reads every log through a fresh session of `model`, and
+/// calibrates every property (see [`calibrate_model`]). Unreadable logs are skipped and returned; none
+/// readable is an error.
+pub fn calibrate_logs(
+    model: &mut Model,
+    logs: &[PathBuf],
+    select: &[PathBuf],
+    opts: &CalibrateOptions,
+) -> anyhow::Result<CalibratedLogs> {
+    let shared = Arc::new(model.clone());
+    let measure = RiskMeasure::resolve(&shared, opts.horizon_s, false)?;
+    let logs = crate::batch::expand_logs(logs)?;
+    let select_logs = if select.is_empty() || opts.debounce_frames.len() < 2 {
+        Vec::new()
+    } else {
+        crate::batch::expand_logs(select)?
+    };
+    disjoint(&select_logs, &logs)?;
+    let (series, kinds, mut errors) = series_of_logs(&shared, &measure, &logs, "calibrating")?;
+    let selection = if select_logs.is_empty() {
+        Vec::new()
+    } else {
+        let (selection, _, select_errors) =
+            series_of_logs(&shared, &measure, &select_logs, "choosing the debounce")?;
+        errors.extend(select_errors);
+        if selection.is_empty() {
+            bail!(
+                "no selection log could be read ({} given){}",
+                select_logs.len(),
+                first_failure(&errors)
+            );
+        }
+        selection
+    };
+    if series.is_empty() {
+        bail!(
+            "no calibration log could be read ({} given){}",
+            logs.len(),
+            first_failure(&errors)
+        );
+    }
+    let results = calibrate_model(model, &selection, &series, &kinds, opts)?;
+    Ok(CalibratedLogs {
+        results,
+        n_runs: series.len(),
+        kinds,
+        n_selection: selection.len(),
+        errors,
+    })
+}
+
+/// `; first: PATH: why` for the first of `errors`, if any.
+fn first_failure(errors: &crate::batch::Failures) -> String {
+    errors
+        .first()
+        .map(|(path, e)| format!("; first: {}: {e}", path.display()))
+        .unwrap_or_default()
+}
+
+/// Fails when a log is both a selection and a calibration log: the bound would no longer hold.
+pub fn disjoint(select_logs: &[PathBuf], logs: &[PathBuf]) -> anyhow::Result<()> {
+    let canonical = |p: &PathBuf| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+    let calibration: std::collections::HashSet<PathBuf> = logs.iter().map(canonical).collect();
+    match select_logs.iter().find(|p| calibration.contains(&canonical(p))) {
+        Some(p) => bail!(
+            "{} is both a --select log and a calibration log; the debounce must be chosen on other runs",
+            p.display()
+        ),
+        None => Ok(()),
     }
 }
 

@@ -19,6 +19,7 @@ import json
 import os
 import sys
 import tempfile
+import warnings
 from contextlib import contextmanager
 from typing import Callable, Iterable, Iterator, Optional, Sequence, Union
 
@@ -220,6 +221,39 @@ class Model:
             with _progress(progress, len(job.todo), "scoring") as callback:
                 errors = job.score_here(callback)
             return finish_job(job, errors, plot_runs)
+
+    def calibrate(
+        self,
+        logs: Paths,
+        target_false_alarms: float = 0.1,
+        confidence: float = 0.95,
+        debounce: Sequence[int] = (1, 2, 3, 5),
+        select: Optional[Paths] = None,
+        horizon: Optional[float] = None,
+        per_scenario: bool = False,
+    ) -> "Model":
+        """A copy of this model calibrated on ``logs`` (not the training logs), as ``avguard calibrate
+        --target-false-alarms RATE [--confidence C] [--debounce M,...] [--select LOGS] [--horizon H]
+        [--per-scenario]`` calibrates it: each property's θ so that the one-sided Clopper–Pearson bound of
+        its false-alarm rate is at most ``target_false_alarms`` (a fraction), the debounce chosen on the
+        ``select`` logs (e.g. the training logs). The same inputs give the same model file as the CLI.
+
+        A property that cannot be calibrated (too few safe runs) keeps none, with a warning saying why.
+        Logs that cannot be read are skipped; once the others are done, :class:`LogErrors` is raised with
+        the failures and the calibrated model in ``.result``.
+        """
+        if not 0.0 < target_false_alarms < 1.0:
+            raise ValueError(f"target_false_alarms must be a fraction in (0, 1), got {target_false_alarms}")
+        native, skipped, uncalibrated = self._native.calibrate(
+            _paths(logs), target_false_alarms, confidence, [int(m) for m in debounce],
+            _paths(select) if select is not None else [], horizon, per_scenario,
+        )
+        model = Model(native)
+        for name, why in uncalibrated:
+            warnings.warn(f"{name}: not calibrated: {why}", stacklevel=2)
+        if skipped:
+            raise LogErrors(f"{len(skipped)} logs could not be read", skipped, model)
+        return model
 
     def risk(self, path: PathLike, horizon: Optional[float] = None, conservative: bool = False) -> pd.DataFrame:
         """Per-frame risk of every property over one log (``t`` then one column per property): P(eventually

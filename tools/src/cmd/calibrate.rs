@@ -4,12 +4,10 @@
 //! model (see [`crate::calibration`]).
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use anyhow::{bail, Context};
-use monitor::RiskMeasure;
+use anyhow::Context;
 
-use crate::calibration::{calibrate_model, series_of_logs, CalibrateOptions};
+use crate::calibration::{calibrate_logs, CalibrateOptions};
 
 /// Arguments of `avguard calibrate`.
 #[derive(clap::Args)]
@@ -72,19 +70,6 @@ fn parse_rate(text: &str) -> Result<f64, String> {
     }
 }
 
-/// Fails when a log is both a selection and a calibration log: the bound would no longer hold.
-fn disjoint(select_logs: &[PathBuf], logs: &[PathBuf]) -> anyhow::Result<()> {
-    let canonical = |p: &PathBuf| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
-    let calibration: std::collections::HashSet<PathBuf> = logs.iter().map(canonical).collect();
-    match select_logs.iter().find(|p| calibration.contains(&canonical(p))) {
-        Some(p) => bail!(
-            "{} is both a --select log and a calibration log; the debounce must be chosen on other runs",
-            p.display()
-        ),
-        None => Ok(()),
-    }
-}
-
 /// Runs `avguard calibrate`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let mut model = crate::modelfile::read(&args.model)?.model;
@@ -95,40 +80,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         horizon_s: args.horizon,
         per_scenario: args.per_scenario,
     };
-    let shared = Arc::new(model.clone());
-    let measure = RiskMeasure::resolve(&shared, args.horizon, false)?;
-    let logs = crate::batch::expand_logs(&args.logs)?;
-    let select_logs = if args.select.is_empty() || opts.debounce_frames.len() < 2 {
-        Vec::new()
-    } else {
-        crate::batch::expand_logs(&args.select)?
-    };
-    disjoint(&select_logs, &logs)?;
-    let (series, kinds, errors) = series_of_logs(&shared, &measure, &logs, "calibrating")?;
-    let (selection, select_errors) = if select_logs.is_empty() {
-        (Vec::new(), Vec::new())
-    } else {
-        let (series, _, errors) =
-            series_of_logs(&shared, &measure, &select_logs, "choosing the debounce")?;
-        (series, errors)
-    };
-    for (path, e) in errors.iter().chain(&select_errors) {
+    let done = calibrate_logs(&mut model, &args.logs, &args.select, &opts)?;
+    for (path, e) in &done.errors {
         eprintln!("skipped {}: {e}", path.display());
     }
-    if series.is_empty() {
-        bail!("no calibration log could be read ({} given)", logs.len());
-    }
-    if !select_logs.is_empty() && selection.is_empty() {
-        bail!(
-            "no selection log could be read ({} given)",
-            select_logs.len()
-        );
-    }
-    let results = calibrate_model(&mut model, &selection, &series, &kinds, &opts)?;
+    let (results, kinds) = (done.results, done.kinds);
     let out = args.out.unwrap_or(args.model);
     std::fs::write(&out, model.to_bytes())
         .with_context(|| format!("{}: cannot write", out.display()))?;
-    let chosen = match (opts.debounce_frames.len(), selection.len()) {
+    let chosen = match (opts.debounce_frames.len(), done.n_selection) {
         (1, _) => String::new(),
         (_, 0) => "; debounce chosen on them, confidence split between the options".into(),
         (_, n) => format!("; debounce chosen on {n} other runs"),
@@ -147,7 +107,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     crate::outln!(
         "calibrated on {} runs (target {:.1} % false alarms{within}, {:.0} % confidence{chosen}) -> {}",
-        series.len(),
+        done.n_runs,
         100.0 * opts.target_false_alarm,
         100.0 * opts.confidence,
         out.display()
@@ -176,7 +136,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::{disjoint, parse_rate};
+    use super::parse_rate;
+    use crate::calibration::disjoint;
     use std::path::PathBuf;
 
     #[test]
