@@ -394,19 +394,20 @@ fn at_debounce(
     }
     let split = 1.0 - (1.0 - confidence) / groups.len() as f64;
     let stored = 1.0 - (1.0 - cfg.confidence) / groups.len() as f64;
-    let of = |g: &str| -> Vec<CalibrationRun<'_>> {
-        runs.iter().filter(|r| r.group == g).copied().collect()
-    };
+    let per_group: Vec<(&str, Vec<CalibrationRun<'_>>)> = groups
+        .iter()
+        .map(|&g| (g, runs.iter().filter(|r| r.group == g).copied().collect()))
+        .collect();
     let mut theta = f64::MIN_POSITIVE;
-    for &g in &groups {
-        let t = threshold(&of(g), m, split, cfg)
+    for (g, group_runs) in &per_group {
+        let t = threshold(group_runs, m, split, cfg)
             .map_err(|e| CalibrateError::Config(format!("scenario kind `{g}`: {e}")))?;
         theta = theta.max(t);
     }
-    let bound = groups
+    let bound = per_group
         .iter()
-        .map(|&g| {
-            let (k, n) = false_alarms(&of(g), m, theta);
+        .map(|(_, group_runs)| {
+            let (k, n) = false_alarms(group_runs, m, theta);
             clopper_pearson_upper(k, n, stored)
         })
         .fold(0.0, f64::max);

@@ -159,15 +159,8 @@ fn risk_series(
 ) -> anyhow::Result<(Vec<f64>, Vec<Vec<f64>>)> {
     let measure = RiskMeasure::resolve(model, horizon, conservative)?;
     let log = scenarios::log::read_log_isolated(path)?;
-    if let Some(p) = model.properties().first() {
-        let model_period = p.config().frame_period_s;
-        if (model_period - log.meta.frame_period_s).abs() > 1e-9 {
-            anyhow::bail!(
-                "frame period {} s differs from the model's {} s",
-                log.meta.frame_period_s,
-                model_period
-            );
-        }
+    if !model.properties().is_empty() {
+        tools::batch::check_log_period(log.meta.frame_period_s, model.frame_period_s())?;
     }
     let mut session =
         Session::new(model, &SessionConfig::default()).context("cannot start a monitor session")?;

@@ -70,29 +70,24 @@ pub fn read_record_logs(
 /// What one import wrote.
 #[derive(Debug)]
 pub struct Written {
-    /// The record files read, in order (the recording's segments).
-    pub segments: Vec<PathBuf>,
     /// The logs, one per run, with their frame counts.
     pub logs: Vec<(PathBuf, usize)>,
     /// The reader's counters.
     pub stats: ImportStats,
 }
 
-/// Imports the recording that the record file `path` is part of (all its segments, see
-/// `ingest::record::recording_segments`) into `out_dir`: `NAME.h5` for its first run, `NAME_run<k>.h5`
-/// for later runs (message time jumps), NAME being its first segment's file name, streaming frames into
-/// each log as they are assembled.
+/// Imports the recording whose segments are `segments` (in order, see `ingest::record::recordings`) into
+/// `out_dir`: a log per run named by its run id (`NAME.h5` for the first run, `NAME_run<k>.h5` for later
+/// runs, NAME being the first segment's file name), streaming frames into each log as they are assembled.
 pub fn import_record(
-    path: &Path,
+    segments: &[PathBuf],
     out_dir: &Path,
     config: AssemblerConfig,
     map: Option<&LoadedMap>,
 ) -> anyhow::Result<Written> {
-    let segments = record::recording_segments(path);
-    let path = segments.first().map_or(path, PathBuf::as_path);
-    let name = path
-        .file_name()
-        .map_or_else(|| "record".to_owned(), |n| n.to_string_lossy().into_owned());
+    let Some(path) = segments.first() else {
+        bail!("no record to import");
+    };
     let mut a = assembler(config, map);
     let mut run = 1_usize;
     let mut writer: Option<(LogWriter, PathBuf, usize)> = None;
@@ -109,7 +104,7 @@ pub fn import_record(
         }
         Ok(())
     };
-    let stats = record::import_recording(&segments, &mut a, |step| {
+    let stats = record::import_recording(segments, &mut a, |step| {
         if failure.is_some() {
             return;
         }
@@ -121,12 +116,9 @@ pub fn import_record(
                 }
                 Imported::Frame(frame) => {
                     if writer.is_none() {
-                        let file = if run <= 1 {
-                            out_dir.join(format!("{name}.h5"))
-                        } else {
-                            out_dir.join(format!("{name}_run{run}.h5"))
-                        };
-                        let w = LogWriter::create(&file, &meta(path, run, config.period_s))
+                        let meta = meta(path, run, config.period_s);
+                        let file = out_dir.join(format!("{}.h5", meta.run_id));
+                        let w = LogWriter::create(&file, &meta)
                             .with_context(|| format!("{}: cannot create", file.display()))?;
                         writer = Some((w, file, 0));
                     }
@@ -153,9 +145,5 @@ pub fn import_record(
             path.display()
         );
     }
-    Ok(Written {
-        segments,
-        logs,
-        stats,
-    })
+    Ok(Written { logs, stats })
 }

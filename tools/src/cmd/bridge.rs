@@ -103,10 +103,9 @@ pub struct Args {
     pub metrics_every_s: f64,
 }
 
-/// Loads the model file as a decision factory; the risk is P(eventually unsafe), or P(unsafe within
-/// `horizon_s`) when given.
-/// Loads the model as the bridge's decision factory, with the frame period it steps at; a model stepping
-/// at another period than `period_s` (when given) is refused.
+/// Loads the model file as the bridge's decision factory, with the frame period it steps at; the risk is
+/// P(eventually unsafe), or P(unsafe within `horizon_s`) when given. A model stepping at another period
+/// than `period_s` (when given) is refused.
 pub fn load_model(
     path: &Path,
     horizon_s: Option<f64>,

@@ -51,34 +51,31 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ..AssemblerConfig::default()
     };
     // A recording split into segments is imported once, as one (named by its first segment).
-    let firsts: Vec<PathBuf> = ingest::record::recordings(&args.records)
-        .into_iter()
-        .filter_map(|segments| segments.into_iter().next())
-        .collect();
-    let progress = crate::progress::bar(firsts.len() as u64, "importing");
-    let results: Vec<_> = firsts
+    let recordings = ingest::record::recordings(&args.records);
+    let progress = crate::progress::bar(recordings.len() as u64, "importing");
+    let results: Vec<_> = recordings
         .par_iter()
-        .map(|path| {
-            let r = crate::records::import_record(path, &args.out, config, map.as_ref());
+        .map(|segments| {
+            let r = crate::records::import_record(segments, &args.out, config, map.as_ref());
             progress.inc(1);
-            (path, r)
+            (segments, r)
         })
         .collect();
     progress.finish_and_clear();
     let mut failed = 0;
-    for (path, result) in results {
+    for (segments, result) in results {
+        let (Some(path), Some(last)) = (segments.first(), segments.last()) else {
+            continue;
+        };
         match result {
             Ok(w) => {
                 let s = &w.stats;
-                if w.segments.len() > 1 {
+                if segments.len() > 1 {
                     eprintln!(
                         "{}: a recording of {} segments (to {})",
                         path.display(),
-                        w.segments.len(),
-                        w.segments
-                            .last()
-                            .map(|p| p.display().to_string())
-                            .unwrap_or_default()
+                        segments.len(),
+                        last.display()
                     );
                 }
                 for (file, n) in &w.logs {
@@ -106,7 +103,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if failed > 0 {
         bail!(
             "{failed} of {} recordings could not be imported (listed above)",
-            firsts.len()
+            recordings.len()
         );
     }
     Ok(())
