@@ -431,8 +431,8 @@ pub(crate) fn learn_at_20_hz(out: &Path, logs: &Path) {
 
 /// Logs at another frame rate (20 Hz here): `learn` refuses them at its default 0.1 s with a message
 /// naming the option, learns from them with `--frame-period-s 0.05` (the model steps at 0.05 s: its
-/// horizons are counted in 0.05 s steps), `score` reads them with that model and refuses 10 Hz logs, and
-/// the bridge assembles frames at the model's period unless told another, which it refuses.
+/// horizons are counted in 0.05 s steps), `score` reads them with that model and refuses 10 Hz logs (as
+/// `evaluate` refuses 10 Hz test logs when it learns at 20 Hz), and the bridge assembles frames at the model's period unless told another, which it refuses.
 #[test]
 fn logs_at_another_frame_rate_learn_score_and_bridge_at_that_rate() {
     let tmp = scratch();
@@ -490,6 +490,27 @@ fn logs_at_another_frame_rate_learn_score_and_bridge_at_that_rate() {
             .arg(dir.join("scored-slow"))
             .arg(&slow),
         &["frame period 0.1 s differs from the model's 0.05 s"],
+    );
+    // So does `evaluate` for test logs at another rate than it learns at.
+    run_refused(
+        avguard()
+            .args([
+                "evaluate",
+                "--frame-period-s",
+                "0.05",
+                "--max-predicates",
+                "3",
+                "--laws",
+            ])
+            .arg(workspace_root().join("laws/specs"))
+            .arg("--train")
+            .arg(&fast)
+            .arg("--test")
+            .arg(&slow),
+        &[
+            "no test log could be read (2 given)",
+            "frame period 0.1 s differs from the model's 0.05 s",
+        ],
     );
     // The bridge refuses to assemble frames at another period than the model steps at.
     run_refused(

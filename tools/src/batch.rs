@@ -8,6 +8,14 @@ use anyhow::{bail, Context};
 /// Logs that could not be used, each with why.
 pub type Failures = Vec<(PathBuf, String)>;
 
+/// `; first: PATH: why` for the first of `errors`, if any (for "no log could be read" messages).
+pub fn first_failure(errors: &Failures) -> String {
+    errors
+        .first()
+        .map(|(path, e)| format!("; first: {}: {e}", path.display()))
+        .unwrap_or_default()
+}
+
 /// Expands files and folders into the list of HDF5 logs they hold: a folder contributes every `*.h5` file
 /// below it (recursively); a file is taken as given. The result is sorted and free of duplicates, so every
 /// run of a command sees the logs in the same order.

@@ -95,7 +95,7 @@ pub fn calibrate_logs(
             bail!(
                 "no selection log could be read ({} given){}",
                 select_logs.len(),
-                first_failure(&errors)
+                crate::batch::first_failure(&errors)
             );
         }
         selection
@@ -104,7 +104,7 @@ pub fn calibrate_logs(
         bail!(
             "no calibration log could be read ({} given){}",
             logs.len(),
-            first_failure(&errors)
+            crate::batch::first_failure(&errors)
         );
     }
     let results = calibrate_model(model, &selection, &series, &kinds, opts)?;
@@ -115,14 +115,6 @@ pub fn calibrate_logs(
         n_selection: selection.len(),
         errors,
     })
-}
-
-/// `; first: PATH: why` for the first of `errors`, if any.
-fn first_failure(errors: &crate::batch::Failures) -> String {
-    errors
-        .first()
-        .map(|(path, e)| format!("; first: {}: {e}", path.display()))
-        .unwrap_or_default()
 }
 
 /// Fails when a log is both a selection and a calibration log: the bound would no longer hold.

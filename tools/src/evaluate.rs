@@ -109,6 +109,8 @@ fn series_per_model(
         .collect::<Result<Vec<_>, _>>()
         .context("cannot start a session")?;
     let measure = RiskMeasure::Eventually;
+    // The models step at one period (the evaluation's); a log at another is refused, as `score` does.
+    let period = models.first().map(|m| m.frame_period_s());
     let progress = crate::progress::bar(logs.len() as u64, label);
     type PerLog = anyhow::Result<(Vec<Vec<RunSeries>>, (String, String))>;
     let results: Vec<(PathBuf, PerLog)> = logs
@@ -118,12 +120,15 @@ fn series_per_model(
             |sessions, path| {
                 let r = scenarios::log::read_log_isolated(path)
                     .map_err(anyhow::Error::from)
-                    .map(|log| {
+                    .and_then(|log| {
+                        if let Some(period) = period {
+                            crate::batch::check_log_period(log.meta.frame_period_s, period)?;
+                        }
                         let per_model = sessions
                             .iter_mut()
                             .map(|s| run_series(&log.frames, s, &measure, rss))
                             .collect();
-                        (per_model, (log.meta.run_id, log.meta.scenario))
+                        Ok((per_model, (log.meta.run_id, log.meta.scenario)))
                     });
                 progress.inc(1);
                 (path.clone(), r)
@@ -201,10 +206,14 @@ pub fn evaluate(
     let shared: Vec<Arc<Model>> = models.iter().map(|(_, m)| Arc::new(m.clone())).collect();
     let (test_series, ids, test_errors) =
         series_per_model(&shared, test, Some(&opts.rss), "testing")?;
-    errors.extend(test_errors);
     if ids.is_empty() {
-        bail!("no test log could be read ({} given)", test.len());
+        bail!(
+            "no test log could be read ({} given){}",
+            test.len(),
+            crate::batch::first_failure(&test_errors)
+        );
     }
+    errors.extend(test_errors);
     let thresholds: Vec<(String, f64)> = opts
         .thresholds
         .iter()
