@@ -314,6 +314,7 @@ fn summary() {
     let prediction: SignalSet = cpa
         .iter()
         .chain(&conflict)
+        .chain(&[Signal::ClosestApproachAccTtc])
         .chain(&[Signal::RssDangerous])
         .copied()
         .collect();
@@ -329,6 +330,10 @@ fn summary() {
             lawbreaker,
         ),
         ("  closest approach only", cpa.into_iter().collect()),
+        (
+            "  closestApproach.accTtc only",
+            [Signal::ClosestApproachAccTtc].into_iter().collect(),
+        ),
         ("  priority conflict only", conflict.into_iter().collect()),
         (
             "  rssDangerous only",

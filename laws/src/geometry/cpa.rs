@@ -25,7 +25,7 @@ pub struct Approach {
     pub time_s: f64,
 }
 
-type V2 = Vector2<f64>;
+pub(super) type V2 = Vector2<f64>;
 
 fn v2((x, y): (f64, f64)) -> V2 {
     V2::new(x, y)
@@ -41,7 +41,7 @@ fn cross(a: &V2, b: &V2) -> f64 {
 /// `b.centre − a.centre` whose edges are the four side vectors of both rectangles, each once forwards and
 /// once backwards. Sorting the four forward sides by angle in `[0, π)` gives the first half of the
 /// boundary from the vertex `centre − Σ sides / 2`; the second half repeats them negated.
-fn minkowski_difference(a: &Rect, b: &Rect) -> [V2; 8] {
+pub(super) fn minkowski_difference(a: &Rect, b: &Rect) -> [V2; 8] {
     let side = |r: &Rect, along: bool| {
         if along {
             V2::new(r.cos, r.sin) * (2.0 * r.half_len)

@@ -6,9 +6,13 @@
 //!   footprint gap ([`Rect`], [`gap_m`]).
 //! - [`cpa`]: the closest point of approach of two footprints moving at constant velocity within a horizon
 //!   (exact for translating rectangles: a segment against their Minkowski difference).
+//! - [`contact`]: the first contact of two footprints when the ego keeps its acceleration (and stops for
+//!   good when braking brings it to rest) and the other keeps its velocity; exact, from the same Minkowski
+//!   difference.
 //! - [`crossing`]: where a road user's straight path crosses the ego's (the conflict area) and how far each
 //!   has to travel to enter and to leave it.
 
+pub mod contact;
 pub mod cpa;
 pub mod crossing;
 pub mod footprint;

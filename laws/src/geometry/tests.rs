@@ -1,3 +1,4 @@
+use super::contact::{contact_lower_bound, first_contact_accelerating};
 use super::cpa::{closest_approach, closest_approach_lower_bound, Approach};
 use super::crossing::crossing;
 use super::footprint::{overlaps, Rect};
@@ -33,6 +34,57 @@ fn cpa_of_a_stopped_car_ahead_is_the_bumper_contact() {
     assert!(
         close(a.dist_m, 4.3014, 1e-9) && close(a.time_s, 5.0, 1e-9),
         "{a:?}"
+    );
+}
+
+#[test]
+fn contact_at_constant_acceleration_is_the_hand_computed_one() {
+    let ego = ego_rect();
+    let still = (0.0, 0.0);
+    // The car still with its rear 14.3014 m ahead of the ego's front. From rest at 2 m/s²: s = t², so
+    // contact at √14.3014 s, where a constant-velocity TTC never sees one.
+    let t = first_contact_accelerating(&ego, &car(20.0, 0.0, 0.0), 0.0, 2.0, still, 5.0);
+    assert!(close(t.unwrap(), 14.3014f64.sqrt(), 1e-9), "{t:?}");
+    // From 10 m/s braking at 5 m/s² it stops after 10 m, short of the car.
+    assert_eq!(
+        first_contact_accelerating(&ego, &car(20.0, 0.0, 0.0), 10.0, -5.0, still, 5.0),
+        None
+    );
+    // Braking at 3 m/s² it would stop after 16.7 m: contact when 10 t − 1.5 t² = 14.3014.
+    let t = first_contact_accelerating(&ego, &car(20.0, 0.0, 0.0), 10.0, -3.0, still, 5.0);
+    let expected = (10.0 - (100.0f64 - 6.0 * 14.3014).sqrt()) / 3.0;
+    assert!(
+        close(t.unwrap(), expected, 1e-9),
+        "{t:?} against {expected}"
+    );
+    // A standing ego that is braking does not roll back: the car behind it, still, is never touched.
+    assert_eq!(
+        first_contact_accelerating(&ego, &car(-10.0, 0.0, 0.0), 0.0, -3.0, still, 5.0),
+        None
+    );
+    // From 10 m/s at −10 m/s² the ego stops after 1 s, 5 m on, and stays; a car heading north at 5 m/s,
+    // centred 6 m ahead of the ego's reference point and 20 m to its right, reaches the standing ego's
+    // right side when its front (−18 m + 5 t) is at −EGO_WIDTH_M / 2.
+    let crossing_car = car(6.0, -20.0, std::f64::consts::FRAC_PI_2);
+    let t = first_contact_accelerating(&ego, &crossing_car, 10.0, -10.0, (0.0, 5.0), 5.0);
+    let expected = (18.0 - EGO_WIDTH_M / 2.0) / 5.0;
+    assert!(
+        close(t.unwrap(), expected, 1e-9),
+        "{t:?} against {expected}"
+    );
+    // Beyond the horizon: nothing.
+    assert_eq!(
+        first_contact_accelerating(&ego, &crossing_car, 10.0, -10.0, (0.0, 5.0), 3.0),
+        None
+    );
+    // Touching now is contact now; garbage in is no contact.
+    assert_eq!(
+        first_contact_accelerating(&ego, &car(4.0, 0.0, 0.0), 0.0, 0.0, still, 5.0),
+        Some(0.0)
+    );
+    assert_eq!(
+        first_contact_accelerating(&ego, &car(20.0, 0.0, 0.0), f64::NAN, 1.0, still, 5.0),
+        None
     );
 }
 
@@ -180,5 +232,58 @@ proptest::proptest! {
         proptest::prop_assert!(
             closest_approach_lower_bound(&ego_rect(), &b, (w_lon, w_lat), horizon) <= a.dist_m + 1e-9
         );
+    }
+
+    #[test]
+    fn contact_at_constant_acceleration_agrees_with_sampled_overlaps(
+        lon in -40.0..60.0f64, lat in -30.0..30.0f64, rel in -3.2..3.2f64,
+        len in 0.4..6.0f64, wid in 0.4..2.5f64,
+        w_lon in -20.0..20.0f64, w_lat in -12.0..12.0f64,
+        speed in 0.0..20.0f64, accel in -8.0..4.0f64,
+    ) {
+        let ego = ego_rect();
+        let b = Rect { half_len: len / 2.0, half_wid: wid / 2.0, ..car(lon, lat, rel) };
+        let horizon = 4.0;
+        let exact = first_contact_accelerating(&ego, &b, speed, accel, (w_lon, w_lat), horizon);
+        // A second computation: move both footprints every millisecond and test them for overlap.
+        let stop_t = if accel < 0.0 { speed / -accel } else { f64::INFINITY };
+        let travelled = |t: f64| {
+            let t = t.min(stop_t);
+            speed * t + 0.5 * accel * t * t
+        };
+        let sampled = (0..=(horizon * 1000.0) as usize).map(|k| k as f64 / 1000.0).find(|&t| {
+            let moved = Rect { cx: b.cx + w_lon * t - travelled(t), cy: b.cy + w_lat * t, ..b };
+            overlaps(&ego, &moved)
+        });
+        match (exact, sampled) {
+            (Some(t), Some(s)) => proptest::prop_assert!(t <= s + 1e-9 && t >= s - 0.001 - 1e-9,
+                "exact {t}, sampled {s}"),
+            // A contact shorter than a millisecond can slip between samples; a longer one cannot.
+            (Some(t), None) => {
+                let later = Rect {
+                    cx: b.cx + w_lon * (t + 1e-4) - travelled(t + 1e-4),
+                    cy: b.cy + w_lat * (t + 1e-4),
+                    ..b
+                };
+                let at = Rect { cx: b.cx + w_lon * t - travelled(t), cy: b.cy + w_lat * t, ..b };
+                proptest::prop_assert!(gap_m(&ego, &at) < 1e-6 && gap_m(&ego, &later) < 0.01,
+                    "exact {t} not sampled");
+            }
+            (None, Some(s)) => proptest::prop_assert!(false, "sampled contact at {s} missed"),
+            (None, None) => {}
+        }
+        // Without acceleration it is the constant-velocity first contact.
+        let cv = first_contact_accelerating(&ego, &b, speed, 0.0, (w_lon, w_lat), horizon);
+        let a = closest_approach(&ego, &b, (w_lon - speed, w_lat), horizon);
+        match cv {
+            Some(t) => proptest::prop_assert!(a.dist_m == 0.0 && close(t, a.time_s, 1e-6), "{t} vs {a:?}"),
+            None => proptest::prop_assert!(a.dist_m > 0.0, "{a:?}"),
+        }
+        // The skip test never skips a contact.
+        if exact.is_some() {
+            proptest::prop_assert!(
+                contact_lower_bound(&ego, &b, speed, accel, (w_lon, w_lat), horizon) <= 1e-9
+            );
+        }
     }
 }

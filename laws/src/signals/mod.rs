@@ -171,6 +171,10 @@ signals! {
     /// avguard extension: when the footprints would first touch (2-D time to collision), s; +inf when they
     /// would not within 5 s.
     ClosestApproachTtc = "closestApproach.ttc", Value;
+    /// avguard extension: when the footprints would first touch if the ego kept its current acceleration
+    /// (braking to a standstill and staying there) and every road user its velocity (a modified time to
+    /// collision), s; +inf when they would not within 5 s.
+    ClosestApproachAccTtc = "closestApproach.accTtc", Value;
     /// avguard extension: the most critical priority road user's distance to where its path crosses the
     /// ego's, m (+inf when none).
     PriorityConflict = "PriorityConflict", Distance;
@@ -280,6 +284,7 @@ const DEFAULT_VALUES: [f64; N_SIGNALS] = {
     v[Signal::JunctionTime as usize] = f64::INFINITY;
     v[Signal::ClosestApproachTime as usize] = f64::INFINITY;
     v[Signal::ClosestApproachTtc as usize] = f64::INFINITY;
+    v[Signal::ClosestApproachAccTtc as usize] = f64::INFINITY;
     v[Signal::PriorityConflictTime as usize] = f64::INFINITY;
     v[Signal::PriorityConflictEgoTime as usize] = f64::INFINITY;
     v[Signal::PriorityConflictGap as usize] = f64::INFINITY;
@@ -362,6 +367,7 @@ impl SignalSet {
         use Signal::*;
         MotionNeeds {
             cpa: self.contains_any(&[ClosestApproach, ClosestApproachTime, ClosestApproachTtc]),
+            contact_accelerating: self.contains(ClosestApproachAccTtc),
             priority_conflict: self.contains_any(&[
                 PriorityConflict,
                 PriorityConflictTime,
@@ -499,6 +505,7 @@ impl Signals {
         self.set(Signal::ClosestApproach, m.cpa_m);
         self.set(Signal::ClosestApproachTime, m.cpa_time_s);
         self.set(Signal::ClosestApproachTtc, m.cpa_ttc_s);
+        self.set(Signal::ClosestApproachAccTtc, m.accel_ttc_s);
         self.set(Signal::PriorityConflict, m.conflict_m);
         self.set(Signal::PriorityConflictTime, m.conflict_time_s);
         self.set(Signal::PriorityConflictEgoTime, m.conflict_ego_time_s);

@@ -16,6 +16,12 @@
 //!   ([`crate::geometry::cpa`], exact for translating footprints), and when it is reached; the signals are
 //!   those of the most critical road user (smallest gap, then earliest). `.ttc` is that time when the gap
 //!   reaches 0 (a footprint-aware, 2-D time to collision), else `+inf`. No road user: `+inf` everywhere.
+//! - **Time to collision at the current acceleration** (`closestApproach.accTtc`), s: when the ego's
+//!   footprint would first touch a road user's if the ego kept its acceleration (braking to a standstill
+//!   and staying there) and the road user its velocity, within [`CPA_HORIZON_S`]
+//!   ([`crate::geometry::contact`], exact); the earliest over every road user, `+inf` when none. Where
+//!   `.ttc` sees a car pulling away from a give-way line as never arriving, this sees it as soon as it
+//!   accelerates, and it sees a car that has begun to brake as stopping short.
 //! - **Priority conflict** (`PriorityConflict`, `.time`, `.egoTime`, `.gap`): for each road user flagged
 //!   `priority` whose straight path crosses the ego's ([`crate::geometry::crossing`]) in a conflict area
 //!   that neither has left yet: its distance (front) to the area, its time to reach it, the ego's time to
@@ -27,6 +33,7 @@
 //!   none.
 
 use crate::frame::Frame;
+use crate::geometry::contact::{contact_lower_bound, first_contact_accelerating};
 use crate::geometry::cpa::{closest_approach, closest_approach_lower_bound};
 use crate::geometry::crossing::crossing;
 use crate::geometry::{ego_rect, EgoFrame};
@@ -76,6 +83,8 @@ fn occupancy_gap_s(a_in: f64, a_out: f64, b_in: f64, b_out: f64) -> f64 {
 pub struct MotionNeeds {
     /// `closestApproach` and its time and time to collision.
     pub cpa: bool,
+    /// `closestApproach.accTtc`.
+    pub contact_accelerating: bool,
     /// `PriorityConflict` and its times and gap.
     pub priority_conflict: bool,
 }
@@ -89,6 +98,9 @@ pub struct MotionSignals {
     pub cpa_time_s: f64,
     /// When the footprints would first touch, s (`+inf` when they would not within the horizon).
     pub cpa_ttc_s: f64,
+    /// When the footprints would first touch with the ego at its current acceleration, s (`+inf`: not
+    /// within the horizon).
+    pub accel_ttc_s: f64,
     /// The most critical priority road user's distance to the conflict area, m.
     pub conflict_m: f64,
     /// Its time to reach the area, s.
@@ -105,6 +117,7 @@ impl MotionSignals {
         cpa_m: f64::INFINITY,
         cpa_time_s: f64::INFINITY,
         cpa_ttc_s: f64::INFINITY,
+        accel_ttc_s: f64::INFINITY,
         conflict_m: f64::INFINITY,
         conflict_time_s: f64::INFINITY,
         conflict_ego_time_s: f64::INFINITY,
@@ -114,13 +127,13 @@ impl MotionSignals {
     /// Computes the groups of `needs` from a frame.
     pub fn from_frame_needed(f: &Frame, needs: MotionNeeds) -> MotionSignals {
         let mut out = MotionSignals::NONE;
-        if !(needs.cpa || needs.priority_conflict) {
+        if !(needs.cpa || needs.contact_accelerating || needs.priority_conflict) {
             return out;
         }
         let frame = EgoFrame::of(f);
         let ego = ego_rect();
         for o in &f.obstacles {
-            if !(needs.cpa || o.priority) {
+            if !(needs.cpa || needs.contact_accelerating || o.priority) {
                 continue;
             }
             let m = frame.mover(o);
@@ -134,6 +147,16 @@ impl MotionSignals {
                     {
                         out.cpa_m = a.dist_m;
                         out.cpa_time_s = a.time_s;
+                    }
+                }
+            }
+            if needs.contact_accelerating {
+                let (v, acc, w) = (f.speed_mps, f.accel_mps2, (m.v_lon_mps, m.v_lat_mps));
+                // Only a contact before the earliest found so far can matter.
+                let horizon = out.accel_ttc_s.min(CPA_HORIZON_S);
+                if contact_lower_bound(&ego, &m.rect, v, acc, w, horizon) <= 0.0 {
+                    if let Some(t) = first_contact_accelerating(&ego, &m.rect, v, acc, w, horizon) {
+                        out.accel_ttc_s = out.accel_ttc_s.min(t);
                     }
                 }
             }

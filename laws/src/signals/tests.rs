@@ -60,6 +60,7 @@ fn default_values_are_the_documented_ones() {
             | Signal::JunctionTime
             | Signal::ClosestApproachTime
             | Signal::ClosestApproachTtc
+            | Signal::ClosestApproachAccTtc
             | Signal::PriorityConflictTime
             | Signal::PriorityConflictEgoTime
             | Signal::PriorityConflictGap => f64::INFINITY,
@@ -82,7 +83,7 @@ fn needed_signals_equal_the_full_computation() {
         x ^= x << 17;
         (x >> 11) as f64 / (1u64 << 53) as f64
     };
-    let groups: [&[Signal]; 8] = [
+    let groups: [&[Signal]; 9] = [
         &[
             Signal::NpcAhead,
             Signal::NpcAheadSpeed,
@@ -99,6 +100,7 @@ fn needed_signals_equal_the_full_computation() {
             Signal::ClosestApproachTime,
             Signal::ClosestApproachTtc,
         ],
+        &[Signal::ClosestApproachAccTtc, Signal::Speed],
         &[
             Signal::PriorityConflict,
             Signal::PriorityConflictTime,

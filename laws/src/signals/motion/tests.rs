@@ -53,6 +53,7 @@ fn frame_signals_use_the_right_distances() {
         Signal::ClosestApproach,
         Signal::ClosestApproachTime,
         Signal::ClosestApproachTtc,
+        Signal::ClosestApproachAccTtc,
         Signal::PriorityConflict,
         Signal::PriorityConflictTime,
         Signal::PriorityConflictEgoTime,
@@ -84,6 +85,7 @@ fn priority_conflict_is_the_hand_computed_one() {
         &f,
         MotionNeeds {
             cpa: true,
+            contact_accelerating: false,
             priority_conflict: true,
         },
     );
@@ -100,6 +102,7 @@ fn priority_conflict_is_the_hand_computed_one() {
         &f,
         MotionNeeds {
             cpa: true,
+            contact_accelerating: false,
             priority_conflict: true,
         },
     );
@@ -120,6 +123,7 @@ fn priority_conflict_picks_the_most_critical_and_ignores_the_rest() {
     };
     let needs = MotionNeeds {
         cpa: false,
+        contact_accelerating: false,
         priority_conflict: true,
     };
     // Without the priority flag, or driving parallel, or past the area: nothing.
@@ -172,6 +176,7 @@ fn cpa_takes_the_smallest_gap_then_the_earliest() {
     };
     let needs = MotionNeeds {
         cpa: true,
+        contact_accelerating: false,
         priority_conflict: false,
     };
     // A still car 45 m ahead in the lane (touched at (43 − 3.6986) / 10 s) and one 40 m ahead, 3.5 m to
@@ -205,4 +210,45 @@ fn cpa_takes_the_smallest_gap_then_the_earliest() {
         [Signal::Speed].into_iter().collect::<SignalSet>(),
     );
     assert_eq!(none.get(Signal::ClosestApproach), f64::INFINITY);
+}
+
+#[test]
+fn time_to_collision_at_the_current_acceleration_sees_a_pull_out() {
+    // Ego crawling away from a give-way line at 0.1 m/s, accelerating at 2 m/s²; a priority car 20 m to
+    // the right heading north at 10 m/s, its centre line 10 m ahead of the ego's reference point.
+    let f = Frame {
+        speed_mps: 0.1,
+        accel_mps2: 2.0,
+        obstacles: vec![crossing_car(10.0, -20.0, 10.0, true)],
+        ..Frame::default()
+    };
+    let s = Signals::from_frame(&f, &SignalContext::default());
+    // At constant speed the ego never gets there in time; at constant acceleration it does.
+    assert_eq!(s.get(Signal::ClosestApproachTtc), f64::INFINITY);
+    let acc_ttc = s.get(Signal::ClosestApproachAccTtc);
+    let ego = crate::geometry::ego_rect();
+    let car = crate::geometry::EgoFrame::of(&f).mover(&f.obstacles[0]);
+    let expected = crate::geometry::contact::first_contact_accelerating(
+        &ego,
+        &car.rect,
+        0.1,
+        2.0,
+        (car.v_lon_mps, car.v_lat_mps),
+        CPA_HORIZON_S,
+    );
+    assert_eq!(Some(acc_ttc), expected);
+    // By hand: the car (4 m × 2 m) covers x ∈ [9, 11] m and the ego's strip |y| ≤ 1.03 m while
+    // t ∈ [1.697, 2.303] s; the ego's front (3.6986 m) reaches x = 9 m when 0.1 t + t² = 5.3014, inside
+    // that window.
+    let by_hand = (-0.1 + (0.01f64 + 4.0 * 5.3014).sqrt()) / 2.0;
+    assert!(close(acc_ttc, by_hand), "{acc_ttc} against {by_hand}");
+    // Braking hard instead, it stays short of the car's path: no contact.
+    let braking = Signals::from_frame(
+        &Frame {
+            accel_mps2: -3.0,
+            ..f.clone()
+        },
+        &SignalContext::default(),
+    );
+    assert_eq!(braking.get(Signal::ClosestApproachAccTtc), f64::INFINITY);
 }
