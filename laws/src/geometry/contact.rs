@@ -15,7 +15,7 @@
 //! first root (or the piece's start) at which, or just after which, all of them are ≤ 0. Exact up to the
 //! rounding of the roots; O(1) per road user.
 
-use super::cpa::{minkowski_difference, V2};
+use super::cpa::{cross, minkowski_difference, to_segment, V2};
 use super::footprint::Rect;
 
 /// A condition `c2 t² + c1 t + c0 ≤ 0` on a stretch of time, scaled so that its value is a distance in m.
@@ -211,9 +211,9 @@ pub fn contact_lower_bound(
     segment_distance(&a0, &a1, &b0, &b1) - a.radius_m() - b.radius_m()
 }
 
-/// The distance between the segments `p0p1` and `q0q1`.
+/// The distance between the segments `p0p1` and `q0q1`: 0 when they cross, else the nearest of an end of
+/// one to the other.
 fn segment_distance(p0: &V2, p1: &V2, q0: &V2, q1: &V2) -> f64 {
-    let cross = |u: &V2, v: &V2| u.x * v.y - u.y * v.x;
     let (d, e) = (p1 - p0, q1 - q0);
     let denom = cross(&d, &e);
     if denom != 0.0 {
@@ -223,18 +223,10 @@ fn segment_distance(p0: &V2, p1: &V2, q0: &V2, q1: &V2) -> f64 {
             return 0.0;
         }
     }
-    let to = |p: &V2, a: &V2, b: &V2| {
-        let ab = b - a;
-        let len2 = ab.norm_squared();
-        let s = if len2 > 0.0 {
-            ((p - a).dot(&ab) / len2).clamp(0.0, 1.0)
-        } else {
-            0.0
-        };
-        (a + ab * s - p).norm()
-    };
-    to(p0, q0, q1)
-        .min(to(p1, q0, q1))
-        .min(to(q0, p0, p1))
-        .min(to(q1, p0, p1))
+    let d2 = to_segment(p0, q0, q1)
+        .0
+        .min(to_segment(p1, q0, q1).0)
+        .min(to_segment(q0, p0, p1).0)
+        .min(to_segment(q1, p0, p1).0);
+    d2.sqrt()
 }

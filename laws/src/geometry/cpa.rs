@@ -32,7 +32,7 @@ fn v2((x, y): (f64, f64)) -> V2 {
 }
 
 /// The 2-D cross product `a × b`.
-fn cross(a: &V2, b: &V2) -> f64 {
+pub(super) fn cross(a: &V2, b: &V2) -> f64 {
     a.x * b.y - a.y * b.x
 }
 
@@ -76,7 +76,7 @@ pub(super) fn minkowski_difference(a: &Rect, b: &Rect) -> [V2; 8] {
 }
 
 /// Squared distance from `p` to the segment `a + s (b − a)`, `s ∈ [0, 1]`, and that `s`.
-fn to_segment(p: &V2, a: &V2, b: &V2) -> (f64, f64) {
+pub(super) fn to_segment(p: &V2, a: &V2, b: &V2) -> (f64, f64) {
     let d = b - a;
     let len2 = d.norm_squared();
     let s = if len2 > 0.0 {
