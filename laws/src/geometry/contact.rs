@@ -99,116 +99,129 @@ fn first_inside(conditions: &[Quadratic; 8], lo: f64, hi: f64) -> Option<f64> {
 /// How far outside the polygon still counts as touching, m: rounding in the roots and edge normals.
 const TOUCH_TOL_M: f64 = 1e-9;
 
-/// When the footprints `a` (the ego) and `b` first touch within `horizon_s`, s from now: `a` moving along
-/// the frame's x axis from `speed_mps` at `accel_mps2` (stopping for good when braking brings it to rest),
-/// `b` at the constant velocity `w_mps` (in the same frame, not relative to `a`). `None` when they do not
-/// touch within the horizon. With `accel_mps2 = 0` this is [`super::cpa::closest_approach`]'s first
-/// contact for the relative velocity `w − (speed, 0)`.
-pub fn first_contact_accelerating(
-    a: &Rect,
-    b: &Rect,
-    speed_mps: f64,
-    accel_mps2: f64,
-    w_mps: (f64, f64),
-    horizon_s: f64,
-) -> Option<f64> {
-    let horizon = horizon_s.max(0.0);
-    if !(speed_mps.is_finite() && accel_mps2.is_finite() && horizon.is_finite()) {
-        return None;
-    }
-    let v = speed_mps.max(0.0);
-    // A standing ego that is braking stays; one that keeps moving stops at v / −α when braking.
-    let alpha = if v == 0.0 {
-        accel_mps2.max(0.0)
-    } else {
-        accel_mps2
-    };
-    let t_stop = if alpha < 0.0 {
-        v / -alpha
-    } else {
-        f64::INFINITY
-    };
-    let poly = minkowski_difference(a, b);
-    let w = V2::new(w_mps.0, w_mps.1);
-    // Moving: P(t) = ((v − w_x) t + α t²/2, −w_y t) until the ego stops (or the horizon); then standing
-    // at s_stop: P(t) = (s_stop − w_x t, −w_y t).
-    let moving_end = t_stop.min(horizon);
-    let moving = Piece {
-        from: 0.0,
-        to: moving_end,
-        v,
-        alpha,
-        s0: 0.0,
-    };
-    let standing = (t_stop < horizon).then_some(Piece {
-        from: t_stop,
-        to: horizon,
-        v: 0.0,
-        alpha: 0.0,
-        s0: v * t_stop + 0.5 * alpha * t_stop * t_stop,
-    });
-    let mut conditions = [Quadratic {
-        c2: 0.0,
-        c1: 0.0,
-        c0: 0.0,
-    }; 8];
-    for piece in std::iter::once(&moving).chain(standing.as_ref()) {
-        for (i, m) in poly.iter().enumerate() {
-            let e = poly[(i + 1) % poly.len()] - m;
-            let len = e.norm();
-            // Unit outward normal of a counter-clockwise edge; inside is n·(P(t) − m) ≤ 0. A degenerate
-            // edge (a footprint of zero size) bounds nothing.
-            conditions[i] = if len == 0.0 {
-                Quadratic {
-                    c2: 0.0,
-                    c1: 0.0,
-                    c0: -1.0,
-                }
-            } else {
-                let n = V2::new(e.y, -e.x) / len;
-                Quadratic {
-                    c2: n.x * 0.5 * piece.alpha,
-                    c1: n.x * (piece.v - w.x) - n.y * w.y,
-                    c0: n.x * piece.s0 - n.dot(m),
-                }
-            };
-        }
-        if let Some(t) = first_inside(&conditions, piece.from, piece.to) {
-            return Some(t);
-        }
-    }
-    None
+/// The motion [`Accelerating::first_contact`] assumes: the ego moving along the frame's x axis (its
+/// heading) at constant acceleration until braking brings it to rest, where it stays; the road user at a
+/// constant velocity.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Accelerating {
+    /// The ego's speed, m/s (a negative one counts as 0: the ego never reverses).
+    pub speed_mps: f64,
+    /// The ego's acceleration along its heading, m/s².
+    pub accel_mps2: f64,
+    /// The road user's velocity in the same frame (not relative to the ego), m/s.
+    pub other_mps: (f64, f64),
+    /// How far ahead to look, s.
+    pub horizon_s: f64,
 }
 
-/// A lower bound of the footprint gap of [`first_contact_accelerating`]'s two footprints over the horizon
-/// (cheap: circles around them, `a`'s centre anywhere on the stretch it can cover), used to skip road users
-/// that cannot touch the ego: positive means no contact.
-pub fn contact_lower_bound(
-    a: &Rect,
-    b: &Rect,
-    speed_mps: f64,
-    accel_mps2: f64,
-    w_mps: (f64, f64),
-    horizon_s: f64,
-) -> f64 {
-    let horizon = horizon_s.max(0.0);
-    let v = speed_mps.max(0.0);
-    let alpha = accel_mps2;
-    // The farthest a can travel forward within the horizon.
-    let reach = if alpha < 0.0 {
-        let t = (v / -alpha).min(horizon);
-        v * t + 0.5 * alpha * t * t
-    } else {
-        v * horizon + 0.5 * alpha * horizon * horizon
-    };
-    if !reach.is_finite() {
-        return f64::NEG_INFINITY;
+impl Accelerating {
+    /// When the footprints `a` (the ego) and `b` first touch within the horizon, s from now; `None` when
+    /// they do not. With `accel_mps2 = 0` this is [`super::cpa::closest_approach`]'s first contact for the
+    /// relative velocity `other − (speed, 0)`.
+    pub fn first_contact(&self, a: &Rect, b: &Rect) -> Option<f64> {
+        let Accelerating {
+            speed_mps,
+            accel_mps2,
+            other_mps: w_mps,
+            horizon_s,
+        } = *self;
+        let horizon = horizon_s.max(0.0);
+        if !(speed_mps.is_finite() && accel_mps2.is_finite() && horizon.is_finite()) {
+            return None;
+        }
+        let v = speed_mps.max(0.0);
+        // A standing ego that is braking stays; one that keeps moving stops at v / −α when braking.
+        let alpha = if v == 0.0 {
+            accel_mps2.max(0.0)
+        } else {
+            accel_mps2
+        };
+        let t_stop = if alpha < 0.0 {
+            v / -alpha
+        } else {
+            f64::INFINITY
+        };
+        let poly = minkowski_difference(a, b);
+        let w = V2::new(w_mps.0, w_mps.1);
+        // Moving: P(t) = ((v − w_x) t + α t²/2, −w_y t) until the ego stops (or the horizon); then standing
+        // at s_stop: P(t) = (s_stop − w_x t, −w_y t).
+        let moving_end = t_stop.min(horizon);
+        let moving = Piece {
+            from: 0.0,
+            to: moving_end,
+            v,
+            alpha,
+            s0: 0.0,
+        };
+        let standing = (t_stop < horizon).then_some(Piece {
+            from: t_stop,
+            to: horizon,
+            v: 0.0,
+            alpha: 0.0,
+            s0: v * t_stop + 0.5 * alpha * t_stop * t_stop,
+        });
+        let mut conditions = [Quadratic {
+            c2: 0.0,
+            c1: 0.0,
+            c0: 0.0,
+        }; 8];
+        for piece in std::iter::once(&moving).chain(standing.as_ref()) {
+            for (i, m) in poly.iter().enumerate() {
+                let e = poly[(i + 1) % poly.len()] - m;
+                let len = e.norm();
+                // Unit outward normal of a counter-clockwise edge; inside is n·(P(t) − m) ≤ 0. A degenerate
+                // edge (a footprint of zero size) bounds nothing.
+                conditions[i] = if len == 0.0 {
+                    Quadratic {
+                        c2: 0.0,
+                        c1: 0.0,
+                        c0: -1.0,
+                    }
+                } else {
+                    let n = V2::new(e.y, -e.x) / len;
+                    Quadratic {
+                        c2: n.x * 0.5 * piece.alpha,
+                        c1: n.x * (piece.v - w.x) - n.y * w.y,
+                        c0: n.x * piece.s0 - n.dot(m),
+                    }
+                };
+            }
+            if let Some(t) = first_inside(&conditions, piece.from, piece.to) {
+                return Some(t);
+            }
+        }
+        None
     }
-    let a0 = V2::new(a.cx, a.cy);
-    let a1 = a0 + V2::new(reach.max(0.0), 0.0);
-    let b0 = V2::new(b.cx, b.cy);
-    let b1 = b0 + V2::new(w_mps.0, w_mps.1) * horizon;
-    segment_distance(&a0, &a1, &b0, &b1) - a.radius_m() - b.radius_m()
+
+    /// A lower bound of the footprint gap of [`Accelerating::first_contact`]'s two footprints over the
+    /// horizon (cheap: circles around them, `a`'s centre anywhere on the stretch it can cover), used to
+    /// skip road users that cannot touch the ego: positive means no contact.
+    pub fn gap_lower_bound(&self, a: &Rect, b: &Rect) -> f64 {
+        let Accelerating {
+            speed_mps,
+            accel_mps2,
+            other_mps: w_mps,
+            horizon_s,
+        } = *self;
+        let horizon = horizon_s.max(0.0);
+        let v = speed_mps.max(0.0);
+        let alpha = accel_mps2;
+        // The farthest a can travel forward within the horizon.
+        let reach = if alpha < 0.0 {
+            let t = (v / -alpha).min(horizon);
+            v * t + 0.5 * alpha * t * t
+        } else {
+            v * horizon + 0.5 * alpha * horizon * horizon
+        };
+        if !reach.is_finite() {
+            return f64::NEG_INFINITY;
+        }
+        let a0 = V2::new(a.cx, a.cy);
+        let a1 = a0 + V2::new(reach.max(0.0), 0.0);
+        let b0 = V2::new(b.cx, b.cy);
+        let b1 = b0 + V2::new(w_mps.0, w_mps.1) * horizon;
+        segment_distance(&a0, &a1, &b0, &b1) - a.radius_m() - b.radius_m()
+    }
 }
 
 /// The distance between the segments `p0p1` and `q0q1`: 0 when they cross, else the nearest of an end of

@@ -1,4 +1,4 @@
-use super::contact::{contact_lower_bound, first_contact_accelerating};
+use super::contact::Accelerating;
 use super::cpa::{closest_approach, closest_approach_lower_bound, Approach};
 use super::crossing::crossing;
 use super::footprint::{overlaps, Rect};
@@ -13,6 +13,16 @@ fn car(lon: f64, lat: f64, rel: f64) -> Rect {
         sin: rel.sin(),
         half_len: 2.0,
         half_wid: 1.0,
+    }
+}
+
+/// The ego's motion from `speed` at `accel` against a road user moving at `other`, within `horizon` s.
+fn accelerating(speed: f64, accel: f64, other: (f64, f64), horizon: f64) -> Accelerating {
+    Accelerating {
+        speed_mps: speed,
+        accel_mps2: accel,
+        other_mps: other,
+        horizon_s: horizon,
     }
 }
 
@@ -43,15 +53,15 @@ fn contact_at_constant_acceleration_is_the_hand_computed_one() {
     let still = (0.0, 0.0);
     // The car still with its rear 14.3014 m ahead of the ego's front. From rest at 2 m/s²: s = t², so
     // contact at √14.3014 s, where a constant-velocity TTC never sees one.
-    let t = first_contact_accelerating(&ego, &car(20.0, 0.0, 0.0), 0.0, 2.0, still, 5.0);
+    let t = accelerating(0.0, 2.0, still, 5.0).first_contact(&ego, &car(20.0, 0.0, 0.0));
     assert!(close(t.unwrap(), 14.3014f64.sqrt(), 1e-9), "{t:?}");
     // From 10 m/s braking at 5 m/s² it stops after 10 m, short of the car.
     assert_eq!(
-        first_contact_accelerating(&ego, &car(20.0, 0.0, 0.0), 10.0, -5.0, still, 5.0),
+        accelerating(10.0, -5.0, still, 5.0).first_contact(&ego, &car(20.0, 0.0, 0.0)),
         None
     );
     // Braking at 3 m/s² it would stop after 16.7 m: contact when 10 t − 1.5 t² = 14.3014.
-    let t = first_contact_accelerating(&ego, &car(20.0, 0.0, 0.0), 10.0, -3.0, still, 5.0);
+    let t = accelerating(10.0, -3.0, still, 5.0).first_contact(&ego, &car(20.0, 0.0, 0.0));
     let expected = (10.0 - (100.0f64 - 6.0 * 14.3014).sqrt()) / 3.0;
     assert!(
         close(t.unwrap(), expected, 1e-9),
@@ -59,14 +69,14 @@ fn contact_at_constant_acceleration_is_the_hand_computed_one() {
     );
     // A standing ego that is braking does not roll back: the car behind it, still, is never touched.
     assert_eq!(
-        first_contact_accelerating(&ego, &car(-10.0, 0.0, 0.0), 0.0, -3.0, still, 5.0),
+        accelerating(0.0, -3.0, still, 5.0).first_contact(&ego, &car(-10.0, 0.0, 0.0)),
         None
     );
     // From 10 m/s at −10 m/s² the ego stops after 1 s, 5 m on, and stays; a car heading north at 5 m/s,
     // centred 6 m ahead of the ego's reference point and 20 m to its right, reaches the standing ego's
     // right side when its front (−18 m + 5 t) is at −EGO_WIDTH_M / 2.
     let crossing_car = car(6.0, -20.0, std::f64::consts::FRAC_PI_2);
-    let t = first_contact_accelerating(&ego, &crossing_car, 10.0, -10.0, (0.0, 5.0), 5.0);
+    let t = accelerating(10.0, -10.0, (0.0, 5.0), 5.0).first_contact(&ego, &crossing_car);
     let expected = (18.0 - EGO_WIDTH_M / 2.0) / 5.0;
     assert!(
         close(t.unwrap(), expected, 1e-9),
@@ -74,16 +84,16 @@ fn contact_at_constant_acceleration_is_the_hand_computed_one() {
     );
     // Beyond the horizon: nothing.
     assert_eq!(
-        first_contact_accelerating(&ego, &crossing_car, 10.0, -10.0, (0.0, 5.0), 3.0),
+        accelerating(10.0, -10.0, (0.0, 5.0), 3.0).first_contact(&ego, &crossing_car),
         None
     );
     // Touching now is contact now; garbage in is no contact.
     assert_eq!(
-        first_contact_accelerating(&ego, &car(4.0, 0.0, 0.0), 0.0, 0.0, still, 5.0),
+        accelerating(0.0, 0.0, still, 5.0).first_contact(&ego, &car(4.0, 0.0, 0.0)),
         Some(0.0)
     );
     assert_eq!(
-        first_contact_accelerating(&ego, &car(20.0, 0.0, 0.0), f64::NAN, 1.0, still, 5.0),
+        accelerating(f64::NAN, 1.0, still, 5.0).first_contact(&ego, &car(20.0, 0.0, 0.0)),
         None
     );
 }
@@ -244,7 +254,7 @@ proptest::proptest! {
         let ego = ego_rect();
         let b = Rect { half_len: len / 2.0, half_wid: wid / 2.0, ..car(lon, lat, rel) };
         let horizon = 4.0;
-        let exact = first_contact_accelerating(&ego, &b, speed, accel, (w_lon, w_lat), horizon);
+        let exact = accelerating(speed, accel, (w_lon, w_lat), horizon).first_contact(&ego, &b);
         // A second computation: move both footprints every millisecond and test them for overlap.
         let stop_t = if accel < 0.0 { speed / -accel } else { f64::INFINITY };
         let travelled = |t: f64| {
@@ -273,7 +283,7 @@ proptest::proptest! {
             (None, None) => {}
         }
         // Without acceleration it is the constant-velocity first contact.
-        let cv = first_contact_accelerating(&ego, &b, speed, 0.0, (w_lon, w_lat), horizon);
+        let cv = accelerating(speed, 0.0, (w_lon, w_lat), horizon).first_contact(&ego, &b);
         let a = closest_approach(&ego, &b, (w_lon - speed, w_lat), horizon);
         match cv {
             Some(t) => proptest::prop_assert!(a.dist_m == 0.0 && close(t, a.time_s, 1e-6), "{t} vs {a:?}"),
@@ -282,7 +292,7 @@ proptest::proptest! {
         // The skip test never skips a contact.
         if exact.is_some() {
             proptest::prop_assert!(
-                contact_lower_bound(&ego, &b, speed, accel, (w_lon, w_lat), horizon) <= 1e-9
+                accelerating(speed, accel, (w_lon, w_lat), horizon).gap_lower_bound(&ego, &b) <= 1e-9
             );
         }
     }

@@ -33,7 +33,7 @@
 //!   none.
 
 use crate::frame::Frame;
-use crate::geometry::contact::{contact_lower_bound, first_contact_accelerating};
+use crate::geometry::contact::Accelerating;
 use crate::geometry::cpa::{closest_approach, closest_approach_lower_bound};
 use crate::geometry::crossing::crossing;
 use crate::geometry::{ego_rect, EgoFrame};
@@ -151,11 +151,15 @@ impl MotionSignals {
                 }
             }
             if needs.contact_accelerating {
-                let (v, acc, w) = (f.speed_mps, f.accel_mps2, (m.v_lon_mps, m.v_lat_mps));
                 // Only a contact before the earliest found so far can matter.
-                let horizon = out.accel_ttc_s.min(CPA_HORIZON_S);
-                if contact_lower_bound(&ego, &m.rect, v, acc, w, horizon) <= 0.0 {
-                    if let Some(t) = first_contact_accelerating(&ego, &m.rect, v, acc, w, horizon) {
+                let motion = Accelerating {
+                    speed_mps: f.speed_mps,
+                    accel_mps2: f.accel_mps2,
+                    other_mps: (m.v_lon_mps, m.v_lat_mps),
+                    horizon_s: out.accel_ttc_s.min(CPA_HORIZON_S),
+                };
+                if motion.gap_lower_bound(&ego, &m.rect) <= 0.0 {
+                    if let Some(t) = motion.first_contact(&ego, &m.rect) {
                         out.accel_ttc_s = out.accel_ttc_s.min(t);
                     }
                 }

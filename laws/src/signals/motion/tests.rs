@@ -228,14 +228,13 @@ fn time_to_collision_at_the_current_acceleration_sees_a_pull_out() {
     let acc_ttc = s.get(Signal::ClosestApproachAccTtc);
     let ego = crate::geometry::ego_rect();
     let car = crate::geometry::EgoFrame::of(&f).mover(&f.obstacles[0]);
-    let expected = crate::geometry::contact::first_contact_accelerating(
-        &ego,
-        &car.rect,
-        0.1,
-        2.0,
-        (car.v_lon_mps, car.v_lat_mps),
-        CPA_HORIZON_S,
-    );
+    let expected = crate::geometry::contact::Accelerating {
+        speed_mps: 0.1,
+        accel_mps2: 2.0,
+        other_mps: (car.v_lon_mps, car.v_lat_mps),
+        horizon_s: CPA_HORIZON_S,
+    }
+    .first_contact(&ego, &car.rect);
     assert_eq!(Some(acc_ttc), expected);
     // By hand: the car (4 m × 2 m) covers x ∈ [9, 11] m and the ego's strip |y| ≤ 1.03 m while
     // t ∈ [1.697, 2.303] s; the ego's front (3.6986 m) reaches x = 9 m when 0.1 t + t² = 5.3014, inside
