@@ -197,15 +197,9 @@ impl Accelerating {
     /// horizon (cheap: circles around them, `a`'s centre anywhere on the stretch it can cover), used to
     /// skip road users that cannot touch the ego: positive means no contact.
     pub fn gap_lower_bound(&self, a: &Rect, b: &Rect) -> f64 {
-        let Accelerating {
-            speed_mps,
-            accel_mps2,
-            other_mps: w_mps,
-            horizon_s,
-        } = *self;
-        let horizon = horizon_s.max(0.0);
-        let v = speed_mps.max(0.0);
-        let alpha = accel_mps2;
+        let horizon = self.horizon_s.max(0.0);
+        let v = self.speed_mps.max(0.0);
+        let alpha = self.accel_mps2;
         // The farthest a can travel forward within the horizon.
         let reach = if alpha < 0.0 {
             let t = (v / -alpha).min(horizon);
@@ -219,7 +213,7 @@ impl Accelerating {
         let a0 = V2::new(a.cx, a.cy);
         let a1 = a0 + V2::new(reach.max(0.0), 0.0);
         let b0 = V2::new(b.cx, b.cy);
-        let b1 = b0 + V2::new(w_mps.0, w_mps.1) * horizon;
+        let b1 = b0 + V2::new(self.other_mps.0, self.other_mps.1) * horizon;
         segment_distance(&a0, &a1, &b0, &b1) - a.radius_m() - b.radius_m()
     }
 }
