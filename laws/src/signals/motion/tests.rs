@@ -251,3 +251,31 @@ fn time_to_collision_at_the_current_acceleration_sees_a_pull_out() {
     );
     assert_eq!(braking.get(Signal::ClosestApproachAccTtc), f64::INFINITY);
 }
+
+#[test]
+fn time_to_collision_at_the_current_acceleration_survives_absurd_inputs() {
+    // Non-finite or absurd values (which the readers refuse, but a library caller may pass) give a time in
+    // [0, 5] s or +inf, never a panic or NaN.
+    for (speed_mps, accel_mps2, x, y, v) in [
+        (f64::NAN, 1.0, 10.0, 0.0, 0.0),
+        (10.0, f64::INFINITY, 10.0, 0.0, 0.0),
+        (10.0, -1e300, 10.0, 0.0, 0.0),
+        (1e300, 1e300, 10.0, 0.0, 0.0),
+        (10.0, 1.0, f64::INFINITY, 0.0, 0.0),
+        (10.0, 1.0, f64::NAN, f64::NAN, f64::NAN),
+        (10.0, 1.0, 1e300, -1e300, 1e300),
+    ] {
+        let f = Frame {
+            speed_mps,
+            accel_mps2,
+            obstacles: vec![Obstacle::car(x, y, 1.0, v)],
+            ..Frame::default()
+        };
+        let t =
+            Signals::from_frame(&f, &SignalContext::default()).get(Signal::ClosestApproachAccTtc);
+        assert!(
+            t == f64::INFINITY || (0.0..=CPA_HORIZON_S).contains(&t),
+            "{t} for {f:?}"
+        );
+    }
+}
