@@ -129,18 +129,7 @@ impl Accelerating {
         if !(speed_mps.is_finite() && accel_mps2.is_finite() && horizon.is_finite()) {
             return None;
         }
-        let v = speed_mps.max(0.0);
-        // A standing ego that is braking stays; one that keeps moving stops at v / −α when braking.
-        let alpha = if v == 0.0 {
-            accel_mps2.max(0.0)
-        } else {
-            accel_mps2
-        };
-        let t_stop = if alpha < 0.0 {
-            v / -alpha
-        } else {
-            f64::INFINITY
-        };
+        let (v, alpha, t_stop) = self.ego_motion();
         let poly = minkowski_difference(a, b);
         let w = V2::new(w_mps.0, w_mps.1);
         // Moving: P(t) = ((v − w_x) t + α t²/2, −w_y t) until the ego stops (or the horizon); then standing
@@ -158,7 +147,7 @@ impl Accelerating {
             to: horizon,
             v: 0.0,
             alpha: 0.0,
-            s0: v * t_stop + 0.5 * alpha * t_stop * t_stop,
+            s0: self.travelled_m(t_stop),
         });
         let mut conditions = [Quadratic {
             c2: 0.0,
@@ -193,20 +182,37 @@ impl Accelerating {
         None
     }
 
+    /// The ego's speed, acceleration and stopping time as the motion uses them: a standing ego that is
+    /// braking stays where it is; a moving one that is braking stops at `v / −α`.
+    fn ego_motion(&self) -> (f64, f64, f64) {
+        let v = self.speed_mps.max(0.0);
+        let alpha = if v == 0.0 {
+            self.accel_mps2.max(0.0)
+        } else {
+            self.accel_mps2
+        };
+        let t_stop = if alpha < 0.0 {
+            v / -alpha
+        } else {
+            f64::INFINITY
+        };
+        (v, alpha, t_stop)
+    }
+
+    /// How far the ego has travelled along its heading after `t` s, m (standing still once it has stopped).
+    fn travelled_m(&self, t: f64) -> f64 {
+        let (v, alpha, t_stop) = self.ego_motion();
+        let t = t.min(t_stop);
+        v * t + 0.5 * alpha * t * t
+    }
+
     /// A lower bound of the footprint gap of [`Accelerating::first_contact`]'s two footprints over the
     /// horizon (cheap: circles around them, `a`'s centre anywhere on the stretch it can cover), used to
     /// skip road users that cannot touch the ego: positive means no contact.
     pub fn gap_lower_bound(&self, a: &Rect, b: &Rect) -> f64 {
         let horizon = self.horizon_s.max(0.0);
-        let v = self.speed_mps.max(0.0);
-        let alpha = self.accel_mps2;
         // The farthest a can travel forward within the horizon.
-        let reach = if alpha < 0.0 {
-            let t = (v / -alpha).min(horizon);
-            v * t + 0.5 * alpha * t * t
-        } else {
-            v * horizon + 0.5 * alpha * horizon * horizon
-        };
+        let reach = self.travelled_m(horizon);
         if !reach.is_finite() {
             return f64::NEG_INFINITY;
         }
