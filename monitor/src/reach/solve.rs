@@ -117,11 +117,14 @@ fn dense_solve(dtmc: &Dtmc, members: &[u32], local: &[u32], b: Option<&[f64]>, x
         if d == 0.0 {
             continue; // Singular only for a closed component, which the callers exclude.
         }
-        for r in col + 1..m {
-            let f = a[r * m + col] / d;
+        // Rows below the pivot row, each updated from it: slices, so that the loop vectorises.
+        let (upper, lower) = a.split_at_mut((col + 1) * m);
+        let pivot_row = &upper[col * m + col..col * m + m];
+        for (row, r) in lower.chunks_exact_mut(m).zip(col + 1..) {
+            let f = row[col] / d;
             if f != 0.0 {
-                for k in col..m {
-                    a[r * m + k] -= f * a[col * m + k];
+                for (x, p) in row[col..].iter_mut().zip(pivot_row) {
+                    *x -= f * p;
                 }
                 rhs[r] -= f * rhs[col];
             }
