@@ -14,7 +14,9 @@
 //! [`AutoPlan::build`] computes the thresholds, compresses each property's runs into per-candidate toggles,
 //! picks the reactive rule ([`rule`]), runs the search — from nothing, from the rule's candidates and from
 //! the fixed predicates, each also with every chosen threshold refined to the best of its signal's
-//! [`pool::fine_thresholds`], keeping the best cross-validated score ([`search::greedy_multi`]) — or, for
+//! [`pool::fine_thresholds`], keeping the best cross-validated score ([`search::greedy_multi`]); with
+//! [`SearchConfig::choose_alpha`] all of that once per Laplace α of [`search::ALPHA_CHOICES`], keeping the
+//! α whose result compares best and smoothing the property's model with it ([`search::greedy_multi_alphas`]) — or, for
 //! [`AbstractionMode::Fixed`], scores the fixed predicates under the same criterion, and builds the
 //! [`Model`]. The selection trace (the score
 //! after each step), the fixed abstraction's score and the rule with its training figures are stored in
@@ -266,7 +268,9 @@ impl AutoPlan {
             .filter(|t| **t != p.predicates[p.unsafe_bit])
             .filter_map(|t| pool.iter().position(|(c, _)| c.text() == *t))
             .collect();
-        let (fixed_score, fixed_segs) = search::score_set(&data, records, search_cfg, &fixed);
+        let (mut fixed_score, fixed_segs) = search::score_set(&data, records, search_cfg, &fixed);
+        // The smoothing α of the property's model: the search's choice when it chooses one.
+        let mut alpha = self.config.laplace.alpha;
         let unsafe_text = p.predicates[p.unsafe_bit].clone();
         let all: Vec<usize> = (0..pool.len()).collect();
         let rule_choice = rule::best_rule(&data, records, &all);
@@ -299,13 +303,22 @@ impl AutoPlan {
                         .get(c)
                         .map_or_else(read, |cell| Arc::clone(cell.get_or_init(read)))
                 };
-                let (steps, segs, refined) = search::greedy_multi(
+                let found = search::greedy_multi_alphas(
                     &data,
                     records,
                     search_cfg,
                     &[&rule_literals, &fixed],
                     Some(&refine),
                 );
+                alpha = found.alpha;
+                if found.alpha != search_cfg.alpha {
+                    let cfg = SearchConfig {
+                        alpha,
+                        ..*search_cfg
+                    };
+                    fixed_score = search::score_set(&data, records, &cfg, &fixed).0;
+                }
+                let (steps, segs, refined) = (found.steps, found.segs, found.refined);
                 // The refined candidates join the pool (and the data) at the indices the steps use.
                 let mut extra = Vec::with_capacity(refined.len());
                 for r in refined {
@@ -359,6 +372,7 @@ impl AutoPlan {
         let mut config = self.config.clone();
         if mode == AbstractionMode::Auto {
             config.smoothing = crate::av::SmoothingScope::Observed;
+            config.laplace.alpha = alpha;
         }
         let counts = counts_of(&data, &segs, &predicates, &config)?;
         let rule = rule_choice.map(|choice| ReactiveRule {

@@ -40,6 +40,10 @@
 //! compares its finalists on [`SearchConfig::finalist_repeats`] further fold assignments too (seeds after
 //! the search's), each final set scored there as it stands, and keeps the highest mean of its own score
 //! and those.
+//!
+//! **Choosing α.** With [`SearchConfig::choose_alpha`], [`greedy_multi_alphas`] runs all of the above under
+//! each Laplace α of [`ALPHA_CHOICES`] and keeps the α whose winner has the highest finalist score (why:
+//! see that function).
 
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -71,7 +75,14 @@ pub struct SearchConfig {
     pub min_gain: f64,
     /// Further fold assignments the searches' finalists are compared on (0: their own scores only).
     pub finalist_repeats: usize,
+    /// Whether [`greedy_multi_alphas`] searches under each of [`ALPHA_CHOICES`] and keeps the α whose
+    /// result compares best, rather than searching under `alpha` alone.
+    pub choose_alpha: bool,
 }
+
+/// The Laplace α values a search chooses among ([`SearchConfig::choose_alpha`]): the paper's add-one
+/// first, so that it wins ties, then two lighter pseudo-counts.
+pub const ALPHA_CHOICES: [f64; 3] = [1.0, 0.3, 0.1];
 
 impl Default for SearchConfig {
     fn default() -> Self {
@@ -82,6 +93,7 @@ impl Default for SearchConfig {
             alpha: 1.0,
             min_gain: 0.002,
             finalist_repeats: 3,
+            choose_alpha: false,
         }
     }
 }
@@ -275,6 +287,81 @@ pub fn greedy_multi(
     starts: &[&[usize]],
     refine: Option<Refine<'_>>,
 ) -> (Vec<Step>, Segments, Vec<Refined>) {
+    greedy_multi_scored(data, records, cfg, starts, refine).0
+}
+
+/// What [`greedy_multi_alphas`] found: the α searched under, and that search's result.
+#[derive(Debug, Clone)]
+pub struct AlphaChoice {
+    /// The Laplace α.
+    pub alpha: f64,
+    /// Its [`finalist_score`].
+    pub score: f64,
+    /// The steps (the first is the start).
+    pub steps: Vec<Step>,
+    /// The final segmentation.
+    pub segs: Segments,
+    /// The refined candidates the steps use.
+    pub refined: Vec<Refined>,
+}
+
+/// [`greedy_multi`] under `cfg.alpha`, or, with [`SearchConfig::choose_alpha`], under each of
+/// [`ALPHA_CHOICES`], keeping the α whose result has the highest [`finalist_score`] (ties: the earlier α).
+///
+/// **Why α is chosen.** α is the pseudo-count that smoothing adds to every row of the chain. With a dozen
+/// predicates most states are visited a handful of times, and add-one then pulls their risk towards what
+/// their neighbours and `done` say as strongly as their own visits do: a state that led to a violation in
+/// each of its three visits ranks below a state that safe runs pass through. A lighter α lets few visits
+/// speak, and also lets chance speak; which is better depends on how much data each state has, so it is
+/// decided like a predicate is, by the cross-validated criterion on the training runs (the finalist score
+/// already compares searches on further fold assignments).
+pub fn greedy_multi_alphas(
+    data: &PropertyData,
+    records: &[RunRecord],
+    cfg: &SearchConfig,
+    starts: &[&[usize]],
+    refine: Option<Refine<'_>>,
+) -> AlphaChoice {
+    let alphas: &[f64] = if cfg.choose_alpha {
+        &ALPHA_CHOICES[1..]
+    } else {
+        &[]
+    };
+    let first = if cfg.choose_alpha {
+        ALPHA_CHOICES[0]
+    } else {
+        cfg.alpha
+    };
+    let search = |alpha: f64| {
+        let cfg = SearchConfig { alpha, ..*cfg };
+        let ((steps, segs, refined), score) =
+            greedy_multi_scored(data, records, &cfg, starts, refine);
+        AlphaChoice {
+            alpha,
+            score,
+            steps,
+            segs,
+            refined,
+        }
+    };
+    let mut best = search(first);
+    for &alpha in alphas {
+        let next = search(alpha);
+        if next.score > best.score {
+            best = next;
+        }
+    }
+    best
+}
+
+/// [`greedy_multi`] with the winner's [`finalist_score`].
+fn greedy_multi_scored(
+    data: &PropertyData,
+    records: &[RunRecord],
+    cfg: &SearchConfig,
+    starts: &[&[usize]],
+    refine: Option<Refine<'_>>,
+) -> ((Vec<Step>, Segments, Vec<Refined>), f64) {
     let fresh = fresh_scorers(data, records, cfg);
     let final_score = |r: &(Vec<Step>, Segments, Vec<Refined>)| finalist_score(&r.0, &r.1, &fresh);
     let mut tried: Vec<&[usize]> = vec![&[]];
@@ -301,7 +388,7 @@ pub fn greedy_multi(
             consider(greedy_refined(data, records, cfg, start, refine));
         }
     }
-    best
+    (best, best_score)
 }
 
 /// Scorers on `cfg.finalist_repeats` fold assignments other than the search's (seeds `seed + 1001`, ...).

@@ -625,3 +625,109 @@ fn the_finalists_are_compared_on_fresh_folds_too() {
     };
     assert_eq!(chosen(&own_only), argmax(&|s| at(0, s)));
 }
+
+/// With `choose_alpha` the search runs under each α of `ALPHA_CHOICES` and keeps the one whose result
+/// has the highest finalist score (recomputed here from `greedy_multi` under each α, ties to the earlier
+/// α); without it, it searches under `cfg.alpha` alone.
+#[test]
+fn the_smoothing_alpha_is_chosen_by_the_search_score() {
+    let (recs, _, all, full) = whole_pool(6);
+    let cfg = SearchConfig {
+        max_predicates: 5,
+        ..SearchConfig::default()
+    };
+    // Weak candidates (each alone scores below 0.5), so that the chains stay uncertain and α matters.
+    let weak: Vec<data::Source> = (0..full.candidates.len())
+        .filter(|&c| !full.candidates[c].is_constant())
+        .filter(|&c| search::score_set(&full, &recs, &cfg, &[c]).0 < 0.5)
+        .map(|c| all[c])
+        .collect();
+    let data = PropertyData::new(&recs, 0, &weak);
+    let under = |alpha: f64| {
+        let cfg = SearchConfig { alpha, ..cfg };
+        let (steps, segs, _) = search::greedy_multi(&data, &recs, &cfg, &[], None);
+        let fresh = search::fresh_scorers(&data, &recs, &cfg);
+        let score = search::finalist_score(&steps, &segs, &fresh);
+        (steps, score)
+    };
+    let results: Vec<(f64, Vec<search::Step>, f64)> = search::ALPHA_CHOICES
+        .iter()
+        .map(|&a| {
+            let (steps, score) = under(a);
+            (a, steps, score)
+        })
+        .collect();
+    // Not degenerate: the α values score differently.
+    assert!(
+        results.iter().any(|r| r.2 != results[0].2),
+        "{:?}",
+        results.iter().map(|r| r.2).collect::<Vec<_>>()
+    );
+    let mut want = &results[0];
+    for r in &results[1..] {
+        if r.2 > want.2 {
+            want = r;
+        }
+    }
+    let got = search::greedy_multi_alphas(
+        &data,
+        &recs,
+        &SearchConfig {
+            choose_alpha: true,
+            ..cfg
+        },
+        &[],
+        None,
+    );
+    assert_eq!(got.alpha, want.0);
+    assert_eq!(got.score, want.2);
+    assert_eq!(got.steps, want.1);
+    // Without the choice: the given α.
+    let fixed =
+        search::greedy_multi_alphas(&data, &recs, &SearchConfig { alpha: 0.3, ..cfg }, &[], None);
+    assert_eq!(fixed.alpha, 0.3);
+    assert_eq!(fixed.steps, under(0.3).0);
+}
+
+/// The auto model is smoothed with the α its search ran under (the chosen one, with `choose_alpha`),
+/// whatever the plan's build α: its stored α is that one and its risk table is the search's own chain at
+/// that α with no run held out, which differs from the table at α = 1.
+#[test]
+fn the_auto_model_is_smoothed_with_the_alpha_of_its_search() {
+    let (plan, recs) = records(300, 2);
+    let at = |alpha: f64| {
+        let cfg = SearchConfig {
+            max_predicates: 4,
+            alpha,
+            ..SearchConfig::default()
+        };
+        let (model, _) = plan.build(&recs, AbstractionMode::Auto, &cfg).unwrap();
+        (model.properties()[0].clone(), cfg)
+    };
+    let (p, cfg) = at(0.3);
+    let (one, _) = at(1.0);
+    assert_eq!(p.config().laplace.alpha, 0.3);
+    assert_eq!(one.config().laplace.alpha, 1.0);
+    assert_eq!(p.predicates(), one.predicates());
+    assert_ne!(p.table(), one.table());
+    // The table is the chain the search scored at that α.
+    let pool = plan.pool_of(&recs, 0);
+    let sources: Vec<data::Source> = p.predicates()[1..]
+        .iter()
+        .map(|t| pool.iter().find(|(c, _)| c.text() == *t).unwrap().1)
+        .collect();
+    let data = PropertyData::new(&recs, 0, &sources);
+    let set: Vec<usize> = (0..sources.len()).collect();
+    let risks = Scorer::new(&data, &recs, &cfg).full_data_risks(&set);
+    let domain = p.domain().unwrap();
+    let mut compared = 0;
+    for s in 0..(1u32 << p.predicates().len()) {
+        if domain.is_unsafe(s) || !domain.is_valid_state(s) {
+            continue;
+        }
+        let want = p.table().eventually(s as StateId).unwrap();
+        assert!((want - risks[s as usize]).abs() < 1e-6, "state {s}");
+        compared += 1;
+    }
+    assert!(compared >= 1);
+}
