@@ -15,12 +15,12 @@
 //! picks the reactive rule ([`rule`]), runs the search — from nothing, from the rule's candidates and from
 //! the fixed predicates, each also with every chosen threshold refined to the best of its signal's
 //! [`pool::fine_thresholds`], keeping the best cross-validated score ([`search::greedy_multi`]); with
-//! [`SearchConfig::choose_alpha`] all of that once per Laplace α of [`search::ALPHA_CHOICES`], keeping the
-//! α whose result compares best and smoothing the property's model with it ([`search::greedy_multi_alphas`]) — or, for
-//! [`AbstractionMode::Fixed`], scores the fixed predicates under the same criterion, and builds the
-//! [`Model`]. The selection trace (the score
-//! after each step), the fixed abstraction's score and the rule with its training figures are stored in
-//! the model ([`Selection`], [`ReactiveRule`]).
+//! [`SearchConfig::choose_alpha`] all of that once per Laplace α of [`search::ALPHA_CHOICES`], keeping
+//! the α whose result compares best and smoothing the property's model with it
+//! ([`search::greedy_multi_alphas`]) — or, for [`AbstractionMode::Fixed`], scores the fixed predicates
+//! under the same criterion, and builds the [`Model`]. The selection trace (the score after each step),
+//! the fixed abstraction's score and the rule with its training figures are stored in the model
+//! ([`Selection`], [`ReactiveRule`]).
 
 mod candidates;
 use candidates::Cuts;
