@@ -205,6 +205,27 @@ fn learned_abstraction_calibration_and_the_bound_on_fresh_runs() {
     assert!(summary.contains("abstraction auto"), "{summary}");
     let info = run_ok(avguard().args(["info", "--json"]).arg(&model_path));
     assert!(info.contains("\"selection\":{\"mode\":\"auto\""), "{info}");
+    // `--alpha auto`, the default: a searched property is smoothed with one of the choices, and a
+    // property the search left fixed (never violated in training) with 1.
+    let json: serde_json::Value = serde_json::from_str(&info).unwrap();
+    for p in json["properties"].as_array().unwrap() {
+        let alpha = p["smoothing"]["alpha"].as_f64().unwrap();
+        match p["selection"]["mode"].as_str() {
+            Some("auto") => assert!([1.0, 0.3, 0.1].contains(&alpha), "{p}"),
+            _ => assert_eq!(alpha, 1.0, "{p}"),
+        }
+    }
+    let bad = avguard()
+        .args(["learn", "--alpha", "nope", "--laws"])
+        .arg(workspace_root().join("laws/specs"))
+        .arg("--out")
+        .arg(dir.join("bad.avg"))
+        .arg(&train)
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("'nope' is neither `auto` nor"), "{err}");
     let model = load(&model_path);
     let p = model.property("law51_sub5").unwrap();
     let sel = p.selection().unwrap();

@@ -9,6 +9,7 @@ use monitor::select::SearchConfig;
 use monitor::{BuildConfig, LaplaceConfig};
 
 use crate::calibration::CalibrateOptions;
+use crate::cmd::learn::AlphaArg;
 use crate::evaluate::{evaluate, EvaluateOptions};
 
 /// Arguments of `avguard evaluate`.
@@ -50,9 +51,10 @@ pub struct Args {
     /// Calibrate within every scenario kind of the calibration runs (as `calibrate --per-scenario`).
     #[arg(long)]
     per_scenario: bool,
-    /// Laplace pseudo-count added to each smoothed transition (as `learn`).
-    #[arg(long, default_value_t = 1.0)]
-    alpha: f64,
+    /// Laplace pseudo-count added to each smoothed transition, or `auto` (as `learn`: the auto model's
+    /// search chooses it per property; the fixed model uses 1).
+    #[arg(long, default_value_t = AlphaArg::Auto)]
+    alpha: AlphaArg,
     /// RSS comparator parameters.
     #[command(flatten)]
     rss: crate::rss_options::RssOptions,
@@ -71,12 +73,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let test = crate::batch::expand_logs(&args.test)?;
     let opts = EvaluateOptions {
         build: BuildConfig {
-            laplace: LaplaceConfig { alpha: args.alpha },
+            laplace: LaplaceConfig {
+                alpha: args.alpha.value(),
+            },
             ..BuildConfig::at_frame_period(args.frame_period_s).context("--frame-period-s")?
         },
         search: SearchConfig {
             seed: args.seed,
-            alpha: args.alpha,
+            alpha: args.alpha.value(),
+            choose_alpha: args.alpha == AlphaArg::Auto,
             max_predicates: args.max_predicates as usize,
             folds: args.folds as usize,
             ..SearchConfig::default()
