@@ -93,6 +93,27 @@ fn records(n: usize, seed: u64) -> (AutoPlan, Vec<RunRecord>) {
     (plan, records)
 }
 
+/// Where the first `n` non-constant candidates of `full` are recorded whose score alone (under `cfg`)
+/// is above `min` and below 0.5: a pool of weak candidates.
+fn weak_sources(
+    recs: &[RunRecord],
+    all: &[data::Source],
+    full: &PropertyData,
+    cfg: &SearchConfig,
+    min: f64,
+    n: usize,
+) -> Vec<data::Source> {
+    (0..full.candidates.len())
+        .filter(|&c| !full.candidates[c].is_constant())
+        .filter(|&c| {
+            let s = search::score_set(full, recs, cfg, &[c]).0;
+            s > min && s < 0.5
+        })
+        .take(n)
+        .map(|c| all[c])
+        .collect()
+}
+
 /// A property's candidate pool: each candidate with where it is recorded.
 type Pool = Vec<(pool::Candidate, data::Source)>;
 
@@ -570,15 +591,7 @@ fn the_finalists_are_compared_on_fresh_folds_too() {
         ..SearchConfig::default()
     };
     // Eight weak candidates: each alone scores between 0.01 and 0.5.
-    let weak: Vec<data::Source> = (0..full.candidates.len())
-        .filter(|&c| !full.candidates[c].is_constant())
-        .filter(|&c| {
-            let s = search::score_set(&full, &recs, &cfg, &[c]).0;
-            s > 0.01 && s < 0.5
-        })
-        .take(8)
-        .map(|c| all[c])
-        .collect();
+    let weak = weak_sources(&recs, &all, &full, &cfg, 0.01, 8);
     let data = PropertyData::new(&recs, 0, &weak);
     let at = |seed: u64, set: &[usize]| {
         search::score_set(&data, &recs, &SearchConfig { seed, ..cfg }, set).0
@@ -637,11 +650,7 @@ fn the_smoothing_alpha_is_chosen_by_the_search_score() {
         ..SearchConfig::default()
     };
     // Weak candidates (each alone scores below 0.5), so that the chains stay uncertain and α matters.
-    let weak: Vec<data::Source> = (0..full.candidates.len())
-        .filter(|&c| !full.candidates[c].is_constant())
-        .filter(|&c| search::score_set(&full, &recs, &cfg, &[c]).0 < 0.5)
-        .map(|c| all[c])
-        .collect();
+    let weak = weak_sources(&recs, &all, &full, &cfg, f64::NEG_INFINITY, usize::MAX);
     let data = PropertyData::new(&recs, 0, &weak);
     let under = |alpha: f64| {
         let cfg = SearchConfig { alpha, ..cfg };
