@@ -63,7 +63,12 @@ pub fn learn(
         )
         .collect();
     progress.finish_and_clear();
-    Ok(plan.build(&records, mode, &SearchConfig::default())?.0)
+    // As `avguard learn` by default (`--alpha auto`): the search chooses each property's Laplace α.
+    let search = SearchConfig {
+        choose_alpha: true,
+        ..SearchConfig::default()
+    };
+    Ok(plan.build(&records, mode, &search)?.0)
 }
 
 /// Calibrates `model` on `runs` fresh runs of each scenario (seeds from `base_seed`), each property on the
