@@ -6,6 +6,7 @@ use std::path::Path;
 
 use crate::support::{avguard, python_script, run_ok, run_refused, scratch, workspace_root};
 use monitor::learning::merge_counts;
+use monitor::select::search::ALPHA_CHOICES;
 use monitor::{Model, PropertyModel};
 
 pub(crate) fn simulate(scenario: &str, runs: u32, seed: u32, out: &Path) {
@@ -211,7 +212,7 @@ fn learned_abstraction_calibration_and_the_bound_on_fresh_runs() {
     for p in json["properties"].as_array().unwrap() {
         let alpha = p["smoothing"]["alpha"].as_f64().unwrap();
         match p["selection"]["mode"].as_str() {
-            Some("auto") => assert!([1.0, 0.3, 0.1].contains(&alpha), "{p}"),
+            Some("auto") => assert!(ALPHA_CHOICES.contains(&alpha), "{p}"),
             _ => assert_eq!(alpha, 1.0, "{p}"),
         }
     }

@@ -78,14 +78,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             },
             ..BuildConfig::at_frame_period(args.frame_period_s).context("--frame-period-s")?
         },
-        search: SearchConfig {
+        search: args.alpha.search(SearchConfig {
             seed: args.seed,
-            alpha: args.alpha.value(),
-            choose_alpha: args.alpha == AlphaArg::Auto,
             max_predicates: args.max_predicates as usize,
             folds: args.folds as usize,
             ..SearchConfig::default()
-        },
+        }),
         calibrate: CalibrateOptions {
             target_false_alarm: args.target_false_alarms,
             per_scenario: args.per_scenario,

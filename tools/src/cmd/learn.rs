@@ -89,6 +89,16 @@ impl AlphaArg {
             AlphaArg::Value(a) => a,
         }
     }
+
+    /// `search` under this α: the value, or, for `auto`, the choice among
+    /// [`monitor::select::search::ALPHA_CHOICES`].
+    pub fn search(self, search: SearchConfig) -> SearchConfig {
+        SearchConfig {
+            alpha: self.value(),
+            choose_alpha: self == AlphaArg::Auto,
+            ..search
+        }
+    }
 }
 
 impl std::str::FromStr for AlphaArg {
@@ -164,14 +174,12 @@ pub fn fit_options(args: &Args) -> anyhow::Result<FitOptions> {
     Ok(FitOptions {
         build: config,
         mode: args.abstraction.into(),
-        search: SearchConfig {
+        search: args.alpha.search(SearchConfig {
             max_predicates: args.max_predicates as usize,
             folds: args.folds as usize,
             seed: args.seed,
-            alpha: args.alpha.value(),
-            choose_alpha: args.alpha == AlphaArg::Auto,
             ..SearchConfig::default()
-        },
+        }),
     })
 }
 
