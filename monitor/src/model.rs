@@ -60,6 +60,23 @@ impl Model {
         Ok(m)
     }
 
+    /// This model with each property's reactive rule replaced by `rule(property)` (its DTMC, table and
+    /// calibration unchanged): how `avguard evaluate` scores further comparator rules over the same runs.
+    ///
+    /// # Errors
+    /// A rule whose literals do not resolve against the model's laws (see [`Model::try_new`]).
+    pub fn with_reactive_rules(
+        &self,
+        rule: impl Fn(&PropertyModel) -> Option<crate::select::ReactiveRule>,
+    ) -> Result<Model, ModelError> {
+        let properties = self
+            .properties
+            .iter()
+            .map(|p| p.clone().with_reactive_rule(rule(p)))
+            .collect();
+        Model::try_new(self.laws.clone(), properties)
+    }
+
     /// The laws and encoders of every property, ready to evaluate frames.
     ///
     /// # Errors

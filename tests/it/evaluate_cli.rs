@@ -1,5 +1,6 @@
 //! `avguard evaluate` end to end: learn, calibrate and test on disjoint simulated runs; the printed curve at
-//! each false-alarm budget is recomputed from the curve it writes to `evaluate.json`.
+//! each false-alarm budget is recomputed from the curve it writes to `evaluate.json`, and each budget's
+//! reactive rule is checked against its budget, its printed row and its dominance verdict.
 
 use crate::monitor_learn::simulate;
 use crate::support::{avguard, run_ok, scratch, workspace_root};
@@ -43,6 +44,7 @@ fn evaluate_prints_the_curve_at_each_budget_and_writes_what_it_printed() {
     assert_eq!(models[1]["mode"], "auto");
     let mut n_checked = 0;
     let mut n_searched = 0;
+    let mut n_budget_rules = 0;
     for (name, p) in models[1]["properties"].as_object().unwrap() {
         // The search's options reach it (a property never violated in training keeps its declared
         // predicates).
@@ -119,8 +121,77 @@ fn evaluate_prints_the_curve_at_each_budget_and_writes_what_it_printed() {
             let line = format!("≤ {budget:>2.0}% false alarms  {text}");
             assert!(section.contains(&line), "{name}: no '{line}' in\n{section}");
         }
+        // The rules written for each budget: within it on the learning runs, printed with their test
+        // figures, and compared with the curve at their own test false-alarm rate.
+        for b in p["budget_rules"].as_array().unwrap() {
+            let budget = b["budget_pct"].as_f64().unwrap();
+            let rule = &b["rule"];
+            let (n_fa, n_safe) = (
+                rule["n_false_alarms"].as_f64().unwrap(),
+                rule["n_safe"].as_f64().unwrap(),
+            );
+            assert!(
+                n_fa <= (budget / 100.0 * n_safe + 1e-9).floor(),
+                "{name}: {b}"
+            );
+            assert_eq!(
+                rule["n_safe"].as_u64().unwrap() + rule["n_violating"].as_u64().unwrap(),
+                json["n_learn"].as_u64().unwrap(),
+                "{name}: {b}"
+            );
+            let summary = &b["summary"];
+            let pct = |v: &serde_json::Value| {
+                v.as_f64()
+                    .map_or_else(|| "–".to_owned(), |x| format!("{x:.1}%"))
+            };
+            let text = rule["literals"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|l| l.as_str().unwrap())
+                .collect::<Vec<_>>()
+                .join(" & ");
+            let row = section
+                .lines()
+                .find(|l| l.contains(&format!("rule for ≤ {budget:.0}% false alarms: {text} ")))
+                .unwrap_or_else(|| panic!("{name}: no row for {b} in\n{section}"));
+            let cells: Vec<&str> = row.split_whitespace().collect();
+            let fa_pct = pct(&summary["false_alarm_pct"]);
+            let predicted = pct(&summary["predicted_pct"]);
+            assert!(
+                cells
+                    .windows(2)
+                    .any(|w| w == [predicted.as_str(), fa_pct.as_str()]),
+                "{name}: {row} against {summary}"
+            );
+            let d = &b["dominance"];
+            if let Some(ours) = d["ours"].as_object() {
+                assert!(
+                    ours["false_alarm_pct"].as_f64().unwrap()
+                        <= summary["false_alarm_pct"].as_f64().unwrap() + 1e-9,
+                    "{name}: {d}"
+                );
+                let longer = match (
+                    ours["median_lead_s"].as_f64(),
+                    summary["median_lead_s"].as_f64(),
+                ) {
+                    (Some(a), Some(b)) => a > b,
+                    (Some(_), None) => true,
+                    (None, _) => false,
+                };
+                let more = ours["predicted_pct"].as_f64().unwrap()
+                    >= summary["predicted_pct"].as_f64().unwrap_or(0.0);
+                assert_eq!(
+                    d["dominates"].as_bool().unwrap(),
+                    more && longer,
+                    "{name}: {d}"
+                );
+            }
+            n_budget_rules += 1;
+        }
         n_checked += 1;
     }
     assert!(n_checked >= 1, "{printed}");
+    assert!(n_budget_rules >= 1, "{printed}");
     assert!(n_searched >= 1, "{printed}");
 }

@@ -7,13 +7,19 @@
 //! choice costs the bound nothing); then every test log is
 //! scored once per model, with the RSS comparator and the law's reactive baseline measured on the same
 //! runs. Nothing is tuned on the test runs.
+//!
+//! The best reactive rule stored in the auto model is one operating point (chosen for
+//! `mean utility − false-alarm fraction`). A safety engineer working to a false-alarm budget would write
+//! the rule for that budget, so for each of the criterion's budgets the best rule within it on the
+//! learning runs ([`AutoPlan::budget_rules`]) is scored on the test runs too, and the auto curve is
+//! compared with each at that rule's own test false-alarm rate.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{bail, Context};
 use laws::rss::RssParams;
-use monitor::select::{AbstractionMode, AutoPlan, SearchConfig};
+use monitor::select::{AbstractionMode, AutoPlan, ReactiveRule, SearchConfig};
 use monitor::{BuildConfig, Model, RiskMeasure, Session, SessionConfig};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -49,6 +55,18 @@ pub struct EvaluateOptions {
     pub rss: RssParams,
 }
 
+/// The rules written for one false-alarm budget, scored on the test runs.
+#[derive(Debug, Clone)]
+pub struct BudgetRules {
+    /// The budget on the learning runs, % of safe runs.
+    pub budget_pct: f64,
+    /// The auto model with each property's rule for this budget as its reactive rule (a property with
+    /// no rule within the budget has none).
+    pub model: Model,
+    /// Every test run scored under that model: its `reactive_rule` is the budget's rule.
+    pub runs: Vec<RunScore>,
+}
+
 /// One model's results on the test runs.
 #[derive(Debug, Clone)]
 pub struct ModelResult {
@@ -75,6 +93,8 @@ pub struct Evaluation {
     pub thresholds: Vec<(String, f64)>,
     /// Fixed, then auto.
     pub models: Vec<ModelResult>,
+    /// The rules written for each of [`CURVE_BUDGETS_PCT`], beside the auto model.
+    pub budget_rules: Vec<BudgetRules>,
     /// Logs that could not be read.
     pub errors: crate::batch::Failures,
 }
@@ -179,6 +199,8 @@ pub fn evaluate(
         let (model, _) = plan.build(&records, mode, &opts.search)?;
         models.push((mode, model));
     }
+    let budgets: Vec<f64> = CURVE_BUDGETS_PCT.iter().map(|b| b / 100.0).collect();
+    let rules_by_budget = plan.budget_rules(&records, &budgets);
     drop(records);
     let shared: Vec<Arc<Model>> = models.iter().map(|(_, m)| Arc::new(m.clone())).collect();
     let (cal_series, cal_ids, cal_errors) =
@@ -203,8 +225,22 @@ pub fn evaluate(
             &opts.calibrate,
         )?);
     }
-    let shared: Vec<Arc<Model>> = models.iter().map(|(_, m)| Arc::new(m.clone())).collect();
-    let (test_series, ids, test_errors) =
+    let mut shared: Vec<Arc<Model>> = models.iter().map(|(_, m)| Arc::new(m.clone())).collect();
+    // The budget rules ride along as copies of the calibrated auto model (same risk, another rule), so
+    // every test log is still read once.
+    let auto = &models[1].1;
+    let property_index = |name: &str| auto.properties().iter().position(|p| p.name() == name);
+    for j in 0..budgets.len() {
+        let copy = auto
+            .with_reactive_rules(|p| {
+                property_index(p.name())
+                    .and_then(|i| rules_by_budget.get(i))
+                    .and_then(|rules| rules[j].clone())
+            })
+            .context("cannot apply a budget's reactive rule")?;
+        shared.push(Arc::new(copy));
+    }
+    let (mut test_series, ids, test_errors) =
         series_per_model(&shared, test, Some(&opts.rss), "testing")?;
     if ids.is_empty() {
         bail!(
@@ -219,25 +255,40 @@ pub fn evaluate(
         .iter()
         .map(|&t| (threshold_key(t), t))
         .collect();
+    let score_all = |model: &Model, series: &[Vec<RunSeries>], arc: &Arc<Model>| {
+        let mut runs = Vec::new();
+        for (per_property, (run_id, scenario)) in series.iter().zip(&ids) {
+            for (p, (property, s)) in model.properties().iter().zip(per_property).enumerate() {
+                runs.push(score_run_calibrated(
+                    run_id,
+                    scenario,
+                    property.name(),
+                    s,
+                    &thresholds,
+                    calibrated_rule(arc, p, &RiskMeasure::Eventually),
+                ));
+            }
+        }
+        runs
+    };
+    let budget_series = test_series.split_off(models.len());
+    let budget_rules = budgets
+        .iter()
+        .zip(budget_series)
+        .zip(&shared[models.len()..])
+        .map(|((b, series), arc)| BudgetRules {
+            budget_pct: 100.0 * b,
+            model: (**arc).clone(),
+            runs: score_all(arc, &series, arc),
+        })
+        .collect();
     let results = models
         .into_iter()
         .zip(calibrations)
         .zip(test_series)
         .zip(&shared)
         .map(|((((mode, model), calibrations), series), arc)| {
-            let mut runs = Vec::new();
-            for (per_property, (run_id, scenario)) in series.iter().zip(&ids) {
-                for (p, (property, s)) in model.properties().iter().zip(per_property).enumerate() {
-                    runs.push(score_run_calibrated(
-                        run_id,
-                        scenario,
-                        property.name(),
-                        s,
-                        &thresholds,
-                        calibrated_rule(arc, p, &RiskMeasure::Eventually),
-                    ));
-                }
-            }
+            let runs = score_all(&model, &series, arc);
             ModelResult {
                 mode,
                 model,
@@ -252,6 +303,7 @@ pub fn evaluate(
         n_test: ids.len(),
         thresholds,
         models: results,
+        budget_rules,
         errors,
     })
 }
@@ -310,6 +362,20 @@ impl Evaluation {
             .get(m)
             .map(|r| r.runs.iter().filter(|s| s.property == property).collect())
             .unwrap_or_default()
+    }
+
+    /// Per budget with a rule for `property`: (budget %, the rule, the comparison of the auto curve with
+    /// it on the test runs).
+    pub fn budget_rule_comparisons(&self, property: &str) -> Vec<(f64, ReactiveRule, Comparison)> {
+        self.budget_rules
+            .iter()
+            .filter_map(|b| {
+                let rule = b.model.property(property)?.reactive_rule()?.clone();
+                let runs: Vec<&RunScore> =
+                    b.runs.iter().filter(|r| r.property == property).collect();
+                Some((b.budget_pct, rule, Comparison::of(&runs)))
+            })
+            .collect()
     }
 
     /// The printed tables: one per property with a violation among the test runs.
@@ -395,6 +461,14 @@ impl Evaluation {
                 out.push_str(&row(&label, s));
                 out.push('\n');
             }
+            let budget_rules = self.budget_rule_comparisons(&name);
+            for (b, rule, bc) in &budget_rules {
+                if let Some((_, s)) = bc.comparators.iter().find(|(n, _)| n == "reactive_rule") {
+                    let label = format!("rule for ≤ {b:.0}% false alarms: {}", rule.text());
+                    out.push_str(&row(&label, s));
+                    out.push('\n');
+                }
+            }
             out.push_str("  auto's curve at false-alarm budgets (best θ with at most that share of safe runs alarmed):\n");
             for budget in CURVE_BUDGETS_PCT {
                 let point = curve_point(best_within(&c.curve, budget));
@@ -412,6 +486,23 @@ impl Evaluation {
                         "does not dominate"
                     }
                 ));
+            }
+            for (b, _, bc) in &budget_rules {
+                for d in bc
+                    .dominance
+                    .iter()
+                    .filter(|d| d.comparator == "reactive_rule")
+                {
+                    let ours = curve_point(d.ours);
+                    out.push_str(&format!(
+                        "    vs rule ≤{b:>2.0}%  {ours} — {}\n",
+                        if d.dominates {
+                            "dominates"
+                        } else {
+                            "does not dominate"
+                        }
+                    ));
+                }
             }
         }
         out
@@ -443,6 +534,21 @@ impl Evaluation {
                     })
                     .collect();
                 let p = result.model.property(&name);
+                let budget_rules: Vec<serde_json::Value> = if result.mode == AbstractionMode::Auto {
+                    self.budget_rule_comparisons(&name)
+                        .into_iter()
+                        .map(|(budget_pct, rule, c)| {
+                            serde_json::json!({
+                                "budget_pct": budget_pct,
+                                "rule": rule,
+                                "summary": c.comparators.iter().find(|(n, _)| n == "reactive_rule").map(|(_, s)| s),
+                                "dominance": c.dominance.iter().find(|d| d.comparator == "reactive_rule"),
+                            })
+                        })
+                        .collect()
+                } else {
+                    Vec::new()
+                };
                 properties.insert(
                     name.clone(),
                     serde_json::json!({
@@ -455,6 +561,7 @@ impl Evaluation {
                             .and_then(|cal| calibration_check(&runs, cal.target_false_alarm, cal.confidence)),
                         "summary": by_theta,
                         "comparison": c,
+                        "budget_rules": budget_rules,
                     }),
                 );
             }

@@ -223,6 +223,36 @@ impl AutoPlan {
             .unwrap_or_default()
     }
 
+    /// Per property (in plan order), the rule a safety engineer would write for each false-alarm budget:
+    /// the best conjunction of one or two literals over the property's whole pool by
+    /// [`rule::Objective::WithinBudget`] on `records` (`None` where no rule keeps within the budget, or
+    /// without a violating run). These are comparators only, never stored in a model: `avguard evaluate`
+    /// scores each beside the curve at its own false-alarm rate.
+    pub fn budget_rules(
+        &self,
+        records: &[RunRecord],
+        budgets: &[f64],
+    ) -> Vec<Vec<Option<ReactiveRule>>> {
+        let cuts = self.cuts(records);
+        self.properties
+            .iter()
+            .enumerate()
+            .map(|(pi, p)| {
+                let pool = self.pool(p, &cuts);
+                let sources: Vec<Source> = pool.iter().map(|(_, s)| *s).collect();
+                let data = PropertyData::new(records, pi, &sources);
+                let all: Vec<usize> = (0..pool.len()).collect();
+                budgets
+                    .iter()
+                    .map(|&b| {
+                        rule::best_rule_for(&data, records, &all, rule::Objective::WithinBudget(b))
+                            .map(|choice| reactive_rule(&pool, &choice))
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
     /// Chooses (or scores) every property's abstraction on `records`, picks each reactive rule, and builds
     /// the model.
     ///
@@ -375,21 +405,7 @@ impl AutoPlan {
             config.laplace.alpha = alpha;
         }
         let counts = counts_of(&data, &segs, &predicates, &config)?;
-        let rule = rule_choice.map(|choice| ReactiveRule {
-            literals: choice
-                .literals
-                .iter()
-                .map(|&(c, negated)| match &pool[c].0 {
-                    Candidate::Atom(a) if negated => negated_text(a),
-                    other if negated => format!("not {}", other.text()),
-                    other => other.text(),
-                })
-                .collect(),
-            n_predicted: choice.n_predicted,
-            n_violating: choice.n_violating,
-            n_false_alarms: choice.n_false_alarms,
-            n_safe: choice.n_safe,
-        });
+        let rule = rule_choice.map(|choice| reactive_rule(&pool, &choice));
         let selection = Selection {
             mode,
             pool_size: data.candidates.iter().filter(|t| !t.is_constant()).count(),
@@ -411,6 +427,25 @@ impl AutoPlan {
                 rule,
             },
         ))
+    }
+}
+
+/// A chosen rule as stored: its literals as predicate texts.
+fn reactive_rule(pool: &[(Candidate, Source)], choice: &rule::RuleChoice) -> ReactiveRule {
+    ReactiveRule {
+        literals: choice
+            .literals
+            .iter()
+            .map(|&(c, negated)| match &pool[c].0 {
+                Candidate::Atom(a) if negated => negated_text(a),
+                other if negated => format!("not {}", other.text()),
+                other => other.text(),
+            })
+            .collect(),
+        n_predicted: choice.n_predicted,
+        n_violating: choice.n_violating,
+        n_false_alarms: choice.n_false_alarms,
+        n_safe: choice.n_safe,
     }
 }
 

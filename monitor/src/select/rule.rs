@@ -91,10 +91,22 @@ fn first_both(a: &[(u32, u32)], b: &[(u32, u32)]) -> Option<u32> {
     None
 }
 
-/// Scores a rule given each run's first alarm frame: (criterion, mean utility, predicted, false alarms).
+/// What a rule is chosen for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Objective {
+    /// The highest `mean utility − false-alarm fraction` (the comparator stored in the model).
+    Youden,
+    /// The highest mean utility among the rules that alarm in at most this share of the safe training
+    /// runs (`floor(share · n)` of them): the rule written for one false-alarm budget.
+    WithinBudget(f64),
+}
+
+/// Scores a rule given each run's first alarm frame: (objective, mean utility, predicted, false alarms);
+/// the objective is `-inf` for a rule over its budget.
 fn score_rule(
     data: &PropertyData,
     records: &[RunRecord],
+    objective: Objective,
     first: impl Fn(usize) -> Option<u32>,
 ) -> (f64, f64, usize, usize) {
     let (mut u, mut n_pred, mut n_fa, mut n_viol, mut n_safe) = (0.0, 0, 0, 0, 0);
@@ -118,15 +130,37 @@ fn score_rule(
     } else {
         0.0
     };
-    (mean_u - fa, mean_u, n_pred, n_fa)
+    let score = match objective {
+        Objective::Youden => mean_u - fa,
+        Objective::WithinBudget(share) => {
+            let allowed = (share * n_safe as f64 + 1e-9).floor() as usize;
+            if n_fa <= allowed {
+                mean_u
+            } else {
+                f64::NEG_INFINITY
+            }
+        }
+    };
+    (score, mean_u, n_pred, n_fa)
 }
 
-/// The best rule over the candidates `allowed` (pool indices), or `None` without violating runs or
-/// candidates.
+/// The best rule over the candidates `allowed` (pool indices) by [`Objective::Youden`], or `None` without
+/// violating runs or candidates.
 pub fn best_rule(
     data: &PropertyData,
     records: &[RunRecord],
     allowed: &[usize],
+) -> Option<RuleChoice> {
+    best_rule_for(data, records, allowed, Objective::Youden)
+}
+
+/// The best rule over the candidates `allowed` for `objective`, or `None` without violating runs or
+/// candidates, or when no rule meets the objective's budget.
+pub fn best_rule_for(
+    data: &PropertyData,
+    records: &[RunRecord],
+    allowed: &[usize],
+    objective: Objective,
 ) -> Option<RuleChoice> {
     let n_violating = data.runs.iter().filter(|r| r.violated).count();
     let n_safe = data.runs.len() - n_violating;
@@ -152,7 +186,11 @@ pub fn best_rule(
     // are skipped (strictly below, so the choice does not depend on the order of the search).
     let singles: Vec<(f64, f64, usize, usize)> = (0..literals.len())
         .into_par_iter()
-        .map(|i| score_rule(data, records, |r| spans[i].run(r).first().map(|s| s.0)))
+        .map(|i| {
+            score_rule(data, records, objective, |r| {
+                spans[i].run(r).first().map(|s| s.0)
+            })
+        })
         .collect();
     let best_single = (0..literals.len())
         .map(|i| {
@@ -176,7 +214,7 @@ pub fn best_rule(
                     continue;
                 }
                 let (i, j) = (a.min(b), a.max(b));
-                let (s, _, p, fa) = score_rule(data, records, |r| {
+                let (s, _, p, fa) = score_rule(data, records, objective, |r| {
                     first_both(spans[i].run(r), spans[j].run(r))
                 });
                 let cand = (s, 2, i, j, p, fa);
@@ -188,6 +226,9 @@ pub fn best_rule(
         })
         .reduce_with(|a, b| if better(&a, &b) { b } else { a })?;
     let (score, len, i, j, n_predicted, n_false_alarms) = best;
+    if score == f64::NEG_INFINITY {
+        return None;
+    }
     let literals = if len == 1 {
         vec![literals[i]]
     } else {

@@ -51,6 +51,7 @@ fn random_case(seed: u64) -> (Vec<RunRecord>, usize) {
 fn brute_force(
     records: &[RunRecord],
     n_candidates: usize,
+    objective: Objective,
 ) -> Option<(f64, Vec<Literal>, usize, usize)> {
     // Runs as the search sees them: cut after their first unsafe frame.
     let runs: Vec<(usize, usize, bool)> = records
@@ -112,7 +113,14 @@ fn brute_force(
         } else {
             0.0
         };
-        let score = u / n_violating as f64 - fa;
+        let score = match objective {
+            Objective::Youden => u / n_violating as f64 - fa,
+            // Within the budget when at most floor(share · safe runs) safe runs alarm.
+            Objective::WithinBudget(share) if n_fa as f64 <= share * n_safe as f64 + 1e-9 => {
+                u / n_violating as f64
+            }
+            Objective::WithinBudget(_) => continue,
+        };
         let key = (len, i, j);
         let better = match &best {
             None => true,
@@ -140,8 +148,14 @@ fn the_rule_search_agrees_with_brute_force_on_random_pools() {
         let sources: Vec<Source> = (0..n_candidates).map(Source::Bit).collect();
         let data = PropertyData::new(&records, 0, &sources);
         let allowed: Vec<usize> = (0..n_candidates).collect();
-        let got = best_rule(&data, &records, &allowed);
-        let want = brute_force(&records, n_candidates);
+        let objective = [
+            Objective::Youden,
+            Objective::WithinBudget(0.0),
+            Objective::WithinBudget(0.2),
+            Objective::WithinBudget(0.4),
+        ][seed as usize % 4];
+        let got = best_rule_for(&data, &records, &allowed, objective);
+        let want = brute_force(&records, n_candidates, objective);
         match (got, want) {
             (None, None) => n_none += 1,
             (Some(got), Some((score, literals, n_predicted, n_false_alarms))) => {
@@ -174,9 +188,9 @@ fn the_rule_search_agrees_with_brute_force_on_random_pools() {
             (got, want) => panic!("seed {seed}: search {got:?}, brute force {want:?}"),
         }
     }
-    // The cases exercise both rule lengths (and so the pruned pair search).
+    // The cases exercise both rule lengths (and so the pruned pair search), and budgets no rule meets.
     assert!(
-        n_pairs >= 20 && n_singles >= 20,
+        n_pairs >= 20 && n_singles >= 20 && n_none >= 5,
         "{n_pairs} pairs, {n_singles} singles, {n_none} none"
     );
 }
@@ -207,4 +221,26 @@ fn a_hand_computed_rule_choice() {
     assert_eq!(choice.literals, vec![(1, false)]);
     assert!((choice.score - 0.6).abs() < 1e-12, "{}", choice.score);
     assert_eq!((choice.n_predicted, choice.n_false_alarms), (2, 0));
+    // Written for a budget of half the safe runs, candidate 0 (utility 0.8, one false alarm of two) is
+    // allowed and warns earlier; under a quarter (floor(0.25 · 2) = 0 false alarms) it is not.
+    let within = |share| best_rule_for(&data, &records, &[0, 1], Objective::WithinBudget(share));
+    let half = within(0.5).unwrap();
+    assert_eq!(half.literals, vec![(0, false)]);
+    assert!((half.score - 0.8).abs() < 1e-12, "{}", half.score);
+    assert_eq!((half.n_predicted, half.n_false_alarms), (2, 1));
+    assert_eq!(within(0.25).unwrap().literals, vec![(1, false)]);
+}
+
+/// No rule keeps within a budget that every warning literal exceeds.
+#[test]
+fn no_rule_is_chosen_when_none_keeps_within_the_budget() {
+    // The one candidate and its negation both hold somewhere in the one safe run, so every rule alarms
+    // there: a budget of half a run allows no false alarm, a budget of the whole run allows it.
+    let records = vec![
+        RunRecord::of_bits(vec![0.0, 1.0, 2.0], vec![0b0, 0b1, 0b1], Some(2)),
+        RunRecord::of_bits(vec![0.0, 1.0, 2.0], vec![0b0, 0b1, 0b0], None),
+    ];
+    let data = PropertyData::new(&records, 0, &[Source::Bit(0)]);
+    assert!(best_rule_for(&data, &records, &[0], Objective::WithinBudget(0.5)).is_none());
+    assert!(best_rule_for(&data, &records, &[0], Objective::WithinBudget(1.0)).is_some());
 }
