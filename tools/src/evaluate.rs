@@ -228,7 +228,11 @@ pub fn evaluate(
     let mut shared: Vec<Arc<Model>> = models.iter().map(|(_, m)| Arc::new(m.clone())).collect();
     // The budget rules ride along as copies of the calibrated auto model (same risk, another rule), so
     // every test log is still read once.
-    let auto = &models[1].1;
+    let auto = models
+        .iter()
+        .find(|(mode, _)| *mode == AbstractionMode::Auto)
+        .map(|(_, m)| m)
+        .context("no auto model")?;
     let property_index = |name: &str| auto.properties().iter().position(|p| p.name() == name);
     for j in 0..budgets.len() {
         let copy = auto
@@ -255,7 +259,7 @@ pub fn evaluate(
         .iter()
         .map(|&t| (threshold_key(t), t))
         .collect();
-    let score_all = |model: &Model, series: &[Vec<RunSeries>], arc: &Arc<Model>| {
+    let score_all = |model: &Arc<Model>, series: &[Vec<RunSeries>]| {
         let mut runs = Vec::new();
         for (per_property, (run_id, scenario)) in series.iter().zip(&ids) {
             for (p, (property, s)) in model.properties().iter().zip(per_property).enumerate() {
@@ -265,7 +269,7 @@ pub fn evaluate(
                     property.name(),
                     s,
                     &thresholds,
-                    calibrated_rule(arc, p, &RiskMeasure::Eventually),
+                    calibrated_rule(model, p, &RiskMeasure::Eventually),
                 ));
             }
         }
@@ -279,7 +283,7 @@ pub fn evaluate(
         .map(|((b, series), arc)| BudgetRules {
             budget_pct: 100.0 * b,
             model: (**arc).clone(),
-            runs: score_all(arc, &series, arc),
+            runs: score_all(arc, &series),
         })
         .collect();
     let results = models
@@ -288,7 +292,7 @@ pub fn evaluate(
         .zip(test_series)
         .zip(&shared)
         .map(|((((mode, model), calibrations), series), arc)| {
-            let runs = score_all(&model, &series, arc);
+            let runs = score_all(arc, &series);
             ModelResult {
                 mode,
                 model,
