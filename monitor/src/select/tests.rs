@@ -319,6 +319,73 @@ fn the_reactive_rule_is_learned_and_applied_by_the_session() {
     assert!(n_alarms > 0);
 }
 
+/// The rules written for a false-alarm budget keep within it on the learning runs, and a model copy that
+/// carries one instead of its stored rule applies it at runtime and is otherwise the same model.
+#[test]
+fn budget_rules_keep_within_their_budget_and_replace_the_stored_rule() {
+    let (plan, recs) = records(300, 4);
+    let (model, reports) = plan
+        .build(&recs, AbstractionMode::Fixed, &SearchConfig::default())
+        .unwrap();
+    let budgets = [0.0, 0.05, 0.4];
+    let rules = plan.budget_rules(&recs, &budgets);
+    assert_eq!(rules.len(), 1);
+    assert_eq!(rules[0].len(), budgets.len());
+    for (b, rule) in budgets.iter().zip(&rules[0]) {
+        if let Some(r) = rule {
+            assert!(
+                r.n_false_alarms as f64 <= (b * r.n_safe as f64 + 1e-9).floor(),
+                "{b}: {r:?}"
+            );
+            assert_eq!(r.n_safe + r.n_violating, recs.len());
+        }
+    }
+    // The generous budget's rule warns of at least as many runs as the stored rule, which ends up
+    // below it here.
+    let loose = rules[0][2].clone().expect("a rule within 40 %");
+    let stored = reports[0].rule.clone().unwrap();
+    assert!(
+        loose.n_predicted >= stored.n_predicted,
+        "{loose:?} vs {stored:?}"
+    );
+    let copy = model.with_reactive_rules(|_| Some(loose.clone())).unwrap();
+    assert_eq!(copy.properties()[0].reactive_rule(), Some(&loose));
+    assert_eq!(
+        copy.properties()[0]
+            .clone()
+            .with_reactive_rule(Some(stored)),
+        model.properties()[0]
+    );
+    let copy = std::sync::Arc::new(copy);
+    let mut session = crate::Session::new(&copy, &crate::SessionConfig::default()).unwrap();
+    let atoms: Vec<laws::Atom> = loose
+        .literals
+        .iter()
+        .map(|t| laws::Atom::parse(t).unwrap())
+        .collect();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(99);
+    let mut n_alarms = 0;
+    for _ in 0..20 {
+        session.reset();
+        let mut stream = laws::SignalStream::new(
+            laws::SignalContext::default(),
+            laws::signals::SignalSet::ALL,
+        );
+        for f in run(&mut rng) {
+            let want = atoms.iter().all(|a| a.eval(stream.next(&f)));
+            assert_eq!(session.step(&f).properties[0].rule_alarm, want);
+            n_alarms += usize::from(want);
+        }
+    }
+    assert!(n_alarms > 0, "{loose:?}");
+    // A literal the laws cannot resolve is refused when the copy is assembled.
+    let bad = crate::select::ReactiveRule {
+        literals: vec!["noSuchSignal>1".into()],
+        ..loose
+    };
+    assert!(model.with_reactive_rules(|_| Some(bad.clone())).is_err());
+}
+
 /// The cross-validated score recomputed frame by frame: per fold, the chain learned from the other folds'
 /// runs alone (the search's own chain on a smaller data set, whose agreement with the built model is
 /// checked above), every held-out frame's state read from the recorded values, θ set per budget on the
