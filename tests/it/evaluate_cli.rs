@@ -191,6 +191,41 @@ fn evaluate_prints_the_curve_at_each_budget_and_writes_what_it_printed() {
         }
         n_checked += 1;
     }
+    // The closing tally: every verdict line of the properties with enough violating runs, recounted.
+    let (mut stored, mut budget) = ([0u64; 2], [0u64; 2]);
+    for section in printed.split("\n\n") {
+        let Some((_, rest)) = section.split_once(" — test runs: ") else {
+            continue;
+        };
+        let n_violating: u64 = rest.split_whitespace().next().unwrap().parse().unwrap();
+        if n_violating < 5 {
+            continue;
+        }
+        for line in section.lines().filter(|l| l.starts_with("    vs ")) {
+            let tally = if line.starts_with("    vs rule ≤") {
+                &mut budget
+            } else {
+                &mut stored
+            };
+            tally[1] += 1;
+            tally[0] += u64::from(line.ends_with("— dominates"));
+        }
+    }
+    let pairs = &json["dominated_pairs"];
+    assert_eq!(pairs["min_violating_runs"], 5);
+    for (key, tally) in [("comparators", stored), ("budget_rules", budget)] {
+        assert_eq!(pairs[key]["dominated"], tally[0], "{key}: {pairs}");
+        assert_eq!(pairs[key]["pairs"], tally[1], "{key}: {pairs}");
+    }
+    let tally_line = format!(
+        "{} of {} against the baseline, RSS and the stored rule; {} of {} against the rules written for \
+         each false-alarm budget",
+        stored[0], stored[1], budget[0], budget[1]
+    );
+    assert!(
+        printed.contains(&tally_line),
+        "no '{tally_line}' in\n{printed}"
+    );
     assert!(n_checked >= 1, "{printed}");
     assert!(n_budget_rules >= 1, "{printed}");
     assert!(n_searched >= 1, "{printed}");
