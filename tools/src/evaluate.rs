@@ -113,12 +113,9 @@ pub fn split(logs: &[PathBuf], fraction: f64, seed: u64) -> (Vec<PathBuf>, Vec<P
     (learn, shuffled)
 }
 
-/// Per model, per log, per property: the series; then per log (run id, scenario); then the failures.
-type SeriesPerModel = (
-    Vec<Vec<Vec<RunSeries>>>,
-    Vec<(String, String)>,
-    crate::batch::Failures,
-);
+/// Per model, per log: what `map` made of the log's per-property series; then per log (run id,
+/// scenario); then the failures.
+type PerModel<T> = (Vec<Vec<T>>, Vec<(String, String)>, crate::batch::Failures);
 
 /// Every log's per-property series under every model, reading each log once.
 fn series_per_model(
@@ -126,7 +123,20 @@ fn series_per_model(
     logs: &[PathBuf],
     rss: Option<&RssParams>,
     label: &str,
-) -> anyhow::Result<SeriesPerModel> {
+) -> anyhow::Result<PerModel<Vec<RunSeries>>> {
+    map_per_model(models, logs, rss, label, &|_, series, _| series)
+}
+
+/// Every log's per-property series under every model, reading each log once, each passed to
+/// `map(model index, series, (run id, scenario))` as soon as it is made, so that only what `map` keeps
+/// stays in memory.
+fn map_per_model<T: Send>(
+    models: &[Arc<Model>],
+    logs: &[PathBuf],
+    rss: Option<&RssParams>,
+    label: &str,
+    map: &(dyn Fn(usize, Vec<RunSeries>, (&str, &str)) -> T + Sync),
+) -> anyhow::Result<PerModel<T>> {
     let sessions = models
         .iter()
         .map(|m| Session::new(m, &SessionConfig::default()))
@@ -136,8 +146,8 @@ fn series_per_model(
     // The models step at one period (the evaluation's); a log at another is refused, as `score` does.
     let period = models.first().map(|m| m.frame_period_s());
     let progress = crate::progress::bar(logs.len() as u64, label);
-    type PerLog = anyhow::Result<(Vec<Vec<RunSeries>>, (String, String))>;
-    let results: Vec<(PathBuf, PerLog)> = logs
+    type PerLog<T> = anyhow::Result<(Vec<T>, (String, String))>;
+    let results: Vec<(PathBuf, PerLog<T>)> = logs
         .par_iter()
         .map_init(
             || sessions.clone(),
@@ -148,9 +158,11 @@ fn series_per_model(
                         if let Some(period) = period {
                             crate::batch::check_log_period(log.meta.frame_period_s, period)?;
                         }
+                        let id = (log.meta.run_id.as_str(), log.meta.scenario.as_str());
                         let per_model = sessions
                             .iter_mut()
-                            .map(|s| run_series(&log.frames, s, &measure, rss))
+                            .enumerate()
+                            .map(|(m, s)| map(m, run_series(&log.frames, s, &measure, rss), id))
                             .collect();
                         Ok((per_model, (log.meta.run_id, log.meta.scenario)))
                     });
@@ -160,7 +172,7 @@ fn series_per_model(
         )
         .collect();
     progress.finish_and_clear();
-    let mut per_model: Vec<Vec<Vec<RunSeries>>> = vec![Vec::new(); models.len()];
+    let mut per_model: Vec<Vec<T>> = (0..models.len()).map(|_| Vec::new()).collect();
     let mut ids = Vec::new();
     let mut errors = Vec::new();
     for (path, r) in results {
@@ -248,8 +260,33 @@ pub fn evaluate(
             .context("cannot apply a budget's reactive rule")?;
         shared.push(Arc::new(copy));
     }
-    let (mut test_series, ids, test_errors) =
-        series_per_model(&shared, test, Some(&opts.rss), "testing")?;
+    let thresholds: Vec<(String, f64)> = opts
+        .thresholds
+        .iter()
+        .map(|&t| (threshold_key(t), t))
+        .collect();
+    // Each test log is scored as soon as it is read: its series are not kept.
+    let score_log = |m: usize, series: Vec<RunSeries>, (run_id, scenario): (&str, &str)| {
+        let model = &shared[m];
+        model
+            .properties()
+            .iter()
+            .zip(&series)
+            .enumerate()
+            .map(|(p, (property, s))| {
+                score_run_calibrated(
+                    run_id,
+                    scenario,
+                    property.name(),
+                    s,
+                    &thresholds,
+                    calibrated_rule(model, p, &RiskMeasure::Eventually),
+                )
+            })
+            .collect::<Vec<RunScore>>()
+    };
+    let (mut test_scores, ids, test_errors) =
+        map_per_model(&shared, test, Some(&opts.rss), "testing", &score_log)?;
     if ids.is_empty() {
         bail!(
             "no test log could be read ({} given){}",
@@ -258,45 +295,23 @@ pub fn evaluate(
         );
     }
     errors.extend(test_errors);
-    let thresholds: Vec<(String, f64)> = opts
-        .thresholds
-        .iter()
-        .map(|&t| (threshold_key(t), t))
-        .collect();
-    let score_all = |model: &Arc<Model>, series: &[Vec<RunSeries>]| {
-        let mut runs = Vec::new();
-        for (per_property, (run_id, scenario)) in series.iter().zip(&ids) {
-            for (p, (property, s)) in model.properties().iter().zip(per_property).enumerate() {
-                runs.push(score_run_calibrated(
-                    run_id,
-                    scenario,
-                    property.name(),
-                    s,
-                    &thresholds,
-                    calibrated_rule(model, p, &RiskMeasure::Eventually),
-                ));
-            }
-        }
-        runs
-    };
-    let budget_series = test_series.split_off(models.len());
+    let budget_scores = test_scores.split_off(models.len());
     let budget_rules = budgets
         .iter()
-        .zip(budget_series)
+        .zip(budget_scores)
         .zip(&shared[models.len()..])
-        .map(|((b, series), arc)| BudgetRules {
+        .map(|((b, scores), arc)| BudgetRules {
             budget_pct: 100.0 * b,
             model: (**arc).clone(),
-            runs: score_all(arc, &series),
+            runs: scores.into_iter().flatten().collect(),
         })
         .collect();
     let results = models
         .into_iter()
         .zip(calibrations)
-        .zip(test_series)
-        .zip(&shared)
-        .map(|((((mode, model), calibrations), series), arc)| {
-            let runs = score_all(arc, &series);
+        .zip(test_scores)
+        .map(|(((mode, model), calibrations), scores)| {
+            let runs = scores.into_iter().flatten().collect();
             ModelResult {
                 mode,
                 model,
