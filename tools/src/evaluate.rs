@@ -130,13 +130,17 @@ fn series_per_model(
 /// Every log's per-property series under every model, reading each log once, each passed to
 /// `map(model index, series, (run id, scenario))` as soon as it is made, so that only what `map` keeps
 /// stays in memory.
-fn map_per_model<T: Send>(
+fn map_per_model<T, F>(
     models: &[Arc<Model>],
     logs: &[PathBuf],
     rss: Option<&RssParams>,
     label: &str,
-    map: &(dyn Fn(usize, Vec<RunSeries>, (&str, &str)) -> T + Sync),
-) -> anyhow::Result<PerModel<T>> {
+    map: &F,
+) -> anyhow::Result<PerModel<T>>
+where
+    T: Send,
+    F: Fn(usize, Vec<RunSeries>, (&str, &str)) -> T + Sync,
+{
     let sessions = models
         .iter()
         .map(|m| Session::new(m, &SessionConfig::default()))
