@@ -33,7 +33,15 @@
 //!      traffic in an unprotected left turn);
 //!   3. when no signal governs the junction (stop sign or uncontrolled) and the ego's front bumper has not
 //!      entered it yet (within [`PRIORITY_RANGE_M`]): a vehicle moving inside the junction's polygon (it is
-//!      already crossing). Arrival order at an all-way stop is not modelled.
+//!      already crossing);
+//!   4. at a stop-sign junction (a stop-sign line on the path before it, no signal governing), arrival
+//!      order, as the generator's stop-sign rule: a vehicle that came to rest at another stop-sign line
+//!      leading into the junction (its front within [`ARRIVAL_M`] before the line or 1 m past it, slower
+//!      than 0.5 m/s, heading along the line's lane within 45°) before the ego came to rest at its own
+//!      line — or at any time while the ego has not — keeps right of way while the ego is within
+//!      [`PRIORITY_RANGE_M`] of the junction and has not left it, for as long as the vehicle is in the
+//!      junction's polygon or near its line and in the frame. [`StopOrder`] carries the arrival times from
+//!      frame to frame; it starts afresh at each junction.
 
 use laws::frame::{obstacle_type, planned_turn};
 use laws::signals::{EGO_FRONT_M, EGO_REAR_M};
@@ -51,6 +59,12 @@ pub const JAM_SPEED_MPS: f64 = 1.0;
 pub const PRIORITY_RANGE_M: f64 = 30.0;
 /// A vehicle faster than this is moving, m/s.
 const MOVING_MPS: f64 = 0.5;
+/// A road user at rest with its front this close before its stop-sign line has arrived there (rule 4), m.
+pub const ARRIVAL_M: f64 = 3.0;
+/// ... or this far past it, m.
+const ARRIVAL_PAST_M: f64 = 1.0;
+/// A vehicle farther than this from its lane's centre at the line is not at that line, m.
+const ARRIVAL_LATERAL_M: f64 = 2.5;
 /// Two features of the same object closer than this along the path are one, m.
 const SAME_FEATURE_M: f64 = 1.0;
 
@@ -73,11 +87,121 @@ struct Placed {
     end: f64,
 }
 
-/// Scratch space reused between frames (no allocation per frame once warm).
+/// What [`fill`] keeps between frames: scratch space (no allocation per frame once warm) and the arrival
+/// order at a stop-sign junction.
 #[derive(Debug, Default)]
 pub struct Scratch {
     placed: Vec<Placed>,
     governing: Vec<(f64, usize)>,
+    stop_order: StopOrder,
+}
+
+/// Arrival order at a stop-sign junction (priority rule 4): when the ego and each other vehicle came to
+/// rest at a stop-sign line leading into it.
+#[derive(Debug, Default)]
+pub struct StopOrder {
+    /// The junction the times are for.
+    junction: Option<usize>,
+    /// Its stop-sign lines other than the ego's: (point on the lane centre, the lane's heading there).
+    lines: Vec<(Point, f64)>,
+    /// When the ego came to rest at its line, s.
+    ego: Option<f64>,
+    /// (obstacle id, when it came to rest at its line, that line's point).
+    others: Vec<(i32, f64, Point)>,
+}
+
+impl StopOrder {
+    /// Follows the frame: `stop` is the governing stop-sign junction with the path arc length and point of
+    /// the ego's stop-sign line before it (`None` elsewhere); `front` is the ego's front bumper's arc
+    /// length.
+    fn update(
+        &mut self,
+        map: &HdMap,
+        stop: Option<(usize, f64, Point)>,
+        front: f64,
+        frame: &Frame,
+    ) {
+        let junction = stop.map(|(j, _, _)| j);
+        if junction != self.junction {
+            *self = StopOrder {
+                junction,
+                lines: stop.map_or_else(Vec::new, |(j, _, own)| stop_lines_into(map, j, own)),
+                ..StopOrder::default()
+            };
+        }
+        let Some((j, line, _)) = stop else {
+            return;
+        };
+        let at_rest = |speed: f64| speed < MOVING_MPS;
+        if self.ego.is_none()
+            && at_rest(frame.speed_mps)
+            && (line - ARRIVAL_M..=line + ARRIVAL_PAST_M).contains(&front)
+        {
+            self.ego = Some(frame.t);
+        }
+        let polygon = map.junctions().get(j).map(|j| &j.polygon[..]);
+        // A vehicle stays recorded while it is in the frame and in the junction or near its line.
+        self.others.retain(|&(id, _, at)| {
+            frame.obstacles.iter().any(|o| {
+                o.id == id && {
+                    let p = Point::new(o.x, o.y);
+                    polygon.is_some_and(|poly| point_in_polygon(p, poly))
+                        || (p - at).norm() <= 2.0 * ARRIVAL_M + o.length
+                }
+            })
+        });
+        for o in &frame.obstacles {
+            if o.kind != obstacle_type::VEHICLE
+                || !at_rest(o.speed_mps)
+                || self.others.iter().any(|&(id, _, _)| id == o.id)
+            {
+                continue;
+            }
+            let dir = Point::new(o.heading.cos(), o.heading.sin());
+            let nose = Point::new(o.x, o.y) + dir * (o.length / 2.0);
+            let arrived = self.lines.iter().find(|&&(at, heading)| {
+                let along = Point::new(heading.cos(), heading.sin());
+                let ahead = (at - nose).dot(&along);
+                let lateral = (at - nose).perp(&along).abs();
+                angle_diff(o.heading, heading).abs() < std::f64::consts::FRAC_PI_4
+                    && (-ARRIVAL_PAST_M..=ARRIVAL_M).contains(&ahead)
+                    && lateral <= ARRIVAL_LATERAL_M
+            });
+            if let Some(&(at, _)) = arrived {
+                self.others.push((o.id, frame.t, at));
+            }
+        }
+    }
+
+    /// Whether vehicle `id` arrived before the ego (or arrived while the ego has not).
+    fn first(&self, id: i32) -> bool {
+        self.others
+            .iter()
+            .find(|&&(o, _, _)| o == id)
+            .is_some_and(|&(_, t, _)| self.ego.is_none_or(|e| t < e))
+    }
+}
+
+/// The stop-sign lines of lanes leading into junction `j` (the lane itself, or one of its successors,
+/// enters it), except the one at `own` (the ego's): (point, lane heading).
+fn stop_lines_into(map: &HdMap, j: usize, own: Point) -> Vec<(Point, f64)> {
+    let enters = |l: &super::Lane| l.junction_span().is_some_and(|(lj, _, _)| lj == j);
+    map.lanes()
+        .iter()
+        .filter(|l| {
+            enters(l)
+                || l.successors
+                    .iter()
+                    .any(|&s| map.lane(s).is_some_and(enters))
+        })
+        .flat_map(|l| {
+            l.features
+                .iter()
+                .filter(|f| matches!(f.kind, FeatureKind::StopSign(_)))
+                .map(|f| (l.centre.point_at(f.start_s), l.centre.heading_at(f.start_s)))
+        })
+        .filter(|&(p, _)| (p - own).norm() > SAME_FEATURE_M)
+        .collect()
 }
 
 /// Writes the road fields of `frame` for an ego whose reference point is at path arc length `s`. Fields
@@ -191,7 +315,29 @@ pub fn fill(
             >= JAM_MIN_VEHICLES
     });
 
-    priorities(map, path, front, rear, governing, frame, placed, polygon);
+    // A stop-sign junction: the ego's stop-sign line between the previous junction and this one.
+    let stop = governing
+        .filter(|_| !frame.signal_ahead)
+        .and_then(|(j, entry, _)| {
+            let line = placed
+                .iter()
+                .filter(|p| matches!(p.kind, FeatureKind::StopSign(_)))
+                .filter(|p| p.start > previous_exit && p.start <= entry + SAME_FEATURE_M)
+                .map(|p| p.start)
+                .next_back()?;
+            Some((j, line, point_at(map, path, line)?))
+        });
+    scratch.stop_order.update(map, stop, front, frame);
+    priorities(
+        map,
+        path,
+        (front, rear),
+        governing,
+        frame,
+        placed,
+        polygon,
+        &scratch.stop_order,
+    );
 }
 
 /// Collects the features of the path's lanes up to `until`, in path arc length, sorted, with the same
@@ -228,12 +374,12 @@ fn place_features(map: &HdMap, path: &Path, until: f64, out: &mut Vec<Placed>) {
 fn priorities(
     map: &HdMap,
     path: &Path,
-    front: f64,
-    rear: f64,
+    (front, rear): (f64, f64),
     governing: Option<(usize, f64, f64)>,
     frame: &mut Frame,
     placed: &[Placed],
     polygon: Option<&Vec<Point>>,
+    stop_order: &StopOrder,
 ) {
     let crosswalks: Vec<&Vec<Point>> = placed
         .iter()
@@ -254,6 +400,11 @@ fn priorities(
         let walker = ob.kind == obstacle_type::PEDESTRIAN || ob.kind == obstacle_type::BICYCLE;
         ob.priority = if walker {
             crosswalks.iter().any(|c| point_in_polygon(p, c))
+        } else if ob.kind == obstacle_type::VEHICLE
+            && near_junction.is_some()
+            && stop_order.first(ob.id)
+        {
+            true
         } else if ob.kind == obstacle_type::VEHICLE && ob.speed_mps > MOVING_MPS {
             let inside = polygon.is_some_and(|poly| point_in_polygon(p, poly));
             let oncoming = turning_left
@@ -277,6 +428,17 @@ fn heading_at(map: &HdMap, path: &Path, s: f64) -> Option<f64> {
         .find(|(_, start)| *start <= s)
         .or_else(|| path.lanes.first())?;
     Some(map.lane(*lane)?.centre.heading_at(s - start))
+}
+
+/// The point of the path at arc length `s`.
+fn point_at(map: &HdMap, path: &Path, s: f64) -> Option<Point> {
+    let (lane, start) = path
+        .lanes
+        .iter()
+        .rev()
+        .find(|(_, start)| *start <= s)
+        .or_else(|| path.lanes.first())?;
+    Some(map.lane(*lane)?.centre.point_at(s - start))
 }
 
 /// Whether `p` is within `d` of the polygon's outline.

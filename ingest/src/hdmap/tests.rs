@@ -397,3 +397,116 @@ fn a_pedestrian_on_a_crosswalk_ahead_has_priority() {
     let prio: Vec<bool> = frame.obstacles.iter().map(|o| o.priority).collect();
     assert_eq!(prio, vec![true, false]);
 }
+
+/// The ego at rest (or moving) with its reference point at `s` on `lane`.
+fn ego_at(map: &HdMap, lane: &str, s: f64, speed_mps: f64, t: f64) -> Frame {
+    let l = map.lane(map.lane_by_id(lane).unwrap()).unwrap();
+    let p = l.centre.point_at(s);
+    Frame {
+        t,
+        x: p.x,
+        y: p.y,
+        heading: l.centre.heading_at(s),
+        speed_mps,
+        ..Frame::default()
+    }
+}
+
+/// A lane's stop-sign line: (along it, the point, the lane's heading there).
+fn stop_sign_line(map: &HdMap, lane: LaneIdx) -> Option<(f64, Point, f64)> {
+    let l = map.lane(lane)?;
+    let s = l
+        .features
+        .iter()
+        .find(|f| matches!(f.kind, FeatureKind::StopSign(_)))?
+        .start_s;
+    Some((s, l.centre.point_at(s), l.centre.heading_at(s)))
+}
+
+/// A vehicle (id 7) with its front `gap` metres before the stop-sign line of `lane`, facing along it.
+fn vehicle_at_line(map: &HdMap, lane: LaneIdx, gap: f64, speed_mps: f64) -> laws::Obstacle {
+    let (_, at, h) = stop_sign_line(map, lane).unwrap();
+    let centre = at - Point::new(h.cos(), h.sin()) * (gap + 4.5 / 2.0);
+    vehicle(7, centre, h, speed_mps)
+}
+
+#[test]
+fn at_an_all_way_stop_the_vehicle_that_stopped_first_has_priority() {
+    let map = cube_town();
+    let j1 = map.junctions().iter().position(|j| j.id == "J_1").unwrap();
+    // The ego comes along lane_12 and crosses J_1 on lane_10, whose start carries the stop-sign line.
+    let approach = map.lane(map.lane_by_id("lane_12").unwrap()).unwrap();
+    let through = map.lane_by_id("lane_10").unwrap();
+    let (line_s, _, ego_heading) = stop_sign_line(&map, through).expect("lane_10's stop sign");
+    let ego_line = approach.centre.length() + line_s;
+    // Another approach: a junction lane of J_1 with a stop-sign line, coming from another direction.
+    let other = (0..map.lanes().len())
+        .find(|&i| {
+            map.lane(i)
+                .unwrap()
+                .junction_span()
+                .is_some_and(|(j, _, _)| j == j1)
+                && stop_sign_line(&map, i).is_some_and(|(_, _, h)| {
+                    super::geometry::angle_diff(h, ego_heading).abs() > 1.0
+                })
+        })
+        .expect("a second stop-sign approach to J_1");
+    let route = ["lane_12", "lane_10"];
+    let tracker = || {
+        let mut t = MapTracker::new(Arc::clone(&map), TrackerConfig::default());
+        t.set_route(route.iter().enumerate().map(|(i, id)| (*id, i)));
+        t
+    };
+    // The ego's front 1 m before its line, at rest; 12 m before it, moving.
+    let ego_waiting = |t: f64| ego_at(&map, "lane_12", ego_line - 1.0 - EGO_FRONT_M, 0.0, t);
+    let ego_coming = |t: f64| ego_at(&map, "lane_12", ego_line - 12.0 - EGO_FRONT_M, 5.0, t);
+    let priority = |tracker: &mut MapTracker, mut frame: Frame, ob: laws::Obstacle| {
+        frame.obstacles = vec![ob];
+        tracker.fill(&mut frame);
+        assert!(
+            !frame.signal_ahead && frame.stopsign_dist_m < 15.0,
+            "{frame:?}"
+        );
+        frame.obstacles[0].priority
+    };
+    let waiting = vehicle_at_line(&map, other, 1.0, 0.0);
+
+    // It stopped first: right of way while the ego comes and while the ego waits.
+    let mut t = tracker();
+    assert!(priority(&mut t, ego_coming(0.0), waiting));
+    assert!(priority(&mut t, ego_waiting(1.0), waiting));
+    assert!(priority(&mut t, ego_waiting(2.0), waiting));
+
+    // The ego stopped first: the vehicle, still rolling towards its line then, has none once it stops.
+    let mut t = tracker();
+    assert!(!priority(
+        &mut t,
+        ego_waiting(0.0),
+        vehicle_at_line(&map, other, 6.0, 3.0)
+    ));
+    assert!(!priority(&mut t, ego_waiting(1.0), waiting));
+    assert!(!priority(&mut t, ego_waiting(2.0), waiting));
+
+    // At rest far before its line, or at the line facing the other way: not arrived.
+    let mut t = tracker();
+    assert!(!priority(
+        &mut t,
+        ego_coming(0.0),
+        vehicle_at_line(&map, other, 10.0, 0.0)
+    ));
+    let mut backwards = waiting;
+    backwards.heading += std::f64::consts::PI;
+    let mut t = tracker();
+    assert!(!priority(&mut t, ego_coming(0.0), backwards));
+
+    // A vehicle that left the frame is forgotten: back at rest far from its line, it has none.
+    let mut t = tracker();
+    assert!(priority(&mut t, ego_coming(0.0), waiting));
+    let mut frame = ego_waiting(1.0);
+    t.fill(&mut frame);
+    assert!(!priority(
+        &mut t,
+        ego_waiting(2.0),
+        vehicle_at_line(&map, other, 10.0, 0.0)
+    ));
+}
