@@ -419,26 +419,25 @@ fn priorities(
     }
 }
 
-/// Direction of travel at path arc length `s`.
-fn heading_at(map: &HdMap, path: &Path, s: f64) -> Option<f64> {
+/// The lane of the path at arc length `s`, and `s` along it.
+fn lane_at<'m>(map: &'m HdMap, path: &Path, s: f64) -> Option<(&'m super::Lane, f64)> {
     let (lane, start) = path
         .lanes
         .iter()
         .rev()
         .find(|(_, start)| *start <= s)
         .or_else(|| path.lanes.first())?;
-    Some(map.lane(*lane)?.centre.heading_at(s - start))
+    Some((map.lane(*lane)?, s - start))
+}
+
+/// Direction of travel at path arc length `s`.
+fn heading_at(map: &HdMap, path: &Path, s: f64) -> Option<f64> {
+    lane_at(map, path, s).map(|(lane, at)| lane.centre.heading_at(at))
 }
 
 /// The point of the path at arc length `s`.
 fn point_at(map: &HdMap, path: &Path, s: f64) -> Option<Point> {
-    let (lane, start) = path
-        .lanes
-        .iter()
-        .rev()
-        .find(|(_, start)| *start <= s)
-        .or_else(|| path.lanes.first())?;
-    Some(map.lane(*lane)?.centre.point_at(s - start))
+    lane_at(map, path, s).map(|(lane, at)| lane.centre.point_at(at))
 }
 
 /// Whether `p` is within `d` of the polygon's outline.

@@ -293,6 +293,12 @@ fn the_reactive_rule_is_learned_and_applied_by_the_session() {
     assert!(rule.n_predicted * 10 >= rule.n_violating * 8, "{rule:?}");
     assert!(rule.n_false_alarms * 10 <= rule.n_safe, "{rule:?}");
     // The session evaluates it: on a fresh run, the rule alarm is the conjunction of its literals.
+    assert!(session_applies(model, &rule) > 0);
+}
+
+/// Runs 20 fresh runs through a session of `model` and checks that property 0's rule alarm is, frame by
+/// frame, the conjunction of `rule`'s literals; returns the number of alarmed frames.
+fn session_applies(model: crate::Model, rule: &crate::select::ReactiveRule) -> usize {
     let model = std::sync::Arc::new(model);
     let mut session = crate::Session::new(&model, &crate::SessionConfig::default()).unwrap();
     let atoms: Vec<laws::Atom> = rule
@@ -309,14 +315,12 @@ fn the_reactive_rule_is_learned_and_applied_by_the_session() {
             laws::signals::SignalSet::ALL,
         );
         for f in run(&mut rng) {
-            let s = stream.next(&f);
-            let want = atoms.iter().all(|a| a.eval(s));
-            let got = session.step(&f).properties[0].rule_alarm;
-            assert_eq!(got, want);
-            n_alarms += usize::from(got);
+            let want = atoms.iter().all(|a| a.eval(stream.next(&f)));
+            assert_eq!(session.step(&f).properties[0].rule_alarm, want);
+            n_alarms += usize::from(want);
         }
     }
-    assert!(n_alarms > 0);
+    n_alarms
 }
 
 /// The rules written for a false-alarm budget keep within it on the learning runs, and a model copy that
@@ -356,28 +360,7 @@ fn budget_rules_keep_within_their_budget_and_replace_the_stored_rule() {
             .with_reactive_rule(Some(stored)),
         model.properties()[0]
     );
-    let copy = std::sync::Arc::new(copy);
-    let mut session = crate::Session::new(&copy, &crate::SessionConfig::default()).unwrap();
-    let atoms: Vec<laws::Atom> = loose
-        .literals
-        .iter()
-        .map(|t| laws::Atom::parse(t).unwrap())
-        .collect();
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(99);
-    let mut n_alarms = 0;
-    for _ in 0..20 {
-        session.reset();
-        let mut stream = laws::SignalStream::new(
-            laws::SignalContext::default(),
-            laws::signals::SignalSet::ALL,
-        );
-        for f in run(&mut rng) {
-            let want = atoms.iter().all(|a| a.eval(stream.next(&f)));
-            assert_eq!(session.step(&f).properties[0].rule_alarm, want);
-            n_alarms += usize::from(want);
-        }
-    }
-    assert!(n_alarms > 0, "{loose:?}");
+    assert!(session_applies(copy, &loose) > 0, "{loose:?}");
     // A literal the laws cannot resolve is refused when the copy is assembled.
     let bad = crate::select::ReactiveRule {
         literals: vec!["noSuchSignal>1".into()],
