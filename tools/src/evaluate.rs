@@ -28,8 +28,8 @@ use rayon::prelude::*;
 use crate::calibration::{calibrate_model, CalibrateOptions, PropertyCalibration};
 use crate::score::{calibrated_rule, run_series};
 use crate::time_ahead::{
-    best_within, calibration_check, score_run_calibrated, summarise, threshold_key, Comparison,
-    CurvePoint, RunScore, RunSeries, Summary,
+    best_within, calibration_check, dominance, score_run_calibrated, summarise, threshold_key,
+    Comparison, CurvePoint, Dominance, RunScore, RunSeries, Summary,
 };
 
 /// False-alarm budgets (% of safe runs) at which the printed tables read the curve: the search
@@ -69,6 +69,19 @@ pub struct BudgetRules {
     pub model: Model,
     /// Every test run scored under that model: its `reactive_rule` is the budget's rule.
     pub runs: Vec<RunScore>,
+}
+
+/// One budget's rule for one property on the test runs, against the auto curve.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct BudgetRuleResult {
+    /// The budget on the learning runs, % of safe runs.
+    pub budget_pct: f64,
+    /// The rule.
+    pub rule: ReactiveRule,
+    /// Its alarms on the test runs.
+    pub summary: Summary,
+    /// The auto curve at the rule's test false-alarm rate.
+    pub dominance: Dominance,
 }
 
 /// One model's results on the test runs.
@@ -391,16 +404,29 @@ impl Evaluation {
             .unwrap_or_default()
     }
 
-    /// Per budget with a rule for `property`: (budget %, the rule, the comparison of the auto curve with
-    /// it on the test runs).
-    pub fn budget_rule_comparisons(&self, property: &str) -> Vec<(f64, ReactiveRule, Comparison)> {
+    /// Per budget with a rule for `property`: the rule on the test runs against `curve`, the auto model's
+    /// curve for that property (the copies that carry the rules share its risks, so they share its curve).
+    pub fn budget_rule_comparisons(
+        &self,
+        property: &str,
+        curve: &[CurvePoint],
+    ) -> Vec<BudgetRuleResult> {
         self.budget_rules
             .iter()
             .filter_map(|b| {
                 let rule = b.model.property(property)?.reactive_rule()?.clone();
-                let runs: Vec<&RunScore> =
-                    b.runs.iter().filter(|r| r.property == property).collect();
-                Some((b.budget_pct, rule, Comparison::of(&runs)))
+                let summary = summarise(
+                    b.runs
+                        .iter()
+                        .filter(|r| r.property == property)
+                        .filter_map(|r| r.reactive_rule.as_ref().map(|a| (r, a))),
+                );
+                Some(BudgetRuleResult {
+                    budget_pct: b.budget_pct,
+                    rule,
+                    dominance: dominance("reactive_rule", &summary, curve),
+                    summary,
+                })
             })
             .collect()
     }
@@ -420,19 +446,14 @@ impl Evaluation {
             if runs.iter().filter(|r| r.violated).count() < MIN_VIOLATING_FOR_PAIRS {
                 continue;
             }
-            for d in Comparison::of(&runs).dominance {
+            let c = Comparison::of(&runs);
+            for d in &c.dominance {
                 stored.0 += usize::from(d.dominates);
                 stored.1 += 1;
             }
-            for (_, _, c) in self.budget_rule_comparisons(&name) {
-                for d in c
-                    .dominance
-                    .iter()
-                    .filter(|d| d.comparator == "reactive_rule")
-                {
-                    budget.0 += usize::from(d.dominates);
-                    budget.1 += 1;
-                }
+            for b in self.budget_rule_comparisons(&name, &c.curve) {
+                budget.0 += usize::from(b.dominance.dominates);
+                budget.1 += 1;
             }
         }
         (stored, budget)
@@ -521,13 +542,15 @@ impl Evaluation {
                 out.push_str(&row(&label, s));
                 out.push('\n');
             }
-            let budget_rules = self.budget_rule_comparisons(&name);
-            for (b, rule, bc) in &budget_rules {
-                if let Some((_, s)) = bc.comparators.iter().find(|(n, _)| n == "reactive_rule") {
-                    let label = format!("rule for ≤ {b:.0}% false alarms: {}", rule.text());
-                    out.push_str(&row(&label, s));
-                    out.push('\n');
-                }
+            let budget_rules = self.budget_rule_comparisons(&name, &c.curve);
+            for b in &budget_rules {
+                let label = format!(
+                    "rule for ≤ {:.0}% false alarms: {}",
+                    b.budget_pct,
+                    b.rule.text()
+                );
+                out.push_str(&row(&label, &b.summary));
+                out.push('\n');
             }
             out.push_str("  auto's curve at false-alarm budgets (best θ with at most that share of safe runs alarmed):\n");
             for budget in CURVE_BUDGETS_PCT {
@@ -547,22 +570,17 @@ impl Evaluation {
                     }
                 ));
             }
-            for (b, _, bc) in &budget_rules {
-                for d in bc
-                    .dominance
-                    .iter()
-                    .filter(|d| d.comparator == "reactive_rule")
-                {
-                    let ours = curve_point(d.ours);
-                    out.push_str(&format!(
-                        "    vs rule ≤{b:>2.0}%  {ours} — {}\n",
-                        if d.dominates {
-                            "dominates"
-                        } else {
-                            "does not dominate"
-                        }
-                    ));
-                }
+            for b in &budget_rules {
+                let ours = curve_point(b.dominance.ours);
+                out.push_str(&format!(
+                    "    vs rule ≤{:>2.0}%  {ours} — {}\n",
+                    b.budget_pct,
+                    if b.dominance.dominates {
+                        "dominates"
+                    } else {
+                        "does not dominate"
+                    }
+                ));
             }
         }
         let ((a, b), (c, d)) = self.dominated_pairs();
@@ -600,18 +618,8 @@ impl Evaluation {
                     })
                     .collect();
                 let p = result.model.property(&name);
-                let budget_rules: Vec<serde_json::Value> = if result.mode == AbstractionMode::Auto {
-                    self.budget_rule_comparisons(&name)
-                        .into_iter()
-                        .map(|(budget_pct, rule, c)| {
-                            serde_json::json!({
-                                "budget_pct": budget_pct,
-                                "rule": rule,
-                                "summary": c.comparators.iter().find(|(n, _)| n == "reactive_rule").map(|(_, s)| s),
-                                "dominance": c.dominance.iter().find(|d| d.comparator == "reactive_rule"),
-                            })
-                        })
-                        .collect()
+                let budget_rules = if result.mode == AbstractionMode::Auto {
+                    self.budget_rule_comparisons(&name, &c.curve)
                 } else {
                     Vec::new()
                 };
