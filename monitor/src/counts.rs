@@ -179,6 +179,47 @@ impl Counts {
         Ok(())
     }
 
+    /// The counts over a coarser state space `0..n_states`: every state mapped by `map`, counts that map
+    /// to one pair added up, a transition whose two ends map to one state becoming that state's
+    /// self-loop. The run and invalid-transition tallies carry over.
+    ///
+    /// # Errors
+    /// `map` leaves `0..n_states`.
+    pub fn project(
+        &self,
+        n_states: usize,
+        map: impl Fn(StateId) -> StateId,
+    ) -> Result<Counts, StructureError> {
+        let mapped = |s: StateId| {
+            let m = map(s);
+            if (m as usize) < n_states {
+                Ok(m)
+            } else {
+                Err(StructureError::OutOfRange {
+                    what: "projected counts",
+                    index: u64::from(m),
+                    bound: n_states as u64,
+                })
+            }
+        };
+        let mut pairs: HashMap<u64, u64> = HashMap::with_capacity(self.pairs.len());
+        for (&k, &n) in &self.pairs {
+            let (from, to) = ((k >> 32) as StateId, k as StateId);
+            *pairs.entry(key(mapped(from)?, mapped(to)?)).or_insert(0) += n;
+        }
+        let mut starts: HashMap<StateId, u64> = HashMap::with_capacity(self.starts.len());
+        for (&s, &n) in &self.starts {
+            *starts.entry(mapped(s)?).or_insert(0) += n;
+        }
+        Ok(Counts {
+            n_states,
+            pairs,
+            n_invalid: self.n_invalid,
+            n_runs: self.n_runs,
+            starts,
+        })
+    }
+
     /// Number of states.
     pub fn n_states(&self) -> usize {
         self.n_states

@@ -53,7 +53,7 @@ pub use estimate::LaplaceConfig;
 pub use learning::{Learner, Plan};
 pub use model::Model;
 pub use pac::{PacConfig, PacSummary};
-pub use property::{BuildConfig, PropertyModel};
+pub use property::{BuildConfig, PropertyModel, SmoothingPrior};
 pub use risk::RiskMeasure;
 pub use session::{LikelyPath, PropertyOutcome, Session, SessionConfig, StepOutcome};
 pub use spec::{PropertySpec, ResolvedProperty};

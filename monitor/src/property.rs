@@ -12,7 +12,7 @@ use crate::counts::Counts;
 use crate::domain::Domain;
 use crate::dtmc::Dtmc;
 use crate::error::{ModelError, StructureError};
-use crate::estimate::{build_dtmc, LaplaceConfig};
+use crate::estimate::{build_dtmc_with_prior, LaplaceConfig};
 use crate::pac::{PacConfig, PacSummary};
 use crate::select::provenance::{ReactiveRule, Selection};
 use crate::table::RiskTable;
@@ -35,6 +35,34 @@ pub struct BuildConfig {
     pub window_frames: usize,
     /// Which valid transitions receive the Laplace α.
     pub smoothing: SmoothingScope,
+    /// How a row's smoothing mass is split between its outcomes (models learned before the choice
+    /// existed are flat).
+    #[serde(default)]
+    pub prior: SmoothingPrior,
+}
+
+/// How smoothing splits a row's mass between the unsafe outcome and the safe finish (see
+/// [`crate::estimate`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum SmoothingPrior {
+    /// Evenly: Laplace smoothing as the paper writes it.
+    #[default]
+    Flat,
+    /// By the risk of the state's parent: the state of the abstraction without the last predicate,
+    /// itself learned hierarchically (the first predicate's parent is the unsafe predicate alone, learned
+    /// flat). The predicates' order matters: learned abstractions list them in the order chosen, each
+    /// refining the ones before.
+    Hierarchical,
+}
+
+impl SmoothingPrior {
+    /// The prior's name as `avguard info` prints it (`flat`, `hierarchical`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SmoothingPrior::Flat => "flat",
+            SmoothingPrior::Hierarchical => "hierarchical",
+        }
+    }
 }
 
 impl Default for BuildConfig {
@@ -48,6 +76,7 @@ impl Default for BuildConfig {
             horizons_steps: vec![10, 20, 30, 50],
             window_frames: 100,
             smoothing: SmoothingScope::Local,
+            prior: SmoothingPrior::Flat,
         }
     }
 }
@@ -105,6 +134,53 @@ impl BuildConfig {
             smoothing: self.smoothing,
         }
     }
+}
+
+/// The hierarchical outcome prior of every state over `predicates` (see [`SmoothingPrior::Hierarchical`]):
+/// the risk of its parent under the chain learned, hierarchically in turn, from `counts` projected onto
+/// the predicates without the last one. `None` when there is no coarser abstraction to back off to (one
+/// predicate, or the unsafe predicate last).
+fn outcome_prior(
+    predicates: &[String],
+    unsafe_bit: usize,
+    counts: &Counts,
+    config: &BuildConfig,
+) -> Result<Option<Vec<f64>>, ModelError> {
+    let n = predicates.len();
+    if n < 2 || unsafe_bit == n - 1 {
+        return Ok(None);
+    }
+    let fine = PropertyModel::domain_for(predicates, unsafe_bit, config)?;
+    let coarse_predicates = &predicates[..n - 1];
+    let coarse = PropertyModel::domain_for(coarse_predicates, unsafe_bit, config)?;
+    let mask: StateId = (1 << (n - 1)) - 1;
+    let (fine_done, coarse_done) = (fine.done(), coarse.done());
+    let coarse_counts = counts.project(coarse.n_states(), |s| {
+        if s == fine_done {
+            coarse_done
+        } else {
+            s & mask
+        }
+    })?;
+    let coarse_prior = outcome_prior(coarse_predicates, unsafe_bit, &coarse_counts, config)?;
+    let learned = build_dtmc_with_prior(
+        &coarse,
+        &coarse_counts,
+        &config.laplace,
+        coarse_prior.as_deref(),
+    )?;
+    let risk = crate::reach::eventually(&learned.dtmc, &unsafe_mask(&coarse));
+    Ok(Some(
+        (0..fine.n_states() as StateId)
+            .map(|s| {
+                if s == fine_done {
+                    0.0
+                } else {
+                    risk[(s & mask) as usize]
+                }
+            })
+            .collect(),
+    ))
 }
 
 /// A learned property.
@@ -210,7 +286,13 @@ impl PropertyModel {
         config: &BuildConfig,
     ) -> Result<PropertyModel, ModelError> {
         let domain = Self::domain_for(&predicates, unsafe_bit, config)?;
-        let learned = build_dtmc(&domain, &counts, &config.laplace)?;
+        let prior = match config.prior {
+            SmoothingPrior::Flat => None,
+            SmoothingPrior::Hierarchical => {
+                outcome_prior(&predicates, unsafe_bit, &counts, config)?
+            }
+        };
+        let learned = build_dtmc_with_prior(&domain, &counts, &config.laplace, prior.as_deref())?;
         let pac = PacSummary::compute(&domain, &counts, config.pac)?;
         let unsafe_mask = unsafe_mask(&domain);
         let table = RiskTable::compute(&learned.dtmc, &unsafe_mask, &config.horizons_steps)?;

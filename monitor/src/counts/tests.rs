@@ -77,3 +77,23 @@ fn serialised_counts_round_trip_and_reject_out_of_range_states() {
     let bad = postcard::to_stdvec(&parts).unwrap();
     assert!(postcard::from_bytes::<Counts>(&bad).is_err());
 }
+
+/// Projecting onto a coarser space adds up the counts that map to one pair; a transition between two
+/// states that map to one becomes a self-loop; run starts and tallies carry over.
+#[test]
+fn projected_counts_add_up_and_merge_transitions_within_a_coarse_state() {
+    let mut c = Counts::new(4);
+    c.observe_trace(&Toy, &[0, 1, 1, 2, 3]).unwrap();
+    c.observe_trace(&Toy, &[1, 0, 2]).unwrap();
+    // 0 and 1 map to 0; 2 to 1; 3 to 2.
+    let p = c.project(3, |s| [0, 0, 1, 2][s as usize]).unwrap();
+    assert_eq!(p.n_states(), 3);
+    // 0->1, 1->1, 1->0 become self-loops of 0; 1->2 and 0->2 become 0->1; 2->3 becomes 1->2.
+    assert_eq!(p.get(0, 0), 3);
+    assert_eq!(p.get(0, 1), 2);
+    assert_eq!(p.get(1, 2), 1);
+    assert_eq!(p.n_transitions(), c.n_transitions());
+    assert_eq!(p.n_runs(), 2);
+    assert_eq!(p.initial_states(), vec![(0, 2)]);
+    assert!(c.project(2, |s| s).is_err());
+}

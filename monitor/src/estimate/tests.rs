@@ -66,3 +66,73 @@ fn rejects_bad_alpha_and_mismatched_counts() {
     assert!(build_dtmc(&Toy, &c, &LaplaceConfig { alpha: f64::NAN }).is_err());
     assert!(build_dtmc(&Toy, &Counts::new(5), &LaplaceConfig::default()).is_err());
 }
+
+/// Five states: 0–2 ordinary, 3 unsafe, 4 the safe finish; every transition out of 0–2 is valid.
+struct WithFinish;
+impl Domain for WithFinish {
+    fn n_states(&self) -> usize {
+        5
+    }
+    fn is_valid_state(&self, _: StateId) -> bool {
+        true
+    }
+    fn can_reach(&self, from: StateId, to: StateId) -> bool {
+        from < 3 || to == from
+    }
+    fn is_unsafe(&self, s: StateId) -> bool {
+        s == 3
+    }
+    fn is_terminal(&self, s: StateId) -> bool {
+        s >= 3
+    }
+    fn decode(&self, s: StateId) -> String {
+        format!("s{s}")
+    }
+}
+
+/// The outcome prior moves the smoothing mass on the two outcomes (2α in all) to 2α·r on the unsafe
+/// state and 2α·(1 − r) on the finish, leaving the other entries and the counts alone; r = ½ is flat
+/// smoothing exactly.
+#[test]
+fn an_outcome_prior_splits_the_smoothing_mass_between_violation_and_finish() {
+    let mut c = Counts::new(5);
+    // 0 -> 0, 0 -> 1, 1 -> 3 (violation); 0 -> 4 (finish).
+    c.observe_trace(&WithFinish, &[0, 0, 1, 3]).unwrap();
+    c.observe_trace(&WithFinish, &[0, 4]).unwrap();
+    let cfg = LaplaceConfig { alpha: 0.5 };
+    let prior = [0.9, 0.2, 0.5, 0.0, 0.0];
+    let l = build_dtmc_with_prior(&WithFinish, &c, &cfg, Some(&prior)).unwrap();
+    let d = &l.dtmc;
+    // Row 0: counts 0->0 1, 0->1 1, 0->4 1; α = 0.5 on 0, 1, 2; outcomes 2α = 1 split 0.9 : 0.1.
+    // Weights: s0 1.5, s1 1.5, s2 0.5, unsafe 0.9, finish 1 + 0.1 = 1.1; total 5.5.
+    for (j, w) in [(0, 1.5), (1, 1.5), (2, 0.5), (3, 0.9), (4, 1.1)] {
+        assert!((d.prob(0, j) - w / 5.5).abs() < 1e-15, "0 -> {j}");
+    }
+    // Row 1: counts 1->3 1; outcomes split 0.2 : 0.8. Weights 0.5 ×3, unsafe 1.2, finish 0.8; total 3.5.
+    for (j, w) in [(0, 0.5), (1, 0.5), (2, 0.5), (3, 1.2), (4, 0.8)] {
+        assert!((d.prob(1, j) - w / 3.5).abs() < 1e-15, "1 -> {j}");
+    }
+    // A prior of ½ everywhere is flat smoothing, to the bit.
+    let half = [0.5; 5];
+    let flat = build_dtmc(&WithFinish, &c, &cfg).unwrap();
+    assert_eq!(
+        build_dtmc_with_prior(&WithFinish, &c, &cfg, Some(&half)).unwrap(),
+        flat
+    );
+    // A certain prior drops the other outcome from the row (no zero entries).
+    let sure = [1.0; 5];
+    let l = build_dtmc_with_prior(&WithFinish, &c, &cfg, Some(&sure)).unwrap();
+    assert_eq!(l.dtmc.prob(2, 4), 0.0);
+    assert!((l.dtmc.prob(2, 3) - 1.0 / 2.5).abs() < 1e-15);
+    assert!(!l.dtmc.row(2).0.contains(&4));
+}
+
+#[test]
+fn rejects_a_malformed_outcome_prior() {
+    let c = Counts::new(5);
+    let cfg = LaplaceConfig::default();
+    for bad in [&[0.5; 4][..], &[0.5, 0.5, 1.5, 0.5, 0.5], &[f64::NAN; 5]] {
+        let e = build_dtmc_with_prior(&WithFinish, &c, &cfg, Some(bad)).unwrap_err();
+        assert!(e.to_string().contains("prior"), "{e}");
+    }
+}
