@@ -21,6 +21,7 @@ fn evaluate_prints_the_curve_at_each_budget_and_writes_what_it_printed() {
             .arg("--test")
             .arg(&test)
             .args(["--max-predicates", "5", "--folds", "3", "--alpha", "0.25"])
+            .args(["--prior", "hierarchical"])
             .arg("--out")
             .arg(&out),
     );
@@ -31,14 +32,23 @@ fn evaluate_prints_the_curve_at_each_budget_and_writes_what_it_printed() {
         json["n_learn"].as_u64().unwrap() + json["n_calibrate"].as_u64().unwrap(),
         80
     );
-    // Both models were built with the α given (`info` reads it back from the files).
+    // Both models were built with the α given, and a searched property of the auto model with the
+    // prior given (`info` reads them back from the files); the fixed abstraction is always flat.
+    let mut n_hierarchical = 0;
     for file in ["model_fixed.bin", "model_auto.bin"] {
         let info = run_ok(avguard().args(["info", "--json"]).arg(out.join(file)));
         let info: serde_json::Value = serde_json::from_str(&info).unwrap();
         for p in info["properties"].as_array().unwrap() {
             assert_eq!(p["smoothing"]["alpha"], 0.25, "{file}: {p}");
+            let prior = match p["selection"]["mode"].as_str() {
+                Some("auto") => "hierarchical",
+                _ => "flat",
+            };
+            assert_eq!(p["smoothing"]["prior"], prior, "{file}: {p}");
+            n_hierarchical += usize::from(prior == "hierarchical");
         }
     }
+    assert!(n_hierarchical >= 1);
     let models = json["models"].as_array().unwrap();
     assert_eq!(models[0]["mode"], "fixed");
     assert_eq!(models[1]["mode"], "auto");

@@ -8,7 +8,8 @@
 //! and with learned predicates (`--abstraction auto`: the same plus the greedy forward selection from its
 //! three starts — nothing, the rule's candidates, the declared predicates — each run once as is and once
 //! with every chosen threshold refined on a finer grid of cuts, each step scored by 5-fold
-//! cross-validation over runs). Target: seconds, not minutes, on 2 cores.
+//! cross-validation over runs), then the same with α chosen and with α and the smoothing prior chosen.
+//! Target: seconds, not minutes, on 2 cores.
 
 // A bench prints its figures with `println!`; a closed stdout may end it (tools/clippy.toml).
 #![allow(clippy::disallowed_macros)]
@@ -84,8 +85,17 @@ fn main() {
         auto.build(&records, AbstractionMode::Auto, &choosing)
             .expect("auto, α chosen");
     });
+    // `--prior auto`: hierarchical smoothing searched too, at the α of HIERARCHICAL_ALPHA_CHOICES.
+    let choosing_prior = SearchConfig {
+        choose_prior: true,
+        ..choosing
+    };
+    let with_prior = best_of_3(|| {
+        auto.build(&records, AbstractionMode::Auto, &choosing_prior)
+            .expect("auto, α and prior chosen");
+    });
     let (model, reports) = auto
-        .build(&records, AbstractionMode::Auto, &choosing)
+        .build(&records, AbstractionMode::Auto, &choosing_prior)
         .expect("auto");
     println!(
         "abstraction search: {} runs ({n_frames} frames) x {} properties on {} threads",
@@ -113,6 +123,13 @@ fn main() {
         chosen.as_secs_f64() / fixed.as_secs_f64().max(1e-9),
         chosen.as_secs_f64() / learned.as_secs_f64().max(1e-9)
     );
+    println!(
+        "  the same with the prior chosen too, flat or hierarchical at α {:?} (`--prior auto`): {:.2} s = {:.1} x the baseline, {:.2} x α chosen alone",
+        monitor::select::search::HIERARCHICAL_ALPHA_CHOICES,
+        with_prior.as_secs_f64(),
+        with_prior.as_secs_f64() / fixed.as_secs_f64().max(1e-9),
+        with_prior.as_secs_f64() / chosen.as_secs_f64().max(1e-9)
+    );
     for (r, p) in reports.iter().zip(model.properties()) {
         let n = r.selection.steps.len() - 1;
         if r.selection.mode == AbstractionMode::Fixed {
@@ -123,10 +140,11 @@ fn main() {
             continue;
         }
         println!(
-            "    {:<16} {n} predicates chosen from {} candidates, α {}, score {:.3} (fixed {:.3})",
+            "    {:<16} {n} predicates chosen from {} candidates, α {} {}, score {:.3} (fixed {:.3})",
             r.name,
             r.selection.pool_size,
             p.config().laplace.alpha,
+            p.config().prior.as_str(),
             r.selection.steps.last().map_or(0.0, |s| s.score),
             r.selection.fixed_score
         );

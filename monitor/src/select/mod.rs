@@ -15,9 +15,9 @@
 //! picks the reactive rule ([`rule`]), runs the search — from nothing, from the rule's candidates and from
 //! the fixed predicates, each also with every chosen threshold refined to the best of its signal's
 //! [`pool::fine_thresholds`], keeping the best cross-validated score ([`search::greedy_multi`]); with
-//! [`SearchConfig::choose_alpha`] all of that once per Laplace α of [`search::ALPHA_CHOICES`], keeping
-//! the α whose result compares best and smoothing the property's model with it
-//! ([`search::greedy_multi_alphas`]) — or, for [`AbstractionMode::Fixed`], scores the fixed predicates
+//! [`SearchConfig::choose_alpha`] all of that once per Laplace α of [`search::ALPHA_CHOICES`] (and with
+//! [`SearchConfig::choose_prior`] also under hierarchical smoothing), keeping the smoothing whose result
+//! compares best and smoothing the property's model with it ([`search::greedy_multi_alphas`]) — or, for [`AbstractionMode::Fixed`], scores the fixed predicates
 //! under the same criterion, and builds the [`Model`]. The selection trace (the score after each step),
 //! the fixed abstraction's score and the rule with its training figures are stored in the model
 //! ([`Selection`], [`ReactiveRule`]).
@@ -301,6 +301,7 @@ impl AutoPlan {
         let (mut fixed_score, fixed_segs) = search::score_set(&data, records, search_cfg, &fixed);
         // The smoothing α of the property's model: the search's choice when it chooses one.
         let mut alpha = self.config.laplace.alpha;
+        let mut hierarchical = search_cfg.hierarchical;
         let unsafe_text = p.predicates[p.unsafe_bit].clone();
         let all: Vec<usize> = (0..pool.len()).collect();
         let rule_choice = rule::best_rule(&data, records, &all);
@@ -341,9 +342,12 @@ impl AutoPlan {
                     Some(&refine),
                 );
                 alpha = found.alpha;
-                if found.alpha != search_cfg.alpha {
+                hierarchical = found.hierarchical;
+                if (found.alpha, found.hierarchical) != (search_cfg.alpha, search_cfg.hierarchical)
+                {
                     let cfg = SearchConfig {
                         alpha,
+                        hierarchical,
                         ..*search_cfg
                     };
                     fixed_score = search::score_set(&data, records, &cfg, &fixed).0;
@@ -403,6 +407,11 @@ impl AutoPlan {
         if mode == AbstractionMode::Auto {
             config.smoothing = crate::av::SmoothingScope::Observed;
             config.laplace.alpha = alpha;
+            config.prior = if hierarchical {
+                crate::property::SmoothingPrior::Hierarchical
+            } else {
+                crate::property::SmoothingPrior::Flat
+            };
         }
         let counts = counts_of(&data, &segs, &predicates, &config)?;
         let rule = rule_choice.map(|choice| reactive_rule(&pool, &choice));

@@ -9,9 +9,18 @@
 //! as [`crate::estimate::build_dtmc`] builds it under [`crate::av::SmoothingScope::Observed`]: over the states
 //! observed in training (a few hundred at most, however many predicates), with all unsafe states merged
 //! into one absorbing state, solved by [`crate::reach::eventually`]; a held-out state never observed in
-//! training gets the risk that smoothing gives it in the full model, `(1 + Σ x_v) / (2 + m)` over its m
-//! observed one-predicate neighbours v (its row is α on itself, on `done`, on its unsafe neighbour and on
-//! each of those). The held-out runs are then scored segment by segment.
+//! training gets the risk that smoothing gives it in the full model, `(2r + Σ x_v) / (2 + m)` over its m
+//! observed one-predicate neighbours v (its row is α on itself and on each of those, and 2α on its
+//! outcomes: 2αr on its unsafe neighbour and 2α(1 − r) on `done`, with r = ½ under flat smoothing). The
+//! held-out runs are then scored segment by segment.
+//!
+//! **Hierarchical smoothing** ([`SearchConfig::hierarchical`]) takes r from the parent: the state of the
+//! set without its last predicate, under the same fold's chain of that smaller set, itself smoothed
+//! hierarchically (the unsafe predicate alone is flat). The greedy search keeps the current set's chains
+//! per fold ([`Scorer::level`]) as it goes, so each candidate costs what it costs under flat smoothing;
+//! a set scored on its own is built one predicate at a time ([`Scorer::score_toggles`]). The full model
+//! computes the same parents from its counts projected onto the shorter predicate lists
+//! ([`crate::property::SmoothingPrior::Hierarchical`]); a test checks that the two agree.
 //!
 //! The only difference from the model `avguard learn` then builds is the domain's validity rules, which
 //! the search does not apply: observed transitions are physically possible, and smoothing here only
@@ -41,9 +50,10 @@
 //! the search's), each final set scored there as it stands, and keeps the highest mean of its own score
 //! and those.
 //!
-//! **Choosing α.** With [`SearchConfig::choose_alpha`], [`greedy_multi_alphas`] runs all of the above under
-//! each Laplace α of [`ALPHA_CHOICES`] and keeps the α whose winner has the highest finalist score (why:
-//! see that function).
+//! **Choosing the smoothing.** With [`SearchConfig::choose_alpha`], [`greedy_multi_alphas`] runs all of
+//! the above under each Laplace α of [`ALPHA_CHOICES`], and with [`SearchConfig::choose_prior`] also
+//! hierarchically under each of [`HIERARCHICAL_ALPHA_CHOICES`], and keeps the smoothing whose winner has
+//! the highest finalist score (why: see that function).
 
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -78,11 +88,24 @@ pub struct SearchConfig {
     /// Whether [`greedy_multi_alphas`] searches under each of [`ALPHA_CHOICES`] and keeps the α whose
     /// result compares best, rather than searching under `alpha` alone.
     pub choose_alpha: bool,
+    /// Hierarchical smoothing: each state's smoothing mass on its outcomes (the unsafe state and `done`)
+    /// is split by the risk of its parent state, the state of the set without the last predicate, rather
+    /// than evenly (see [`crate::estimate::build_dtmc_with_prior`]).
+    pub hierarchical: bool,
+    /// Whether [`greedy_multi_alphas`] also searches under hierarchical smoothing, at each α of
+    /// [`HIERARCHICAL_ALPHA_CHOICES`] (or at `alpha` without `choose_alpha`), and keeps whichever
+    /// smoothing compares best.
+    pub choose_prior: bool,
 }
 
 /// The Laplace α values a search chooses among ([`SearchConfig::choose_alpha`]): the paper's add-one
 /// first, so that it wins ties, then two lighter pseudo-counts.
 pub const ALPHA_CHOICES: [f64; 3] = [1.0, 0.3, 0.1];
+
+/// The α values of hierarchical smoothing a search also tries with [`SearchConfig::choose_prior`]: under
+/// it α is how strongly a state leans on its parent, and the lightest α of [`ALPHA_CHOICES`] barely
+/// leans, so it is left out.
+pub const HIERARCHICAL_ALPHA_CHOICES: [f64; 2] = [1.0, 0.3];
 
 impl Default for SearchConfig {
     fn default() -> Self {
@@ -94,6 +117,8 @@ impl Default for SearchConfig {
             min_gain: 0.002,
             finalist_repeats: 3,
             choose_alpha: false,
+            hierarchical: false,
+            choose_prior: false,
         }
     }
 }
@@ -177,7 +202,9 @@ fn greedy_refined(
     let mut segs = Segments::initial(data);
     let mut chosen: Vec<usize> = Vec::new();
     let mut refined: Vec<Refined> = Vec::new();
-    let mut score = scorer.score(&segs, None, 1);
+    let mut score = scorer.score(&segs, None, 1, None);
+    // The risks of the current set per fold: the parent of every set scored next (hierarchical only).
+    let mut level = scorer.level(&segs, 1, None);
     let mut steps = vec![Step {
         candidate: None,
         score,
@@ -191,7 +218,8 @@ fn greedy_refined(
         let n_bits = chosen.len() as u32 + 1;
         segs = segs.with(data, &data.candidates[c], n_bits);
         chosen.push(c);
-        score = scorer.score(&segs, None, n_bits + 1);
+        score = scorer.score(&segs, None, n_bits + 1, level.as_ref());
+        level = scorer.level(&segs, n_bits + 1, level.as_ref());
         steps.push(Step {
             candidate: Some(c),
             score,
@@ -213,20 +241,17 @@ fn greedy_refined(
         // A candidate whose values on the training runs equal a chosen predicate's (a finer cut chosen
         // earlier that reads the same, or one between the same data values) adds no information: its
         // score could only differ by the smoothing of a larger state space, so it is not offered.
-        let chosen_toggles: Vec<&Toggles> = chosen
+        let taken: Vec<&Toggles> = chosen
             .iter()
-            .map(|&i| match i.checked_sub(data.candidates.len()) {
-                Some(r) => &refined[r].toggles,
-                None => &data.candidates[i],
-            })
+            .map(|&i| toggles_at(data, &refined, i))
             .collect();
-        let duplicate = |t: &Toggles| chosen_toggles.contains(&t);
+        let duplicate = |t: &Toggles| taken.contains(&t);
         let best = usable
             .par_iter()
             .filter(|c| !chosen.contains(c) && !duplicate(&data.candidates[**c]))
             .map_init(Workspace::default, |ws, &c| {
                 (
-                    scorer.score_with(ws, &segs, Some(&data.candidates[c]), n_bits),
+                    scorer.score_with(ws, &segs, Some(&data.candidates[c]), n_bits, level.as_ref()),
                     c,
                 )
             })
@@ -241,7 +266,10 @@ fn greedy_refined(
                 .enumerate()
                 .filter(|(_, t)| !t.is_constant() && !duplicate(t))
                 .map_init(Workspace::default, |ws, (j, t)| {
-                    (scorer.score_with(ws, &segs, Some(t), n_bits), j)
+                    (
+                        scorer.score_with(ws, &segs, Some(t), n_bits, level.as_ref()),
+                        j,
+                    )
                 })
                 .reduce_with(better);
             if let Some((sa, j)) = best_alt.filter(|&(sa, _)| sa > s) {
@@ -269,6 +297,7 @@ fn greedy_refined(
         };
         chosen.push(index);
         score = s;
+        level = scorer.level(&segs, n_bits + 1, level.as_ref());
         steps.push(Step {
             candidate: Some(index),
             score,
@@ -290,11 +319,13 @@ pub fn greedy_multi(
     greedy_multi_scored(data, records, cfg, starts, refine).0
 }
 
-/// What [`greedy_multi_alphas`] found: the α searched under, and that search's result.
+/// What [`greedy_multi_alphas`] found: the smoothing searched under, and that search's result.
 #[derive(Debug, Clone)]
 pub struct AlphaChoice {
     /// The Laplace α.
     pub alpha: f64,
+    /// Whether smoothing was hierarchical.
+    pub hierarchical: bool,
     /// Its [`finalist_score`].
     pub score: f64,
     /// The steps (the first is the start).
@@ -305,8 +336,29 @@ pub struct AlphaChoice {
     pub refined: Vec<Refined>,
 }
 
-/// [`greedy_multi`] under `cfg.alpha`, or, with [`SearchConfig::choose_alpha`], under each of
-/// [`ALPHA_CHOICES`], keeping the α whose result has the highest [`finalist_score`] (ties: the earlier α).
+/// The smoothings (α, hierarchical) [`greedy_multi_alphas`] searches under for `cfg`, in order of
+/// preference on ties.
+pub fn smoothing_choices(cfg: &SearchConfig) -> Vec<(f64, bool)> {
+    let alphas: &[f64] = if cfg.choose_alpha {
+        &ALPHA_CHOICES
+    } else {
+        std::slice::from_ref(&cfg.alpha)
+    };
+    let mut out: Vec<(f64, bool)> = alphas.iter().map(|&a| (a, cfg.hierarchical)).collect();
+    if cfg.choose_prior && !cfg.hierarchical {
+        let hierarchical: &[f64] = if cfg.choose_alpha {
+            &HIERARCHICAL_ALPHA_CHOICES
+        } else {
+            std::slice::from_ref(&cfg.alpha)
+        };
+        out.extend(hierarchical.iter().map(|&a| (a, true)));
+    }
+    out
+}
+
+/// [`greedy_multi`] under `cfg`'s smoothing, or, with [`SearchConfig::choose_alpha`] or
+/// [`SearchConfig::choose_prior`], under each of [`smoothing_choices`], keeping the one whose result has
+/// the highest [`finalist_score`] (ties: the earlier).
 ///
 /// **Why α is chosen.** α is the pseudo-count that smoothing adds to every row of the chain. With a dozen
 /// predicates most states are visited a handful of times, and add-one then pulls their risk towards what
@@ -314,7 +366,9 @@ pub struct AlphaChoice {
 /// each of its three visits ranks below a state that safe runs pass through. A lighter α lets few visits
 /// speak, and also lets chance speak; which is better depends on how much data each state has, so it is
 /// decided like a predicate is, by the cross-validated criterion on the training runs (the finalist score
-/// already compares searches on further fold assignments).
+/// already compares searches on further fold assignments). Hierarchical smoothing changes what the pull
+/// is towards (the coarser state's risk rather than ½), and whether that helps depends on the data in the
+/// same way, so it is chosen the same way.
 pub fn greedy_multi_alphas(
     data: &PropertyData,
     records: &[RunRecord],
@@ -322,31 +376,28 @@ pub fn greedy_multi_alphas(
     starts: &[&[usize]],
     refine: Option<Refine<'_>>,
 ) -> AlphaChoice {
-    let alphas: &[f64] = if cfg.choose_alpha {
-        &ALPHA_CHOICES[1..]
-    } else {
-        &[]
-    };
-    let first = if cfg.choose_alpha {
-        ALPHA_CHOICES[0]
-    } else {
-        cfg.alpha
-    };
-    let search = |alpha: f64| {
-        let cfg = SearchConfig { alpha, ..*cfg };
+    let search = |(alpha, hierarchical): (f64, bool)| {
+        let cfg = SearchConfig {
+            alpha,
+            hierarchical,
+            ..*cfg
+        };
         let ((steps, segs, refined), score) =
             greedy_multi_scored(data, records, &cfg, starts, refine);
         AlphaChoice {
             alpha,
+            hierarchical,
             score,
             steps,
             segs,
             refined,
         }
     };
+    let mut choices = smoothing_choices(cfg).into_iter();
+    let first = choices.next().unwrap_or((cfg.alpha, cfg.hierarchical));
     let mut best = search(first);
-    for &alpha in alphas {
-        let next = search(alpha);
+    for choice in choices {
+        let next = search(choice);
         if next.score > best.score {
             best = next;
         }
@@ -363,7 +414,9 @@ fn greedy_multi_scored(
     refine: Option<Refine<'_>>,
 ) -> ((Vec<Step>, Segments, Vec<Refined>), f64) {
     let fresh = fresh_scorers(data, records, cfg);
-    let final_score = |r: &(Vec<Step>, Segments, Vec<Refined>)| finalist_score(&r.0, &r.1, &fresh);
+    let final_score = |r: &(Vec<Step>, Segments, Vec<Refined>)| {
+        finalist_score(&r.0, &r.1, &chosen_toggles(data, &r.0, &r.2), &fresh)
+    };
     let mut tried: Vec<&[usize]> = vec![&[]];
     let first = greedy_refined(data, records, cfg, &[], None);
     let mut best_score = final_score(&first);
@@ -405,12 +458,48 @@ pub fn fresh_scorers<'a>(
         .collect()
 }
 
+/// The toggles of the predicates `steps` chose, in bit order (a refined candidate's from `refined`).
+pub fn chosen_toggles<'t>(
+    data: &'t PropertyData,
+    steps: &[Step],
+    refined: &'t [Refined],
+) -> Vec<&'t Toggles> {
+    steps
+        .iter()
+        .filter_map(|s| s.candidate)
+        .map(|i| toggles_at(data, refined, i))
+        .collect()
+}
+
+/// The toggles of a [`Step::candidate`] index: a pool candidate's, or a refined one's.
+fn toggles_at<'t>(data: &'t PropertyData, refined: &'t [Refined], i: usize) -> &'t Toggles {
+    match i.checked_sub(data.candidates.len()) {
+        Some(r) => &refined[r].toggles,
+        None => &data.candidates[i],
+    }
+}
+
 /// A search's result as [`greedy_multi`] compares it: the mean of its final score (`steps`' last) and the
-/// score of its final set (segmentation `segs`) under each of the `fresh` scorers.
-pub fn finalist_score(steps: &[Step], segs: &Segments, fresh: &[Scorer<'_>]) -> f64 {
+/// score of its final set (segmentation `segs`, predicates `toggles`) under each of the `fresh` scorers.
+pub fn finalist_score(
+    steps: &[Step],
+    segs: &Segments,
+    toggles: &[&Toggles],
+    fresh: &[Scorer<'_>],
+) -> f64 {
     let own = steps.last().map_or(f64::NEG_INFINITY, |s| s.score);
     let n_bits = steps.len() as u32;
-    let others: f64 = fresh.iter().map(|s| s.score(segs, None, n_bits)).sum();
+    let others: f64 = fresh
+        .iter()
+        .map(|s| {
+            if s.is_hierarchical() {
+                // The set's levels under that scorer's folds, one predicate at a time.
+                s.score_toggles(toggles).0
+            } else {
+                s.score(segs, None, n_bits, None)
+            }
+        })
+        .sum();
     (own + others) / (1 + fresh.len()) as f64
 }
 
@@ -422,11 +511,6 @@ pub fn score_set(
     cfg: &SearchConfig,
     set: &[usize],
 ) -> (f64, Segments) {
-    let scorer = Scorer::new(data, records, cfg);
-    let mut segs = Segments::initial(data);
-    for (i, &c) in set.iter().enumerate() {
-        segs = segs.with(data, &data.candidates[c], i as u32 + 1);
-    }
-    let score = scorer.score(&segs, None, set.len() as u32 + 1);
-    (score, segs)
+    let toggles: Vec<&Toggles> = set.iter().map(|&c| &data.candidates[c]).collect();
+    Scorer::new(data, records, cfg).score_toggles(&toggles)
 }

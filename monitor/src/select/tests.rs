@@ -244,7 +244,22 @@ fn the_search_finds_the_early_sign_and_beats_the_fixed_abstraction() {
 /// included.
 #[test]
 fn search_risks_equal_the_built_model() {
-    let (plan, recs) = records(200, 3);
+    search_risks_equal_the_built_model_under(crate::property::SmoothingPrior::Flat);
+}
+
+/// The same under hierarchical smoothing, where the two compute the parents differently: the search
+/// learns each coarser set's chain from its own segmentation, one predicate at a time, the model from
+/// its counts projected onto the predicates without the last one. With a handful of visits to most
+/// states, the risks also differ from flat smoothing's.
+#[test]
+fn hierarchical_search_risks_equal_the_built_model() {
+    search_risks_equal_the_built_model_under(crate::property::SmoothingPrior::Hierarchical);
+}
+
+fn search_risks_equal_the_built_model_under(prior: crate::property::SmoothingPrior) {
+    let hierarchical = prior == crate::property::SmoothingPrior::Hierarchical;
+    let (mut plan, recs) = records(200, 3);
+    plan.config.prior = prior;
     let pool = plan.pool_of(&recs, 0);
     let pick = |prefix: &str| {
         pool.iter()
@@ -264,10 +279,22 @@ fn search_risks_equal_the_built_model() {
         .map(|t| pool.iter().find(|(c, _)| c.text() == *t).unwrap().1)
         .collect();
     let data = PropertyData::new(&recs, 0, &sources);
-    let scorer = Scorer::new(&data, &recs, &SearchConfig::default());
-    let risks = scorer.full_data_risks(&[0, 1, 2]);
+    let cfg = SearchConfig {
+        hierarchical,
+        ..SearchConfig::default()
+    };
+    let risks = Scorer::new(&data, &recs, &cfg).full_data_risks(&[0, 1, 2]);
+    let other = Scorer::new(
+        &data,
+        &recs,
+        &SearchConfig {
+            hierarchical: !hierarchical,
+            ..cfg
+        },
+    )
+    .full_data_risks(&[0, 1, 2]);
     let domain = p.domain().unwrap();
-    let mut n_observed = 0;
+    let (mut n_observed, mut n_differ) = (0, 0);
     for s in 0..(1u32 << 4) {
         if domain.is_unsafe(s) || !domain.is_valid_state(s) {
             continue;
@@ -279,8 +306,10 @@ fn search_risks_equal_the_built_model() {
             "state {s}: model {want}, search {got}"
         );
         n_observed += usize::from(p.pac().state(s).is_some_and(|(n, _)| n > 0));
+        n_differ += usize::from((other[s as usize] - got).abs() > 1e-6);
     }
     assert!(n_observed >= 3, "{n_observed}");
+    assert!(n_differ >= 1, "the prior changed no risk");
 }
 
 #[test]
@@ -376,9 +405,23 @@ fn budget_rules_keep_within_their_budget_and_replace_the_stored_rule() {
 /// search computes the same on segments, with all folds in one pass.
 #[test]
 fn the_cross_validated_score_matches_a_frame_by_frame_recount() {
+    cross_validated_score_matches_a_recount(false);
+}
+
+/// The same under hierarchical smoothing: there the search learns every coarser set's chain per fold
+/// from the whole data's segments, the recount from each fold's training runs alone.
+#[test]
+fn the_hierarchical_cross_validated_score_matches_a_frame_by_frame_recount() {
+    cross_validated_score_matches_a_recount(true);
+}
+
+fn cross_validated_score_matches_a_recount(hierarchical: bool) {
     let (plan, recs) = records(150, 5);
     let pool = plan.pool_of(&recs, 0);
-    let cfg = SearchConfig::default();
+    let cfg = SearchConfig {
+        hierarchical,
+        ..SearchConfig::default()
+    };
     // The three best steps of the search, gain or not (so the score is far from trivial), as their own
     // small pool.
     let all: Vec<data::Source> = pool.iter().map(|(_, s)| *s).collect();
@@ -402,6 +445,16 @@ fn the_cross_validated_score_matches_a_frame_by_frame_recount() {
     let (score, _) = search::score_set(&data, &recs, &cfg, &set);
 
     let folds = assign_folds(&data, cfg.folds, cfg.seed);
+    // Under hierarchical smoothing, the search's chains of the whole set, fold by fold, built one
+    // predicate at a time on all runs' segments.
+    let scorer = Scorer::new(&data, &recs, &cfg);
+    let mut segs = search::Segments::initial(&data);
+    let mut levels = scorer.level(&segs, 1, None);
+    for (i, &c) in set.iter().enumerate() {
+        segs = segs.with(&data, &data.candidates[c], i as u32 + 1);
+        levels = scorer.level(&segs, i as u32 + 2, levels.as_ref());
+    }
+    assert_eq!(levels.is_some(), hierarchical);
     let (mut total, mut n_violating) = (0.0, 0usize);
     for f in 0..cfg.folds as u8 {
         let train: Vec<RunRecord> = data
@@ -413,6 +466,12 @@ fn the_cross_validated_score_matches_a_frame_by_frame_recount() {
             .collect();
         let train_data = PropertyData::new(&train, 0, &sources);
         let risks = Scorer::new(&train_data, &train, &cfg).full_data_risks(&set);
+        if let Some(levels) = &levels {
+            // The fold's chain is the one learned from the other folds alone, coarser sets included.
+            for (s, (a, b)) in levels.fold(f as usize).iter().zip(&risks).enumerate() {
+                assert!((a - b).abs() < 1e-9, "fold {f}, state {s}: {a} vs {b}");
+            }
+        }
         let mut safe_max: Vec<f64> = Vec::new();
         // Per violating run: (risk, lead) of every frame before the violation.
         let mut violating: Vec<Vec<(f64, f64)>> = Vec::new();
@@ -689,11 +748,12 @@ fn the_finalists_are_compared_on_fresh_folds_too() {
     assert_eq!(chosen(&own_only), argmax(&|s| at(0, s)));
 }
 
-/// With `choose_alpha` the search runs under each α of `ALPHA_CHOICES` and keeps the one whose result
-/// has the highest finalist score (recomputed here from `greedy_multi` under each α, ties to the earlier
-/// α); without it, it searches under `cfg.alpha` alone.
+/// With `choose_alpha` the search runs under each α of `ALPHA_CHOICES`, and with `choose_prior` also
+/// hierarchically under each of `HIERARCHICAL_ALPHA_CHOICES`, and keeps the smoothing whose result has
+/// the highest finalist score (recomputed here from `greedy_multi` under each, ties to the earlier);
+/// without either, it searches under `cfg`'s own smoothing.
 #[test]
-fn the_smoothing_alpha_is_chosen_by_the_search_score() {
+fn the_smoothing_is_chosen_by_the_search_score() {
     let (recs, _, all, full) = whole_pool(6);
     let cfg = SearchConfig {
         max_predicates: 5,
@@ -702,91 +762,158 @@ fn the_smoothing_alpha_is_chosen_by_the_search_score() {
     // Weak candidates (each alone scores below 0.5), so that the chains stay uncertain and α matters.
     let weak = weak_sources(&recs, &all, &full, &cfg, f64::NEG_INFINITY, usize::MAX);
     let data = PropertyData::new(&recs, 0, &weak);
-    let under = |alpha: f64| {
-        let cfg = SearchConfig { alpha, ..cfg };
-        let (steps, segs, _) = search::greedy_multi(&data, &recs, &cfg, &[], None);
+    let under = |alpha: f64, hierarchical: bool| {
+        let cfg = SearchConfig {
+            alpha,
+            hierarchical,
+            ..cfg
+        };
+        let (steps, segs, refined) = search::greedy_multi(&data, &recs, &cfg, &[], None);
         let fresh = search::fresh_scorers(&data, &recs, &cfg);
-        let score = search::finalist_score(&steps, &segs, &fresh);
+        let toggles = search::chosen_toggles(&data, &steps, &refined);
+        let score = search::finalist_score(&steps, &segs, &toggles, &fresh);
         (steps, score)
     };
-    let results: Vec<(f64, Vec<search::Step>, f64)> = search::ALPHA_CHOICES
+    let choices = [
+        (1.0, false),
+        (0.3, false),
+        (0.1, false),
+        (1.0, true),
+        (0.3, true),
+    ];
+    let both = SearchConfig {
+        choose_alpha: true,
+        choose_prior: true,
+        ..cfg
+    };
+    assert_eq!(search::smoothing_choices(&both), choices);
+    let alpha_only = SearchConfig {
+        choose_alpha: true,
+        ..cfg
+    };
+    assert_eq!(search::smoothing_choices(&alpha_only), choices[..3]);
+    let results: Vec<((f64, bool), Vec<search::Step>, f64)> = choices
         .iter()
-        .map(|&a| {
-            let (steps, score) = under(a);
-            (a, steps, score)
+        .map(|&(a, h)| {
+            let (steps, score) = under(a, h);
+            ((a, h), steps, score)
         })
         .collect();
-    // Not degenerate: the α values score differently.
+    // Not degenerate: the α values score differently, and so do the two priors at one α.
     assert!(
-        results.iter().any(|r| r.2 != results[0].2),
+        results[..3].iter().any(|r| r.2 != results[0].2),
         "{:?}",
         results.iter().map(|r| r.2).collect::<Vec<_>>()
     );
-    let mut want = &results[0];
-    for r in &results[1..] {
-        if r.2 > want.2 {
-            want = r;
+    assert_ne!(results[0].2, results[3].2);
+    let best_of = |rs: &[((f64, bool), Vec<search::Step>, f64)]| {
+        let mut want = rs[0].clone();
+        for r in &rs[1..] {
+            if r.2 > want.2 {
+                want = r.clone();
+            }
         }
+        want
+    };
+    for (cfg, rs) in [(both, &results[..]), (alpha_only, &results[..3])] {
+        let want = best_of(rs);
+        let got = search::greedy_multi_alphas(&data, &recs, &cfg, &[], None);
+        assert_eq!((got.alpha, got.hierarchical), want.0);
+        assert_eq!(got.score, want.2);
+        assert_eq!(got.steps, want.1);
     }
-    let got = search::greedy_multi_alphas(
-        &data,
-        &recs,
-        &SearchConfig {
-            choose_alpha: true,
+    // Without a choice: the given smoothing.
+    for hierarchical in [false, true] {
+        let given = SearchConfig {
+            alpha: 0.3,
+            hierarchical,
             ..cfg
-        },
-        &[],
-        None,
-    );
-    assert_eq!(got.alpha, want.0);
-    assert_eq!(got.score, want.2);
-    assert_eq!(got.steps, want.1);
-    // Without the choice: the given α.
-    let fixed =
-        search::greedy_multi_alphas(&data, &recs, &SearchConfig { alpha: 0.3, ..cfg }, &[], None);
-    assert_eq!(fixed.alpha, 0.3);
-    assert_eq!(fixed.steps, under(0.3).0);
+        };
+        let fixed = search::greedy_multi_alphas(&data, &recs, &given, &[], None);
+        assert_eq!((fixed.alpha, fixed.hierarchical), (0.3, hierarchical));
+        assert_eq!(fixed.steps, under(0.3, hierarchical).0);
+    }
 }
 
-/// The auto model is smoothed with the α its search ran under (the chosen one, with `choose_alpha`),
-/// whatever the plan's build α: its stored α is that one and its risk table is the search's own chain at
-/// that α with no run held out, which differs from the table at α = 1.
+/// The auto model is smoothed as its search ran (the chosen α and prior, with `choose_alpha` and
+/// `choose_prior`), whatever the plan's build α and prior: it stores that smoothing, and its risk table
+/// is the search's own chain under it with no run held out, which differs from the table at α = 1 flat.
 #[test]
-fn the_auto_model_is_smoothed_with_the_alpha_of_its_search() {
+fn the_auto_model_is_smoothed_as_its_search() {
     let (plan, recs) = records(300, 2);
-    let at = |alpha: f64| {
+    let at = |alpha: f64, hierarchical: bool| {
         let cfg = SearchConfig {
             max_predicates: 4,
             alpha,
+            hierarchical,
             ..SearchConfig::default()
         };
         let (model, _) = plan.build(&recs, AbstractionMode::Auto, &cfg).unwrap();
+        // The file keeps the smoothing: a model read back is the same model.
+        assert_eq!(Model::from_bytes(&model.to_bytes()).unwrap(), model);
         (model.properties()[0].clone(), cfg)
     };
-    let (p, cfg) = at(0.3);
-    let (one, _) = at(1.0);
-    assert_eq!(p.config().laplace.alpha, 0.3);
+    let (one, _) = at(1.0, false);
     assert_eq!(one.config().laplace.alpha, 1.0);
-    assert_eq!(p.predicates(), one.predicates());
-    assert_ne!(p.table(), one.table());
-    // The table is the chain the search scored at that α.
-    let pool = plan.pool_of(&recs, 0);
-    let sources: Vec<data::Source> = p.predicates()[1..]
-        .iter()
-        .map(|t| pool.iter().find(|(c, _)| c.text() == *t).unwrap().1)
-        .collect();
-    let data = PropertyData::new(&recs, 0, &sources);
-    let set: Vec<usize> = (0..sources.len()).collect();
-    let risks = Scorer::new(&data, &recs, &cfg).full_data_risks(&set);
-    let domain = p.domain().unwrap();
-    let mut compared = 0;
-    for s in 0..(1u32 << p.predicates().len()) {
-        if domain.is_unsafe(s) || !domain.is_valid_state(s) {
-            continue;
+    assert_eq!(one.config().prior, crate::property::SmoothingPrior::Flat);
+    for (alpha, hierarchical) in [(0.3, false), (1.0, true)] {
+        let (p, cfg) = at(alpha, hierarchical);
+        assert_eq!(p.config().laplace.alpha, alpha);
+        let prior = if hierarchical {
+            crate::property::SmoothingPrior::Hierarchical
+        } else {
+            crate::property::SmoothingPrior::Flat
+        };
+        assert_eq!(p.config().prior, prior);
+        assert_ne!(p.table(), one.table());
+        // Its stored counts and configuration rebuild it (what merging counts relies on).
+        let rebuilt = PropertyModel::build_for_law(
+            p.name(),
+            p.law(),
+            p.predicates().to_vec(),
+            p.unsafe_bit(),
+            p.counts().clone(),
+            p.config(),
+        )
+        .unwrap();
+        assert_eq!(rebuilt.dtmc(), p.dtmc());
+        assert_eq!(rebuilt.table(), p.table());
+        // The table is the chain the search scored under that smoothing.
+        let pool = plan.pool_of(&recs, 0);
+        let sources: Vec<data::Source> = p.predicates()[1..]
+            .iter()
+            .map(|t| pool.iter().find(|(c, _)| c.text() == *t).unwrap().1)
+            .collect();
+        let data = PropertyData::new(&recs, 0, &sources);
+        let set: Vec<usize> = (0..sources.len()).collect();
+        let risks = Scorer::new(&data, &recs, &cfg).full_data_risks(&set);
+        let domain = p.domain().unwrap();
+        let mut compared = 0;
+        for s in 0..(1u32 << p.predicates().len()) {
+            if domain.is_unsafe(s) || !domain.is_valid_state(s) {
+                continue;
+            }
+            let want = p.table().eventually(s as StateId).unwrap();
+            assert!((want - risks[s as usize]).abs() < 1e-6, "state {s}");
+            compared += 1;
         }
-        let want = p.table().eventually(s as StateId).unwrap();
-        assert!((want - risks[s as usize]).abs() < 1e-6, "state {s}");
-        compared += 1;
+        assert!(compared >= 1);
     }
-    assert!(compared >= 1);
+    // With the choice, the model stores one of the smoothings searched.
+    let choose = SearchConfig {
+        max_predicates: 4,
+        choose_alpha: true,
+        choose_prior: true,
+        ..SearchConfig::default()
+    };
+    let (model, _) = plan.build(&recs, AbstractionMode::Auto, &choose).unwrap();
+    let p = &model.properties()[0];
+    let chosen = (
+        p.config().laplace.alpha,
+        p.config().prior == crate::property::SmoothingPrior::Hierarchical,
+    );
+    assert!(
+        search::smoothing_choices(&choose).contains(&chosen),
+        "{chosen:?}"
+    );
 }

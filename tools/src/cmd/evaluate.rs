@@ -9,7 +9,7 @@ use monitor::select::SearchConfig;
 use monitor::{BuildConfig, LaplaceConfig};
 
 use crate::calibration::CalibrateOptions;
-use crate::cmd::learn::AlphaArg;
+use crate::cmd::learn::{AlphaArg, Prior};
 use crate::evaluate::{evaluate, EvaluateOptions};
 
 /// Arguments of `avguard evaluate`.
@@ -55,6 +55,9 @@ pub struct Args {
     /// search chooses it per property; the fixed model uses 1).
     #[arg(long, default_value_t = AlphaArg::Auto)]
     alpha: AlphaArg,
+    /// Smoothing prior of the auto model (as `learn`).
+    #[arg(long, value_enum, default_value_t = Prior::Flat)]
+    prior: Prior,
     /// RSS comparator parameters.
     #[command(flatten)]
     rss: crate::rss_options::RssOptions,
@@ -78,12 +81,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             },
             ..BuildConfig::at_frame_period(args.frame_period_s).context("--frame-period-s")?
         },
-        search: args.alpha.search(SearchConfig {
+        search: args.prior.search(args.alpha.search(SearchConfig {
             seed: args.seed,
             max_predicates: args.max_predicates as usize,
             folds: args.folds as usize,
             ..SearchConfig::default()
-        }),
+        })),
         calibrate: CalibrateOptions {
             target_false_alarm: args.target_false_alarms,
             per_scenario: args.per_scenario,

@@ -56,7 +56,7 @@ fn property_json(p: &PropertyModel) -> String {
     format!(
         "{{\"name\":{},\"predicates\":[{}],\"unsafe\":{},\"states\":{},\"transitions\":{},\"runs\":{},\
          \"pac\":{{\"met\":{},\"total\":{},\"visited\":{},\"epsilon\":{},\"delta\":{},\"worst\":[{}]}},\
-         \"smoothing\":{{\"alpha\":{},\"scope\":{}}},\"horizons_steps\":[{}],\"selection\":{},\"reactive_rule\":{},\"calibration\":{}}}",
+         \"smoothing\":{{\"alpha\":{},\"scope\":{},\"prior\":{}}},\"horizons_steps\":[{}],\"selection\":{},\"reactive_rule\":{},\"calibration\":{}}}",
         quote(p.name()),
         preds.join(","),
         quote(&p.predicates()[p.unsafe_bit()]),
@@ -71,6 +71,7 @@ fn property_json(p: &PropertyModel) -> String {
         worst.join(","),
         serde_json::json!(p.config().laplace.alpha),
         quote(p.config().smoothing.as_str()),
+        quote(p.config().prior.as_str()),
         p.table()
             .horizons_steps()
             .iter()
@@ -130,9 +131,10 @@ fn text(model: &Model) -> String {
         }
         let _ = writeln!(
             out,
-            "  Laplace smoothing: alpha {}, {} scope",
+            "  Laplace smoothing: alpha {}, {} scope, {} prior",
             p.config().laplace.alpha,
-            p.config().smoothing.as_str()
+            p.config().smoothing.as_str(),
+            p.config().prior.as_str()
         );
         if let Some(sel) = p.selection() {
             let _ = writeln!(

@@ -39,6 +39,13 @@ pub struct Args {
     /// 10 predicates). `all-valid` leaks risk into states never seen to violate; see monitor::av.
     #[arg(long, value_enum, default_value_t = Smoothing::Local)]
     pub smoothing: Smoothing,
+    /// How an auto abstraction's smoothing splits a state's mass between violation and safe finish:
+    /// `flat` (evenly, as the paper), `hierarchical` (by the risk of the state with the last chosen
+    /// predicate dropped, so a rarely seen state leans on the coarser state it refines), or `auto`
+    /// (chosen per property by the search's cross-validated score, with `--alpha auto` at α 1 or 0.3).
+    /// The search scores its candidates under the same smoothing. `--abstraction fixed` is always flat.
+    #[arg(long, value_enum, default_value_t = Prior::Flat)]
+    pub prior: Prior,
     /// PAC error bound ε.
     #[arg(long, default_value_t = 0.05)]
     pub epsilon: f64,
@@ -144,6 +151,28 @@ impl From<Abstraction> for AbstractionMode {
     }
 }
 
+/// `--prior` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Prior {
+    /// Evenly between violation and safe finish.
+    Flat,
+    /// By the parent state's risk.
+    Hierarchical,
+    /// Chosen per property by the search, like α.
+    Auto,
+}
+
+impl Prior {
+    /// `search` with this prior.
+    pub fn search(self, search: SearchConfig) -> SearchConfig {
+        SearchConfig {
+            hierarchical: self == Prior::Hierarchical,
+            choose_prior: self == Prior::Auto,
+            ..search
+        }
+    }
+}
+
 /// `--smoothing` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Smoothing {
@@ -174,12 +203,12 @@ pub fn fit_options(args: &Args) -> anyhow::Result<FitOptions> {
     Ok(FitOptions {
         build: config,
         mode: args.abstraction.into(),
-        search: args.alpha.search(SearchConfig {
+        search: args.prior.search(args.alpha.search(SearchConfig {
             max_predicates: args.max_predicates as usize,
             folds: args.folds as usize,
             seed: args.seed,
             ..SearchConfig::default()
-        }),
+        })),
     })
 }
 
@@ -232,13 +261,14 @@ fn print_summary(model: &Model) -> anyhow::Result<()> {
         if let Some(sel) = p.selection() {
             crate::outln!(
                 "  abstraction {}: cross-validated score {:.3} (fixed predicates: {:.3}; {} folds, \
-                 {} candidates; Laplace α {})",
+                 {} candidates; Laplace α {}, {} prior)",
                 sel.mode.as_str(),
                 sel.steps.last().map_or(0.0, |s| s.score),
                 sel.fixed_score,
                 sel.folds,
                 sel.pool_size,
-                p.config().laplace.alpha
+                p.config().laplace.alpha,
+                p.config().prior.as_str()
             )?;
             if sel.mode == monitor::select::AbstractionMode::Auto {
                 let trace: Vec<String> = sel

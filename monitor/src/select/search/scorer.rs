@@ -32,6 +32,22 @@ pub(super) struct Workspace {
     risk: Vec<f64>,
 }
 
+/// Per fold, and last with no run held out, the risk of every state of a predicate set under that fold's
+/// chain: under hierarchical smoothing, the outcome prior of the chains of the set with one more predicate
+/// (see [`SearchConfig::hierarchical`]).
+#[derive(Debug, Clone)]
+pub struct LevelRisks {
+    per_fold: Vec<Vec<f64>>,
+}
+
+impl LevelRisks {
+    /// The risks of every state under the chain that holds fold `f` out (`f` = the number of folds: no
+    /// run held out).
+    pub fn fold(&self, f: usize) -> &[f64] {
+        &self.per_fold[f]
+    }
+}
+
 /// The scoring context of one property.
 #[derive(Debug)]
 pub struct Scorer<'a> {
@@ -40,6 +56,13 @@ pub struct Scorer<'a> {
     folds: Vec<u8>,
     k: usize,
     alpha: f64,
+    hierarchical: bool,
+}
+
+/// The outcome prior of state `s` of a chain over `n_bits` predicates: the risk of its parent state (the
+/// last predicate dropped) under `prior`, or ½ (flat smoothing) without one.
+fn prior_of(prior: Option<&[f64]>, s: StateId, n_bits: u32) -> f64 {
+    prior.map_or(0.5, |p| p[(s & !(1 << (n_bits - 1))) as usize])
 }
 
 impl<'a> Scorer<'a> {
@@ -52,14 +75,27 @@ impl<'a> Scorer<'a> {
             folds: assign_folds(data, k, cfg.seed),
             k,
             alpha: cfg.alpha,
+            hierarchical: cfg.hierarchical,
         }
     }
 
+    /// Whether the chains are smoothed hierarchically ([`SearchConfig::hierarchical`]).
+    pub fn is_hierarchical(&self) -> bool {
+        self.hierarchical
+    }
+
     /// The cross-validated score of `segs` with `candidate` (if any) added as bit `n_bits`; `n_bits` is
-    /// the number of predicates in `segs`.
-    pub fn score(&self, segs: &Segments, candidate: Option<&Toggles>, n_bits: u32) -> f64 {
+    /// the number of predicates in `segs`. `parent` is the [`Scorer::level`] of the set without its last
+    /// predicate (that of `segs` itself when a candidate is added); it is ignored under flat smoothing.
+    pub fn score(
+        &self,
+        segs: &Segments,
+        candidate: Option<&Toggles>,
+        n_bits: u32,
+        parent: Option<&LevelRisks>,
+    ) -> f64 {
         let mut ws = Workspace::default();
-        self.score_with(&mut ws, segs, candidate, n_bits)
+        self.score_with(&mut ws, segs, candidate, n_bits, parent)
     }
 
     pub(super) fn score_with(
@@ -68,10 +104,54 @@ impl<'a> Scorer<'a> {
         segs: &Segments,
         candidate: Option<&Toggles>,
         n_bits: u32,
+        parent: Option<&LevelRisks>,
     ) -> f64 {
         let total_bits = n_bits + u32::from(candidate.is_some());
         self.count(ws, segs, candidate, n_bits);
-        self.cross_validate(ws, total_bits)
+        let parent = parent.filter(|_| self.hierarchical && total_bits > 1);
+        self.cross_validate(ws, total_bits, parent)
+    }
+
+    /// Under hierarchical smoothing, the risks of the set of `segs` (`n_bits` predicates) per fold, its
+    /// chains smoothed towards `parent` (the level of the set without its last predicate); `None` under
+    /// flat smoothing, where no chain needs them.
+    pub fn level(
+        &self,
+        segs: &Segments,
+        n_bits: u32,
+        parent: Option<&LevelRisks>,
+    ) -> Option<LevelRisks> {
+        if !self.hierarchical {
+            return None;
+        }
+        let parent = parent.filter(|_| n_bits > 1);
+        let mut ws = Workspace::default();
+        self.count(&mut ws, segs, None, n_bits);
+        let per_fold = (0..=self.k)
+            .map(|f| {
+                let prior = parent.map(|p| p.fold(f));
+                self.fit_fold(&mut ws, f, n_bits, prior);
+                (0..1u32 << n_bits)
+                    .map(|s| self.risk_of(&ws, s, n_bits, prior))
+                    .collect()
+            })
+            .collect();
+        Some(LevelRisks { per_fold })
+    }
+
+    /// The segmentation of the predicates `toggles` (in bit order after the unsafe predicate) and the
+    /// cross-validated score of that set, its levels built one predicate at a time under hierarchical
+    /// smoothing.
+    pub fn score_toggles(&self, toggles: &[&Toggles]) -> (f64, Segments) {
+        let data = self.data;
+        let mut segs = Segments::initial(data);
+        let mut level = None;
+        for (i, t) in toggles.iter().enumerate() {
+            level = self.level(&segs, i as u32 + 1, level.as_ref());
+            segs = segs.with(data, t, i as u32 + 1);
+        }
+        let score = self.score(&segs, None, toggles.len() as u32 + 1, level.as_ref());
+        (score, segs)
     }
 
     /// Merges the candidate into every run's trace (into `ws.merged`) and counts self-loops and
@@ -128,7 +208,12 @@ impl<'a> Scorer<'a> {
     }
 
     /// Per fold: learns on the others and scores the fold; returns the criterion.
-    fn cross_validate(&self, ws: &mut Workspace, total_bits: u32) -> f64 {
+    fn cross_validate(
+        &self,
+        ws: &mut Workspace,
+        total_bits: u32,
+        parent: Option<&LevelRisks>,
+    ) -> f64 {
         let data = self.data;
         let k = self.k;
         let mut total = 0.0;
@@ -136,7 +221,8 @@ impl<'a> Scorer<'a> {
         let mut safe_max: Vec<f64> = Vec::new();
         let mut leads: Vec<Vec<(f64, f64)>> = Vec::new();
         for f in 0..k {
-            self.fit_fold(ws, f, total_bits);
+            let prior = parent.map(|p| p.fold(f));
+            self.fit_fold(ws, f, total_bits, prior);
             safe_max.clear();
             leads.clear();
             for (r, run) in data.runs.iter().enumerate() {
@@ -155,7 +241,7 @@ impl<'a> Scorer<'a> {
                     let t_viol = t[run.n as usize - 1];
                     let mut env: Vec<(f64, f64)> = Vec::new();
                     for &(start, st) in usable {
-                        let x = self.risk_of(ws, st, total_bits);
+                        let x = self.risk_of(ws, st, total_bits, prior);
                         if env.last().is_none_or(|&(m, _)| x > m) {
                             env.push((x, t_viol - t[start as usize]));
                         }
@@ -164,7 +250,7 @@ impl<'a> Scorer<'a> {
                 } else {
                     let m = usable
                         .iter()
-                        .map(|&(_, st)| self.risk_of(ws, st, total_bits))
+                        .map(|&(_, st)| self.risk_of(ws, st, total_bits, prior))
                         .fold(f64::NEG_INFINITY, f64::max);
                     safe_max.push(m);
                 }
@@ -186,8 +272,9 @@ impl<'a> Scorer<'a> {
     }
 
     /// Builds and solves the chain of the folds other than `f` into `ws.risk` (compact) and
-    /// `ws.obs_index`.
-    fn fit_fold(&self, ws: &mut Workspace, f: usize, n_bits: u32) {
+    /// `ws.obs_index`; `prior` (the parent level's risks of that fold, see [`prior_of`]) splits each
+    /// row's smoothing mass between the unsafe state and `done`.
+    fn fit_fold(&self, ws: &mut Workspace, f: usize, n_bits: u32, prior: Option<&[f64]>) {
         let k = self.k;
         let n_states = 1usize << n_bits;
         ws.obs_index.clear();
@@ -238,9 +325,15 @@ impl<'a> Scorer<'a> {
                 ws.triplets.push((i, i, f64::from(w)));
             }
             if alpha > 0.0 {
+                let r = prior_of(prior, s, n_bits);
                 ws.triplets.push((i, i, alpha));
-                ws.triplets.push((i, unsafe_node, alpha));
-                ws.triplets.push((i, done_node, alpha));
+                // α on each outcome under flat smoothing (r = ½); 2α split by the parent's risk.
+                if r > 0.0 {
+                    ws.triplets.push((i, unsafe_node, 2.0 * alpha * r));
+                }
+                if r < 1.0 {
+                    ws.triplets.push((i, done_node, 2.0 * alpha * (1.0 - r)));
+                }
                 for b in 1..n_bits {
                     let v = ws.obs_index[(s ^ (1 << b)) as usize];
                     if v != NONE {
@@ -300,19 +393,34 @@ impl<'a> Scorer<'a> {
         let mut ws = Workspace::default();
         self.count(&mut ws, &segs, None, bits);
         // No run is in fold `k`, so that "held-out fold" leaves every run in training.
-        self.fit_fold(&mut ws, self.k, bits);
+        let parent = self.parent_level(set);
+        let prior = parent.as_ref().map(|p| p.fold(self.k));
+        self.fit_fold(&mut ws, self.k, bits, prior);
         (0..1u32 << bits)
-            .map(|s| self.risk_of(&ws, s, bits))
+            .map(|s| self.risk_of(&ws, s, bits, prior))
             .collect()
     }
 
+    /// The level of `set` without its last predicate (pool indices, in bit order), built one predicate
+    /// at a time; `None` under flat smoothing or for the unsafe predicate alone.
+    fn parent_level(&self, set: &[usize]) -> Option<LevelRisks> {
+        let (_, prefix) = set.split_last()?;
+        let mut segs = Segments::initial(self.data);
+        let mut level = self.level(&segs, 1, None);
+        for (i, &c) in prefix.iter().enumerate() {
+            segs = segs.with(self.data, &self.data.candidates[c], i as u32 + 1);
+            level = self.level(&segs, i as u32 + 2, level.as_ref());
+        }
+        level
+    }
+
     /// The fold chain's risk of state `s` (see the module docs for states not observed in training).
-    fn risk_of(&self, ws: &Workspace, s: StateId, n_bits: u32) -> f64 {
+    fn risk_of(&self, ws: &Workspace, s: StateId, n_bits: u32, prior: Option<&[f64]>) -> f64 {
         let i = ws.obs_index[s as usize];
         if i != NONE {
             return ws.risk[i as usize];
         }
-        let (mut sum, mut m) = (1.0, 2.0);
+        let (mut sum, mut m) = (2.0 * prior_of(prior, s, n_bits), 2.0);
         for b in 1..n_bits {
             let v = ws.obs_index[(s ^ (1 << b)) as usize];
             if v != NONE {
