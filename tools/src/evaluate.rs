@@ -11,7 +11,7 @@
 //! The best reactive rule stored in the auto model is one operating point (chosen for
 //! `mean utility − false-alarm fraction`). A safety engineer working to a false-alarm budget would write
 //! the rule for that budget, so for each of the criterion's budgets the best rule within it on the
-//! learning runs ([`AutoPlan::budget_rules`]) is scored on the test runs too, and the auto curve is
+//! learning runs ([`AutoPlan::build_with_budget_rules`]) is scored on the test runs too, and the auto curve is
 //! compared with each at that rule's own test false-alarm rate.
 
 use std::path::{Path, PathBuf};
@@ -227,13 +227,17 @@ pub fn evaluate(
     if records.is_empty() {
         bail!("no training log could be read ({} given)", learn_logs.len());
     }
-    let mut models = Vec::new();
-    for mode in [AbstractionMode::Fixed, AbstractionMode::Auto] {
-        let (model, _) = plan.build(&records, mode, &opts.search)?;
-        models.push((mode, model));
-    }
+    // The rules written for each budget come with the fixed build: they depend on the pool alone.
     let budgets: Vec<f64> = CURVE_BUDGETS_PCT.iter().map(|b| b / 100.0).collect();
-    let rules_by_budget = plan.budget_rules(&records, &budgets);
+    let (fixed, reports) =
+        plan.build_with_budget_rules(&records, AbstractionMode::Fixed, &opts.search, &budgets)?;
+    let rules_by_budget: Vec<Vec<Option<ReactiveRule>>> =
+        reports.into_iter().map(|r| r.budget_rules).collect();
+    let (auto, _) = plan.build(&records, AbstractionMode::Auto, &opts.search)?;
+    let mut models = vec![
+        (AbstractionMode::Fixed, fixed),
+        (AbstractionMode::Auto, auto),
+    ];
     drop(records);
     let shared: Vec<Arc<Model>> = models.iter().map(|(_, m)| Arc::new(m.clone())).collect();
     let (cal_series, cal_ids, cal_errors) =

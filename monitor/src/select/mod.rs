@@ -83,6 +83,8 @@ pub struct PropertyReport {
     pub selection: Selection,
     /// The stored rule.
     pub rule: Option<ReactiveRule>,
+    /// The rule for each budget [`AutoPlan::build_with_budget_rules`] was asked for, in order.
+    pub budget_rules: Vec<Option<ReactiveRule>>,
 }
 
 impl AutoPlan {
@@ -223,36 +225,6 @@ impl AutoPlan {
             .unwrap_or_default()
     }
 
-    /// Per property (in plan order), the rule a safety engineer would write for each false-alarm budget:
-    /// the best conjunction of one or two literals over the property's whole pool by
-    /// [`rule::Objective::WithinBudget`] on `records` (`None` where no rule keeps within the budget, or
-    /// without a violating run). These are comparators only, never stored in a model: `avguard evaluate`
-    /// scores each beside the curve at its own false-alarm rate.
-    pub fn budget_rules(
-        &self,
-        records: &[RunRecord],
-        budgets: &[f64],
-    ) -> Vec<Vec<Option<ReactiveRule>>> {
-        let cuts = self.cuts(records);
-        self.properties
-            .iter()
-            .enumerate()
-            .map(|(pi, p)| {
-                let pool = self.pool(p, &cuts);
-                let sources: Vec<Source> = pool.iter().map(|(_, s)| *s).collect();
-                let data = PropertyData::new(records, pi, &sources);
-                let all: Vec<usize> = (0..pool.len()).collect();
-                budgets
-                    .iter()
-                    .map(|&b| {
-                        rule::best_rule_for(&data, records, &all, rule::Objective::WithinBudget(b))
-                            .map(|choice| reactive_rule(&pool, &choice))
-                    })
-                    .collect()
-            })
-            .collect()
-    }
-
     /// Chooses (or scores) every property's abstraction on `records`, picks each reactive rule, and builds
     /// the model.
     ///
@@ -264,6 +236,24 @@ impl AutoPlan {
         mode: AbstractionMode,
         search: &SearchConfig,
     ) -> Result<(Model, Vec<PropertyReport>), ModelError> {
+        self.build_with_budget_rules(records, mode, search, &[])
+    }
+
+    /// [`AutoPlan::build`], each property's report also carrying the rule a safety engineer would write
+    /// for each false-alarm budget of `budgets`: the best conjunction of one or two literals over the
+    /// property's whole pool by [`rule::Objective::WithinBudget`] on `records` (`None` where no rule keeps
+    /// within the budget, or without a violating run). These are comparators only, never stored in the
+    /// model: `avguard evaluate` scores each beside the curve at its own false-alarm rate.
+    ///
+    /// # Errors
+    /// As [`AutoPlan::build`].
+    pub fn build_with_budget_rules(
+        &self,
+        records: &[RunRecord],
+        mode: AbstractionMode,
+        search: &SearchConfig,
+        budgets: &[f64],
+    ) -> Result<(Model, Vec<PropertyReport>), ModelError> {
         if records.iter().all(RunRecord::is_empty) {
             return Err(ModelError::Config("no training frames".into()));
         }
@@ -271,7 +261,8 @@ impl AutoPlan {
         let mut models = Vec::with_capacity(self.properties.len());
         let mut reports = Vec::with_capacity(self.properties.len());
         for (pi, p) in self.properties.iter().enumerate() {
-            let (model, report) = self.build_property(records, pi, p, &cuts, mode, search)?;
+            let (model, report) =
+                self.build_property(records, pi, p, &cuts, (mode, search), budgets)?;
             models.push(model);
             reports.push(report);
         }
@@ -284,8 +275,8 @@ impl AutoPlan {
         pi: usize,
         p: &ResolvedProperty,
         cuts: &Cuts,
-        mode: AbstractionMode,
-        search_cfg: &SearchConfig,
+        (mode, search_cfg): (AbstractionMode, &SearchConfig),
+        budgets: &[f64],
     ) -> Result<(PropertyModel, PropertyReport), ModelError> {
         let mut pool = self.pool(p, cuts);
         let sources: Vec<Source> = pool.iter().map(|(_, s)| *s).collect();
@@ -305,6 +296,13 @@ impl AutoPlan {
         let unsafe_text = p.predicates[p.unsafe_bit].clone();
         let all: Vec<usize> = (0..pool.len()).collect();
         let rule_choice = rule::best_rule(&data, records, &all);
+        let budget_rules: Vec<Option<ReactiveRule>> = budgets
+            .iter()
+            .map(|&b| {
+                rule::best_rule_for(&data, records, &all, rule::Objective::WithinBudget(b))
+                    .map(|choice| reactive_rule(&pool, &choice))
+            })
+            .collect();
         let (chosen, steps, segs) = match mode {
             AbstractionMode::Auto if n_violating > 0 => {
                 // Greedy selection is myopic: started from nothing it can settle on a worse set than
@@ -434,6 +432,7 @@ impl AutoPlan {
                 name: p.name.clone(),
                 selection,
                 rule,
+                budget_rules,
             },
         ))
     }

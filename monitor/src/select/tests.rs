@@ -357,11 +357,23 @@ fn session_applies(model: crate::Model, rule: &crate::select::ReactiveRule) -> u
 #[test]
 fn budget_rules_keep_within_their_budget_and_replace_the_stored_rule() {
     let (plan, recs) = records(300, 4);
+    let budgets = [0.0, 0.05, 0.4];
     let (model, reports) = plan
+        .build_with_budget_rules(
+            &recs,
+            AbstractionMode::Fixed,
+            &SearchConfig::default(),
+            &budgets,
+        )
+        .unwrap();
+    // Asking for the budget rules changes nothing else.
+    let (plain, plain_reports) = plan
         .build(&recs, AbstractionMode::Fixed, &SearchConfig::default())
         .unwrap();
-    let budgets = [0.0, 0.05, 0.4];
-    let rules = plan.budget_rules(&recs, &budgets);
+    assert_eq!(plain, model);
+    assert_eq!(plain_reports[0].rule, reports[0].rule);
+    assert!(plain_reports[0].budget_rules.is_empty());
+    let rules: Vec<_> = reports.iter().map(|r| r.budget_rules.clone()).collect();
     assert_eq!(rules.len(), 1);
     assert_eq!(rules[0].len(), budgets.len());
     for (b, rule) in budgets.iter().zip(&rules[0]) {
