@@ -110,7 +110,7 @@ pub struct Evaluation {
     pub thresholds: Vec<(String, f64)>,
     /// Fixed, then auto.
     pub models: Vec<ModelResult>,
-    /// The rules written for each of [`CURVE_BUDGETS_PCT`], beside the auto model.
+    /// The rules written for each of `CURVE_BUDGETS_PCT`, beside the auto model.
     pub budget_rules: Vec<BudgetRules>,
     /// Logs that could not be read.
     pub errors: crate::batch::Failures,

@@ -51,7 +51,7 @@ impl SignalStream {
     /// the difference from this frame.
     ///
     /// `acc.mean1s` is `(v − v₀) / (t − t₀)` for the oldest frame `(t₀, v₀)` of the run no more than
-    /// [`ACC_MEAN_WINDOW_S`] before this one; the frame's own `acc` when there is none. A stamp that
+    /// `ACC_MEAN_WINDOW_S` before this one; the frame's own `acc` when there is none. A stamp that
     /// is not later than the previous one, or a non-finite time or speed, restarts the window.
     pub fn next(&mut self, f: &Frame) -> &Signals {
         self.current.fill_from_frame(f, &self.context, self.needed);
