@@ -68,6 +68,21 @@ fn seeds_and_crash_regressions_replay_without_a_panic() {
     );
 }
 
+/// The model-file seeds are models this build reads: a seed refused at the format-version check would
+/// leave the fuzzer mutating bytes that never reach the decoder (carry the seeds along when the format
+/// changes; `tests/fuzz/README.md`).
+#[test]
+fn model_file_seeds_are_current_models() {
+    let seeds = seeds("model_file");
+    assert!(!seeds.is_empty());
+    for path in &seeds {
+        let bytes = std::fs::read(path).unwrap();
+        let model = monitor::Model::from_bytes(&bytes)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(model.to_bytes(), bytes, "{}", path.display());
+    }
+}
+
 /// A small deterministic generator (xorshift64*), so that a failing mutation can be reproduced.
 struct Rng(u64);
 
