@@ -21,7 +21,7 @@ usage: cargo xtask <command> [args...]
 commands:
   demo [ARGS...]  install what the demo needs, build avguard (release), run `avguard demo ARGS...`
                   (`cargo xtask demo -- --help` lists the demo's options, e.g. --out DIR)
-  test            install what the tests need, then run cargo fmt --check, clippy, the whole test suite
+  test            install what the tests need, then run cargo fmt --check, clippy, cargo doc, the whole test suite
                   and a fuzz smoke (every libFuzzer target for a few seconds, 60 s in all; nightly
                   toolchain; AVGUARD_SKIP_FUZZ_SMOKE=1 skips it)
   setup           only install what the demo and the tests need (Debian packages, target/venv)
@@ -137,7 +137,7 @@ fn demo(args: &[String]) -> Result<(), String> {
 }
 
 fn test() -> Result<(), String> {
-    let mut steps = Steps::new(10);
+    let mut steps = Steps::new(11);
     steps.run("Debian packages: HDF5", debian::ensure_hdf5)?;
     // The fuzz smoke's build (minutes when cold; it needs the HDF5 headers) runs beside the next steps at
     // the lowest priority: the downloads of the set-up leave the CPU idle.
@@ -160,6 +160,14 @@ fn test() -> Result<(), String> {
                 "warnings",
             ]),
             "cargo clippy",
+        )
+    })?;
+    steps.run("cargo doc (broken or private doc links are errors)", || {
+        run(
+            cargo()
+                .args(["doc", "--workspace", "--no-deps"])
+                .env("RUSTDOCFLAGS", "-D warnings"),
+            "cargo doc",
         )
     })?;
     // `cargo test` would build it too; built first, the build and the test run are timed apart. The
