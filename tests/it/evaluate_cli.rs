@@ -46,6 +46,13 @@ fn evaluate_prints_the_curve_at_each_budget_and_writes_what_it_printed() {
             };
             assert_eq!(p["smoothing"]["prior"], prior, "{file}: {p}");
             n_hierarchical += usize::from(prior == "hierarchical");
+            // evaluate.json says the same of each property.
+            let model = usize::from(file == "model_auto.bin");
+            let name = p["name"].as_str().unwrap();
+            assert_eq!(
+                json["models"][model]["properties"][name]["smoothing"], p["smoothing"],
+                "{file}: {name}"
+            );
         }
     }
     assert!(n_hierarchical >= 1);

@@ -631,6 +631,11 @@ impl Evaluation {
                     name.clone(),
                     serde_json::json!({
                         "predicates": p.map(|p| p.predicates().to_vec()),
+                        "smoothing": p.map(|p| serde_json::json!({
+                            "alpha": p.config().laplace.alpha,
+                            "scope": p.config().smoothing.as_str(),
+                            "prior": p.config().prior.as_str(),
+                        })),
                         "selection": p.and_then(|p| p.selection()),
                         "reactive_rule": p.and_then(|p| p.reactive_rule()),
                         "calibration": p.and_then(|p| p.calibration()),
