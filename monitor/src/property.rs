@@ -136,11 +136,12 @@ impl BuildConfig {
     }
 }
 
-/// The hierarchical outcome prior of every state over `predicates` (see [`SmoothingPrior::Hierarchical`]):
-/// the risk of its parent under the chain learned, hierarchically in turn, from `counts` projected onto
-/// the predicates without the last one. `None` when there is no coarser abstraction to back off to (one
-/// predicate, or the unsafe predicate last).
+/// The hierarchical outcome prior of every state of `fine`, the domain of `predicates` (see
+/// [`SmoothingPrior::Hierarchical`]): the risk of its parent under the chain learned, hierarchically in
+/// turn, from `counts` projected onto the predicates without the last one. `None` when there is no
+/// coarser abstraction to back off to (one predicate, or the unsafe predicate last).
 fn outcome_prior(
+    fine: &AvDomain,
     predicates: &[String],
     unsafe_bit: usize,
     counts: &Counts,
@@ -150,7 +151,6 @@ fn outcome_prior(
     if n < 2 || unsafe_bit == n - 1 {
         return Ok(None);
     }
-    let fine = PropertyModel::domain_for(predicates, unsafe_bit, config)?;
     let coarse_predicates = &predicates[..n - 1];
     let coarse = PropertyModel::domain_for(coarse_predicates, unsafe_bit, config)?;
     let mask: StateId = (1 << (n - 1)) - 1;
@@ -162,7 +162,13 @@ fn outcome_prior(
             s & mask
         }
     })?;
-    let coarse_prior = outcome_prior(coarse_predicates, unsafe_bit, &coarse_counts, config)?;
+    let coarse_prior = outcome_prior(
+        &coarse,
+        coarse_predicates,
+        unsafe_bit,
+        &coarse_counts,
+        config,
+    )?;
     let learned = build_dtmc_with_prior(
         &coarse,
         &coarse_counts,
@@ -289,7 +295,7 @@ impl PropertyModel {
         let prior = match config.prior {
             SmoothingPrior::Flat => None,
             SmoothingPrior::Hierarchical => {
-                outcome_prior(&predicates, unsafe_bit, &counts, config)?
+                outcome_prior(&domain, &predicates, unsafe_bit, &counts, config)?
             }
         };
         let learned = build_dtmc_with_prior(&domain, &counts, &config.laplace, prior.as_deref())?;
