@@ -143,6 +143,15 @@ impl<'a> Scorer<'a> {
     /// cross-validated score of that set, its levels built one predicate at a time under hierarchical
     /// smoothing.
     pub fn score_toggles(&self, toggles: &[&Toggles]) -> (f64, Segments) {
+        let (segs, parent) = self.segments_and_parent(toggles);
+        let score = self.score(&segs, None, toggles.len() as u32 + 1, parent.as_ref());
+        (score, segs)
+    }
+
+    /// The segmentation of the predicates `toggles` and, under hierarchical smoothing, the level of the
+    /// set without its last predicate (`None` under flat smoothing or for no predicate), both built one
+    /// predicate at a time.
+    fn segments_and_parent(&self, toggles: &[&Toggles]) -> (Segments, Option<LevelRisks>) {
         let data = self.data;
         let mut segs = Segments::initial(data);
         let mut level = None;
@@ -150,8 +159,7 @@ impl<'a> Scorer<'a> {
             level = self.level(&segs, i as u32 + 1, level.as_ref());
             segs = segs.with(data, t, i as u32 + 1);
         }
-        let score = self.score(&segs, None, toggles.len() as u32 + 1, level.as_ref());
-        (score, segs)
+        (segs, level)
     }
 
     /// Merges the candidate into every run's trace (into `ws.merged`) and counts self-loops and
@@ -385,33 +393,17 @@ impl<'a> Scorer<'a> {
     /// P(F unsafe) of every state `0..2^(|set| + 1)` under the predicates `set` (pool indices, in bit
     /// order after the unsafe predicate), learned from every run: what the built model's table must say.
     pub fn full_data_risks(&self, set: &[usize]) -> Vec<f64> {
-        let mut segs = Segments::initial(self.data);
-        for (i, &c) in set.iter().enumerate() {
-            segs = segs.with(self.data, &self.data.candidates[c], i as u32 + 1);
-        }
+        let toggles: Vec<&Toggles> = set.iter().map(|&c| &self.data.candidates[c]).collect();
+        let (segs, parent) = self.segments_and_parent(&toggles);
         let bits = set.len() as u32 + 1;
         let mut ws = Workspace::default();
         self.count(&mut ws, &segs, None, bits);
         // No run is in fold `k`, so that "held-out fold" leaves every run in training.
-        let parent = self.parent_level(set);
         let prior = parent.as_ref().map(|p| p.fold(self.k));
         self.fit_fold(&mut ws, self.k, bits, prior);
         (0..1u32 << bits)
             .map(|s| self.risk_of(&ws, s, bits, prior))
             .collect()
-    }
-
-    /// The level of `set` without its last predicate (pool indices, in bit order), built one predicate
-    /// at a time; `None` under flat smoothing or for the unsafe predicate alone.
-    fn parent_level(&self, set: &[usize]) -> Option<LevelRisks> {
-        let (_, prefix) = set.split_last()?;
-        let mut segs = Segments::initial(self.data);
-        let mut level = self.level(&segs, 1, None);
-        for (i, &c) in prefix.iter().enumerate() {
-            segs = segs.with(self.data, &self.data.candidates[c], i as u32 + 1);
-            level = self.level(&segs, i as u32 + 2, level.as_ref());
-        }
-        level
     }
 
     /// The fold chain's risk of state `s` (see the module docs for states not observed in training).
