@@ -118,6 +118,11 @@ impl RunRecord {
         }
     }
 
+    /// The recorded value of signal `i` at frame `k`.
+    fn signal_at(&self, i: usize, k: usize) -> f64 {
+        self.values[k * self.n_signals + i]
+    }
+
     /// The recorded values of signal `i` (every `stride`-th frame).
     pub fn signal_values(&self, i: usize, stride: usize) -> impl Iterator<Item = f64> + '_ {
         self.values
@@ -351,6 +356,54 @@ impl PropertyData {
     /// The toggles of one more candidate read from `source`, over the same runs.
     pub fn toggles_of(&self, records: &[RunRecord], source: Source) -> Toggles {
         toggles(records, &self.runs, |rec, k| rec.value(source, k))
+    }
+
+    /// The toggles of `signal<=c` for every cut `c` of `cuts`, in that order: what
+    /// [`PropertyData::toggles_of`] gives for each, in one pass over the runs instead of one per cut. At
+    /// each frame the cuts whose value changes are those between the previous value's and this value's
+    /// place among the cuts, found by binary search; a cut list that is not ascending or holds a NaN is read
+    /// one cut at a time.
+    pub fn toggles_of_cuts(
+        &self,
+        records: &[RunRecord],
+        signal: usize,
+        cuts: &[f64],
+    ) -> Vec<Toggles> {
+        let ascending = cuts.windows(2).all(|w| w[0] <= w[1]) && !cuts.iter().any(|c| c.is_nan());
+        if !ascending {
+            return cuts
+                .iter()
+                .map(|&c| self.toggles_of(records, Source::AtMost(signal, c)))
+                .collect();
+        }
+        // `v <= c` holds exactly for the cuts from `place(v)` on (for a NaN value, for none).
+        let place = |v: f64| cuts.partition_point(|&c| v.is_nan() || c < v);
+        let mut out: Vec<Toggles> = cuts
+            .iter()
+            .map(|_| Toggles {
+                init: Vec::with_capacity(self.runs.len()),
+                offsets: vec![0],
+                frames: Vec::new(),
+            })
+            .collect();
+        for run in &self.runs {
+            let rec = &records[run.record];
+            let mut prev = place(rec.signal_at(signal, 0));
+            for (j, t) in out.iter_mut().enumerate() {
+                t.init.push(j >= prev);
+            }
+            for k in 1..run.n as usize {
+                let now = place(rec.signal_at(signal, k));
+                for t in &mut out[prev.min(now)..prev.max(now)] {
+                    t.frames.push(k as u32);
+                }
+                prev = now;
+            }
+            for t in &mut out {
+                t.offsets.push(t.frames.len() as u32);
+            }
+        }
+        out
     }
 
     /// Compresses `records` for property number `property` with candidates read from `sources`.

@@ -321,11 +321,7 @@ impl AutoPlan {
                 let refine = |c: usize| -> Arc<[data::Toggles]> {
                     let read = || -> Arc<[data::Toggles]> {
                         fine(c)
-                            .map(|(i, cs)| {
-                                cs.iter()
-                                    .map(|&x| data.toggles_of(records, Source::AtMost(i, x)))
-                                    .collect()
-                            })
+                            .map(|(i, cs)| data.toggles_of_cuts(records, i, cs).into())
                             .unwrap_or_default()
                     };
                     alternatives

@@ -37,3 +37,62 @@ fn a_record_travels_and_a_corrupt_one_is_refused() {
         );
     }
 }
+
+mod cuts {
+    use proptest::prelude::*;
+
+    use super::super::{PropertyData, RunRecord, Source};
+
+    /// Signal values with the awkward ones: repeats (cuts fall on data values), ±∞ and NaN.
+    fn value() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            6 => (-4i32..=4).prop_map(f64::from),
+            2 => -5.0f64..5.0,
+            1 => Just(f64::INFINITY),
+            1 => Just(f64::NEG_INFINITY),
+            1 => Just(f64::NAN),
+        ]
+    }
+
+    /// Runs of one property over two signals (signal 1 is the one cut), some ending in a violation.
+    fn runs() -> impl Strategy<Value = Vec<RunRecord>> {
+        prop::collection::vec((prop::collection::vec(value(), 1..30), any::<bool>()), 1..8)
+            .prop_map(|runs| {
+                runs.into_iter()
+                    .map(|(v, violated)| {
+                        let n = v.len();
+                        RunRecord {
+                            t: (0..n).map(|k| k as f64 * 0.1).collect(),
+                            n_words: 1,
+                            bits: vec![0; n],
+                            n_signals: 2,
+                            values: v.iter().flat_map(|&x| [0.0, x]).collect(),
+                            first_unsafe: vec![violated.then(|| (n as u32 - 1) / 2)],
+                        }
+                    })
+                    .collect()
+            })
+    }
+
+    proptest! {
+        /// One pass over every cut gives, cut by cut, what reading each cut alone gives; so does the
+        /// fallback for cut lists that are not ascending or hold a NaN.
+        #[test]
+        fn all_cuts_in_one_pass_equal_one_cut_at_a_time(
+            records in runs(),
+            mut cuts in prop::collection::vec(value(), 0..12),
+            sorted in any::<bool>(),
+        ) {
+            if sorted {
+                cuts.retain(|c| !c.is_nan());
+                cuts.sort_by(f64::total_cmp);
+            }
+            let data = PropertyData::new(&records, 0, &[]);
+            let got = data.toggles_of_cuts(&records, 1, &cuts);
+            prop_assert_eq!(got.len(), cuts.len());
+            for (t, &c) in got.iter().zip(&cuts) {
+                prop_assert_eq!(t, &data.toggles_of(&records, Source::AtMost(1, c)), "cut {}", c);
+            }
+        }
+    }
+}
