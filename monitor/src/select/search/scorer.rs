@@ -29,6 +29,8 @@ pub(super) struct Workspace {
     obs_index: Vec<u32>,
     observed: Vec<StateId>,
     triplets: Vec<(u32, u32, f64)>,
+    /// The triplets' (target, weight) grouped by source.
+    entries: Vec<(u32, f64)>,
     risk: Vec<f64>,
 }
 
@@ -352,34 +354,46 @@ impl<'a> Scorer<'a> {
         }
         ws.triplets.push((unsafe_node, unsafe_node, 1.0));
         ws.triplets.push((done_node, done_node, 1.0));
-        ws.triplets.sort_unstable_by_key(|t| (t.0, t.1));
+        // Rows in CSR order: a counting sort by source, then each row's few entries by target. An entry
+        // appears at most twice (an observed count and its smoothing), and two summands add the same in
+        // either order, so the chain equals that of one sort by (source, target).
         let n = n_obs as usize + 2;
         let mut row_ptr = vec![0usize; n + 1];
-        let mut cols: Vec<StateId> = Vec::with_capacity(ws.triplets.len());
-        let mut probs: Vec<f64> = Vec::with_capacity(ws.triplets.len());
-        let mut row_start = 0;
-        for (j, &(from, to, w)) in ws.triplets.iter().enumerate() {
-            if j > 0 && ws.triplets[j - 1].0 == from && ws.triplets[j - 1].1 == to {
-                if let Some(p) = probs.last_mut() {
-                    *p += w;
-                }
-            } else {
-                cols.push(to);
-                probs.push(w);
-            }
-            row_ptr[from as usize + 1] = cols.len();
-            let next_from = ws.triplets.get(j + 1).map(|t| t.0);
-            if next_from != Some(from) {
-                let sum: f64 = probs[row_start..].iter().sum();
-                for p in &mut probs[row_start..] {
-                    *p /= sum;
-                }
-                row_start = probs.len();
-            }
+        for &(from, _, _) in &ws.triplets {
+            row_ptr[from as usize + 1] += 1;
         }
         for i in 1..=n {
-            row_ptr[i] = row_ptr[i].max(row_ptr[i - 1]);
+            row_ptr[i] += row_ptr[i - 1];
         }
+        ws.entries.clear();
+        ws.entries.resize(ws.triplets.len(), (0, 0.0));
+        let mut next = row_ptr.clone();
+        for &(from, to, w) in &ws.triplets {
+            ws.entries[next[from as usize]] = (to, w);
+            next[from as usize] += 1;
+        }
+        let mut cols: Vec<StateId> = Vec::with_capacity(ws.entries.len());
+        let mut probs: Vec<f64> = Vec::with_capacity(ws.entries.len());
+        for i in 0..n {
+            let row = &mut ws.entries[row_ptr[i]..row_ptr[i + 1]];
+            row.sort_unstable_by_key(|e| e.0);
+            let row_start = cols.len();
+            for (j, &(to, w)) in row.iter().enumerate() {
+                match probs.last_mut() {
+                    Some(p) if j > 0 && row[j - 1].0 == to => *p += w,
+                    _ => {
+                        cols.push(to);
+                        probs.push(w);
+                    }
+                }
+            }
+            let sum: f64 = probs[row_start..].iter().sum();
+            for p in &mut probs[row_start..] {
+                *p /= sum;
+            }
+            row_ptr[i] = row_start;
+        }
+        row_ptr[n] = cols.len();
         let mut unsafe_mask = vec![false; n];
         unsafe_mask[unsafe_node as usize] = true;
         ws.risk = match Dtmc::try_new(n, row_ptr, cols, probs) {
