@@ -208,41 +208,85 @@ fn evaluate_prints_the_curve_at_each_budget_and_writes_what_it_printed() {
         }
         n_checked += 1;
     }
-    // The closing tally: every verdict line of the properties with enough violating runs, recounted.
-    let (mut stored, mut budget) = ([0u64; 2], [0u64; 2]);
+    // The closing tally: every verdict line of the properties with enough violating runs, recounted,
+    // with the share of resamples each line gives: [dominated, pairs, in ≥ 80 %, in ≤ 20 %].
+    let (mut stored, mut budget) = ([0u64; 4], [0u64; 4]);
+    let mut n_shares = 0;
     for section in printed.split("\n\n") {
         let Some((_, rest)) = section.split_once(" — test runs: ") else {
             continue;
         };
         let n_violating: u64 = rest.split_whitespace().next().unwrap().parse().unwrap();
-        if n_violating < 5 {
-            continue;
-        }
         for line in section.lines().filter(|l| l.starts_with("    vs ")) {
+            let (_, verdict) = line.rsplit_once(" — ").unwrap();
+            let (word, share) = verdict
+                .strip_suffix("% of resamples)")
+                .and_then(|v| v.split_once(" ("))
+                .unwrap_or_else(|| panic!("no share of resamples in '{line}'"));
+            let share: f64 = share
+                .trim_start_matches("dominates in ")
+                .trim_start_matches("in ")
+                .parse()
+                .unwrap_or_else(|e| panic!("'{line}': {e}"));
+            assert!((0.0..=100.0).contains(&share), "{line}");
+            n_shares += 1;
+            if n_violating < 5 {
+                continue;
+            }
             let tally = if line.starts_with("    vs rule ≤") {
                 &mut budget
             } else {
                 &mut stored
             };
+            tally[0] += u64::from(word == "dominates");
             tally[1] += 1;
-            tally[0] += u64::from(line.ends_with("— dominates"));
+            tally[2] += u64::from(share >= 80.0);
+            tally[3] += u64::from(share <= 20.0);
         }
     }
+    assert!(n_shares >= 1, "{printed}");
     let pairs = &json["dominated_pairs"];
     assert_eq!(pairs["min_violating_runs"], 5);
+    assert_eq!(pairs["resamples"], 1000);
+    let keys = [
+        "dominated",
+        "pairs",
+        "dominated_in_most_resamples",
+        "dominated_in_few_resamples",
+    ];
     for (key, tally) in [("comparators", stored), ("budget_rules", budget)] {
-        assert_eq!(pairs[key]["dominated"], tally[0], "{key}: {pairs}");
-        assert_eq!(pairs[key]["pairs"], tally[1], "{key}: {pairs}");
+        for (field, n) in keys.iter().zip(tally) {
+            assert_eq!(pairs[key][field], n, "{key}.{field}: {pairs}");
+        }
     }
     let tally_line = format!(
         "{} of {} against the baseline, RSS and the stored rule; {} of {} against the rules written for \
-         each false-alarm budget",
-        stored[0], stored[1], budget[0], budget[1]
+         each false-alarm budget\ndominated in at least 80% of 1000 resamples of the test runs: {} and {}; \
+         in at most 20%: {} and {}",
+        stored[0], stored[1], budget[0], budget[1], stored[2], budget[2], stored[3], budget[3]
     );
     assert!(
         printed.contains(&tally_line),
         "no '{tally_line}' in\n{printed}"
     );
+    // The shares in evaluate.json: the auto model's verdicts carry theirs, the fixed model's none.
+    for m in json["models"].as_array().unwrap() {
+        let auto = m["mode"] == "auto";
+        for (name, p) in m["properties"].as_object().unwrap() {
+            for d in p["comparison"]["dominance"].as_array().unwrap() {
+                let share = d["resampled_share"].as_f64();
+                let violated = p["comparison"]["comparators"][0][1]["n_violating_runs"]
+                    .as_u64()
+                    .unwrap()
+                    > 0;
+                assert_eq!(share.is_some(), auto && violated, "{name}: {d}");
+                assert!(
+                    share.is_none_or(|s| (0.0..=1.0).contains(&s)),
+                    "{name}: {d}"
+                );
+            }
+        }
+    }
     assert!(n_checked >= 1, "{printed}");
     assert!(n_budget_rules >= 1, "{printed}");
     assert!(n_searched >= 1, "{printed}");

@@ -14,8 +14,9 @@
 //! learning runs ([`AutoPlan::build_with_budget_rules`]) is scored on the test runs too, and the auto curve is
 //! compared with each at that rule's own test false-alarm rate.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use anyhow::{bail, Context};
 use laws::rss::RssParams;
@@ -28,8 +29,9 @@ use rayon::prelude::*;
 use crate::calibration::{calibrate_model, CalibrateOptions, PropertyCalibration};
 use crate::score::{calibrated_rule, run_series};
 use crate::time_ahead::{
-    best_within, calibration_check, dominance, score_run_calibrated, summarise, threshold_key,
-    Comparison, CurvePoint, Dominance, RunScore, RunSeries, Summary,
+    best_within, calibration_check, comparator_alarm, dominance, dominance_share,
+    score_run_calibrated, summarise, threshold_key, Comparison, CurvePoint, Dominance, PairedRun,
+    RunScore, RunSeries, Summary, RESAMPLES,
 };
 
 /// False-alarm budgets (% of safe runs) at which the printed tables read the curve: the search
@@ -39,6 +41,13 @@ const CURVE_BUDGETS_PCT: [f64; 4] = [5.0, 10.0, 20.0, 40.0];
 /// Properties with fewer violating test runs are left out of [`Evaluation::dominated_pairs`] (issue #9's
 /// targets count properties with at least this many).
 pub const MIN_VIOLATING_FOR_PAIRS: usize = 5;
+
+/// Seed of the bootstrap resamples of the test runs (see [`crate::time_ahead::dominance_share`]).
+const RESAMPLE_SEED: u64 = 0;
+
+/// A verdict whose share of resamples is at least this is one the test runs support; at most
+/// `1 − ROBUST_SHARE`, its opposite is; in between, the test runs cannot tell.
+pub const ROBUST_SHARE: f64 = 0.8;
 
 /// Options of an evaluation.
 #[derive(Debug, Clone)]
@@ -114,6 +123,43 @@ pub struct Evaluation {
     pub budget_rules: Vec<BudgetRules>,
     /// Logs that could not be read.
     pub errors: crate::batch::Failures,
+    /// The auto model's comparisons per property, with their resampled shares, once computed.
+    auto: OnceLock<BTreeMap<String, AutoComparison>>,
+}
+
+/// The auto model's curve for one property against every comparator — the baseline, RSS, the stored
+/// rule, and the rules written for each budget — each verdict with the share of bootstrap resamples of
+/// the test runs in which it dominates.
+#[derive(Debug, Clone)]
+pub struct AutoComparison {
+    /// Against the comparators every score has.
+    pub comparison: Comparison,
+    /// Against the rules written for each budget.
+    pub budget_rules: Vec<BudgetRuleResult>,
+}
+
+/// Comparator pairs over the properties with at least [`MIN_VIOLATING_FOR_PAIRS`] violating test runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct PairTally {
+    /// Pairs the curve dominates on the test runs.
+    pub dominated: usize,
+    /// Pairs.
+    pub pairs: usize,
+    /// Pairs it dominates in at least [`ROBUST_SHARE`] of the resamples.
+    pub dominated_in_most_resamples: usize,
+    /// Pairs it dominates in at most `1 − ROBUST_SHARE` of them.
+    pub dominated_in_few_resamples: usize,
+}
+
+impl PairTally {
+    fn add(&mut self, d: &Dominance) {
+        self.pairs += 1;
+        self.dominated += usize::from(d.dominates);
+        if let Some(share) = d.resampled_share {
+            self.dominated_in_most_resamples += usize::from(share >= ROBUST_SHARE);
+            self.dominated_in_few_resamples += usize::from(share <= 1.0 - ROBUST_SHARE);
+        }
+    }
 }
 
 /// Splits `logs` into (learning, calibration) runs with a seeded shuffle.
@@ -349,6 +395,7 @@ pub fn evaluate(
         models: results,
         budget_rules,
         errors,
+        auto: OnceLock::new(),
     })
 }
 
@@ -374,6 +421,20 @@ fn curve_point(point: Option<CurvePoint>) -> String {
             )
         },
     )
+}
+
+/// A dominance verdict in words, with the share of resamples in which the curve dominates when known.
+fn verdict(d: &Dominance) -> String {
+    let word = if d.dominates {
+        "dominates"
+    } else {
+        "does not dominate"
+    };
+    match d.resampled_share {
+        Some(share) if d.dominates => format!("{word} (in {:.0}% of resamples)", 100.0 * share),
+        Some(share) => format!("{word} (dominates in {:.0}% of resamples)", 100.0 * share),
+        None => word.to_owned(),
+    }
 }
 
 fn row(label: &str, s: &Summary) -> String {
@@ -419,45 +480,89 @@ impl Evaluation {
             .iter()
             .filter_map(|b| {
                 let rule = b.model.property(property)?.reactive_rule()?.clone();
+                let runs: Vec<&RunScore> =
+                    b.runs.iter().filter(|r| r.property == property).collect();
                 let summary = summarise(
-                    b.runs
-                        .iter()
-                        .filter(|r| r.property == property)
-                        .filter_map(|r| r.reactive_rule.as_ref().map(|a| (r, a))),
+                    runs.iter()
+                        .filter_map(|r| r.reactive_rule.as_ref().map(|a| (*r, a))),
                 );
+                // The copy carrying the rule has the auto model's risks, so its runs give the curve's side.
+                let paired: Vec<PairedRun<'_>> = runs
+                    .iter()
+                    .filter_map(|r| PairedRun::of(r, |r| r.reactive_rule.as_ref()))
+                    .collect();
+                let mut dominance = dominance("reactive_rule", &summary, curve);
+                dominance.resampled_share = dominance_share(&paired, RESAMPLES, RESAMPLE_SEED);
                 Some(BudgetRuleResult {
                     budget_pct: b.budget_pct,
                     rule,
-                    dominance: dominance("reactive_rule", &summary, curve),
+                    dominance,
                     summary,
                 })
             })
             .collect()
     }
 
-    /// Comparator pairs the auto curve dominates, over the properties with at least
-    /// [`MIN_VIOLATING_FOR_PAIRS`] violating test runs: `(dominated, pairs)` for the comparators every
-    /// score has (baseline, RSS, the stored rule), then for the rules written for each budget.
-    pub fn dominated_pairs(&self) -> ((usize, usize), (usize, usize)) {
-        let (mut stored, mut budget) = ((0, 0), (0, 0));
-        let auto = self
-            .models
-            .iter()
-            .position(|m| m.mode == AbstractionMode::Auto);
-        for name in self.property_names() {
-            let Some(m) = auto else { break };
-            let runs = self.runs_of(m, &name);
-            if runs.iter().filter(|r| r.violated).count() < MIN_VIOLATING_FOR_PAIRS {
+    /// The auto model's comparison per property (with a violating test run), computed once: the
+    /// resamples cost about as much as scoring the runs again.
+    pub fn auto_comparisons(&self) -> &BTreeMap<String, AutoComparison> {
+        self.auto.get_or_init(|| {
+            let Some(m) = self
+                .models
+                .iter()
+                .position(|m| m.mode == AbstractionMode::Auto)
+            else {
+                return BTreeMap::new();
+            };
+            self.property_names()
+                .into_iter()
+                .filter_map(|name| {
+                    let runs = self.runs_of(m, &name);
+                    if !runs.iter().any(|r| r.violated) {
+                        return None;
+                    }
+                    let mut comparison = Comparison::of(&runs);
+                    for d in &mut comparison.dominance {
+                        let paired: Vec<PairedRun<'_>> = runs
+                            .iter()
+                            .filter_map(|r| {
+                                PairedRun::of(r, |r| comparator_alarm(&d.comparator, r))
+                            })
+                            .collect();
+                        d.resampled_share = dominance_share(&paired, RESAMPLES, RESAMPLE_SEED);
+                    }
+                    let budget_rules = self.budget_rule_comparisons(&name, &comparison.curve);
+                    Some((
+                        name,
+                        AutoComparison {
+                            comparison,
+                            budget_rules,
+                        },
+                    ))
+                })
+                .collect()
+        })
+    }
+
+    /// Comparator pairs of the auto curve over the properties with at least
+    /// [`MIN_VIOLATING_FOR_PAIRS`] violating test runs: for the comparators every score has (baseline,
+    /// RSS, the stored rule), then for the rules written for each budget.
+    pub fn dominated_pairs(&self) -> (PairTally, PairTally) {
+        let (mut stored, mut budget) = (PairTally::default(), PairTally::default());
+        for a in self.auto_comparisons().values() {
+            let n_violating = a
+                .comparison
+                .comparators
+                .first()
+                .map_or(0, |(_, s)| s.n_violating_runs);
+            if n_violating < MIN_VIOLATING_FOR_PAIRS {
                 continue;
             }
-            let c = Comparison::of(&runs);
-            for d in &c.dominance {
-                stored.0 += usize::from(d.dominates);
-                stored.1 += 1;
+            for d in &a.comparison.dominance {
+                stored.add(d);
             }
-            for b in self.budget_rule_comparisons(&name, &c.curve) {
-                budget.0 += usize::from(b.dominance.dominates);
-                budget.1 += 1;
+            for b in &a.budget_rules {
+                budget.add(&b.dominance);
             }
         }
         (stored, budget)
@@ -488,7 +593,7 @@ impl Evaluation {
                 "false alarms",
                 "median lead"
             ));
-            let mut comparison = None;
+            let mut auto_model = None;
             for (m, result) in self.models.iter().enumerate() {
                 let runs = self.runs_of(m, &name);
                 let mode = result.mode.as_str();
@@ -530,12 +635,13 @@ impl Evaluation {
                     out.push_str(&format!("  avguard {mode} not calibrated: {why}\n"));
                 }
                 if result.mode == AbstractionMode::Auto {
-                    comparison = Some((c, result));
+                    auto_model = Some(result);
                 }
             }
-            let Some((c, auto)) = comparison else {
+            let (Some(auto), Some(a)) = (auto_model, self.auto_comparisons().get(&name)) else {
                 continue;
             };
+            let c = &a.comparison;
             let rule = auto
                 .model
                 .property(&name)
@@ -546,8 +652,8 @@ impl Evaluation {
                 out.push_str(&row(&label, s));
                 out.push('\n');
             }
-            let budget_rules = self.budget_rule_comparisons(&name, &c.curve);
-            for b in &budget_rules {
+            let budget_rules = &a.budget_rules;
+            for b in budget_rules {
                 let label = format!(
                     "rule for ≤ {:.0}% false alarms: {}",
                     b.budget_pct,
@@ -567,31 +673,35 @@ impl Evaluation {
                 out.push_str(&format!(
                     "    vs {:<10} {ours} — {}\n",
                     d.comparator,
-                    if d.dominates {
-                        "dominates"
-                    } else {
-                        "does not dominate"
-                    }
+                    verdict(d)
                 ));
             }
-            for b in &budget_rules {
+            for b in budget_rules {
                 let ours = curve_point(b.dominance.ours);
                 out.push_str(&format!(
                     "    vs rule ≤{:>2.0}%  {ours} — {}\n",
                     b.budget_pct,
-                    if b.dominance.dominates {
-                        "dominates"
-                    } else {
-                        "does not dominate"
-                    }
+                    verdict(&b.dominance)
                 ));
             }
         }
-        let ((a, b), (c, d)) = self.dominated_pairs();
+        let (stored, budget) = self.dominated_pairs();
         out.push_str(&format!(
             "\ncomparator pairs the auto curve dominates (properties with at least \
-             {MIN_VIOLATING_FOR_PAIRS} violating test runs): {a} of {b} against the baseline, RSS and the \
-             stored rule; {c} of {d} against the rules written for each false-alarm budget\n"
+             {MIN_VIOLATING_FOR_PAIRS} violating test runs): {} of {} against the baseline, RSS and the \
+             stored rule; {} of {} against the rules written for each false-alarm budget\n\
+             dominated in at least {:.0}% of {RESAMPLES} resamples of the test runs: {} and {}; in at most \
+             {:.0}%: {} and {} (the rest are within these runs' noise)\n",
+            stored.dominated,
+            stored.pairs,
+            budget.dominated,
+            budget.pairs,
+            100.0 * ROBUST_SHARE,
+            stored.dominated_in_most_resamples,
+            budget.dominated_in_most_resamples,
+            100.0 * (1.0 - ROBUST_SHARE),
+            stored.dominated_in_few_resamples,
+            budget.dominated_in_few_resamples,
         ));
         out
     }
@@ -609,7 +719,10 @@ impl Evaluation {
             let mut properties = serde_json::Map::new();
             for name in self.property_names() {
                 let runs = self.runs_of(m, &name);
-                let c = Comparison::of(&runs);
+                let auto = (result.mode == AbstractionMode::Auto)
+                    .then(|| self.auto_comparisons().get(&name))
+                    .flatten();
+                let c = auto.map_or_else(|| Comparison::of(&runs), |a| a.comparison.clone());
                 let by_theta: serde_json::Map<String, serde_json::Value> = self
                     .thresholds
                     .iter()
@@ -622,11 +735,7 @@ impl Evaluation {
                     })
                     .collect();
                 let p = result.model.property(&name);
-                let budget_rules = if result.mode == AbstractionMode::Auto {
-                    self.budget_rule_comparisons(&name, &c.curve)
-                } else {
-                    Vec::new()
-                };
+                let budget_rules = auto.map_or_else(Vec::new, |a| a.budget_rules.clone());
                 properties.insert(
                     name.clone(),
                     serde_json::json!({
@@ -655,12 +764,14 @@ impl Evaluation {
                 "runs": result.runs,
             }));
         }
-        let ((a, b), (c, d)) = self.dominated_pairs();
+        let (stored, budget) = self.dominated_pairs();
         let json = serde_json::json!({
             "dominated_pairs": {
                 "min_violating_runs": MIN_VIOLATING_FOR_PAIRS,
-                "comparators": {"dominated": a, "pairs": b},
-                "budget_rules": {"dominated": c, "pairs": d},
+                "resamples": RESAMPLES,
+                "robust_share": ROBUST_SHARE,
+                "comparators": stored,
+                "budget_rules": budget,
             },
             "n_learn": self.n_learn,
             "n_calibrate": self.n_calibrate,

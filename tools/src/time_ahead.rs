@@ -243,6 +243,10 @@ pub struct Dominance {
     pub ours: Option<CurvePoint>,
     /// At least as many violations warned of, with a longer median lead.
     pub dominates: bool,
+    /// The share of bootstrap resamples of the runs in which the curve dominates (see
+    /// [`dominance_share`]); `None` where not computed (only `evaluate` computes it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resampled_share: Option<f64>,
 }
 
 /// The curve's best point with at most `false_alarm_pct` % false alarms: most violations warned of, then
@@ -278,7 +282,116 @@ pub fn dominance(comparator: &str, summary: &Summary, curve: &[CurvePoint]) -> D
         comparator_summary: *summary,
         ours,
         dominates,
+        resampled_share: None,
     }
+}
+
+/// One run as a dominance verdict sees it: the curve's side (the run's highest risk and, when it
+/// violates, its envelope) and one comparator's alarm on it.
+#[derive(Debug, Clone, Copy)]
+pub struct PairedRun<'a> {
+    /// The run violates the property.
+    pub violated: bool,
+    /// [`RunScore::max_risk`].
+    pub max_risk: f64,
+    /// [`RunScore::envelope`].
+    pub envelope: &'a [(f64, f64)],
+    /// The comparator's alarm.
+    pub comparator: AlarmScore,
+}
+
+impl<'a> PairedRun<'a> {
+    /// `run` against the comparator alarm `pick` gives (`None` where it gives none).
+    pub fn of(run: &'a RunScore, pick: impl Fn(&RunScore) -> Option<&AlarmScore>) -> Option<Self> {
+        pick(run).map(|&comparator| PairedRun {
+            violated: run.violated,
+            max_risk: run.max_risk,
+            envelope: &run.envelope,
+            comparator,
+        })
+    }
+}
+
+/// Bootstrap resamples per comparator pair in `evaluate`.
+pub const RESAMPLES: usize = 1000;
+
+/// How often the curve dominates the comparator when the runs are drawn again: the share of `resamples`
+/// bootstrap resamples of `runs` in which [`dominance`] (with the curve and the comparator's summary of
+/// that resample) says it dominates. Each resample draws as many violating runs and as many safe runs as
+/// there are, with replacement, so that both counts stay fixed. A share near 1 or 0 is a verdict these
+/// runs support; one near ½ is within their noise. Seeded and deterministic; `None` without a violating
+/// run or a resample.
+pub fn dominance_share(runs: &[PairedRun<'_>], resamples: usize, seed: u64) -> Option<f64> {
+    use rand::{Rng, SeedableRng};
+    use rayon::prelude::*;
+    let violating: Vec<&PairedRun<'_>> = runs.iter().filter(|r| r.violated).collect();
+    let safe: Vec<&PairedRun<'_>> = runs.iter().filter(|r| !r.violated).collect();
+    if violating.is_empty() || resamples == 0 {
+        return None;
+    }
+    let wins = (0..resamples)
+        .into_par_iter()
+        .map_init(Vec::new, |sample, i| {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+            rng.set_stream(i as u64);
+            sample.clear();
+            for group in [&violating, &safe] {
+                sample.extend((0..group.len()).map(|_| group[rng.random_range(0..group.len())]));
+            }
+            usize::from(dominates_in(sample))
+        })
+        .sum::<usize>();
+    Some(wins as f64 / resamples as f64)
+}
+
+/// [`dominance`]'s verdict on a set of runs (repeats allowed), without building the curve. The curve's
+/// best point within the comparator's false-alarm rate — k of the safe runs — is its lowest admissible θ:
+/// lowering θ never warns of fewer runs, nor later. Any level above the (k + 1)-th highest safe risk
+/// keeps to k, and no level lies between that risk and the lowest such level, so a violating run is
+/// warned of exactly when its envelope rises above that risk, and its lead is the first such point's.
+/// The tests check it against [`curve`] and [`dominance`].
+pub fn dominates_in(runs: &[&PairedRun<'_>]) -> bool {
+    let mut theirs: Vec<f64> = Vec::new();
+    let mut safe_max: Vec<f64> = Vec::new();
+    let (mut n_violating, mut k) = (0usize, 0usize);
+    for r in runs {
+        if r.violated {
+            n_violating += 1;
+            theirs.extend(r.comparator.lead_s);
+        } else {
+            safe_max.push(r.max_risk);
+            k += usize::from(r.comparator.false_alarm);
+        }
+    }
+    // Levels are the positive risks the runs reach.
+    let floor = if k < safe_max.len() {
+        let (_, kth, _) = safe_max.select_nth_unstable_by(k, |a, b| b.total_cmp(a));
+        kth.max(0.0)
+    } else {
+        0.0
+    };
+    let mut ours: Vec<f64> = runs
+        .iter()
+        .filter(|r| r.violated)
+        .filter_map(|r| {
+            r.envelope
+                .iter()
+                .find(|&&(x, _)| x > floor && x.is_finite())
+        })
+        .map(|&(_, lead)| lead)
+        .collect();
+    if ours.is_empty() {
+        return false;
+    }
+    ours.sort_by(f64::total_cmp);
+    theirs.sort_by(f64::total_cmp);
+    let longer = match (median(&ours), median(&theirs)) {
+        (Some(a), Some(b)) => a > b,
+        (Some(_), None) => true,
+        (None, _) => false,
+    };
+    debug_assert!(n_violating >= ours.len());
+    ours.len() >= theirs.len() && longer
 }
 
 /// A property's runs against every comparator: the reactive baseline, RSS and the reactive rule where
@@ -297,17 +410,13 @@ pub struct Comparison {
 
 impl Comparison {
     /// Compares one property's runs.
-    pub fn of(runs: &[&RunScore]) -> Comparison {
+    pub fn of<'a>(runs: &[&'a RunScore]) -> Comparison {
         let mut comparators = vec![(
             "baseline".to_owned(),
             summarise(runs.iter().map(|r| (*r, &r.baseline))),
         )];
-        type Pick = fn(&RunScore) -> Option<&AlarmScore>;
-        let optional: [(&str, Pick); 2] = [
-            ("rss", |r| r.rss.as_ref()),
-            ("reactive_rule", |r| r.reactive_rule.as_ref()),
-        ];
-        for (name, pick) in optional {
+        for name in ["rss", "reactive_rule"] {
+            let pick = |r: &'a RunScore| comparator_alarm(name, r);
             if runs.iter().any(|r| pick(r).is_some()) {
                 let s = summarise(runs.iter().filter_map(|r| pick(r).map(|a| (*r, a))));
                 comparators.push((name.to_owned(), s));
@@ -330,6 +439,17 @@ impl Comparison {
             curve,
             dominance,
         }
+    }
+}
+
+/// A run's alarm under the comparator named `name` in a [`Comparison`] (`baseline`, `rss`,
+/// `reactive_rule`); `None` where the run has none.
+pub fn comparator_alarm<'a>(name: &str, run: &'a RunScore) -> Option<&'a AlarmScore> {
+    match name {
+        "baseline" => Some(&run.baseline),
+        "rss" => run.rss.as_ref(),
+        "reactive_rule" => run.reactive_rule.as_ref(),
+        _ => None,
     }
 }
 

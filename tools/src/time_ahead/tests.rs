@@ -253,3 +253,115 @@ fn calibration_check_counts_safe_runs_alarmed_at_the_calibrated_theta() {
     );
     assert!(calibration_check(&[&plain], 0.1, 0.95).is_none());
 }
+
+mod resampling {
+    use proptest::prelude::*;
+
+    use super::super::*;
+    use super::{series, thresholds};
+
+    /// Runs of up to 12 frames whose risks come from a small grid (so that runs tie), each violating at a
+    /// random frame or not, with the baseline alarming on random frames.
+    fn runs() -> impl Strategy<Value = Vec<RunScore>> {
+        let run = (
+            prop::collection::vec(0u8..6, 1..12),
+            prop::option::of(0usize..12),
+            prop::collection::vec(0usize..12, 0..3),
+        );
+        prop::collection::vec(run, 1..14).prop_map(|runs| {
+            runs.into_iter()
+                .map(|(levels, unsafe_at, alarms)| {
+                    let risk: Vec<f64> = levels.iter().map(|&l| f64::from(l) / 5.0).collect();
+                    let unsafe_at = unsafe_at.filter(|&u| u < risk.len());
+                    score_run(
+                        "r",
+                        "s",
+                        "p",
+                        &series(&risk, unsafe_at, &alarms),
+                        &thresholds(),
+                    )
+                })
+                .collect()
+        })
+    }
+
+    proptest! {
+        /// The shortcut verdict equals `dominance` on the curve of the same runs, for the runs and for
+        /// resamples of them (repeats included).
+        #[test]
+        fn the_verdict_equals_dominance_on_the_curve(
+            runs in runs(),
+            picks in prop::collection::vec(any::<prop::sample::Index>(), 0..20),
+        ) {
+            let mut samples: Vec<Vec<&RunScore>> = vec![runs.iter().collect()];
+            if !picks.is_empty() {
+                samples.push(picks.iter().map(|i| &runs[i.index(runs.len())]).collect());
+            }
+            for sample in samples {
+                let summary = summarise(sample.iter().map(|r| (*r, &r.baseline)));
+                let want = dominance("baseline", &summary, &curve(&sample)).dominates;
+                let paired: Vec<PairedRun<'_>> = sample
+                    .iter()
+                    .filter_map(|r| PairedRun::of(r, |r| Some(&r.baseline)))
+                    .collect();
+                let refs: Vec<&PairedRun<'_>> = paired.iter().collect();
+                prop_assert_eq!(dominates_in(&refs), want);
+            }
+        }
+    }
+
+    /// A hand-made case: the curve warns of both violations 0.3 s ahead before any safe run alarms, the
+    /// comparator of one, 0.1 s ahead. It dominates on the runs and in every resample that keeps a
+    /// violation the curve warns of; the share is seeded, so it repeats.
+    #[test]
+    fn a_clear_win_holds_in_every_resample() {
+        let runs: Vec<RunScore> = [
+            series(&[0.2, 0.8, 0.8, 0.9, 1.0], Some(4), &[3]),
+            series(&[0.2, 0.8, 0.8, 0.9, 1.0], Some(4), &[]),
+            series(&[0.1, 0.2, 0.1], None, &[]),
+            series(&[0.1, 0.3, 0.1], None, &[1]),
+        ]
+        .iter()
+        .map(|s| score_run("r", "s", "p", s, &thresholds()))
+        .collect();
+        let paired: Vec<PairedRun<'_>> = runs
+            .iter()
+            .filter_map(|r| PairedRun::of(r, |r| Some(&r.baseline)))
+            .collect();
+        let share = dominance_share(&paired, 200, 7).unwrap();
+        // A resample whose violating runs are both the unwarned-by-the-baseline one still dominates (the
+        // baseline then warns of none); every resample does.
+        assert_eq!(share, 1.0);
+        assert_eq!(dominance_share(&paired, 200, 7), Some(share));
+        assert_eq!(
+            dominance_share(&paired[2..], 200, 7),
+            None,
+            "no violating run"
+        );
+    }
+
+    /// A coin flip: two violating runs, one warned earlier by the curve and one by the comparator, so a
+    /// resample's verdict depends on which it draws; the share is neither 0 nor 1, and repeats.
+    #[test]
+    fn a_tie_is_split_across_resamples() {
+        let runs: Vec<RunScore> = [
+            // The curve rises 0.4 s ahead; the comparator 0.1 s ahead.
+            series(&[0.1, 0.9, 0.9, 0.9, 0.9, 1.0], Some(5), &[4]),
+            // The curve rises 0.1 s ahead; the comparator 0.4 s ahead.
+            series(&[0.1, 0.1, 0.1, 0.1, 0.9, 1.0], Some(5), &[1]),
+            series(&[0.1, 0.2], None, &[]),
+        ]
+        .iter()
+        .map(|s| score_run("r", "s", "p", s, &thresholds()))
+        .collect();
+        let paired: Vec<PairedRun<'_>> = runs
+            .iter()
+            .filter_map(|r| PairedRun::of(r, |r| Some(&r.baseline)))
+            .collect();
+        let share = dominance_share(&paired, 400, 1).unwrap();
+        // Draws of the first run twice dominate, of the second twice do not, one of each ties the
+        // medians (not longer): about a quarter.
+        assert!((0.15..0.35).contains(&share), "{share}");
+        assert_eq!(dominance_share(&paired, 400, 1), Some(share));
+    }
+}
