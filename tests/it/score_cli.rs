@@ -129,6 +129,36 @@ fn score_json_follows_interfaces_and_agrees_with_laws_eval() {
             && md.contains("Table 3 layout")
             && md.contains("reactive baseline")
     );
+    // Every verdict on runs with a violation carries the share of resamples in which it holds, and the
+    // report's dominance table prints it in its last column.
+    let mut n_shares = 0;
+    for (property, verdicts) in score["dominance"].as_object().unwrap() {
+        let violated = runs
+            .iter()
+            .any(|r| r["property"] == *property && r["violated"] == true);
+        for d in verdicts.as_array().unwrap() {
+            let share = d["resampled_share"].as_f64();
+            assert_eq!(share.is_some(), violated, "{property}: {d}");
+            let Some(share) = share else { continue };
+            assert!((0.0..=1.0).contains(&share), "{property}: {d}");
+            let row_end = format!(
+                "| {} | {:.0}% |",
+                if d["dominates"] == true { "yes" } else { "no" },
+                100.0 * share
+            );
+            assert!(
+                md.lines()
+                    .any(|l| l.starts_with(&format!("| {property} |")) && l.ends_with(&row_end)),
+                "{property}: no row ending '{row_end}' in\n{md}"
+            );
+            n_shares += 1;
+        }
+    }
+    assert!(
+        n_shares >= 1,
+        "no verdict with a share: {}",
+        score["dominance"]
+    );
 }
 
 #[test]

@@ -27,11 +27,12 @@ use rand::SeedableRng;
 use rayon::prelude::*;
 
 use crate::calibration::{calibrate_model, CalibrateOptions, PropertyCalibration};
+use crate::report::verdict;
 use crate::score::{calibrated_rule, run_series};
 use crate::time_ahead::{
-    best_within, calibration_check, comparator_alarm, dominance, dominance_share,
-    score_run_calibrated, summarise, threshold_key, Comparison, CurvePoint, Dominance, PairedRun,
-    RunScore, RunSeries, Summary, RESAMPLES,
+    best_within, calibration_check, dominance, dominance_share, score_run_calibrated, summarise,
+    threshold_key, Comparison, CurvePoint, Dominance, PairedRun, RunScore, RunSeries, Summary,
+    RESAMPLES, RESAMPLE_SEED,
 };
 
 /// False-alarm budgets (% of safe runs) at which the printed tables read the curve: the search
@@ -41,9 +42,6 @@ const CURVE_BUDGETS_PCT: [f64; 4] = [5.0, 10.0, 20.0, 40.0];
 /// Properties with fewer violating test runs are left out of [`Evaluation::dominated_pairs`] (issue #9's
 /// targets count properties with at least this many).
 pub const MIN_VIOLATING_FOR_PAIRS: usize = 5;
-
-/// Seed of the bootstrap resamples of the test runs (see [`crate::time_ahead::dominance_share`]).
-const RESAMPLE_SEED: u64 = 0;
 
 /// A verdict whose share of resamples is at least this is one the test runs support; at most
 /// `1 − ROBUST_SHARE`, its opposite is; in between, the test runs cannot tell.
@@ -423,20 +421,6 @@ fn curve_point(point: Option<CurvePoint>) -> String {
     )
 }
 
-/// A dominance verdict in words, with the share of resamples in which the curve dominates when known.
-fn verdict(d: &Dominance) -> String {
-    let word = if d.dominates {
-        "dominates"
-    } else {
-        "does not dominate"
-    };
-    match d.resampled_share {
-        Some(share) if d.dominates => format!("{word} (in {:.0}% of resamples)", 100.0 * share),
-        Some(share) => format!("{word} (dominates in {:.0}% of resamples)", 100.0 * share),
-        None => word.to_owned(),
-    }
-}
-
 fn row(label: &str, s: &Summary) -> String {
     format!(
         "  {label:<58} {:>9} {:>12} {:>11}",
@@ -521,16 +505,7 @@ impl Evaluation {
                     if !runs.iter().any(|r| r.violated) {
                         return None;
                     }
-                    let mut comparison = Comparison::of(&runs);
-                    for d in &mut comparison.dominance {
-                        let paired: Vec<PairedRun<'_>> = runs
-                            .iter()
-                            .filter_map(|r| {
-                                PairedRun::of(r, |r| comparator_alarm(&d.comparator, r))
-                            })
-                            .collect();
-                        d.resampled_share = dominance_share(&paired, RESAMPLES, RESAMPLE_SEED);
-                    }
+                    let comparison = Comparison::of(&runs);
                     let budget_rules = self.budget_rule_comparisons(&name, &comparison.curve);
                     Some((
                         name,

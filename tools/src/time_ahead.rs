@@ -244,7 +244,7 @@ pub struct Dominance {
     /// At least as many violations warned of, with a longer median lead.
     pub dominates: bool,
     /// The share of bootstrap resamples of the runs in which the curve dominates (see
-    /// [`dominance_share`]); `None` where not computed (only `evaluate` computes it).
+    /// [`dominance_share`]); `None` without a violating run, or where not computed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resampled_share: Option<f64>,
 }
@@ -312,8 +312,11 @@ impl<'a> PairedRun<'a> {
     }
 }
 
-/// Bootstrap resamples per comparator pair in `evaluate`.
+/// Bootstrap resamples per comparator pair ([`Comparison::of`], `evaluate`'s budget rules).
 pub const RESAMPLES: usize = 1000;
+
+/// Seed of those resamples: the same runs give the same shares.
+pub const RESAMPLE_SEED: u64 = 0;
 
 /// How often the curve dominates the comparator when the runs are drawn again: the share of `resamples`
 /// bootstrap resamples of `runs` in which [`dominance`] (with the curve and the comparator's summary of
@@ -395,7 +398,8 @@ pub fn dominates_in(runs: &[&PairedRun<'_>]) -> bool {
 }
 
 /// A property's runs against every comparator: the reactive baseline, RSS and the reactive rule where
-/// scored, the calibrated alarm, the curve, and the curve's dominance over each comparator.
+/// scored, the calibrated alarm, the curve, and the curve's dominance over each comparator with the share
+/// of resamples of the runs in which it holds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
     /// `(name, summary)` per comparator present: `baseline`, `rss`, `reactive_rule`.
@@ -431,7 +435,15 @@ impl Comparison {
         let curve = curve(runs);
         let dominance = comparators
             .iter()
-            .map(|(name, s)| dominance(name, s, &curve))
+            .map(|(name, s)| {
+                let mut d = dominance(name, s, &curve);
+                let paired: Vec<PairedRun<'_>> = runs
+                    .iter()
+                    .filter_map(|r| PairedRun::of(r, |r| comparator_alarm(name, r)))
+                    .collect();
+                d.resampled_share = dominance_share(&paired, RESAMPLES, RESAMPLE_SEED);
+                d
+            })
             .collect();
         Comparison {
             comparators,

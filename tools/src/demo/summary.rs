@@ -356,11 +356,7 @@ impl Summary {
                 crate::outln!(
                     "    curve at {}'s false-alarm rate: {ours} — {}",
                     d.comparator,
-                    if d.dominates {
-                        "dominates"
-                    } else {
-                        "does not dominate"
-                    }
+                    crate::report::verdict(d)
                 )?;
             }
         }

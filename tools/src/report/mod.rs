@@ -147,6 +147,20 @@ impl PropertyReport {
     }
 }
 
+/// A dominance verdict in words, with the share of resamples in which the curve dominates when known.
+pub fn verdict(d: &crate::time_ahead::Dominance) -> String {
+    let word = if d.dominates {
+        "dominates"
+    } else {
+        "does not dominate"
+    };
+    match d.resampled_share {
+        Some(share) if d.dominates => format!("{word} (in {:.0}% of resamples)", 100.0 * share),
+        Some(share) => format!("{word} (dominates in {:.0}% of resamples)", 100.0 * share),
+        None => word.to_owned(),
+    }
+}
+
 /// How a comparator is named in the reports.
 pub fn comparator_label(name: &str, rule: Option<&str>) -> String {
     match (name, rule) {
