@@ -285,6 +285,19 @@ mod resampling {
         })
     }
 
+    fn scored(series: &[RunSeries]) -> Vec<RunScore> {
+        series
+            .iter()
+            .map(|s| score_run("r", "s", "p", s, &thresholds()))
+            .collect()
+    }
+
+    /// Each run against the reactive baseline.
+    fn against_baseline<'a>(runs: impl Iterator<Item = &'a RunScore>) -> Vec<PairedRun<'a>> {
+        runs.filter_map(|r| PairedRun::of(r, |r| Some(&r.baseline)))
+            .collect()
+    }
+
     proptest! {
         /// The shortcut verdict equals `dominance` on the curve of the same runs, for the runs and for
         /// resamples of them (repeats included).
@@ -300,10 +313,7 @@ mod resampling {
             for sample in samples {
                 let summary = summarise(sample.iter().map(|r| (*r, &r.baseline)));
                 let want = dominance("baseline", &summary, &curve(&sample)).dominates;
-                let paired: Vec<PairedRun<'_>> = sample
-                    .iter()
-                    .filter_map(|r| PairedRun::of(r, |r| Some(&r.baseline)))
-                    .collect();
+                let paired = against_baseline(sample.iter().copied());
                 let refs: Vec<&PairedRun<'_>> = paired.iter().collect();
                 prop_assert_eq!(dominates_in(&refs), want);
             }
@@ -315,19 +325,13 @@ mod resampling {
     /// violation the curve warns of; the share is seeded, so it repeats.
     #[test]
     fn a_clear_win_holds_in_every_resample() {
-        let runs: Vec<RunScore> = [
+        let runs = scored(&[
             series(&[0.2, 0.8, 0.8, 0.9, 1.0], Some(4), &[3]),
             series(&[0.2, 0.8, 0.8, 0.9, 1.0], Some(4), &[]),
             series(&[0.1, 0.2, 0.1], None, &[]),
             series(&[0.1, 0.3, 0.1], None, &[1]),
-        ]
-        .iter()
-        .map(|s| score_run("r", "s", "p", s, &thresholds()))
-        .collect();
-        let paired: Vec<PairedRun<'_>> = runs
-            .iter()
-            .filter_map(|r| PairedRun::of(r, |r| Some(&r.baseline)))
-            .collect();
+        ]);
+        let paired = against_baseline(runs.iter());
         let share = dominance_share(&paired, 200, 7).unwrap();
         // A resample whose violating runs are both the unwarned-by-the-baseline one still dominates (the
         // baseline then warns of none); every resample does.
@@ -344,20 +348,14 @@ mod resampling {
     /// resample's verdict depends on which it draws; the share is neither 0 nor 1, and repeats.
     #[test]
     fn a_tie_is_split_across_resamples() {
-        let runs: Vec<RunScore> = [
+        let runs = scored(&[
             // The curve rises 0.4 s ahead; the comparator 0.1 s ahead.
             series(&[0.1, 0.9, 0.9, 0.9, 0.9, 1.0], Some(5), &[4]),
             // The curve rises 0.1 s ahead; the comparator 0.4 s ahead.
             series(&[0.1, 0.1, 0.1, 0.1, 0.9, 1.0], Some(5), &[1]),
             series(&[0.1, 0.2], None, &[]),
-        ]
-        .iter()
-        .map(|s| score_run("r", "s", "p", s, &thresholds()))
-        .collect();
-        let paired: Vec<PairedRun<'_>> = runs
-            .iter()
-            .filter_map(|r| PairedRun::of(r, |r| Some(&r.baseline)))
-            .collect();
+        ]);
+        let paired = against_baseline(runs.iter());
         let share = dominance_share(&paired, 400, 1).unwrap();
         // Draws of the first run twice dominate, of the second twice do not, one of each ties the
         // medians (not longer): about a quarter.
