@@ -285,6 +285,7 @@ mod resampling {
         })
     }
 
+    /// Each series scored at the usual thresholds.
     fn scored(series: &[RunSeries]) -> Vec<RunScore> {
         series
             .iter()
