@@ -30,9 +30,9 @@ use crate::calibration::{calibrate_model, CalibrateOptions, PropertyCalibration}
 use crate::report::verdict;
 use crate::score::{calibrated_rule, run_series};
 use crate::time_ahead::{
-    best_within, calibration_check, dominance, dominance_share, score_run_calibrated, summarise,
-    threshold_key, Comparison, CurvePoint, Dominance, PairedRun, RunScore, RunSeries, Summary,
-    RESAMPLES, RESAMPLE_SEED,
+    best_within, calibration_check, dominance, dominance_share, resamples_for,
+    score_run_calibrated, summarise, threshold_key, Comparison, CurvePoint, Dominance, PairedRun,
+    RunScore, RunSeries, Summary, RESAMPLE_SEED,
 };
 
 /// False-alarm budgets (% of safe runs) at which the printed tables read the curve: the search
@@ -476,7 +476,8 @@ impl Evaluation {
                     .filter_map(|r| PairedRun::of(r, |r| r.reactive_rule.as_ref()))
                     .collect();
                 let mut dominance = dominance("reactive_rule", &summary, curve);
-                dominance.resampled_share = dominance_share(&paired, RESAMPLES, RESAMPLE_SEED);
+                dominance.resampled_share =
+                    dominance_share(&paired, resamples_for(paired.len()), RESAMPLE_SEED);
                 Some(BudgetRuleResult {
                     budget_pct: b.budget_pct,
                     rule,
@@ -665,7 +666,7 @@ impl Evaluation {
             "\ncomparator pairs the auto curve dominates (properties with at least \
              {MIN_VIOLATING_FOR_PAIRS} violating test runs): {} of {} against the baseline, RSS and the \
              stored rule; {} of {} against the rules written for each false-alarm budget\n\
-             dominated in at least {:.0}% of {RESAMPLES} resamples of the test runs: {} and {}; in at most \
+             dominated in at least {:.0}% of the bootstrap resamples of the test runs: {} and {}; in at most \
              {:.0}%: {} and {} (the rest are within these runs' noise)\n",
             stored.dominated,
             stored.pairs,
@@ -743,7 +744,6 @@ impl Evaluation {
         let json = serde_json::json!({
             "dominated_pairs": {
                 "min_violating_runs": MIN_VIOLATING_FOR_PAIRS,
-                "resamples": RESAMPLES,
                 "robust_share": ROBUST_SHARE,
                 "comparators": stored,
                 "budget_rules": budget,

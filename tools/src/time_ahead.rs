@@ -312,8 +312,25 @@ impl<'a> PairedRun<'a> {
     }
 }
 
-/// Bootstrap resamples per comparator pair ([`Comparison::of`], `evaluate`'s budget rules).
+/// Bootstrap resamples per comparator pair ([`Comparison::of`], `evaluate`'s budget rules) up to
+/// [`RESAMPLED_RUNS`] runs (see [`resamples_for`]).
 pub const RESAMPLES: usize = 1000;
+
+/// Above this many runs, fewer resamples are drawn, so that a pair costs at most `RESAMPLES ×
+/// RESAMPLED_RUNS` draws.
+pub const RESAMPLED_RUNS: usize = 10_000;
+
+/// The resamples drawn for a pair over `n_runs` runs: [`RESAMPLES`], or for more than [`RESAMPLED_RUNS`]
+/// runs as many as keep the draws to `RESAMPLES × RESAMPLED_RUNS`, and at least 100. On so many runs
+/// the share varies little from resample to resample, and a batch of 100,000 logs still costs about a
+/// second per pair.
+pub fn resamples_for(n_runs: usize) -> usize {
+    if n_runs <= RESAMPLED_RUNS {
+        RESAMPLES
+    } else {
+        (RESAMPLES * RESAMPLED_RUNS / n_runs).max(100)
+    }
+}
 
 /// Seed of those resamples: the same runs give the same shares.
 pub const RESAMPLE_SEED: u64 = 0;
@@ -334,15 +351,19 @@ pub fn dominance_share(runs: &[PairedRun<'_>], resamples: usize, seed: u64) -> O
     }
     let wins = (0..resamples)
         .into_par_iter()
-        .map_init(Vec::new, |sample, i| {
-            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-            rng.set_stream(i as u64);
-            sample.clear();
-            for group in [&violating, &safe] {
-                sample.extend((0..group.len()).map(|_| group[rng.random_range(0..group.len())]));
-            }
-            usize::from(dominates_in(sample))
-        })
+        .map_init(
+            || (Vec::new(), Scratch::default()),
+            |(sample, scratch), i| {
+                let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+                rng.set_stream(i as u64);
+                sample.clear();
+                for group in [&violating, &safe] {
+                    sample
+                        .extend((0..group.len()).map(|_| group[rng.random_range(0..group.len())]));
+                }
+                usize::from(scratch.dominates_in(sample))
+            },
+        )
         .sum::<usize>();
     Some(wins as f64 / resamples as f64)
 }
@@ -354,47 +375,62 @@ pub fn dominance_share(runs: &[PairedRun<'_>], resamples: usize, seed: u64) -> O
 /// warned of exactly when its envelope rises above that risk, and its lead is the first such point's.
 /// The tests check it against [`curve`] and [`dominance`].
 pub fn dominates_in(runs: &[&PairedRun<'_>]) -> bool {
-    let mut theirs: Vec<f64> = Vec::new();
-    let mut safe_max: Vec<f64> = Vec::new();
-    let (mut n_violating, mut k) = (0usize, 0usize);
-    for r in runs {
-        if r.violated {
-            n_violating += 1;
-            theirs.extend(r.comparator.lead_s);
-        } else {
-            safe_max.push(r.max_risk);
-            k += usize::from(r.comparator.false_alarm);
+    Scratch::default().dominates_in(runs)
+}
+
+/// The buffers of [`dominates_in`], kept from one resample to the next.
+#[derive(Default)]
+struct Scratch {
+    theirs: Vec<f64>,
+    ours: Vec<f64>,
+    safe_max: Vec<f64>,
+}
+
+impl Scratch {
+    fn dominates_in(&mut self, runs: &[&PairedRun<'_>]) -> bool {
+        let Scratch {
+            theirs,
+            ours,
+            safe_max,
+        } = self;
+        theirs.clear();
+        ours.clear();
+        safe_max.clear();
+        let mut k = 0usize;
+        for r in runs {
+            if r.violated {
+                theirs.extend(r.comparator.lead_s);
+            } else {
+                safe_max.push(r.max_risk);
+                k += usize::from(r.comparator.false_alarm);
+            }
         }
+        // Levels are the positive risks the runs reach.
+        let floor = if k < safe_max.len() {
+            let (_, kth, _) = safe_max.select_nth_unstable_by(k, |a, b| b.total_cmp(a));
+            kth.max(0.0)
+        } else {
+            0.0
+        };
+        // An envelope's risks rise strictly, so its first point above the floor is found by bisection.
+        ours.extend(runs.iter().filter(|r| r.violated).filter_map(|r| {
+            let env = r.envelope;
+            env.get(env.partition_point(|&(x, _)| x <= floor))
+                .filter(|(x, _)| x.is_finite())
+                .map(|&(_, lead)| lead)
+        }));
+        if ours.is_empty() {
+            return false;
+        }
+        ours.sort_by(f64::total_cmp);
+        theirs.sort_by(f64::total_cmp);
+        let longer = match (median(ours), median(theirs)) {
+            (Some(a), Some(b)) => a > b,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        ours.len() >= theirs.len() && longer
     }
-    // Levels are the positive risks the runs reach.
-    let floor = if k < safe_max.len() {
-        let (_, kth, _) = safe_max.select_nth_unstable_by(k, |a, b| b.total_cmp(a));
-        kth.max(0.0)
-    } else {
-        0.0
-    };
-    let mut ours: Vec<f64> = runs
-        .iter()
-        .filter(|r| r.violated)
-        .filter_map(|r| {
-            r.envelope
-                .iter()
-                .find(|&&(x, _)| x > floor && x.is_finite())
-        })
-        .map(|&(_, lead)| lead)
-        .collect();
-    if ours.is_empty() {
-        return false;
-    }
-    ours.sort_by(f64::total_cmp);
-    theirs.sort_by(f64::total_cmp);
-    let longer = match (median(&ours), median(&theirs)) {
-        (Some(a), Some(b)) => a > b,
-        (Some(_), None) => true,
-        (None, _) => false,
-    };
-    debug_assert!(n_violating >= ours.len());
-    ours.len() >= theirs.len() && longer
 }
 
 /// A property's runs against every comparator: the reactive baseline, RSS and the reactive rule where
@@ -441,7 +477,8 @@ impl Comparison {
                     .iter()
                     .filter_map(|r| PairedRun::of(r, |r| comparator_alarm(name, r)))
                     .collect();
-                d.resampled_share = dominance_share(&paired, RESAMPLES, RESAMPLE_SEED);
+                d.resampled_share =
+                    dominance_share(&paired, resamples_for(paired.len()), RESAMPLE_SEED);
                 d
             })
             .collect();

@@ -345,6 +345,16 @@ mod resampling {
         );
     }
 
+    /// The resample count: 1,000 up to 10,000 runs, then as many as keep the draws to 10⁷, at least 100.
+    #[test]
+    fn large_batches_draw_fewer_resamples() {
+        assert_eq!(resamples_for(0), 1000);
+        assert_eq!(resamples_for(10_000), 1000);
+        assert_eq!(resamples_for(20_000), 500);
+        assert_eq!(resamples_for(100_000), 100);
+        assert_eq!(resamples_for(1_000_000), 100);
+    }
+
     /// A coin flip: two violating runs, one warned earlier by the curve and one by the comparator, so a
     /// resample's verdict depends on which it draws; the share is neither 0 nor 1, and repeats.
     #[test]
