@@ -71,6 +71,25 @@ fn section(out: &mut String, p: &PropertyReport) {
     for note in &p.notes {
         let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(note));
     }
+    if !p.dominance.is_empty() {
+        let _ = writeln!(
+            out,
+            "<h3>The prediction curve against the comparators</h3><p>{}</p><table><tr>{}</tr>",
+            escape(&super::DOMINANCE_NOTE.replace('*', "")),
+            super::DOMINANCE_HEADER
+                .iter()
+                .map(|h| format!("<th>{}</th>", escape(h)))
+                .collect::<String>()
+        );
+        for d in &p.dominance {
+            let cells: String = super::dominance_cells(d)
+                .iter()
+                .map(|c| format!("<td>{}</td>", escape(c)))
+                .collect();
+            let _ = writeln!(out, "<tr>{cells}</tr>");
+        }
+        out.push_str("</table>\n");
+    }
     out.push_str("<div class=\"plots\">\n");
     figure(out, "lead-histogram", plots::lead_histogram(p));
     figure(out, "tradeoff", plots::tradeoff(p));

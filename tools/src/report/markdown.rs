@@ -133,50 +133,22 @@ fn dominance_table(out: &mut String, report: &Report) {
     }
     let _ = writeln!(
         out,
-        "## The prediction curve against the comparators\n\n\
-         For each comparator, avguard's best threshold with at most the comparator's false-alarm rate. \
-         *Dominates*: at least as many violations predicted, with a longer median lead. *Resamples*: the \
-         share of 1,000 bootstrap resamples of these runs (violating and safe runs drawn again with \
-         replacement) in which it dominates; near 100 % or 0 % the runs decide the verdict, near 50 % they \
-         cannot.\n"
+        "## The prediction curve against the comparators\n\n{}\n",
+        super::DOMINANCE_NOTE
     );
     let _ = writeln!(
         out,
-        "| property | comparator | its predicted | its lead (s) | its false alarms | avguard θ | predicted | \
-         lead (s) | false alarms | dominates | resamples |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|"
+        "| property | {} |\n|---|---|{}---|---:|",
+        super::DOMINANCE_HEADER.join(" | "),
+        "---:|".repeat(super::DOMINANCE_HEADER.len() - 3)
     );
     for p in &report.properties {
         for d in &p.dominance {
-            let s = &d.comparator_summary;
-            let (theta, pred, lead, fa) = d.ours.map_or_else(
-                || {
-                    (
-                        "–".to_owned(),
-                        "–".to_owned(),
-                        "–".to_owned(),
-                        "–".to_owned(),
-                    )
-                },
-                |o| {
-                    (
-                        format!("{:.3}", o.theta),
-                        format!("{:.1}%", o.predicted_pct),
-                        fmt_opt(o.median_lead_s, 2),
-                        format!("{:.1}%", o.false_alarm_pct),
-                    )
-                },
-            );
             let _ = writeln!(
                 out,
-                "| {} | {} | {}% | {} | {}% | {theta} | {pred} | {lead} | {fa} | {} | {} |",
+                "| {} | {} |",
                 p.name,
-                super::comparator_label(&d.comparator, None),
-                fmt_opt(s.predicted_pct, 1),
-                fmt_opt(s.median_lead_s, 2),
-                fmt_opt(s.false_alarm_pct, 1),
-                if d.dominates { "yes" } else { "no" },
-                d.resampled_share
-                    .map_or_else(|| "–".to_owned(), |x| format!("{:.0}%", 100.0 * x))
+                super::dominance_cells(d).join(" | ")
             );
         }
     }

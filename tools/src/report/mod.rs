@@ -147,6 +147,57 @@ impl PropertyReport {
     }
 }
 
+/// What the dominance tables of both reports say of themselves.
+pub(crate) const DOMINANCE_NOTE: &str = "For each comparator, avguard's best threshold with at most the \
+    comparator's false-alarm rate. *Dominates*: at least as many violations predicted, with a longer \
+    median lead. *Resamples*: the share of bootstrap resamples of these runs (violating and safe runs \
+    drawn again with replacement) in which it dominates; near 100 % or 0 % the runs decide the verdict, \
+    near 50 % they cannot.";
+
+/// The columns of a dominance row ([`dominance_cells`]).
+pub(crate) const DOMINANCE_HEADER: [&str; 10] = [
+    "comparator",
+    "its predicted",
+    "its lead (s)",
+    "its false alarms",
+    "avguard θ",
+    "predicted",
+    "lead (s)",
+    "false alarms",
+    "dominates",
+    "resamples",
+];
+
+/// One verdict as the cells of [`DOMINANCE_HEADER`].
+pub(crate) fn dominance_cells(d: &crate::time_ahead::Dominance) -> [String; 10] {
+    let s = &d.comparator_summary;
+    let dash = || "–".to_owned();
+    let (theta, pred, lead, fa) = d.ours.map_or_else(
+        || (dash(), dash(), dash(), dash()),
+        |o| {
+            (
+                format!("{:.3}", o.theta),
+                format!("{:.1}%", o.predicted_pct),
+                fmt_opt(o.median_lead_s, 2),
+                format!("{:.1}%", o.false_alarm_pct),
+            )
+        },
+    );
+    [
+        comparator_label(&d.comparator, None),
+        format!("{}%", fmt_opt(s.predicted_pct, 1)),
+        fmt_opt(s.median_lead_s, 2),
+        format!("{}%", fmt_opt(s.false_alarm_pct, 1)),
+        theta,
+        pred,
+        lead,
+        fa,
+        if d.dominates { "yes" } else { "no" }.to_owned(),
+        d.resampled_share
+            .map_or_else(dash, |x| format!("{:.0}%", 100.0 * x)),
+    ]
+}
+
 /// A dominance verdict in words, with the share of resamples in which the curve dominates when known.
 pub fn verdict(d: &crate::time_ahead::Dominance) -> String {
     let word = if d.dominates {

@@ -130,3 +130,33 @@ fn html_is_self_contained_with_three_plots() {
     );
     assert!(html.contains("light yellow &amp; moving"));
 }
+
+/// Both reports show the curve against the comparators with the same cells, the share of resamples
+/// included. Here the baseline warns of nothing and never alarms, and in every resample the curve warns
+/// of the one violation above the highest safe risk drawn (4 or 6 s ahead): it dominates in all of them.
+#[test]
+fn both_reports_show_the_verdicts_with_their_share_of_resamples() {
+    let mut warned = run(true, 0.9, Some(4.0));
+    warned.envelope = vec![(0.2, 6.0), (0.9, 4.0)];
+    let runs = [warned, run(false, 0.6, None), run(false, 0.1, None)];
+    let refs: Vec<&RunScore> = runs.iter().collect();
+    let c = crate::time_ahead::Comparison::of(&refs);
+    let d = c.dominance[0].clone();
+    assert_eq!(d.comparator, "baseline");
+    assert!(d.dominates, "{d:?}");
+    assert_eq!(d.resampled_share, Some(1.0));
+    let mut report = sample();
+    report.properties[0].add_comparison(c, None, None);
+    let cells = dominance_cells(&d);
+    assert_eq!(cells[8], "yes");
+    assert_eq!(cells[9], "100%");
+    let md = render_markdown(&report);
+    assert!(
+        md.contains(&format!("| law | {} |", cells.join(" | "))),
+        "{md}"
+    );
+    let html = render_html(&report);
+    let row: String = cells.iter().map(|c| format!("<td>{c}</td>")).collect();
+    assert!(html.contains(&format!("<tr>{row}</tr>")), "{html}");
+    assert!(html.contains("<th>resamples</th>"), "{html}");
+}
