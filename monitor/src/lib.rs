@@ -38,6 +38,7 @@ pub mod pac;
 pub mod learning;
 pub mod prism;
 pub mod property;
+pub mod provenance;
 pub mod reach;
 pub mod risk;
 pub mod select;

@@ -67,7 +67,7 @@ impl Model {
     /// A rule whose literals do not resolve against the model's laws (see [`Model::try_new`]).
     pub fn with_reactive_rules(
         &self,
-        rule: impl Fn(&PropertyModel) -> Option<crate::select::ReactiveRule>,
+        rule: impl Fn(&PropertyModel) -> Option<crate::provenance::ReactiveRule>,
     ) -> Result<Model, ModelError> {
         let properties = self
             .properties

@@ -14,7 +14,7 @@ use crate::dtmc::Dtmc;
 use crate::error::{ModelError, StructureError};
 use crate::estimate::{build_dtmc_with_prior, LaplaceConfig};
 use crate::pac::{PacConfig, PacSummary};
-use crate::select::provenance::{ReactiveRule, Selection};
+use crate::provenance::{ReactiveRule, Selection};
 use crate::table::RiskTable;
 use crate::StateId;
 

@@ -27,7 +27,6 @@ use candidates::Cuts;
 pub mod criterion;
 pub mod data;
 pub mod pool;
-pub mod provenance;
 pub mod rule;
 pub mod search;
 
@@ -43,11 +42,11 @@ use crate::domain::Domain;
 use crate::error::ModelError;
 use crate::model::Model;
 use crate::property::{BuildConfig, PropertyModel};
+pub use crate::provenance::{AbstractionMode, ReactiveRule, Selection, SelectionStep};
 use crate::spec::{ResolvedProperty, WINDOW_SUFFIX};
 use data::{PropertyData, Recorder, RunRecord, Source};
 use laws::LawSource;
 use pool::Candidate;
-pub use provenance::{AbstractionMode, ReactiveRule, Selection, SelectionStep};
 pub use search::SearchConfig;
 
 /// The text of an atom's negation: the one comparison operator of a canonical atom swapped.

@@ -29,7 +29,7 @@ impl AbstractionMode {
 pub struct SelectionStep {
     /// The predicate added (the unsafe predicate for the first step).
     pub predicate: String,
-    /// Cross-validated score after adding it ([`super::criterion`]).
+    /// Cross-validated score after adding it ([`crate::select::criterion`]).
     pub score: f64,
 }
 
