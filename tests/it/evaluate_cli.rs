@@ -260,9 +260,20 @@ fn evaluate_prints_the_curve_at_each_budget_and_writes_what_it_printed() {
     }
     let tally_line = format!(
         "{} of {} against the baseline, RSS and the stored rule; {} of {} against the rules written for \
-         each false-alarm budget\ndominated in at least 80% of the bootstrap resamples of the test runs: {} and {}; \
-         in at most 20%: {} and {}",
-        stored[0], stored[1], budget[0], budget[1], stored[2], budget[2], stored[3], budget[3]
+         each false-alarm budget\ndominated in at least 80% of the bootstrap resamples of the test runs: {} of {} \
+         and {} of {}; in at most 20%: {} of {} and {} of {}",
+        stored[0],
+        stored[1],
+        budget[0],
+        budget[1],
+        stored[2],
+        stored[1],
+        budget[2],
+        budget[1],
+        stored[3],
+        stored[1],
+        budget[3],
+        budget[1]
     );
     assert!(
         printed.contains(&tally_line),

@@ -666,18 +666,22 @@ impl Evaluation {
             "\ncomparator pairs the auto curve dominates (properties with at least \
              {MIN_VIOLATING_FOR_PAIRS} violating test runs): {} of {} against the baseline, RSS and the \
              stored rule; {} of {} against the rules written for each false-alarm budget\n\
-             dominated in at least {:.0}% of the bootstrap resamples of the test runs: {} and {}; in at most \
-             {:.0}%: {} and {} (the rest are within these runs' noise)\n",
+             dominated in at least {:.0}% of the bootstrap resamples of the test runs: {} of {} and {} of {}; \
+             in at most {:.0}%: {} of {} and {} of {} (the rest are within these runs' noise)\n",
             stored.dominated,
             stored.pairs,
             budget.dominated,
             budget.pairs,
             100.0 * ROBUST_SHARE,
             stored.dominated_in_most_resamples,
+            stored.pairs,
             budget.dominated_in_most_resamples,
+            budget.pairs,
             100.0 * (1.0 - ROBUST_SHARE),
             stored.dominated_in_few_resamples,
+            stored.pairs,
             budget.dominated_in_few_resamples,
+            budget.pairs,
         ));
         out
     }
