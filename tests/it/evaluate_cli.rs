@@ -301,3 +301,87 @@ fn evaluate_prints_the_curve_at_each_budget_and_writes_what_it_printed() {
     assert!(n_budget_rules >= 1, "{printed}");
     assert!(n_searched >= 1, "{printed}");
 }
+
+/// `--repeats 2` evaluates with seeds 0 and 1: each is printed and written as a single evaluation with
+/// that seed would be, and the closing table lists each seed's pair tallies (those of its own
+/// `evaluate.json`) and their sums.
+#[test]
+fn repeated_evaluations_print_each_seed_and_sum_their_pairs() {
+    let tmp = scratch();
+    let dir = tmp.path();
+    let (train, test, out) = (dir.join("train"), dir.join("test"), dir.join("ev"));
+    simulate("priority_road.toml", 90, 5, &train);
+    simulate("priority_road.toml", 50, 6, &test);
+    let evaluate = |extra: &[&str]| {
+        run_ok(
+            avguard()
+                .args(["evaluate", "--laws"])
+                .arg(workspace_root().join("laws/specs"))
+                .arg("--train")
+                .arg(&train)
+                .arg("--test")
+                .arg(&test)
+                .args(["--max-predicates", "4", "--folds", "3", "--alpha", "1"])
+                .args(extra),
+        )
+    };
+    let out_arg = out.to_str().unwrap();
+    let printed = evaluate(&["--repeats", "2", "--out", out_arg]);
+    // Seed 1's section is what a single evaluation with seed 1 prints.
+    let (before, seed1) = printed.split_once("\n== seed 1 ==\n").unwrap();
+    assert!(before.contains("== seed 0 =="), "{printed}");
+    let (seed1, table) = seed1.split_once("\nacross 2 seeds:").unwrap();
+    let alone = evaluate(&["--seed", "1"]);
+    let strip = |s: &str| {
+        s.lines()
+            .filter(|l| !l.starts_with("evaluate.json and both models are in"))
+            .map(str::trim_end)
+            .collect::<Vec<_>>()
+            .join("\n")
+            .trim()
+            .to_owned()
+    };
+    assert_eq!(strip(seed1), strip(&alone));
+    // Each seed's row holds its own evaluate.json's tallies; the last row sums them.
+    let mut sums = [0u64; 8];
+    for seed in 0..2 {
+        let json: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(out.join(format!("seed-{seed}/evaluate.json"))).unwrap(),
+        )
+        .unwrap();
+        let p = &json["dominated_pairs"];
+        let mut cells = Vec::new();
+        for (i, key) in ["comparators", "budget_rules"].iter().enumerate() {
+            let n = |f: &str| p[key][f].as_u64().unwrap();
+            let values = [
+                n("dominated"),
+                n("pairs"),
+                n("dominated_in_most_resamples"),
+                n("dominated_in_few_resamples"),
+            ];
+            for (j, v) in values.iter().enumerate() {
+                sums[4 * i + j] += v;
+            }
+            cells.push(format!(
+                "{} of {} ({} / {})",
+                values[0], values[1], values[2], values[3]
+            ));
+        }
+        let row = table
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(&seed.to_string()))
+            .unwrap_or_else(|| panic!("no row for seed {seed} in\n{table}"));
+        for c in &cells {
+            assert!(row.contains(c.as_str()), "'{c}' not in '{row}'");
+        }
+    }
+    assert!(sums[1] > 0 && sums[5] > 0, "no pair to count: {table}");
+    let sum_row = table
+        .lines()
+        .find(|l| l.trim_start().starts_with("sum"))
+        .unwrap();
+    let want = format!("{} of {} ({} / {})", sums[0], sums[1], sums[2], sums[3]);
+    assert!(sum_row.contains(&want), "'{want}' not in '{sum_row}'");
+    let want = format!("{} of {} ({} / {})", sums[4], sums[5], sums[6], sums[7]);
+    assert!(sum_row.contains(&want), "'{want}' not in '{sum_row}'");
+}

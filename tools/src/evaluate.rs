@@ -397,6 +397,111 @@ pub fn evaluate(
     })
 }
 
+/// What one evaluation of a repeated run keeps for the summary: its seed, its pair tallies and its
+/// curve at the budgets.
+#[derive(Debug, Clone)]
+pub struct SeedSummary {
+    /// The evaluation's seed (split and search).
+    pub seed: u64,
+    /// [`Evaluation::dominated_pairs`].
+    pub pairs: (PairTally, PairTally),
+    /// [`Evaluation::budget_points`].
+    pub points: Vec<(String, [Option<CurvePoint>; 4])>,
+}
+
+impl SeedSummary {
+    /// The summary of `eval`, made with `seed`.
+    pub fn of(seed: u64, eval: &Evaluation) -> SeedSummary {
+        SeedSummary {
+            seed,
+            pairs: eval.dominated_pairs(),
+            points: eval.budget_points(),
+        }
+    }
+}
+
+/// The table printed after evaluations repeated with several seeds: each seed's pair tallies and their
+/// sums, then per property the auto curve at each budget, as means over the seeds where it had a point.
+pub fn render_repeats(seeds: &[SeedSummary]) -> String {
+    let mut out = format!(
+        "\nacross {} seeds: comparator pairs the auto curve dominates (properties with at least \
+         {MIN_VIOLATING_FOR_PAIRS} violating test runs), and those dominated in at least {:.0}% and at \
+         most {:.0}% of the resamples\n  {:<6} {:>28} {:>28}\n",
+        seeds.len(),
+        100.0 * ROBUST_SHARE,
+        100.0 * (1.0 - ROBUST_SHARE),
+        "seed",
+        "baseline, RSS, stored rule",
+        "rules for each budget"
+    );
+    let cell = |t: &PairTally| {
+        format!(
+            "{} of {} ({} / {})",
+            t.dominated, t.pairs, t.dominated_in_most_resamples, t.dominated_in_few_resamples
+        )
+    };
+    let mut sums = (PairTally::default(), PairTally::default());
+    for s in seeds {
+        out.push_str(&format!(
+            "  {:<6} {:>28} {:>28}\n",
+            s.seed,
+            cell(&s.pairs.0),
+            cell(&s.pairs.1)
+        ));
+        for (sum, t) in [(&mut sums.0, &s.pairs.0), (&mut sums.1, &s.pairs.1)] {
+            sum.dominated += t.dominated;
+            sum.pairs += t.pairs;
+            sum.dominated_in_most_resamples += t.dominated_in_most_resamples;
+            sum.dominated_in_few_resamples += t.dominated_in_few_resamples;
+        }
+    }
+    out.push_str(&format!(
+        "  {:<6} {:>28} {:>28}\n",
+        "sum",
+        cell(&sums.0),
+        cell(&sums.1)
+    ));
+    let mut names: Vec<&str> = seeds
+        .iter()
+        .flat_map(|s| s.points.iter().map(|(n, _)| n.as_str()))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    if names.is_empty() {
+        return out;
+    }
+    out.push_str(
+        "auto's curve at each false-alarm budget, mean over the seeds with a point there (predicted % / \
+         false alarms % / median lead s)\n",
+    );
+    for name in names {
+        let mut line = format!("  {name:<16}");
+        for (j, budget) in CURVE_BUDGETS_PCT.iter().enumerate() {
+            let found: Vec<CurvePoint> = seeds
+                .iter()
+                .filter_map(|s| s.points.iter().find(|(n, _)| n == name))
+                .filter_map(|(_, p)| p[j])
+                .collect();
+            let mean = |f: &dyn Fn(&CurvePoint) -> Option<f64>| {
+                let v: Vec<f64> = found.iter().filter_map(f).collect();
+                (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+            };
+            line.push_str(&format!(
+                "  ≤{budget:.0}%: {} / {} / {} ({})",
+                mean(&|p| Some(p.predicted_pct))
+                    .map_or_else(|| "–".to_owned(), |x| format!("{x:.1}")),
+                mean(&|p| Some(p.false_alarm_pct))
+                    .map_or_else(|| "–".to_owned(), |x| format!("{x:.1}")),
+                mean(&|p| p.median_lead_s).map_or_else(|| "–".to_owned(), |x| format!("{x:.2}")),
+                found.len()
+            ));
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
 fn pct(v: Option<f64>) -> String {
     v.map_or_else(|| "–".into(), |v| format!("{v:.1}%"))
 }
@@ -542,6 +647,26 @@ impl Evaluation {
             }
         }
         (stored, budget)
+    }
+
+    /// The auto curve's best point at each of the printed false-alarm budgets (5, 10, 20 and 40 %), per
+    /// property with at least [`MIN_VIOLATING_FOR_PAIRS`] violating test runs.
+    pub fn budget_points(&self) -> Vec<(String, [Option<CurvePoint>; 4])> {
+        self.auto_comparisons()
+            .iter()
+            .filter(|(_, a)| {
+                a.comparison
+                    .comparators
+                    .first()
+                    .is_some_and(|(_, s)| s.n_violating_runs >= MIN_VIOLATING_FOR_PAIRS)
+            })
+            .map(|(name, a)| {
+                (
+                    name.clone(),
+                    CURVE_BUDGETS_PCT.map(|b| best_within(&a.comparison.curve, b)),
+                )
+            })
+            .collect()
     }
 
     /// The printed tables: one per property with a violation among the test runs.

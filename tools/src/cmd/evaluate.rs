@@ -10,7 +10,7 @@ use monitor::{BuildConfig, LaplaceConfig};
 
 use crate::calibration::CalibrateOptions;
 use crate::cmd::learn::{AlphaArg, Prior};
-use crate::evaluate::{evaluate, EvaluateOptions};
+use crate::evaluate::{evaluate, render_repeats, EvaluateOptions, SeedSummary};
 
 /// Arguments of `avguard evaluate`.
 #[derive(clap::Args)]
@@ -39,6 +39,11 @@ pub struct Args {
     /// Seed of the split and of the search's folds.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Evaluate this many times, with seeds SEED, SEED + 1, ...: each evaluation is printed (and written
+    /// to `OUT/seed-K` with `--out`), then a table of the pairs dominated under each seed and their sums,
+    /// and the auto curve at each false-alarm budget as means over the seeds.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    repeats: u32,
     /// Most predicates per property of the auto abstraction, the unsafe one included (as `learn`).
     #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..=12))]
     max_predicates: u32,
@@ -74,6 +79,35 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     );
     let train = crate::batch::expand_logs(&args.train)?;
     let test = crate::batch::expand_logs(&args.test)?;
+    let mut summaries = Vec::new();
+    for seed in (0..u64::from(args.repeats)).map(|k| args.seed.wrapping_add(k)) {
+        if args.repeats > 1 {
+            crate::outln!("\n== seed {seed} ==")?;
+        }
+        let out = args.out.as_ref().map(|o| {
+            if args.repeats > 1 {
+                o.join(format!("seed-{seed}"))
+            } else {
+                o.clone()
+            }
+        });
+        let eval = evaluate_once(&args, &train, &test, seed, out.as_deref())?;
+        summaries.push(SeedSummary::of(seed, &eval));
+    }
+    if args.repeats > 1 {
+        crate::out!("{}", render_repeats(&summaries))?;
+    }
+    Ok(())
+}
+
+/// One evaluation with `seed`, printed and, with `out`, written there.
+fn evaluate_once(
+    args: &Args,
+    train: &[PathBuf],
+    test: &[PathBuf],
+    seed: u64,
+    out: Option<&std::path::Path>,
+) -> anyhow::Result<crate::evaluate::Evaluation> {
     let opts = EvaluateOptions {
         build: BuildConfig {
             laplace: LaplaceConfig {
@@ -82,7 +116,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             ..BuildConfig::at_frame_period(args.frame_period_s).context("--frame-period-s")?
         },
         search: args.prior.search(args.alpha.search(SearchConfig {
-            seed: args.seed,
+            seed,
             max_predicates: args.max_predicates as usize,
             folds: args.folds as usize,
             ..SearchConfig::default()
@@ -93,19 +127,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             ..CalibrateOptions::default()
         },
         calibration_fraction: args.calibration_fraction,
-        seed: args.seed,
-        thresholds: args.thresholds,
+        seed,
+        thresholds: args.thresholds.clone(),
         rss: args.rss.params()?,
     };
-    let eval = evaluate(&args.laws, args.properties.as_deref(), &train, &test, &opts)?;
+    let eval = evaluate(&args.laws, args.properties.as_deref(), train, test, &opts)?;
     for (path, e) in &eval.errors {
         eprintln!("skipped {}: {e}", path.display());
     }
     crate::out!("{}", eval.render())?;
-    if let Some(out) = &args.out {
+    if let Some(out) = out {
         eval.write(out)
             .with_context(|| format!("{}: cannot write the evaluation", out.display()))?;
         crate::outln!("\nevaluate.json and both models are in {}", out.display())?;
     }
-    Ok(())
+    Ok(eval)
 }
