@@ -5,6 +5,18 @@
 use crate::monitor_learn::simulate;
 use crate::support::{avguard, run_ok, scratch, workspace_root};
 
+/// `avguard evaluate` with the shipped laws on these training and test runs.
+fn evaluate(train: &std::path::Path, test: &std::path::Path) -> std::process::Command {
+    let mut cmd = avguard();
+    cmd.args(["evaluate", "--laws"])
+        .arg(workspace_root().join("laws/specs"))
+        .arg("--train")
+        .arg(train)
+        .arg("--test")
+        .arg(test);
+    cmd
+}
+
 #[test]
 fn evaluate_prints_the_curve_at_each_budget_and_writes_what_it_printed() {
     let tmp = scratch();
@@ -13,13 +25,7 @@ fn evaluate_prints_the_curve_at_each_budget_and_writes_what_it_printed() {
     simulate("red_light_queue.toml", 80, 5, &train);
     simulate("red_light_queue.toml", 40, 6, &test);
     let printed = run_ok(
-        avguard()
-            .args(["evaluate", "--laws"])
-            .arg(workspace_root().join("laws/specs"))
-            .arg("--train")
-            .arg(&train)
-            .arg("--test")
-            .arg(&test)
+        evaluate(&train, &test)
             .args(["--max-predicates", "5", "--folds", "3", "--alpha", "0.25"])
             .args(["--prior", "hierarchical"])
             .arg("--out")
@@ -314,13 +320,7 @@ fn repeated_evaluations_print_each_seed_and_sum_their_pairs() {
     simulate("priority_road.toml", 50, 6, &test);
     let evaluate = |extra: &[&str]| {
         run_ok(
-            avguard()
-                .args(["evaluate", "--laws"])
-                .arg(workspace_root().join("laws/specs"))
-                .arg("--train")
-                .arg(&train)
-                .arg("--test")
-                .arg(&test)
+            evaluate(&train, &test)
                 .args(["--max-predicates", "4", "--folds", "3", "--alpha", "1"])
                 .args(extra),
         )
