@@ -121,7 +121,9 @@ pub struct Evaluation {
     pub budget_rules: Vec<BudgetRules>,
     /// Logs that could not be read.
     pub errors: crate::batch::Failures,
-    /// The auto model's comparisons per property, with their resampled shares, once computed.
+    /// Per model, each property's comparison (with its resampled shares), once computed.
+    comparisons: OnceLock<Vec<BTreeMap<String, Comparison>>>,
+    /// The auto model's comparisons with the budget rules, once computed.
     auto: OnceLock<BTreeMap<String, AutoComparison>>,
 }
 
@@ -393,6 +395,7 @@ pub fn evaluate(
         models: results,
         budget_rules,
         errors,
+        comparisons: OnceLock::new(),
         auto: OnceLock::new(),
     })
 }
@@ -593,8 +596,27 @@ impl Evaluation {
             .collect()
     }
 
-    /// The auto model's comparison per property (with a violating test run), computed once: the
-    /// resamples cost about as much as scoring the runs again.
+    /// Model `m`'s comparison of `property` on the test runs, computed once for every model and
+    /// property: the printed tables and `evaluate.json` read the same one, resamples included.
+    pub fn comparison(&self, m: usize, property: &str) -> Option<&Comparison> {
+        self.comparisons
+            .get_or_init(|| {
+                let names = self.property_names();
+                (0..self.models.len())
+                    .map(|m| {
+                        names
+                            .iter()
+                            .map(|name| (name.clone(), Comparison::of(&self.runs_of(m, name))))
+                            .collect()
+                    })
+                    .collect()
+            })
+            .get(m)?
+            .get(property)
+    }
+
+    /// The auto model's comparison per property with a violating test run, with the rules written for
+    /// each budget, computed once.
     pub fn auto_comparisons(&self) -> &BTreeMap<String, AutoComparison> {
         self.auto.get_or_init(|| {
             let Some(m) = self
@@ -607,11 +629,14 @@ impl Evaluation {
             self.property_names()
                 .into_iter()
                 .filter_map(|name| {
-                    let runs = self.runs_of(m, &name);
-                    if !runs.iter().any(|r| r.violated) {
+                    let comparison = self.comparison(m, &name)?.clone();
+                    if comparison
+                        .comparators
+                        .first()
+                        .is_none_or(|(_, s)| s.n_violating_runs == 0)
+                    {
                         return None;
                     }
-                    let comparison = Comparison::of(&runs);
                     let budget_rules = self.budget_rule_comparisons(&name, &comparison.curve);
                     Some((
                         name,
@@ -706,7 +731,9 @@ impl Evaluation {
                     out.push_str(&row(&format!("avguard {mode} θ={key}"), &s));
                     out.push('\n');
                 }
-                let c = Comparison::of(&runs);
+                let Some(c) = self.comparison(m, &name) else {
+                    continue;
+                };
                 if let (Some(s), Some(cal)) = (
                     &c.calibrated,
                     result.model.property(&name).and_then(|p| p.calibration()),
@@ -827,7 +854,10 @@ impl Evaluation {
                 let auto = (result.mode == AbstractionMode::Auto)
                     .then(|| self.auto_comparisons().get(&name))
                     .flatten();
-                let c = auto.map_or_else(|| Comparison::of(&runs), |a| a.comparison.clone());
+                let c = self
+                    .comparison(m, &name)
+                    .cloned()
+                    .unwrap_or_else(|| Comparison::of(&runs));
                 let by_theta: serde_json::Map<String, serde_json::Value> = self
                     .thresholds
                     .iter()
