@@ -6,8 +6,8 @@
 //!   no prost).
 //! - [`Signals`] is LawBreaker's signal vocabulary computed from a frame ([`Signals::from_frame`]), in
 //!   LawBreaker's units (speed in km/h), with its known bugs and stand-ins fixed (see [`signals`]).
-//! - [`SignalStream`] computes a run's signals frame after frame (the prediction signals `jerk` and
-//!   `acc.mean1s` need earlier frames); [`geometry`] holds the ego-frame geometry they share with [`rss`], the
+//! - [`SignalStream`] computes a run's signals frame after frame (the prediction signals `jerk`,
+//!   `acc.mean1s` and `speedLimit.time` need earlier frames); [`geometry`] holds the ego-frame geometry they share with [`rss`], the
 //!   Responsibility-Sensitive Safety check used as a comparator.
 //! - [`LawSet::parse`] reads law texts (`name = formula;`, LawBreaker's assertion language) into [`Law`]s;
 //!   each law exposes its minimal [`Atom`]s, the monitor's abstraction predicates.

@@ -528,7 +528,8 @@ struct RtEncoder {
 /// Steps the laws and encoders over one run's frames.
 #[derive(Debug, Clone)]
 pub(crate) struct Tracker {
-    /// The run's signals: only those some atom reads are computed, and `jerk` and `acc.mean1s` read earlier frames.
+    /// The run's signals: only those some atom reads are computed, and `jerk`, `acc.mean1s` and
+    /// `speedLimit.time` read earlier frames.
     signals: SignalStream,
     evaluator: Evaluator,
     encoders: Vec<RtEncoder>,

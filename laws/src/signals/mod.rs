@@ -20,9 +20,10 @@
 //! `junctionAhead.decel`, the time `junctionAhead.time`, the closest point of approach `closestApproach`
 //! (`.time`, `.ttc`), the priority-conflict signals `PriorityConflict` (`.time`, `.egoTime`, `.gap`) (see
 //! [`motion`] for their definitions and edge cases), the RSS flag `rssDangerous` ([`crate::rss`] with CARLA's
-//! defaults), the ego `jerk` and its mean acceleration over the last second `acc.mean1s`, which need
-//! earlier frames: a run's signals come from a [`SignalStream`] (live and batch alike);
-//! [`Signals::from_frame`] alone reports a jerk of 0 and the frame's `acc` as `acc.mean1s`.
+//! defaults), the ego `jerk`, its mean acceleration over the last second `acc.mean1s` and the time to reach
+//! the speed limit at that acceleration `speedLimit.time`, which need earlier frames: a run's signals come
+//! from a [`SignalStream`] (live and batch alike); [`Signals::from_frame`] alone reports a jerk of 0 and the
+//! frame's `acc` as `acc.mean1s` (and reads `speedLimit.time` at it).
 
 pub mod motion;
 mod obstacles;
@@ -163,6 +164,10 @@ signals! {
     /// Unlike `acc` it is read off the speed, so pedal and sensor noise on the acceleration average out and
     /// a driver who keeps going where they should be slowing shows.
     AccMean = "acc.mean1s", Value;
+    /// avguard extension: the time until the ego reaches its lane's speed limit at its mean acceleration
+    /// over the last second (`acc.mean1s`), s: 0 at or above the limit, +inf when not speeding up. The
+    /// kinematic precursor of speeding, as `junctionAhead.time` is of entering a junction.
+    SpeedLimitTime = "speedLimit.time", Value;
     /// avguard extension: the smallest footprint gap to any road user within the next 5 s at constant
     /// velocities, m (+inf when none).
     ClosestApproach = "closestApproach", Distance;
@@ -208,8 +213,13 @@ const PREDICTION_SIGNALS: SignalSet = {
         bits |= 1 << i;
         i += 1;
     }
-    // `jerk` and `acc.mean1s` need earlier frames: the stream sets them.
-    SignalSet(bits & !(1 << Signal::Jerk as usize) & !(1 << Signal::AccMean as usize))
+    // `jerk`, `acc.mean1s` and `speedLimit.time` (from `acc.mean1s`) need earlier frames: the stream
+    // sets them.
+    SignalSet(
+        bits & !(1 << Signal::Jerk as usize)
+            & !(1 << Signal::AccMean as usize)
+            & !(1 << Signal::SpeedLimitTime as usize),
+    )
 };
 
 /// Number of signals (the length of [`Signals`]' array).
@@ -282,6 +292,7 @@ const DEFAULT_VALUES: [f64; N_SIGNALS] = {
     v[Signal::NearestNpcSpeed as usize] = f64::INFINITY;
     v[Signal::NpcOppositeSpeed as usize] = f64::INFINITY;
     v[Signal::JunctionTime as usize] = f64::INFINITY;
+    v[Signal::SpeedLimitTime as usize] = f64::INFINITY;
     v[Signal::ClosestApproachTime as usize] = f64::INFINITY;
     v[Signal::ClosestApproachTtc as usize] = f64::INFINITY;
     v[Signal::ClosestApproachAccTtc as usize] = f64::INFINITY;
@@ -428,8 +439,12 @@ impl Signals {
         let s = self;
         s.set(Signal::Speed, f.speed_mps * 3.6);
         s.set(Signal::Acc, f.accel_mps2);
-        // Without earlier frames the mean acceleration is the frame's own (the stream overwrites it).
+        // Without earlier frames the mean acceleration is the frame's own (the stream overwrites both).
         s.set(Signal::AccMean, f.accel_mps2);
+        s.set(
+            Signal::SpeedLimitTime,
+            motion::time_to_limit_s(f.speed_mps, f.speed_limit_mps, f.accel_mps2),
+        );
         s.set(Signal::Brake, f64::from(f.brake_pct));
         s.set(Signal::Gear, f64::from(f.gear));
         // Apollo's TurnSignal values are LawBreaker's constants (left 1, right 2); hazard counts as none.

@@ -66,6 +66,21 @@ pub fn time_to_reach_s(v_mps: f64, dist_m: f64) -> f64 {
     }
 }
 
+/// The time until a speed of `v_mps` reaches `limit_mps` at a constant acceleration `accel_mps2`: 0 when
+/// it is there already (`v ≥ limit`), `(limit − v) / a` when speeding up, `+inf` when not (`a ≤ 0`) or
+/// when a value is not a number.
+pub fn time_to_limit_s(v_mps: f64, limit_mps: f64, accel_mps2: f64) -> f64 {
+    if v_mps.is_nan() || limit_mps.is_nan() {
+        f64::INFINITY
+    } else if v_mps >= limit_mps {
+        0.0
+    } else if accel_mps2 > 0.0 && accel_mps2.is_finite() {
+        (limit_mps - v_mps) / accel_mps2
+    } else {
+        f64::INFINITY
+    }
+}
+
 /// The gap between two occupancy intervals `[a_in, a_out]` and `[b_in, b_out]`, s: 0 when they overlap,
 /// `+inf` when either party never arrives.
 fn occupancy_gap_s(a_in: f64, a_out: f64, b_in: f64, b_out: f64) -> f64 {

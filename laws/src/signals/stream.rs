@@ -1,5 +1,5 @@
 //! The signals of a run, frame after frame: [`Signals::from_frame_needed`] plus the signals that need the
-//! earlier frames (`jerk`, `acc.mean1s`).
+//! earlier frames (`jerk`, `acc.mean1s` and `speedLimit.time`, which reads it).
 //!
 //! Every caller that steps a run (the monitor's tracker, `avguard laws eval`, the scenario generator's
 //! law check, the live bridge through the monitor) goes through a [`SignalStream`], so a recorded session
@@ -66,6 +66,10 @@ impl SignalStream {
         self.prev = Some((f.t, f.accel_mps2));
         let mean = self.mean_acceleration(f);
         self.current.set(Signal::AccMean, mean);
+        self.current.set(
+            Signal::SpeedLimitTime,
+            super::motion::time_to_limit_s(f.speed_mps, f.speed_limit_mps, mean),
+        );
         &self.current
     }
 

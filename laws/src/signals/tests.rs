@@ -58,6 +58,7 @@ fn default_values_are_the_documented_ones() {
             | Signal::NearestNpcSpeed
             | Signal::NpcOppositeSpeed
             | Signal::JunctionTime
+            | Signal::SpeedLimitTime
             | Signal::ClosestApproachTime
             | Signal::ClosestApproachTtc
             | Signal::ClosestApproachAccTtc
@@ -219,7 +220,40 @@ fn stream_jerk_needs_the_previous_frame() {
     streamed.set(Signal::Jerk, 0.0);
     assert!((streamed.get(Signal::AccMean) - 70.0).abs() < 1e-9);
     streamed.set(Signal::AccMean, 3.0);
+    // `speedLimit.time` reads the stream's mean, but the default frame has no limit to reach.
+    assert_eq!(streamed.get(Signal::SpeedLimitTime), f64::INFINITY);
     assert_eq!(streamed, Signals::from_frame(&f, &SignalContext::default()));
+}
+
+/// `speedLimit.time` is the time to the lane's limit at `acc.mean1s`, not at the frame's own `acc`;
+/// alone, a frame uses its `acc`.
+#[test]
+fn stream_time_to_the_speed_limit_reads_the_mean_acceleration() {
+    let at = |t: f64, speed_mps: f64| Frame {
+        t,
+        speed_mps,
+        speed_limit_mps: 20.0,
+        accel_mps2: -4.0,
+        ..Frame::default()
+    };
+    let ctx = SignalContext::default();
+    // Alone: braking, so never.
+    assert_eq!(
+        Signals::from_frame(&at(0.0, 10.0), &ctx).get(Signal::SpeedLimitTime),
+        f64::INFINITY
+    );
+    let mut stream = SignalStream::new(ctx, SignalSet::ALL);
+    let time = |stream: &mut SignalStream, t: f64, v: f64| {
+        stream.next(&at(t, v)).get(Signal::SpeedLimitTime)
+    };
+    // The first frame has only its own acc.
+    assert_eq!(time(&mut stream, 0.0, 10.0), f64::INFINITY);
+    // Over the next second the speed rises 2 m/s: 8 m/s to go at 2 m/s², 4 s, whatever acc says.
+    assert!((time(&mut stream, 1.0, 12.0) - 4.0).abs() < 1e-9);
+    // At the limit: 0.
+    assert_eq!(time(&mut stream, 2.0, 20.0), 0.0);
+    // Slowing down below it again: never.
+    assert_eq!(time(&mut stream, 3.0, 15.0), f64::INFINITY);
 }
 
 /// `acc.mean1s` is the speed change over the last second (or the span the run has so far) per second,

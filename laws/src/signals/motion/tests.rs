@@ -21,6 +21,24 @@ fn required_deceleration_and_its_edge_cases() {
 }
 
 #[test]
+fn time_to_the_speed_limit_and_its_edge_cases() {
+    // 10 m/s under a 15 m/s limit, gaining 2 m/s per second: 2.5 s.
+    assert!(close(time_to_limit_s(10.0, 15.0, 2.0), 2.5));
+    // At or above the limit: there already, whatever the acceleration.
+    assert_eq!(time_to_limit_s(15.0, 15.0, -3.0), 0.0);
+    assert_eq!(time_to_limit_s(20.0, 15.0, 1.0), 0.0);
+    // Not speeding up: never.
+    assert_eq!(time_to_limit_s(10.0, 15.0, 0.0), f64::INFINITY);
+    assert_eq!(time_to_limit_s(10.0, 15.0, -1.0), f64::INFINITY);
+    // No limit, or values that are not numbers: never, and never NaN.
+    assert_eq!(time_to_limit_s(10.0, f64::INFINITY, 2.0), f64::INFINITY);
+    assert_eq!(time_to_limit_s(f64::NAN, 15.0, 2.0), f64::INFINITY);
+    assert_eq!(time_to_limit_s(10.0, f64::NAN, 2.0), f64::INFINITY);
+    assert_eq!(time_to_limit_s(10.0, 15.0, f64::NAN), f64::INFINITY);
+    assert_eq!(time_to_limit_s(10.0, 15.0, f64::INFINITY), f64::INFINITY);
+}
+
+#[test]
 fn frame_signals_use_the_right_distances() {
     let all = |f: &Frame| Signals::from_frame(f, &SignalContext::default());
     let f = Frame {
