@@ -67,8 +67,8 @@ pub fn time_to_reach_s(v_mps: f64, dist_m: f64) -> f64 {
 }
 
 /// The time until a speed of `v_mps` reaches `limit_mps` at a constant acceleration `accel_mps2`: 0 when
-/// it is there already (`v ≥ limit`), `(limit − v) / a` when speeding up, `+inf` when not (`a ≤ 0`) or
-/// when a value is not a number.
+/// it is there already (`v ≥ limit`), `(limit − v) / a` when speeding up, `+inf` when not (`a ≤ 0`), when
+/// the acceleration is not finite, when there is no limit (`+inf`), or when the speed or limit is NaN.
 pub fn time_to_limit_s(v_mps: f64, limit_mps: f64, accel_mps2: f64) -> f64 {
     if v_mps.is_nan() || limit_mps.is_nan() {
         f64::INFINITY
