@@ -44,11 +44,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "cargo fuzz build",
         )
     })?;
-    let extra = extra_seeds();
     let mut outcomes = Vec::new();
     for target in &targets {
         let outcome = step(&format!("fuzz {target} for {seconds} s"), || {
-            Ok(campaign(target, &seconds, &extra))
+            Ok(campaign(target, &seconds))
         })?;
         outcomes.push(outcome);
     }
@@ -137,22 +136,30 @@ pub fn extra_seeds() -> Vec<(String, PathBuf)> {
         .collect()
 }
 
+/// The seed folders of `target` that exist: its own `tests/fuzz/seeds/TARGET/` and its folders in
+/// `extra_seeds.txt`. libFuzzer stops at a corpus folder that does not exist, and `hd_map` has only
+/// extra seeds.
+pub fn seed_dirs(target: &str) -> Vec<PathBuf> {
+    std::iter::once(workspace_root().join(FUZZ_DIR).join("seeds").join(target))
+        .chain(
+            extra_seeds()
+                .into_iter()
+                .filter(|(t, _)| t == target)
+                .map(|(_, d)| d),
+        )
+        .filter(|d| d.is_dir())
+        .collect()
+}
+
 /// One campaign; its libFuzzer output is shown as it runs and scanned for the execution count.
-fn campaign(target: &str, seconds: &str, extra: &[(String, PathBuf)]) -> Outcome {
+fn campaign(target: &str, seconds: &str) -> Outcome {
     let fuzz = workspace_root().join(FUZZ_DIR);
     let corpus = fuzz.join("corpus").join(target);
-    let seeds = fuzz.join("seeds").join(target);
     let _ = std::fs::create_dir_all(&corpus);
     let mut cmd = cargo_fuzz();
     cmd.args(["run", "--fuzz-dir", FUZZ_DIR, "-O", target])
         .arg(&corpus)
-        .arg(&seeds)
-        .args(
-            extra
-                .iter()
-                .filter(|(t, d)| t == target && d.is_dir())
-                .map(|(_, d)| d.as_path()),
-        )
+        .args(seed_dirs(target))
         .args([
             "--",
             &format!("-max_total_time={seconds}"),
@@ -190,4 +197,30 @@ pub fn executions(text: &str) -> Option<u64> {
         .rev()
         .find_map(|l| l.strip_prefix("stat::number_of_executed_units:"))
         .and_then(|n| n.trim().parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::seed_dirs;
+
+    /// Only folders that exist are passed to libFuzzer, which stops at one that does not: `hd_map`
+    /// has no folder of its own under `tests/fuzz/seeds/`, only the maps of `extra_seeds.txt`.
+    #[test]
+    fn seed_dirs_are_the_folders_that_exist() {
+        let maps = seed_dirs("hd_map");
+        assert!(maps.iter().all(|d| d.is_dir()), "{maps:?}");
+        assert!(
+            maps.iter()
+                .any(|d| d.ends_with("tests/fixtures/apollo/lgsvl-apollo-5.0/modules/map/data")),
+            "{maps:?}"
+        );
+        assert!(
+            !maps.iter().any(|d| d.ends_with("seeds/hd_map")),
+            "{maps:?}"
+        );
+        let laws = seed_dirs("law_text");
+        assert_eq!(laws.len(), 1, "{laws:?}");
+        assert!(laws[0].ends_with("tests/fuzz/seeds/law_text"));
+        assert!(seed_dirs("no_such_target").is_empty());
+    }
 }

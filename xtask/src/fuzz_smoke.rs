@@ -222,22 +222,12 @@ fn targets() -> Result<Vec<String>, String> {
 
 /// Runs one target for `seconds` from its seeds (and the extra seed folders), in a fresh corpus folder.
 fn smoke(bin_dir: &Path, dir: &Path, target: &str, seconds: u64) -> Result<Smoke, String> {
-    let fuzz = workspace_root().join(FUZZ_DIR);
     let corpus = dir.join("corpus").join(target);
     let artifacts = dir.join("artifacts").join(target);
     let _ = std::fs::remove_dir_all(&corpus);
     std::fs::create_dir_all(&corpus).map_err(|e| format!("{}: {e}", corpus.display()))?;
     std::fs::create_dir_all(&artifacts).map_err(|e| format!("{}: {e}", artifacts.display()))?;
-    // libFuzzer stops at a corpus folder that does not exist (`hd_map` has only extra seeds).
-    let seeds: Vec<PathBuf> = std::iter::once(fuzz.join("seeds").join(target))
-        .chain(
-            crate::fuzz::extra_seeds()
-                .into_iter()
-                .filter(|(t, _)| t == target)
-                .map(|(_, d)| d),
-        )
-        .filter(|d| d.is_dir())
-        .collect();
+    let seeds = crate::fuzz::seed_dirs(target);
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let mut outcome = Smoke {
         target: target.to_owned(),
