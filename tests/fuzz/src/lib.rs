@@ -233,8 +233,11 @@ pub fn hd_map(data: &[u8]) {
     }
 }
 
+/// A target's body: it takes the fuzzer's bytes.
+pub type Body = fn(&[u8]);
+
 /// Every target by name, for the corpus replay and `xtask fuzz`.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Body)] = &[
     ("law_text", law_text),
     ("scenario_toml", scenario_toml),
     ("log_image", log_image),
