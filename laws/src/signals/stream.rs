@@ -17,6 +17,21 @@ pub const ACC_MEAN_WINDOW_S: f64 = 1.0;
 /// holds more, the mean spans the latest ones only (memory stays bounded whatever the input).
 const ACC_MEAN_MAX_FRAMES: usize = 256;
 
+/// The largest change of a speed (m/s) or an acceleration (m/s²) between frames that the stream's
+/// differences treat as none (`jerk`, `acc.mean1s`): far below any sensor's resolution, far above the
+/// rounding of a value that went through a message encoding.
+pub const NEGLIGIBLE_CHANGE: f64 = 1e-9;
+
+/// `new − old`, or 0 when that is at most [`NEGLIGIBLE_CHANGE`] in size.
+fn change(new: f64, old: f64) -> f64 {
+    let d = new - old;
+    if d.abs() <= NEGLIGIBLE_CHANGE {
+        0.0
+    } else {
+        d
+    }
+}
+
 /// One run's signal computation: the scenario constants, the signals to compute, and what the next frame
 /// needs from the previous one.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,11 +68,16 @@ impl SignalStream {
     /// `acc.mean1s` is `(v − v₀) / (t − t₀)` for the oldest frame `(t₀, v₀)` of the run no more than
     /// `ACC_MEAN_WINDOW_S` before this one; the frame's own `acc` when there is none. A stamp that
     /// is not later than the previous one, or a non-finite time or speed, restarts the window.
+    ///
+    /// In both differences a change of at most [`NEGLIGIBLE_CHANGE`] counts as none: a speed or an
+    /// acceleration that went through a message encoding (a velocity vector's length, say) comes back a
+    /// rounding error off, and a constant acceleration must still give a jerk of exactly 0, where learned
+    /// thresholds such as `jerk<=0` sit.
     pub fn next(&mut self, f: &Frame) -> &Signals {
         self.current.fill_from_frame(f, &self.context, self.needed);
         let jerk = match self.prev {
             Some((t, acc)) if f.t - t > 0.0 && (f.t - t).is_finite() => {
-                (f.accel_mps2 - acc) / (f.t - t)
+                change(f.accel_mps2, acc) / (f.t - t)
             }
             _ => 0.0,
         };
@@ -91,7 +111,7 @@ impl SignalStream {
             self.speeds.pop_front();
         }
         let mean = match self.speeds.front() {
-            Some(&(t0, v0)) => (v - v0) / (t - t0),
+            Some(&(t0, v0)) => change(v, v0) / (t - t0),
             None => f.accel_mps2,
         };
         if self.speeds.len() == ACC_MEAN_MAX_FRAMES {

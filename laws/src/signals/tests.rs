@@ -225,6 +225,40 @@ fn stream_jerk_needs_the_previous_frame() {
     assert_eq!(streamed, Signals::from_frame(&f, &SignalContext::default()));
 }
 
+/// A speed or acceleration that went through a message encoding comes back a rounding error off (the live
+/// bridge's frames against the simulator's): the stream's differences must not turn that into a jerk or a
+/// mean acceleration, or a learned `jerk<=0` would hold in batch and fail live. A real change stays.
+#[test]
+fn rounding_errors_are_no_change_but_real_changes_are() {
+    let at = |t: f64, speed_mps: f64, accel_mps2: f64| Frame {
+        t,
+        speed_mps,
+        accel_mps2,
+        ..Frame::default()
+    };
+    // Values taken from a left-turn run: the simulator's, and the same after the Apollo encoding.
+    let (acc, acc_live) = (1.331_847_511_941_512_5, 1.331_847_511_941_512_7);
+    let (v, v_live) = (1.467_824_552_572_675, 1.467_824_552_572_674_7);
+    assert!(acc != acc_live && v != v_live);
+    let mut stream = SignalStream::new(SignalContext::default(), SignalSet::ALL);
+    stream.next(&at(0.0, v, acc));
+    let s = stream.next(&at(0.1, v_live, acc_live));
+    assert_eq!(s.get(Signal::Jerk), 0.0);
+    assert_eq!(s.get(Signal::AccMean), 0.0);
+    // 1 µm/s² over 0.1 s is a jerk of 10 µm/s³, and a change of 1 µm/s in speed a mean of 10 µm/s².
+    let s = stream.next(&at(0.2, v_live + 1e-6, acc_live + 1e-6));
+    assert!(
+        (s.get(Signal::Jerk) - 1e-5).abs() < 1e-12,
+        "{}",
+        s.get(Signal::Jerk)
+    );
+    assert!(
+        (s.get(Signal::AccMean) - 1e-6 / 0.2).abs() < 1e-12,
+        "{}",
+        s.get(Signal::AccMean)
+    );
+}
+
 /// `speedLimit.time` is the time to the lane's limit at `acc.mean1s`, not at the frame's own `acc`;
 /// alone, a frame uses its `acc`.
 #[test]
