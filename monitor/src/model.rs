@@ -17,7 +17,7 @@ mod tests;
 /// Magic bytes at the start of every model file.
 pub const MAGIC: &[u8; 16] = b"AVGUARD-MODEL\0\0\0";
 /// The format version this build reads and writes.
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 
 /// All learned properties of a deployment.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -77,21 +77,33 @@ impl Model {
         Model::try_new(self.laws.clone(), properties)
     }
 
-    /// The laws and encoders of every property, ready to evaluate frames.
+    /// The laws and encoders of every property, ready to evaluate frames: one encoder per property, in
+    /// order, then one per ensemble member, property by property (see [`PropertyModel::members`]).
     ///
     /// # Errors
     /// See [`Compiled::new`]; never for a model that passed [`Model::try_new`].
     pub fn compile(&self) -> Result<Compiled, ModelError> {
-        let defs: Vec<PropertyDef<'_>> = self
-            .properties
-            .iter()
-            .map(|p| PropertyDef {
+        fn def(p: &PropertyModel, rule: bool) -> PropertyDef<'_> {
+            PropertyDef {
                 name: p.name(),
                 law: p.law(),
                 predicates: p.predicates(),
                 unsafe_bit: p.unsafe_bit(),
-                reactive_rule: p.reactive_rule().map_or(&[][..], |r| &r.literals[..]),
-            })
+                reactive_rule: p
+                    .reactive_rule()
+                    .filter(|_| rule)
+                    .map_or(&[][..], |r| &r.literals[..]),
+            }
+        }
+        let defs: Vec<PropertyDef<'_>> = self
+            .properties
+            .iter()
+            .map(|p| def(p, true))
+            .chain(
+                self.properties
+                    .iter()
+                    .flat_map(|p| p.members().iter().map(|m| def(m, false))),
+            )
             .collect();
         Compiled::new(
             &self.laws,

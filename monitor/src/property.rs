@@ -191,7 +191,7 @@ fn outcome_prior(
 
 /// A learned property.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "PropertyParts")]
+#[serde(try_from = "PropertyParts<MemberParts>")]
 pub struct PropertyModel {
     name: String,
     law: String,
@@ -209,10 +209,17 @@ pub struct PropertyModel {
     reactive_rule: Option<ReactiveRule>,
     /// The calibrated alarm threshold (`avguard calibrate`).
     calibration: Option<Calibration>,
+    /// Further chains of the same property (an ensemble, [`PropertyModel::with_members`]): each has its
+    /// own predicates, counts and table; the property's risk is the mean of all chains' risks.
+    members: Vec<PropertyModel>,
 }
 
+/// Most chains an ensemble may hold besides the property's own (a bound a model file cannot exceed).
+pub const MAX_MEMBERS: usize = 15;
+
+/// A stored property; `M` is what its members are read as.
 #[derive(Deserialize)]
-struct PropertyParts {
+struct PropertyParts<M> {
     name: String,
     law: String,
     predicates: Vec<String>,
@@ -226,28 +233,48 @@ struct PropertyParts {
     selection: Option<Selection>,
     reactive_rule: Option<ReactiveRule>,
     calibration: Option<Calibration>,
+    members: Vec<M>,
 }
 
-impl TryFrom<PropertyParts> for PropertyModel {
-    type Error = ModelError;
-    fn try_from(p: PropertyParts) -> Result<Self, Self::Error> {
+/// A member's own member list must be empty: no value of this type can be read, so a file nesting
+/// ensembles fails to decode at the first level instead of recursing.
+#[derive(Deserialize)]
+enum NoMember {}
+
+/// An ensemble member as stored.
+type MemberParts = PropertyParts<NoMember>;
+
+impl<M> PropertyParts<M> {
+    fn assemble(self, members: Vec<PropertyModel>) -> Result<PropertyModel, ModelError> {
         let m = PropertyModel {
-            name: p.name,
-            law: p.law,
-            predicates: p.predicates,
-            unsafe_bit: p.unsafe_bit,
-            config: p.config,
-            counts: p.counts,
-            dtmc: p.dtmc,
-            deadlocks: p.deadlocks,
-            pac: p.pac,
-            table: p.table,
-            selection: p.selection,
-            reactive_rule: p.reactive_rule,
-            calibration: p.calibration,
+            name: self.name,
+            law: self.law,
+            predicates: self.predicates,
+            unsafe_bit: self.unsafe_bit,
+            config: self.config,
+            counts: self.counts,
+            dtmc: self.dtmc,
+            deadlocks: self.deadlocks,
+            pac: self.pac,
+            table: self.table,
+            selection: self.selection,
+            reactive_rule: self.reactive_rule,
+            calibration: self.calibration,
+            members,
         };
         m.validate()?;
         Ok(m)
+    }
+}
+
+impl TryFrom<PropertyParts<MemberParts>> for PropertyModel {
+    type Error = ModelError;
+    fn try_from(mut p: PropertyParts<MemberParts>) -> Result<Self, Self::Error> {
+        let members = std::mem::take(&mut p.members)
+            .into_iter()
+            .map(|m| m.assemble(Vec::new()))
+            .collect::<Result<Vec<_>, _>>()?;
+        p.assemble(members)
     }
 }
 
@@ -316,6 +343,7 @@ impl PropertyModel {
             selection: None,
             reactive_rule: None,
             calibration: None,
+            members: Vec::new(),
         };
         m.validate()?;
         Ok(m)
@@ -331,6 +359,23 @@ impl PropertyModel {
     pub fn with_reactive_rule(mut self, rule: Option<ReactiveRule>) -> PropertyModel {
         self.reactive_rule = rule;
         self
+    }
+
+    /// The model with `members`, further chains of the same property learned on other abstractions (an
+    /// ensemble: the risk is the mean of the chains' risks, see [`crate::session::Session`]), replacing
+    /// any earlier ones.
+    ///
+    /// # Errors
+    /// [`ModelError::Structure`] when a member belongs to another property or law, has another unsafe
+    /// predicate, frame period or horizons, carries members, a rule or a calibration of its own, or when
+    /// there are more than [`MAX_MEMBERS`].
+    pub fn with_members(
+        mut self,
+        members: Vec<PropertyModel>,
+    ) -> Result<PropertyModel, ModelError> {
+        self.members = members;
+        self.validate()?;
+        Ok(self)
     }
 
     /// The model with a calibrated threshold (replacing any earlier one).
@@ -401,6 +446,7 @@ impl PropertyModel {
                 .into());
             }
         }
+        self.validate_members()?;
         if let Some(&bad) = self.deadlocks.iter().find(|&&s| s as usize >= n) {
             return Err(StructureError::OutOfRange {
                 what: "deadlocks",
@@ -408,6 +454,48 @@ impl PropertyModel {
                 bound: n as u64,
             }
             .into());
+        }
+        Ok(())
+    }
+
+    /// An ensemble's members agree with the property on everything the risk is compared by (each member
+    /// was validated on its own as it was built or read).
+    fn validate_members(&self) -> Result<(), ModelError> {
+        if self.members.len() > MAX_MEMBERS {
+            return Err(StructureError::Invalid(format!(
+                "{} ensemble members (at most {MAX_MEMBERS})",
+                self.members.len()
+            ))
+            .into());
+        }
+        let Some(unsafe_text) = self.predicates.get(self.unsafe_bit) else {
+            return Err(StructureError::Invalid("unsafe predicate out of range".into()).into());
+        };
+        for (k, m) in self.members.iter().enumerate() {
+            let differs = if m.name != self.name || m.law != self.law {
+                Some("another property or law")
+            } else if m.predicates.get(m.unsafe_bit) != Some(unsafe_text) {
+                Some("another unsafe predicate")
+            } else if m.config.horizons_steps != self.config.horizons_steps {
+                Some("other horizons")
+            } else if m.config.frame_period_s.to_bits() != self.config.frame_period_s.to_bits()
+                || m.config.window_frames != self.config.window_frames
+            {
+                Some("another frame period or window")
+            } else if !m.members.is_empty() {
+                Some("members of its own")
+            } else if m.reactive_rule.is_some() || m.calibration.is_some() {
+                Some("a rule or calibration of its own")
+            } else {
+                None
+            };
+            if let Some(what) = differs {
+                return Err(StructureError::Invalid(format!(
+                    "ensemble member {} has {what}",
+                    k + 1
+                ))
+                .into());
+            }
         }
         Ok(())
     }
@@ -470,6 +558,14 @@ impl PropertyModel {
     /// Never for a validated model; kept fallible because the domain constructor is.
     pub fn domain(&self) -> Result<AvDomain, ModelError> {
         Self::domain_for(&self.predicates, self.unsafe_bit, &self.config)
+    }
+    /// The ensemble's further chains (empty for a single chain).
+    pub fn members(&self) -> &[PropertyModel] {
+        &self.members
+    }
+    /// Every chain whose risks are averaged: the property's own, then its members.
+    pub fn chains(&self) -> impl Iterator<Item = &PropertyModel> + '_ {
+        std::iter::once(self).chain(&self.members)
     }
     /// Number of states (`2^k + 1`).
     pub fn n_states(&self) -> usize {

@@ -37,14 +37,16 @@ pub struct SessionConfig {
 /// One property's verdict at one frame.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct PropertyOutcome {
-    /// The abstract state (its bits: predicate i holds iff bit i is set).
+    /// The abstract state (its bits: predicate i holds iff bit i is set); for an ensemble, the state of
+    /// the property's own chain.
     pub state: StateId,
     /// The unsafe predicate holds at this frame (the law's violation became certain now, or the unsafe
     /// atom such as `collision` holds).
     pub unsafe_now: bool,
     /// The run has been in an unsafe state at or before this frame (state and risks are frozen there).
     pub absorbed: bool,
-    /// P(F unsafe) from this state.
+    /// P(F unsafe) from this state; for an ensemble ([`crate::property::PropertyModel::members`]) the
+    /// mean over its chains, each read at its own state (this and the other risks alike).
     pub risk_eventually: f64,
     /// P(F≤k unsafe) for each of the model's horizons ([`Session::horizons_steps`]).
     pub risk_within: Vec<f64>,
@@ -94,6 +96,8 @@ pub struct Session {
     model: Arc<Model>,
     tracker: Tracker,
     domains: Vec<AvDomain>,
+    /// Per property: the tracker's encoders of its ensemble members (after one per property).
+    member_slots: Vec<std::ops::Range<usize>>,
     outcome: StepOutcome,
     n_frames: u64,
 }
@@ -118,10 +122,21 @@ impl Session {
                 ..PropertyOutcome::default()
             })
             .collect();
+        let mut next = model.properties().len();
+        let member_slots = model
+            .properties()
+            .iter()
+            .map(|p| {
+                let slot = next..next + p.members().len();
+                next = slot.end;
+                slot
+            })
+            .collect();
         Ok(Session {
             model: Arc::clone(model),
             tracker,
             domains,
+            member_slots,
             outcome: StepOutcome {
                 frame_index: 0,
                 properties,
@@ -135,10 +150,11 @@ impl Session {
         let encoded = self.tracker.step(frame);
         self.outcome.frame_index = self.n_frames;
         self.n_frames += 1;
-        for ((enc, out), p) in encoded
+        for (((enc, out), p), slot) in encoded
             .iter()
             .zip(self.outcome.properties.iter_mut())
             .zip(self.model.properties())
+            .zip(&self.member_slots)
         {
             out.unsafe_now = enc.unsafe_now;
             out.baseline_alarm = enc.baseline;
@@ -154,14 +170,28 @@ impl Session {
                 out.risk_within.fill(1.0);
                 continue;
             }
-            let table = p.table();
             // A k-bit encoder's state is < 2^k < n_states, so these lookups are in range; 1.0 would be the
-            // safe side if they were not.
-            out.risk_eventually = table.eventually(enc.state).unwrap_or(1.0);
-            for (h, r) in out.risk_within.iter_mut().enumerate() {
-                *r = table.within(h, enc.state).unwrap_or(1.0);
+            // safe side if they were not. An ensemble's chains share the unsafe predicate, so they are
+            // absorbed together; each is read at its own state and the risks averaged.
+            out.risk_eventually = 0.0;
+            out.risk_upper = 0.0;
+            out.risk_within.fill(0.0);
+            let member_states = encoded.get(slot.clone()).unwrap_or_default();
+            let states = std::iter::once(enc.state).chain(member_states.iter().map(|e| e.state));
+            for (chain, state) in p.chains().zip(states) {
+                let table = chain.table();
+                out.risk_eventually += table.eventually(state).unwrap_or(1.0);
+                for (h, r) in out.risk_within.iter_mut().enumerate() {
+                    *r += table.within(h, state).unwrap_or(1.0);
+                }
+                out.risk_upper += chain.risk_upper_bound(state).unwrap_or(1.0);
             }
-            out.risk_upper = p.risk_upper_bound(enc.state).unwrap_or(1.0);
+            let n = (1 + p.members().len()) as f64;
+            out.risk_eventually /= n;
+            out.risk_upper /= n;
+            for r in &mut out.risk_within {
+                *r /= n;
+            }
         }
         &self.outcome
     }

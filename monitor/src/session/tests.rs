@@ -101,6 +101,95 @@ fn hand_built_model_gives_the_hand_computed_risks_and_absorbs() {
     assert!(close(out.properties[0].risk_eventually, 1.0 / 3.0));
 }
 
+/// A second chain of no_collision over (collision, NPCAhead<=5), α = 0: 0 → 2 → unsafe once and 0 → done
+/// once. So P(F unsafe) is 1/2 from 0 and 1 from 2; within 1 step 0 and 1; within 2 steps 1/2 and 1.
+fn hand_member() -> PropertyModel {
+    let preds: Vec<String> = vec!["collision==1".into(), "NPCAhead<=5".into()];
+    let cfg = BuildConfig {
+        laplace: LaplaceConfig { alpha: 0.0 },
+        horizons_steps: vec![1, 2],
+        ..BuildConfig::default()
+    };
+    let d = PropertyModel::domain_for(&preds, 0, &cfg).unwrap();
+    let mut c = Counts::new(d.n_states());
+    c.observe_trace(&d, &[0, 2, 3]).unwrap();
+    c.observe_trace(&d, &[0, d.done()]).unwrap();
+    PropertyModel::build("no_collision", preds, 0, c, &cfg).unwrap()
+}
+
+#[test]
+fn an_ensemble_averages_its_chains_each_at_its_own_state() {
+    let own = hand_model().properties()[0].clone();
+    let ensemble = own.clone().with_members(vec![hand_member()]).unwrap();
+    let model = Arc::new(Model::try_new(laws(), vec![ensemble]).unwrap());
+    // The file keeps the member.
+    let model = Arc::new(Model::from_bytes(&model.to_bytes()).unwrap());
+    assert_eq!(model.properties()[0].members().len(), 1);
+    let mut s = Session::new(&model, &SessionConfig::default()).unwrap();
+    // (own chain, member) at each frame, by hand: no car (1/3, 1/2); a car 7 m ahead, seen by the own
+    // chain only (2/3, 1/2); a car 3 m ahead, seen by both (2/3, 1).
+    let cases = [
+        (None, 0, [1.0 / 3.0, 0.5], [0.0, 0.0], [0.25, 0.5]),
+        (Some(7.0), 0b10, [2.0 / 3.0, 0.5], [0.5, 0.0], [0.5, 0.5]),
+        (Some(3.0), 0b10, [2.0 / 3.0, 1.0], [0.5, 1.0], [0.5, 1.0]),
+    ];
+    for (gap, state, eventually, within1, within2) in cases {
+        let o = s.step(&frame(5.0, gap, false)).properties[0].clone();
+        assert_eq!(o.state, state, "the own chain's state is reported");
+        assert!(
+            close(o.risk_eventually, (eventually[0] + eventually[1]) / 2.0),
+            "{gap:?}: {}",
+            o.risk_eventually
+        );
+        assert!(
+            close(o.risk_within[0], (within1[0] + within1[1]) / 2.0),
+            "{gap:?}: {:?}",
+            o.risk_within
+        );
+        assert!(
+            close(o.risk_within[1], (within2[0] + within2[1]) / 2.0),
+            "{gap:?}: {:?}",
+            o.risk_within
+        );
+        assert!(o.risk_upper >= o.risk_eventually - 1e-12 && o.risk_upper <= 1.0);
+    }
+    // Both chains share the unsafe predicate: a collision absorbs the property at risk 1.
+    let o = s.step(&frame(0.0, Some(0.5), true)).properties[0].clone();
+    assert!(o.absorbed && close(o.risk_eventually, 1.0));
+}
+
+#[test]
+fn ensemble_members_must_be_chains_of_the_same_property() {
+    let own = hand_model().properties()[0].clone();
+    let other_name = PropertyModel::build(
+        "slow_near",
+        hand_member().predicates().to_vec(),
+        0,
+        hand_member().counts().clone(),
+        hand_member().config(),
+    )
+    .unwrap();
+    let err = own.clone().with_members(vec![other_name]).unwrap_err();
+    assert!(
+        err.to_string().contains("member 1 has another property"),
+        "{err}"
+    );
+    let nested = own
+        .clone()
+        .with_members(vec![hand_member()
+            .with_members(vec![hand_member()])
+            .unwrap()])
+        .unwrap_err();
+    assert!(
+        nested.to_string().contains("members of its own"),
+        "{nested}"
+    );
+    let too_many = own
+        .with_members(vec![hand_member(); crate::property::MAX_MEMBERS + 1])
+        .unwrap_err();
+    assert!(too_many.to_string().contains("at most"), "{too_many}");
+}
+
 #[test]
 fn explanations_decode_paths_and_expected_steps() {
     let model = hand_model();
