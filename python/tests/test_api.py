@@ -330,3 +330,28 @@ def test_calibrate_gives_the_cli_s_model_and_skips_a_bad_log(data, tmp_path):
     assert failed.value.result.to_bytes() == by_cli.read_bytes()
     with pytest.raises(ValueError):
         avguard.Model.load(data.model).calibrate(cal, target_false_alarms=10)
+
+
+# `select::member_seed(0, 1)`: the fold seed of an ensemble's second chain under `--seed 0`.
+SECOND_CHAIN_SEED = 0x9E3779B97F4A7C15
+
+
+def test_an_ensemble_s_risk_is_the_mean_of_its_chains_learned_alone(data):
+    """`ensemble=2` keeps a second chain per searched property, learned under another fold assignment with
+    the first chain's smoothing. Its per-frame risk must be the mean of the risks of the two chains, each
+    learned alone with its seed (at a given α, so that both searches smooth alike)."""
+    logs = data.train_logs()
+    options = {"laws": data.laws, "max_predicates": 4, "alpha": 0.3}
+    ensemble = avguard.build_model(avguard.learn_counts(logs, ensemble=2, **options))
+    first = avguard.build_model(avguard.learn_counts(logs, **options))
+    second = avguard.build_model(avguard.learn_counts(logs, seed=SECOND_CHAIN_SEED, **options))
+    members = {p["name"]: p["members"] for p in ensemble.info()["properties"]}
+    assert any(members.values()), "no property was searched: nothing to average"
+    n_differing = 0
+    for path in data.test_logs():
+        e, a, b = ensemble.risk(path), first.risk(path), second.risk(path)
+        for prop in ensemble.properties:
+            expected = (a[prop] + b[prop]) / 2 if members[prop] else a[prop]
+            np.testing.assert_allclose(e[prop], expected, rtol=0, atol=1e-12, err_msg=f"{path.name} {prop}")
+            n_differing += members[prop] != [] and not np.allclose(a[prop], b[prop])
+    assert n_differing > 0, "the two chains agree everywhere: the mean was not tested"

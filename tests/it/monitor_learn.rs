@@ -545,3 +545,117 @@ fn logs_at_another_frame_rate_learn_score_and_bridge_at_that_rate() {
         &["the model steps every 0.05 s, but frames are assembled every 0.1 s"],
     );
 }
+
+/// `learn --ensemble 2`: each searched property keeps a second chain, learned under another fold
+/// assignment; `info` lists it, `export` writes it as `NAME.chain2.*` and Storm re-checks that chain too;
+/// `calibrate` and `score` use the ensemble's risk.
+#[test]
+fn an_ensemble_through_info_export_storm_calibrate_and_score() {
+    let tmp = scratch();
+    let dir = tmp.path();
+    let (train, cal) = (dir.join("train"), dir.join("cal"));
+    simulate("red_light_queue.toml", 40, 1, &train);
+    simulate("red_light_queue.toml", 40, 2, &cal);
+    let model_path = dir.join("ens.avg");
+    run_ok(
+        avguard()
+            .args([
+                "learn",
+                "--ensemble",
+                "2",
+                "--max-predicates",
+                "6",
+                "--laws",
+            ])
+            .arg(workspace_root().join("laws/specs"))
+            .arg("--out")
+            .arg(&model_path)
+            .arg(&train),
+    );
+    let model = load(&model_path);
+    let p = model.property("law51_sub5").unwrap();
+    assert_eq!(p.members().len(), 1);
+    let member = &p.members()[0];
+    assert_eq!(
+        member.predicates()[0],
+        p.predicates()[0],
+        "same unsafe predicate"
+    );
+    assert_ne!(
+        member.selection().map(|s| s.seed),
+        p.selection().map(|s| s.seed),
+        "another fold assignment"
+    );
+    // A property never violated in training keeps its declared predicates, once.
+    for q in model.properties() {
+        if q.selection().is_some_and(|s| s.n_violating == 0) {
+            assert!(q.members().is_empty(), "{}", q.name());
+        }
+    }
+    let info = run_ok(avguard().args(["info", "--json"]).arg(&model_path));
+    let json: serde_json::Value = serde_json::from_str(&info).unwrap();
+    let law51 = json["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|q| q["name"] == "law51_sub5")
+        .unwrap();
+    assert_eq!(law51["members"].as_array().unwrap().len(), 1, "{law51}");
+    assert_eq!(
+        law51["members"][0]["predicates"].as_array().unwrap().len(),
+        member.predicates().len()
+    );
+    let text = run_ok(avguard().arg("info").arg(&model_path));
+    assert!(
+        text.contains("ensemble: the risk is the mean of 2 chains"),
+        "{text}"
+    );
+
+    let export = dir.join("export");
+    run_ok(
+        avguard()
+            .args(["export", "--model"])
+            .arg(&model_path)
+            .args(["--property", "law51_sub5", "--out"])
+            .arg(&export),
+    );
+    for chain in ["law51_sub5", "law51_sub5.chain2"] {
+        let out = python_script("monitor_storm_check.py")
+            .arg(&export)
+            .args([chain, "1e-9"])
+            .output()
+            .expect("the project's Python must run the Storm interop test");
+        assert!(
+            out.status.success(),
+            "Storm disagrees on {chain}:\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    let calibrated = run_ok(
+        avguard()
+            .args(["calibrate", "--model"])
+            .arg(&model_path)
+            .args(["--target-false-alarms", "20%", "--select"])
+            .arg(&train)
+            .arg(&cal),
+    );
+    assert!(calibrated.contains("law51_sub5"), "{calibrated}");
+    let scored = dir.join("scored");
+    run_ok(
+        avguard()
+            .args(["score", "--model"])
+            .arg(&model_path)
+            .arg("--out")
+            .arg(&scored)
+            .arg(&cal),
+    );
+    let score: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(scored.join("score.json")).unwrap()).unwrap();
+    assert!(
+        score["calibrated"]["law51_sub5"]["theta"].is_number(),
+        "{}",
+        score["calibrated"]
+    );
+}

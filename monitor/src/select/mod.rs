@@ -302,6 +302,7 @@ impl AutoPlan {
                     .map(|choice| reactive_rule(&pool, &choice))
             })
             .collect();
+        let mut member_searches = Vec::new();
         let (chosen, steps, segs) = match mode {
             AbstractionMode::Auto if n_violating > 0 => {
                 // Greedy selection is myopic: started from nothing it can settle on a worse set than
@@ -334,6 +335,66 @@ impl AutoPlan {
                     &[&rule_literals, &fixed],
                     Some(&refine),
                 );
+                // An ensemble's further chains: the same search on the same runs under other fold
+                // assignments, each keeping the predicates its folds prefer.
+                let refined_atom = |r: &search::Refined| -> Result<Atom, ModelError> {
+                    let (i, cs) = fine(r.of).unwrap_or_default();
+                    let sig = self.signals[i];
+                    let x = cs[r.alternative];
+                    pool::threshold_atom(sig, x).ok_or_else(|| {
+                        ModelError::Config(format!(
+                            "threshold atom {}<={x} does not parse",
+                            sig.name()
+                        ))
+                    })
+                };
+                let base = pool.len();
+                for k in 1..search_cfg.chains.max(1) {
+                    // The smoothing is the first search's choice: a further chain varies the folds
+                    // alone, and costs one search rather than one per smoothing.
+                    let cfg = SearchConfig {
+                        seed: member_seed(search_cfg.seed, k),
+                        alpha: found.alpha,
+                        hierarchical: found.hierarchical,
+                        choose_alpha: false,
+                        choose_prior: false,
+                        ..*search_cfg
+                    };
+                    let m = search::greedy_multi_alphas(
+                        &data,
+                        records,
+                        &cfg,
+                        &[&rule_literals, &fixed],
+                        Some(&refine),
+                    );
+                    let text = |c: usize| -> Result<String, ModelError> {
+                        match c.checked_sub(base) {
+                            None => Ok(pool[c].0.text()),
+                            Some(r) => m
+                                .refined
+                                .get(r)
+                                .ok_or_else(|| {
+                                    ModelError::Config(format!("no refined candidate {r}"))
+                                })
+                                .and_then(refined_atom)
+                                .map(|a| a.to_string()),
+                        }
+                    };
+                    let steps = m
+                        .steps
+                        .iter()
+                        .map(|s| {
+                            Ok(SelectionStep {
+                                predicate: match s.candidate {
+                                    Some(c) => text(c)?,
+                                    None => unsafe_text.clone(),
+                                },
+                                score: s.score,
+                            })
+                        })
+                        .collect::<Result<Vec<_>, ModelError>>()?;
+                    member_searches.push((cfg, steps, m.segs));
+                }
                 alpha = found.alpha;
                 hierarchical = found.hierarchical;
                 if (found.alpha, found.hierarchical) != (search_cfg.alpha, search_cfg.hierarchical)
@@ -349,15 +410,9 @@ impl AutoPlan {
                 // The refined candidates join the pool (and the data) at the indices the steps use.
                 let mut extra = Vec::with_capacity(refined.len());
                 for r in refined {
+                    let atom = refined_atom(&r)?;
                     let (i, cs) = fine(r.of).unwrap_or_default();
-                    let sig = self.signals[i];
                     let x = cs[r.alternative];
-                    let atom = pool::threshold_atom(sig, x).ok_or_else(|| {
-                        ModelError::Config(format!(
-                            "threshold atom {}<={x} does not parse",
-                            sig.name()
-                        ))
-                    })?;
                     extra.push(((Candidate::Atom(atom), Source::AtMost(i, x)), r.toggles));
                 }
                 for (entry, toggles) in extra {
@@ -418,9 +473,27 @@ impl AutoPlan {
             steps,
             fixed_score,
         };
+        let mut members = Vec::with_capacity(member_searches.len());
+        // Each further chain is smoothed as the first (its search ran under the first's smoothing).
+        for (cfg, steps, segs) in member_searches {
+            let predicates: Vec<String> = steps.iter().map(|s| s.predicate.clone()).collect();
+            let counts = counts_of(&data, &segs, &predicates, &config)?;
+            let member_selection = Selection {
+                seed: cfg.seed,
+                steps,
+                // The declared predicates scored on the member's folds, as its trace was.
+                fixed_score: search::score_set(&data, records, &cfg, &fixed).0,
+                ..selection.clone()
+            };
+            members.push(
+                PropertyModel::build_for_law(&p.name, &p.law, predicates, 0, counts, &config)?
+                    .with_selection(member_selection),
+            );
+        }
         let model = PropertyModel::build_for_law(&p.name, &p.law, predicates, 0, counts, &config)?
             .with_selection(selection.clone())
-            .with_reactive_rule(rule.clone());
+            .with_reactive_rule(rule.clone())
+            .with_members(members)?;
         Ok((
             model,
             PropertyReport {
@@ -431,6 +504,12 @@ impl AutoPlan {
             },
         ))
     }
+}
+
+/// The fold seed of an ensemble's `k`-th further chain (`k` ≥ 1) under search seed `seed`: far from the
+/// seeds a user steps through (`--seed 0, 1, ...`), so that members of neighbouring seeds differ.
+pub fn member_seed(seed: u64, k: usize) -> u64 {
+    seed.wrapping_add((k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
 }
 
 /// A chosen rule as stored: its literals as predicate texts.

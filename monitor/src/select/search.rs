@@ -96,6 +96,10 @@ pub struct SearchConfig {
     /// [`HIERARCHICAL_ALPHA_CHOICES`] (or at `alpha` without `choose_alpha`), and keeps whichever
     /// smoothing compares best.
     pub choose_prior: bool,
+    /// Chains per property: 1 learns one; more learn an ensemble, the further chains searched under other
+    /// fold assignments ([`super::member_seed`]) with the smoothing the first chain's search chose, and
+    /// their risks averaged with the first's.
+    pub chains: usize,
 }
 
 /// The Laplace α values a search chooses among ([`SearchConfig::choose_alpha`]): the paper's add-one
@@ -119,6 +123,7 @@ impl Default for SearchConfig {
             choose_alpha: false,
             hierarchical: false,
             choose_prior: false,
+            chains: 1,
         }
     }
 }

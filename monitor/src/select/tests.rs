@@ -929,3 +929,58 @@ fn the_auto_model_is_smoothed_as_its_search() {
         "{chosen:?}"
     );
 }
+
+#[test]
+fn each_ensemble_member_is_the_chain_its_own_seed_learns() {
+    let (plan, recs) = records(200, 5);
+    let cfg = SearchConfig {
+        max_predicates: 4,
+        choose_alpha: true,
+        seed: 3,
+        ..SearchConfig::default()
+    };
+    let single = |seed: u64| {
+        let (m, _) = plan
+            .build(&recs, AbstractionMode::Auto, &SearchConfig { seed, ..cfg })
+            .unwrap();
+        m.properties()[0].clone()
+    };
+    let (model, _) = plan
+        .build(
+            &recs,
+            AbstractionMode::Auto,
+            &SearchConfig { chains: 3, ..cfg },
+        )
+        .unwrap();
+    let p = &model.properties()[0];
+    assert_eq!(p.members().len(), 2);
+    // The property's own chain is the single search's, rule and all.
+    let own = single(3);
+    assert_eq!(p.predicates(), own.predicates());
+    assert_eq!(p.table(), own.table());
+    assert_eq!(p.reactive_rule(), own.reactive_rule());
+    for (k, member) in p.members().iter().enumerate() {
+        // A further chain is the search under its own folds with the smoothing the first one chose.
+        let seed = member_seed(3, k + 1);
+        let alone = {
+            let cfg = SearchConfig {
+                seed,
+                alpha: p.config().laplace.alpha,
+                hierarchical: p.config().prior == crate::property::SmoothingPrior::Hierarchical,
+                choose_alpha: false,
+                ..cfg
+            };
+            let (m, _) = plan.build(&recs, AbstractionMode::Auto, &cfg).unwrap();
+            m.properties()[0].clone()
+        };
+        assert_eq!(member.predicates(), alone.predicates(), "member {}", k + 1);
+        assert_eq!(member.config(), alone.config(), "member {}", k + 1);
+        assert_eq!(member.table(), alone.table(), "member {}", k + 1);
+        assert_eq!(member.selection().map(|s| s.seed), Some(seed));
+        assert_eq!(
+            member.selection().map(|s| &s.steps),
+            alone.selection().map(|s| &s.steps)
+        );
+        assert!(member.reactive_rule().is_none() && member.calibration().is_none());
+    }
+}

@@ -50,6 +50,9 @@ pub struct Args {
     /// Cross-validation folds of the auto abstraction's search (as `learn`).
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(2..=20))]
     folds: u32,
+    /// Chains per property of the auto model (as `learn`).
+    #[arg(long, default_value_t = super::learn::DEFAULT_ENSEMBLE, value_parser = clap::value_parser!(u32).range(1..=16))]
+    ensemble: u32,
     /// Time between the logs' frames, s (as `learn`).
     #[arg(long, default_value_t = 0.1)]
     frame_period_s: f64,
@@ -119,6 +122,7 @@ fn evaluate_once(
             seed,
             max_predicates: args.max_predicates as usize,
             folds: args.folds as usize,
+            chains: args.ensemble as usize,
             ..SearchConfig::default()
         })),
         calibrate: CalibrateOptions {

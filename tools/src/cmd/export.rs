@@ -1,5 +1,6 @@
 //! `avguard export --model M --property P --out DIR`: the learned DTMC of one property in PRISM's explicit
-//! format (`P.tra`, `P.lab`) plus our cached table (`P.table.csv`), per INTERFACES §6.
+//! format (`P.tra`, `P.lab`) plus our cached table (`P.table.csv`), per INTERFACES §6; an ensemble's
+//! further chains as `P.chainK.*`.
 
 use std::fs::File;
 use std::io::BufWriter;
@@ -35,14 +36,28 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
-    let name = p.name();
-    write(&args.out.join(format!("{name}.tra")), p, prism::write_tra)?;
-    write(&args.out.join(format!("{name}.lab")), p, prism::write_lab)?;
-    write(
-        &args.out.join(format!("{name}.table.csv")),
-        p,
-        prism::write_table_csv,
-    )?;
+    // An ensemble's further chains follow as NAME.chainK (K from 2), each a DTMC of its own.
+    for (k, chain) in p.chains().enumerate() {
+        let name = match k {
+            0 => p.name().to_owned(),
+            k => format!("{}.chain{}", p.name(), k + 1),
+        };
+        write(
+            &args.out.join(format!("{name}.tra")),
+            chain,
+            prism::write_tra,
+        )?;
+        write(
+            &args.out.join(format!("{name}.lab")),
+            chain,
+            prism::write_lab,
+        )?;
+        write(
+            &args.out.join(format!("{name}.table.csv")),
+            chain,
+            prism::write_table_csv,
+        )?;
+    }
     Ok(())
 }
 

@@ -56,7 +56,7 @@ fn property_json(p: &PropertyModel) -> String {
     format!(
         "{{\"name\":{},\"predicates\":[{}],\"unsafe\":{},\"states\":{},\"transitions\":{},\"runs\":{},\
          \"pac\":{{\"met\":{},\"total\":{},\"visited\":{},\"epsilon\":{},\"delta\":{},\"worst\":[{}]}},\
-         \"smoothing\":{{\"alpha\":{},\"scope\":{},\"prior\":{}}},\"horizons_steps\":[{}],\"selection\":{},\"reactive_rule\":{},\"calibration\":{}}}",
+         \"smoothing\":{{\"alpha\":{},\"scope\":{},\"prior\":{}}},\"horizons_steps\":[{}],\"selection\":{},\"reactive_rule\":{},\"calibration\":{},\"members\":[{}]}}",
         quote(p.name()),
         preds.join(","),
         quote(&p.predicates()[p.unsafe_bit()]),
@@ -81,6 +81,11 @@ fn property_json(p: &PropertyModel) -> String {
         to_json(p.selection()),
         to_json(p.reactive_rule()),
         to_json(p.calibration()),
+        p.members()
+            .iter()
+            .map(property_json)
+            .collect::<Vec<_>>()
+            .join(","),
     )
 }
 
@@ -154,6 +159,28 @@ fn text(model: &Model) -> String {
             );
             for step in &sel.steps {
                 let _ = writeln!(out, "      {:.3}  {}", step.score, step.predicate);
+            }
+        }
+        if !p.members().is_empty() {
+            let _ = writeln!(
+                out,
+                "  ensemble: the risk is the mean of {} chains, this one and:",
+                p.members().len() + 1
+            );
+            for (k, m) in p.members().iter().enumerate() {
+                let _ = writeln!(
+                    out,
+                    "    chain {}: {} states, alpha {}, {} prior, fold seed {}, score {:.3}; predicates {}",
+                    k + 2,
+                    m.n_states(),
+                    m.config().laplace.alpha,
+                    m.config().prior.as_str(),
+                    m.selection().map_or_else(|| "-".to_owned(), |s| s.seed.to_string()),
+                    m.selection()
+                        .and_then(|s| s.steps.last())
+                        .map_or(f64::NAN, |s| s.score),
+                    m.predicates().join(", ")
+                );
             }
         }
         if let Some(rule) = p.reactive_rule() {

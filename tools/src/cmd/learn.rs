@@ -74,10 +74,18 @@ pub struct Args {
     /// Seed of the fold assignment (the search is deterministic for a seed).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Chains per property with `--abstraction auto`: above 1, an ensemble — the search runs again under
+    /// other fold assignments, each run's chain is kept, and the property's risk is their mean (learning
+    /// takes about this many times as long; at most 16).
+    #[arg(long, default_value_t = DEFAULT_ENSEMBLE, value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub ensemble: u32,
     /// Log files (`.h5`) or folders holding them.
     #[arg(required = true)]
     pub logs: Vec<PathBuf>,
 }
+
+/// Default `--ensemble` of `learn` and `evaluate`: chains per property.
+pub const DEFAULT_ENSEMBLE: u32 = 3;
 
 /// `--alpha`: a pseudo-count, or `auto` (chosen by the search).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -207,6 +215,7 @@ pub fn fit_options(args: &Args) -> anyhow::Result<FitOptions> {
             max_predicates: args.max_predicates as usize,
             folds: args.folds as usize,
             seed: args.seed,
+            chains: args.ensemble as usize,
             ..SearchConfig::default()
         })),
     })
@@ -279,6 +288,17 @@ fn print_summary(model: &Model) -> anyhow::Result<()> {
                     .collect();
                 crate::outln!("  chosen: {}", trace.join(", "))?;
             }
+        }
+        for (k, m) in p.members().iter().enumerate() {
+            crate::outln!(
+                "  chain {} (fold seed {}): cross-validated score {:.3}; {}",
+                k + 2,
+                m.selection().map_or(0, |s| s.seed),
+                m.selection()
+                    .and_then(|s| s.steps.last())
+                    .map_or(0.0, |s| s.score),
+                m.predicates().get(1..).unwrap_or_default().join(", ")
+            )?;
         }
         if let Some(rule) = p.reactive_rule() {
             crate::outln!(

@@ -116,6 +116,13 @@ pub fn run(cfg: &DemoConfig) -> anyhow::Result<Summary> {
             p.pac().total()
         )?;
         crate::outln!("        predicates: {}", p.predicates().join(", "))?;
+        for (k, m) in p.members().iter().enumerate() {
+            crate::outln!(
+                "        chain {} (other folds): {}",
+                k + 2,
+                m.predicates().join(", ")
+            )?;
+        }
         match &cal.result {
             Ok(c) => crate::outln!(
                 "        calibrated on {} runs: θ = {:.3}{}, false alarms {}/{} (95 % upper bound {:.1} % ≤ target {:.0} %)",

@@ -63,9 +63,11 @@ pub fn learn(
         )
         .collect();
     progress.finish_and_clear();
-    // As `avguard learn` by default (`--alpha auto`): the search chooses each property's Laplace α.
+    // As `avguard learn` by default (`--alpha auto`, `--ensemble 3`): the search chooses each property's
+    // Laplace α, and each property averages three chains.
     let search = SearchConfig {
         choose_alpha: true,
+        chains: crate::cmd::learn::DEFAULT_ENSEMBLE as usize,
         ..SearchConfig::default()
     };
     Ok(plan.build(&records, mode, &search)?.0)
