@@ -20,7 +20,7 @@ const ACC_MEAN_MAX_FRAMES: usize = 256;
 /// The largest change of a speed (m/s) or an acceleration (m/s²) between frames that the stream's
 /// differences treat as none (`jerk`, `acc.mean1s`): far below any sensor's resolution, far above the
 /// rounding of a value that went through a message encoding.
-pub const NEGLIGIBLE_CHANGE: f64 = 1e-9;
+const NEGLIGIBLE_CHANGE: f64 = 1e-9;
 
 /// `new − old`, or 0 when that is at most [`NEGLIGIBLE_CHANGE`] in size.
 fn change(new: f64, old: f64) -> f64 {
@@ -69,7 +69,7 @@ impl SignalStream {
     /// `ACC_MEAN_WINDOW_S` before this one; the frame's own `acc` when there is none. A stamp that
     /// is not later than the previous one, or a non-finite time or speed, restarts the window.
     ///
-    /// In both differences a change of at most [`NEGLIGIBLE_CHANGE`] counts as none: a speed or an
+    /// In both differences a change of at most 10⁻⁹ (m/s, m/s²) counts as none: a speed or an
     /// acceleration that went through a message encoding (a velocity vector's length, say) comes back a
     /// rounding error off, and a constant acceleration must still give a jerk of exactly 0, where learned
     /// thresholds such as `jerk<=0` sit.
