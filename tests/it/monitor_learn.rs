@@ -65,6 +65,44 @@ fn the_binomial_tail_matches_hand_values() {
     assert!(binomial_upper_tail(23, 143, 0.1) >= 0.01);
 }
 
+/// `avguard score --model MODEL --out OUT LOGS` (which must succeed) and its `score.json`.
+fn score_json(model: &Path, out: &Path, logs: &[&Path]) -> serde_json::Value {
+    run_ok(
+        avguard()
+            .args(["score", "--model"])
+            .arg(model)
+            .arg("--out")
+            .arg(out)
+            .args(logs),
+    );
+    serde_json::from_slice(&std::fs::read(out.join("score.json")).unwrap()).unwrap()
+}
+
+/// `avguard export` of `property` into `export`, then Storm recomputes P(F unsafe) of every state of each
+/// of the exported `chains` (file stems) and must agree with our tables.
+fn export_and_check_with_storm(model: &Path, property: &str, export: &Path, chains: &[&str]) {
+    run_ok(
+        avguard()
+            .args(["export", "--model"])
+            .arg(model)
+            .args(["--property", property, "--out"])
+            .arg(export),
+    );
+    for chain in chains {
+        let out = python_script("monitor_storm_check.py")
+            .arg(export)
+            .args([chain, "1e-9"])
+            .output()
+            .expect("the project's Python must run the Storm interop test");
+        assert!(
+            out.status.success(),
+            "Storm disagrees on {chain} or could not run:\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 fn load(path: &Path) -> Model {
     tools::modelfile::read(path).unwrap().model
 }
@@ -110,24 +148,7 @@ fn learn_info_export_and_storm_on_a_learned_model() {
     // Storm recomputes P(F unsafe) of every state of two learned properties from the export.
     let export = dir.join("export");
     for property in ["no_collision", "law51_sub5"] {
-        run_ok(
-            avguard()
-                .args(["export", "--model"])
-                .arg(&model_path)
-                .args(["--property", property, "--out"])
-                .arg(&export),
-        );
-        let out = python_script("monitor_storm_check.py")
-            .arg(&export)
-            .args([property, "1e-9"])
-            .output()
-            .expect("run the Storm interop script");
-        assert!(
-            out.status.success(),
-            "Storm disagrees on {property} or could not run:\n{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        export_and_check_with_storm(&model_path, property, &export, &[property]);
     }
 
     // A bad file is named and skipped; nothing learnable is an error.
@@ -233,25 +254,14 @@ fn learned_abstraction_calibration_and_the_bound_on_fresh_runs() {
     assert!(sel.steps.len() >= 2 && p.predicates().len() == sel.steps.len());
     assert!(p.reactive_rule().is_some());
 
-    // Storm recomputes the learned chain's P(F unsafe) of every state.
-    let export = dir.join("export");
-    run_ok(
-        avguard()
-            .args(["export", "--model"])
-            .arg(&model_path)
-            .args(["--property", "law51_sub5", "--out"])
-            .arg(&export),
-    );
-    let out = python_script("monitor_storm_check.py")
-        .arg(&export)
-        .args(["law51_sub5", "1e-9"])
-        .output()
-        .expect("the project's Python must run the Storm interop test");
-    assert!(
-        out.status.success(),
-        "Storm disagrees on the learned abstraction:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    // Storm recomputes P(F unsafe) of every state of each of the learned chains (`--ensemble 3`, the
+    // default).
+    assert_eq!(p.members().len(), 2);
+    export_and_check_with_storm(
+        &model_path,
+        "law51_sub5",
+        &dir.join("export"),
+        &["law51_sub5", "law51_sub5.chain2", "law51_sub5.chain3"],
     );
 
     // The debounce is chosen on the training runs, θ bounded on the calibration runs; a log may not be both.
@@ -371,18 +381,7 @@ fn a_per_scenario_calibration_bounds_each_kind() {
         printed.contains("within each of 2 scenario kinds (red_light_queue, yellow_light"),
         "{printed}"
     );
-    let scored = dir.join("scored");
-    run_ok(
-        avguard()
-            .args(["score", "--model"])
-            .arg(&per_kind)
-            .arg("--out")
-            .arg(&scored)
-            .arg(&cal_a)
-            .arg(&cal_b),
-    );
-    let score: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(scored.join("score.json")).unwrap()).unwrap();
+    let score = score_json(&per_kind, &dir.join("scored"), &[&cal_a, &cal_b]);
     let (pooled, per_kind) = (load(&pooled), load(&per_kind));
     let mut n_checked = 0;
     for p in per_kind.properties() {
@@ -484,17 +483,7 @@ fn logs_at_another_frame_rate_learn_score_and_bridge_at_that_rate() {
     // 1, 2, 3 and 5 s are 20, 40, 60 and 100 steps of 0.05 s.
     let p = m.property("law51_sub5").unwrap();
     assert_eq!(p.config().horizons_steps, vec![20, 40, 60, 100]);
-    let scored = dir.join("scored");
-    run_ok(
-        avguard()
-            .args(["score", "--model"])
-            .arg(&model)
-            .arg("--out")
-            .arg(&scored)
-            .arg(&fast),
-    );
-    let score: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(scored.join("score.json")).unwrap()).unwrap();
+    let score = score_json(&model, &dir.join("scored"), &[&fast]);
     assert!(!score["runs"].as_array().unwrap().is_empty());
     assert!(
         score["errors"].as_array().unwrap().is_empty(),
@@ -611,27 +600,12 @@ fn an_ensemble_through_info_export_storm_calibrate_and_score() {
         "{text}"
     );
 
-    let export = dir.join("export");
-    run_ok(
-        avguard()
-            .args(["export", "--model"])
-            .arg(&model_path)
-            .args(["--property", "law51_sub5", "--out"])
-            .arg(&export),
+    export_and_check_with_storm(
+        &model_path,
+        "law51_sub5",
+        &dir.join("export"),
+        &["law51_sub5", "law51_sub5.chain2"],
     );
-    for chain in ["law51_sub5", "law51_sub5.chain2"] {
-        let out = python_script("monitor_storm_check.py")
-            .arg(&export)
-            .args([chain, "1e-9"])
-            .output()
-            .expect("the project's Python must run the Storm interop test");
-        assert!(
-            out.status.success(),
-            "Storm disagrees on {chain}:\n{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
 
     let calibrated = run_ok(
         avguard()
@@ -642,17 +616,7 @@ fn an_ensemble_through_info_export_storm_calibrate_and_score() {
             .arg(&cal),
     );
     assert!(calibrated.contains("law51_sub5"), "{calibrated}");
-    let scored = dir.join("scored");
-    run_ok(
-        avguard()
-            .args(["score", "--model"])
-            .arg(&model_path)
-            .arg("--out")
-            .arg(&scored)
-            .arg(&cal),
-    );
-    let score: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(scored.join("score.json")).unwrap()).unwrap();
+    let score = score_json(&model_path, &dir.join("scored"), &[&cal]);
     assert!(
         score["calibrated"]["law51_sub5"]["theta"].is_number(),
         "{}",

@@ -47,7 +47,16 @@ fn frame(speed_mps: f64, gap_m: Option<f64>, collision: bool) -> Frame {
 /// 0 → 2 and 0 → done once each; 2 → 3 (collision) and 2 → 0 once each. So P(F unsafe) is
 /// x0 = x2/2, x2 = 1/2 + x0/2: x0 = 1/3, x2 = 2/3; within 1 step: 0 and 1/2; within 2: 1/4 and 1/2.
 fn hand_model() -> Arc<Model> {
-    let preds: Vec<String> = vec!["collision==1".into(), "NPCAhead<=10".into()];
+    let p = hand_chain("NPCAhead<=10", &[&[0, 2, 3], &[2, 0, DONE]]);
+    Arc::new(Model::try_new(laws(), vec![p]).unwrap())
+}
+
+/// Stands for the `done` state in [`hand_chain`]'s traces.
+const DONE: StateId = StateId::MAX;
+
+/// no_collision over (collision, `predicate`) with α = 0, horizons 1 and 2, learned from `traces`.
+fn hand_chain(predicate: &str, traces: &[&[StateId]]) -> PropertyModel {
+    let preds: Vec<String> = vec!["collision==1".into(), predicate.into()];
     let cfg = BuildConfig {
         laplace: LaplaceConfig { alpha: 0.0 },
         horizons_steps: vec![1, 2],
@@ -55,10 +64,14 @@ fn hand_model() -> Arc<Model> {
     };
     let d = PropertyModel::domain_for(&preds, 0, &cfg).unwrap();
     let mut c = Counts::new(d.n_states());
-    c.observe_trace(&d, &[0, 2, 3]).unwrap();
-    c.observe_trace(&d, &[2, 0, d.done()]).unwrap();
-    let p = PropertyModel::build("no_collision", preds, 0, c, &cfg).unwrap();
-    Arc::new(Model::try_new(laws(), vec![p]).unwrap())
+    for trace in traces {
+        let trace: Vec<StateId> = trace
+            .iter()
+            .map(|&s| if s == DONE { d.done() } else { s })
+            .collect();
+        c.observe_trace(&d, &trace).unwrap();
+    }
+    PropertyModel::build("no_collision", preds, 0, c, &cfg).unwrap()
 }
 
 fn close(a: f64, b: f64) -> bool {
@@ -104,17 +117,7 @@ fn hand_built_model_gives_the_hand_computed_risks_and_absorbs() {
 /// A second chain of no_collision over (collision, NPCAhead<=5), α = 0: 0 → 2 → unsafe once and 0 → done
 /// once. So P(F unsafe) is 1/2 from 0 and 1 from 2; within 1 step 0 and 1; within 2 steps 1/2 and 1.
 fn hand_member() -> PropertyModel {
-    let preds: Vec<String> = vec!["collision==1".into(), "NPCAhead<=5".into()];
-    let cfg = BuildConfig {
-        laplace: LaplaceConfig { alpha: 0.0 },
-        horizons_steps: vec![1, 2],
-        ..BuildConfig::default()
-    };
-    let d = PropertyModel::domain_for(&preds, 0, &cfg).unwrap();
-    let mut c = Counts::new(d.n_states());
-    c.observe_trace(&d, &[0, 2, 3]).unwrap();
-    c.observe_trace(&d, &[0, d.done()]).unwrap();
-    PropertyModel::build("no_collision", preds, 0, c, &cfg).unwrap()
+    hand_chain("NPCAhead<=5", &[&[0, 2, 3], &[0, DONE]])
 }
 
 #[test]
