@@ -343,8 +343,8 @@ def test_an_ensemble_s_risk_is_the_mean_of_its_chains_learned_alone(data):
     logs = data.train_logs()
     options = {"laws": data.laws, "max_predicates": 4, "alpha": 0.3}
     ensemble = avguard.build_model(avguard.learn_counts(logs, ensemble=2, **options))
-    first = avguard.build_model(avguard.learn_counts(logs, **options))
-    second = avguard.build_model(avguard.learn_counts(logs, seed=SECOND_CHAIN_SEED, **options))
+    first = avguard.build_model(avguard.learn_counts(logs, ensemble=1, **options))
+    second = avguard.build_model(avguard.learn_counts(logs, ensemble=1, seed=SECOND_CHAIN_SEED, **options))
     members = {p["name"]: p["members"] for p in ensemble.info()["properties"]}
     assert any(members.values()), "no property was searched: nothing to average"
     n_differing = 0
