@@ -277,7 +277,7 @@ impl AutoPlan {
         (mode, search_cfg): (AbstractionMode, &SearchConfig),
         budgets: &[f64],
     ) -> Result<(PropertyModel, PropertyReport), ModelError> {
-        let mut pool = self.pool(p, cuts);
+        let pool = self.pool(p, cuts);
         let sources: Vec<Source> = pool.iter().map(|(_, s)| *s).collect();
         let mut data = PropertyData::new(records, pi, &sources);
         let n_violating = data.runs.iter().filter(|r| r.violated).count();
@@ -303,7 +303,7 @@ impl AutoPlan {
             })
             .collect();
         let mut member_searches = Vec::new();
-        let (chosen, steps, segs) = match mode {
+        let (steps, segs): (Vec<SelectionStep>, _) = match mode {
             AbstractionMode::Auto if n_violating > 0 => {
                 // Greedy selection is myopic: started from nothing it can settle on a worse set than
                 // the declared predicates or the reactive rule's literals already are. So it also
@@ -335,8 +335,8 @@ impl AutoPlan {
                     &[&rule_literals, &fixed],
                     Some(&refine),
                 );
-                // An ensemble's further chains: the same search on the same runs under other fold
-                // assignments, each keeping the predicates its folds prefer.
+                // A search's steps as predicate texts: pool candidates by index, the refined ones (at
+                // indices from the pool's end) as their threshold atoms.
                 let refined_atom = |r: &search::Refined| -> Result<Atom, ModelError> {
                     let (i, cs) = fine(r.of).unwrap_or_default();
                     let sig = self.signals[i];
@@ -348,7 +348,35 @@ impl AutoPlan {
                         ))
                     })
                 };
-                let base = pool.len();
+                let selection_steps =
+                    |found: &search::AlphaChoice| -> Result<Vec<SelectionStep>, ModelError> {
+                        let text = |c: usize| match c.checked_sub(pool.len()) {
+                            None => Ok(pool[c].0.text()),
+                            Some(r) => found
+                                .refined
+                                .get(r)
+                                .ok_or_else(|| {
+                                    ModelError::Config(format!("no refined candidate {r}"))
+                                })
+                                .and_then(refined_atom)
+                                .map(|a| a.to_string()),
+                        };
+                        found
+                            .steps
+                            .iter()
+                            .map(|s| {
+                                Ok(SelectionStep {
+                                    predicate: match s.candidate {
+                                        Some(c) => text(c)?,
+                                        None => unsafe_text.clone(),
+                                    },
+                                    score: s.score,
+                                })
+                            })
+                            .collect()
+                    };
+                // An ensemble's further chains: the same search on the same runs under other fold
+                // assignments, each keeping the predicates its folds prefer.
                 for k in 1..search_cfg.chains.max(1) {
                     // The smoothing is the first search's choice: a further chain varies the folds
                     // alone, and costs one search rather than one per smoothing.
@@ -367,33 +395,7 @@ impl AutoPlan {
                         &[&rule_literals, &fixed],
                         Some(&refine),
                     );
-                    let text = |c: usize| -> Result<String, ModelError> {
-                        match c.checked_sub(base) {
-                            None => Ok(pool[c].0.text()),
-                            Some(r) => m
-                                .refined
-                                .get(r)
-                                .ok_or_else(|| {
-                                    ModelError::Config(format!("no refined candidate {r}"))
-                                })
-                                .and_then(refined_atom)
-                                .map(|a| a.to_string()),
-                        }
-                    };
-                    let steps = m
-                        .steps
-                        .iter()
-                        .map(|s| {
-                            Ok(SelectionStep {
-                                predicate: match s.candidate {
-                                    Some(c) => text(c)?,
-                                    None => unsafe_text.clone(),
-                                },
-                                score: s.score,
-                            })
-                        })
-                        .collect::<Result<Vec<_>, ModelError>>()?;
-                    member_searches.push((cfg, steps, m.segs));
+                    member_searches.push((cfg, selection_steps(&m)?, m.segs));
                 }
                 alpha = found.alpha;
                 hierarchical = found.hierarchical;
@@ -406,30 +408,11 @@ impl AutoPlan {
                     };
                     fixed_score = search::score_set(&data, records, &cfg, &fixed).0;
                 }
-                let (steps, segs, refined) = (found.steps, found.segs, found.refined);
-                // The refined candidates join the pool (and the data) at the indices the steps use.
-                let mut extra = Vec::with_capacity(refined.len());
-                for r in refined {
-                    let atom = refined_atom(&r)?;
-                    let (i, cs) = fine(r.of).unwrap_or_default();
-                    let x = cs[r.alternative];
-                    extra.push(((Candidate::Atom(atom), Source::AtMost(i, x)), r.toggles));
-                }
-                for (entry, toggles) in extra {
-                    pool.push(entry);
-                    data.candidates.push(toggles);
-                }
-                let chosen: Vec<usize> = steps.iter().filter_map(|s| s.candidate).collect();
-                let steps = steps
-                    .iter()
-                    .map(|s| SelectionStep {
-                        predicate: s
-                            .candidate
-                            .map_or_else(|| unsafe_text.clone(), |c| pool[c].0.text()),
-                        score: s.score,
-                    })
-                    .collect();
-                (chosen, steps, segs)
+                let steps = selection_steps(&found)?;
+                // The refined candidates join the data, so that the pool size counts them.
+                data.candidates
+                    .extend(found.refined.into_iter().map(|r| r.toggles));
+                (steps, found.segs)
             }
             // Without a violation to learn from, the search has nothing to score: keep the fixed set.
             _ => {
@@ -440,7 +423,7 @@ impl AutoPlan {
                         score: fixed_score,
                     })
                     .collect();
-                (fixed.clone(), steps, fixed_segs)
+                (steps, fixed_segs)
             }
         };
         let mode = if n_violating == 0 {
@@ -448,9 +431,8 @@ impl AutoPlan {
         } else {
             mode
         };
-        let predicates: Vec<String> = std::iter::once(unsafe_text)
-            .chain(chosen.iter().map(|&c| pool[c].0.text()))
-            .collect();
+        // The start step is the unsafe predicate alone, and each further step adds one predicate.
+        let predicates: Vec<String> = steps.iter().map(|s| s.predicate.clone()).collect();
         let mut config = self.config.clone();
         if mode == AbstractionMode::Auto {
             config.smoothing = crate::av::SmoothingScope::Observed;
