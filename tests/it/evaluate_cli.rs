@@ -216,14 +216,35 @@ fn evaluate_prints_the_curve_at_each_budget_and_writes_what_it_printed() {
     }
     // The closing tally: every verdict line of the properties with enough violating runs, recounted,
     // with the share of resamples each line gives: [dominated, pairs, in ≥ 80 %, in ≤ 20 %].
+    // Then the run-by-run line under each verdict: [earlier, in ≥ 80 %, in ≤ 20 %].
     let (mut stored, mut budget) = ([0u64; 4], [0u64; 4]);
+    let (mut stored_by_run, mut budget_by_run) = ([0u64; 3], [0u64; 3]);
     let mut n_shares = 0;
     for section in printed.split("\n\n") {
         let Some((_, rest)) = section.split_once(" — test runs: ") else {
             continue;
         };
         let n_violating: u64 = rest.split_whitespace().next().unwrap().parse().unwrap();
-        for line in section.lines().filter(|l| l.starts_with("    vs ")) {
+        let lines: Vec<&str> = section.lines().collect();
+        for (i, line) in lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.starts_with("    vs "))
+        {
+            let by_run = lines.get(i + 1).copied().unwrap_or_default();
+            let (_, by_run) = by_run
+                .strip_prefix("      run by run: of the comparator's ")
+                .and_then(|l| l.rsplit_once(" — "))
+                .unwrap_or_else(|| panic!("no run-by-run line after '{line}'"));
+            let (by_run_word, by_run_share) = by_run
+                .strip_suffix("% of resamples)")
+                .and_then(|v| v.split_once(" ("))
+                .unwrap_or_else(|| panic!("no run-by-run share in '{by_run}'"));
+            let by_run_share: f64 = by_run_share
+                .trim_start_matches("earlier in ")
+                .trim_start_matches("in ")
+                .parse()
+                .unwrap_or_else(|e| panic!("'{by_run}': {e}"));
             let (_, verdict) = line.rsplit_once(" — ").unwrap();
             let (word, share) = verdict
                 .strip_suffix("% of resamples)")
@@ -248,9 +269,49 @@ fn evaluate_prints_the_curve_at_each_budget_and_writes_what_it_printed() {
             tally[1] += 1;
             tally[2] += u64::from(share >= 80.0);
             tally[3] += u64::from(share <= 20.0);
+            let tally = if line.starts_with("    vs rule ≤") {
+                &mut budget_by_run
+            } else {
+                &mut stored_by_run
+            };
+            tally[0] += u64::from(by_run_word == "earlier");
+            tally[1] += u64::from(by_run_share >= 80.0);
+            tally[2] += u64::from(by_run_share <= 20.0);
         }
     }
     assert!(n_shares >= 1, "{printed}");
+    for (key, tally) in [
+        ("comparators", stored_by_run),
+        ("budget_rules", budget_by_run),
+    ] {
+        let fields = [
+            "earlier_run_by_run",
+            "earlier_in_most_resamples",
+            "earlier_in_few_resamples",
+        ];
+        for (field, n) in fields.iter().zip(tally) {
+            assert_eq!(
+                json["dominated_pairs"][key][field], n,
+                "{key}.{field}: {printed}"
+            );
+        }
+    }
+    let by_run_line = format!(
+        "warned of earlier run by run: {} of {} and {} of {} (in at least 80% of the resamples: {} and {}; \
+         in at most 20%: {} and {})",
+        stored_by_run[0],
+        stored[1],
+        budget_by_run[0],
+        budget[1],
+        stored_by_run[1],
+        budget_by_run[1],
+        stored_by_run[2],
+        budget_by_run[2]
+    );
+    assert!(
+        printed.contains(&by_run_line),
+        "no '{by_run_line}' in\n{printed}"
+    );
     let pairs = &json["dominated_pairs"];
     assert_eq!(pairs["min_violating_runs"], 5);
     let keys = [
@@ -298,6 +359,37 @@ fn evaluate_prints_the_curve_at_each_budget_and_writes_what_it_printed() {
                 assert_eq!(share.is_some(), violated, "{name}: {d}");
                 assert!(
                     share.is_none_or(|s| (0.0..=1.0).contains(&s)),
+                    "{name}: {d}"
+                );
+                // The run-by-run counts: the comparator's warned violations split four ways, and both
+                // sides' counts are the ones their summaries give in percent.
+                let r = &d["run_by_run"];
+                let count = |k: &str| r[k].as_u64().unwrap();
+                assert_eq!(
+                    count("earlier") + count("same") + count("later") + count("missed"),
+                    count("theirs"),
+                    "{name}: {d}"
+                );
+                let n_violating = d["comparator_summary"]["n_violating_runs"]
+                    .as_f64()
+                    .unwrap();
+                let warned = |pct: &serde_json::Value| {
+                    pct.as_f64()
+                        .map_or(0, |p| (p * n_violating / 100.0).round() as u64)
+                };
+                assert_eq!(
+                    count("theirs"),
+                    warned(&d["comparator_summary"]["predicted_pct"]),
+                    "{name}: {d}"
+                );
+                assert_eq!(
+                    count("ours"),
+                    warned(&d["ours"]["predicted_pct"]),
+                    "{name}: {d}"
+                );
+                assert_eq!(
+                    d["run_by_run_share"].as_f64().is_some(),
+                    violated,
                     "{name}: {d}"
                 );
             }

@@ -141,10 +141,36 @@ fn score_json_follows_interfaces_and_agrees_with_laws_eval() {
             assert_eq!(share.is_some(), violated, "{property}: {d}");
             let Some(share) = share else { continue };
             assert!((0.0..=1.0).contains(&share), "{property}: {d}");
+            // ... followed by the run-by-run counts, their verdict and its share.
+            let r = &d["run_by_run"];
+            let count = |k: &str| r[k].as_u64().unwrap();
+            assert_eq!(
+                count("earlier") + count("same") + count("later") + count("missed"),
+                count("theirs"),
+                "{property}: {d}"
+            );
+            let by_run_share = d["run_by_run_share"].as_f64().unwrap();
+            assert!((0.0..=1.0).contains(&by_run_share), "{property}: {d}");
             let row_end = format!(
-                "| {} | {:.0}% |",
+                "| {} | {:.0}% | {} / {} / {} / {} | {} | {:.0}% |",
                 if d["dominates"] == true { "yes" } else { "no" },
-                100.0 * share
+                100.0 * share,
+                count("earlier"),
+                count("same"),
+                count("later"),
+                count("missed"),
+                if count("ours") >= count("theirs")
+                    && if count("theirs") == 0 {
+                        count("ours") > 0
+                    } else {
+                        count("earlier") > count("later") + count("missed")
+                    }
+                {
+                    "yes"
+                } else {
+                    "no"
+                },
+                100.0 * by_run_share
             );
             assert!(
                 md.lines()

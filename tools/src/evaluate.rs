@@ -27,12 +27,11 @@ use rand::SeedableRng;
 use rayon::prelude::*;
 
 use crate::calibration::{calibrate_model, CalibrateOptions, PropertyCalibration};
-use crate::report::verdict;
+use crate::report::{run_by_run_words, verdict};
 use crate::score::{calibrated_rule, run_series};
 use crate::time_ahead::{
-    best_within, calibration_check, dominance, dominance_share, resamples_for,
-    score_run_calibrated, summarise, threshold_key, Comparison, CurvePoint, Dominance, PairedRun,
-    RunScore, RunSeries, Summary, RESAMPLE_SEED,
+    best_within, calibration_check, dominance, score_run_calibrated, summarise, threshold_key,
+    Comparison, CurvePoint, Dominance, PairedRun, RunScore, RunSeries, Summary,
 };
 
 /// False-alarm budgets (% of safe runs) at which the printed tables read the curve: the search
@@ -149,6 +148,13 @@ pub struct PairTally {
     pub dominated_in_most_resamples: usize,
     /// Pairs it dominates in at most `1 − ROBUST_SHARE` of them.
     pub dominated_in_few_resamples: usize,
+    /// Pairs where the curve warns earlier run by run
+    /// ([`crate::time_ahead::RunByRun::earlier_run_by_run`]).
+    pub earlier_run_by_run: usize,
+    /// ... in at least [`ROBUST_SHARE`] of the resamples.
+    pub earlier_in_most_resamples: usize,
+    /// ... in at most `1 − ROBUST_SHARE` of them.
+    pub earlier_in_few_resamples: usize,
 }
 
 impl PairTally {
@@ -159,6 +165,26 @@ impl PairTally {
             self.dominated_in_most_resamples += usize::from(share >= ROBUST_SHARE);
             self.dominated_in_few_resamples += usize::from(share <= 1.0 - ROBUST_SHARE);
         }
+        self.earlier_run_by_run += usize::from(
+            d.run_by_run
+                .as_ref()
+                .is_some_and(|r| r.earlier_run_by_run()),
+        );
+        if let Some(share) = d.run_by_run_share {
+            self.earlier_in_most_resamples += usize::from(share >= ROBUST_SHARE);
+            self.earlier_in_few_resamples += usize::from(share <= 1.0 - ROBUST_SHARE);
+        }
+    }
+
+    /// Adds another tally's counts (the sums over seeds).
+    fn sum(&mut self, t: &PairTally) {
+        self.dominated += t.dominated;
+        self.pairs += t.pairs;
+        self.dominated_in_most_resamples += t.dominated_in_most_resamples;
+        self.dominated_in_few_resamples += t.dominated_in_few_resamples;
+        self.earlier_run_by_run += t.earlier_run_by_run;
+        self.earlier_in_most_resamples += t.earlier_in_most_resamples;
+        self.earlier_in_few_resamples += t.earlier_in_few_resamples;
     }
 }
 
@@ -451,18 +477,41 @@ pub fn render_repeats(seeds: &[SeedSummary]) -> String {
             cell(&s.pairs.0),
             cell(&s.pairs.1)
         ));
-        for (sum, t) in [(&mut sums.0, &s.pairs.0), (&mut sums.1, &s.pairs.1)] {
-            sum.dominated += t.dominated;
-            sum.pairs += t.pairs;
-            sum.dominated_in_most_resamples += t.dominated_in_most_resamples;
-            sum.dominated_in_few_resamples += t.dominated_in_few_resamples;
-        }
+        sums.0.sum(&s.pairs.0);
+        sums.1.sum(&s.pairs.1);
     }
     out.push_str(&format!(
         "  {:<6} {:>28} {:>28}\n",
         "sum",
         cell(&sums.0),
         cell(&sums.1)
+    ));
+    out.push_str(&format!(
+        "run by run: pairs where the curve warns of more of the comparator's violations earlier than later \
+         or not at all (see the per-pair lines), and those so in at least {:.0}% and at most {:.0}% of the \
+         resamples\n",
+        100.0 * ROBUST_SHARE,
+        100.0 * (1.0 - ROBUST_SHARE),
+    ));
+    let by_run = |t: &PairTally| {
+        format!(
+            "{} of {} ({} / {})",
+            t.earlier_run_by_run, t.pairs, t.earlier_in_most_resamples, t.earlier_in_few_resamples
+        )
+    };
+    for s in seeds {
+        out.push_str(&format!(
+            "  {:<6} {:>28} {:>28}\n",
+            s.seed,
+            by_run(&s.pairs.0),
+            by_run(&s.pairs.1)
+        ));
+    }
+    out.push_str(&format!(
+        "  {:<6} {:>28} {:>28}\n",
+        "sum",
+        by_run(&sums.0),
+        by_run(&sums.1)
     ));
     let mut names: Vec<&str> = seeds
         .iter()
@@ -583,9 +632,7 @@ impl Evaluation {
                     .iter()
                     .filter_map(|r| PairedRun::of(r, |r| r.reactive_rule.as_ref()))
                     .collect();
-                let mut dominance = dominance("reactive_rule", &summary, curve);
-                dominance.resampled_share =
-                    dominance_share(&paired, resamples_for(paired.len()), RESAMPLE_SEED);
+                let dominance = dominance("reactive_rule", &summary, curve).resampled(&paired);
                 Some(BudgetRuleResult {
                     budget_pct: b.budget_pct,
                     rule,
@@ -803,6 +850,9 @@ impl Evaluation {
                     d.comparator,
                     verdict(d)
                 ));
+                if let Some(words) = run_by_run_words(d) {
+                    out.push_str(&format!("      {words}\n"));
+                }
             }
             for b in budget_rules {
                 let ours = curve_point(b.dominance.ours);
@@ -811,6 +861,9 @@ impl Evaluation {
                     b.budget_pct,
                     verdict(&b.dominance)
                 ));
+                if let Some(words) = run_by_run_words(&b.dominance) {
+                    out.push_str(&format!("      {words}\n"));
+                }
             }
         }
         let (stored, budget) = self.dominated_pairs();
@@ -819,7 +872,9 @@ impl Evaluation {
              {MIN_VIOLATING_FOR_PAIRS} violating test runs): {} of {} against the baseline, RSS and the \
              stored rule; {} of {} against the rules written for each false-alarm budget\n\
              dominated in at least {:.0}% of the bootstrap resamples of the test runs: {} of {} and {} of {}; \
-             in at most {:.0}%: {} of {} and {} of {} (the rest are within these runs' noise)\n",
+             in at most {:.0}%: {} of {} and {} of {} (the rest are within these runs' noise)\n\
+             warned of earlier run by run: {} of {} and {} of {} (in at least {:.0}% of the resamples: {} and \
+             {}; in at most {:.0}%: {} and {})\n",
             stored.dominated,
             stored.pairs,
             budget.dominated,
@@ -834,6 +889,16 @@ impl Evaluation {
             stored.pairs,
             budget.dominated_in_few_resamples,
             budget.pairs,
+            stored.earlier_run_by_run,
+            stored.pairs,
+            budget.earlier_run_by_run,
+            budget.pairs,
+            100.0 * ROBUST_SHARE,
+            stored.earlier_in_most_resamples,
+            budget.earlier_in_most_resamples,
+            100.0 * (1.0 - ROBUST_SHARE),
+            stored.earlier_in_few_resamples,
+            budget.earlier_in_few_resamples,
         ));
         out
     }

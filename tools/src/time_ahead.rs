@@ -247,6 +247,62 @@ pub struct Dominance {
     /// [`dominance_share`]); `None` without a violating run, or where not computed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resampled_share: Option<f64>,
+    /// The same point against the comparator run by run (see [`RunByRun`]); `None` where not computed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_by_run: Option<RunByRun>,
+    /// The share of the same resamples in which the curve is [`RunByRun::earlier_run_by_run`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_by_run_share: Option<f64>,
+}
+
+impl Dominance {
+    /// The verdict with what only the runs themselves tell: the share of resamples in which it holds,
+    /// the run-by-run comparison at the same point and its share. `runs` are the runs the curve and the
+    /// comparator were scored on, each with the comparator's alarm.
+    pub fn resampled(mut self, runs: &[PairedRun<'_>]) -> Dominance {
+        let resamples = resamples_for(runs.len());
+        let shares = dominance_shares(runs, resamples, RESAMPLE_SEED);
+        self.resampled_share = shares.map(|s| s.0);
+        self.run_by_run_share = shares.map(|s| s.1);
+        let refs: Vec<&PairedRun<'_>> = runs.iter().collect();
+        self.run_by_run = Some(Scratch::default().verdicts(&refs).1);
+        self
+    }
+}
+
+/// The curve against a comparator run by run, at the curve's point within the comparator's false-alarm
+/// rate: of the violating runs the comparator warns of, how many the curve warns of earlier, at the
+/// same frame, later, or not at all. [`Dominance::dominates`] compares the median lead over the runs
+/// the curve warns of with the median over the runs the comparator warns of: when the comparator warns
+/// of few runs early and the curve of many, those are different runs, and when both read the same
+/// signal the 0.1 s frames make equal medians common. This compares the leads on the same runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunByRun {
+    /// Violating runs the comparator warns of.
+    pub theirs: usize,
+    /// Violating runs the curve warns of.
+    pub ours: usize,
+    /// Of the comparator's: warned of earlier by the curve.
+    pub earlier: usize,
+    /// ... at the same frame.
+    pub same: usize,
+    /// ... later.
+    pub later: usize,
+    /// ... not at all.
+    pub missed: usize,
+}
+
+impl RunByRun {
+    /// The curve warns of at least as many violations, and of more of the comparator's runs earlier
+    /// than later or not at all (when the comparator warns of none: of at least one).
+    pub fn earlier_run_by_run(&self) -> bool {
+        self.ours >= self.theirs
+            && if self.theirs == 0 {
+                self.ours > 0
+            } else {
+                self.earlier > self.later + self.missed
+            }
+    }
 }
 
 /// The curve's best point with at most `false_alarm_pct` % false alarms: most violations warned of, then
@@ -283,6 +339,8 @@ pub fn dominance(comparator: &str, summary: &Summary, curve: &[CurvePoint]) -> D
         ours,
         dominates,
         resampled_share: None,
+        run_by_run: None,
+        run_by_run_share: None,
     }
 }
 
@@ -342,6 +400,12 @@ pub const RESAMPLE_SEED: u64 = 0;
 /// runs support; one near ½ is within their noise. Seeded and deterministic; `None` without a violating
 /// run or a resample.
 pub fn dominance_share(runs: &[PairedRun<'_>], resamples: usize, seed: u64) -> Option<f64> {
+    dominance_shares(runs, resamples, seed).map(|s| s.0)
+}
+
+/// [`dominance_share`] and, from the same resamples, the share in which the curve is
+/// [`RunByRun::earlier_run_by_run`].
+pub fn dominance_shares(runs: &[PairedRun<'_>], resamples: usize, seed: u64) -> Option<(f64, f64)> {
     use rand::{Rng, SeedableRng};
     use rayon::prelude::*;
     let violating: Vec<&PairedRun<'_>> = runs.iter().filter(|r| r.violated).collect();
@@ -349,7 +413,7 @@ pub fn dominance_share(runs: &[PairedRun<'_>], resamples: usize, seed: u64) -> O
     if violating.is_empty() || resamples == 0 {
         return None;
     }
-    let wins = (0..resamples)
+    let (wins, earlier) = (0..resamples)
         .into_par_iter()
         .map_init(
             || (Vec::new(), Scratch::default()),
@@ -361,11 +425,16 @@ pub fn dominance_share(runs: &[PairedRun<'_>], resamples: usize, seed: u64) -> O
                     sample
                         .extend((0..group.len()).map(|_| group[rng.random_range(0..group.len())]));
                 }
-                usize::from(scratch.dominates_in(sample))
+                let (dominates, by_run) = scratch.verdicts(sample);
+                (
+                    usize::from(dominates),
+                    usize::from(by_run.earlier_run_by_run()),
+                )
             },
         )
-        .sum::<usize>();
-    Some(wins as f64 / resamples as f64)
+        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    let n = resamples as f64;
+    Some((wins as f64 / n, earlier as f64 / n))
 }
 
 /// [`dominance`]'s verdict on a set of runs (repeats allowed), without building the curve. The curve's
@@ -375,7 +444,13 @@ pub fn dominance_share(runs: &[PairedRun<'_>], resamples: usize, seed: u64) -> O
 /// warned of exactly when its envelope rises above that risk, and its lead is the first such point's.
 /// The tests check it against [`curve`] and [`dominance`].
 pub fn dominates_in(runs: &[&PairedRun<'_>]) -> bool {
-    Scratch::default().dominates_in(runs)
+    Scratch::default().verdicts(runs).0
+}
+
+/// The run-by-run comparison ([`RunByRun`]) on a set of runs (repeats allowed), at the same point as
+/// [`dominates_in`].
+pub fn run_by_run_in(runs: &[&PairedRun<'_>]) -> RunByRun {
+    Scratch::default().verdicts(runs).1
 }
 
 /// The buffers of [`dominates_in`], kept from one resample to the next.
@@ -387,7 +462,9 @@ struct Scratch {
 }
 
 impl Scratch {
-    fn dominates_in(&mut self, runs: &[&PairedRun<'_>]) -> bool {
+    /// The literal verdict and the run-by-run comparison at the curve's point within the comparator's
+    /// false-alarm rate.
+    fn verdicts(&mut self, runs: &[&PairedRun<'_>]) -> (bool, RunByRun) {
         let Scratch {
             theirs,
             ours,
@@ -398,9 +475,7 @@ impl Scratch {
         safe_max.clear();
         let mut k = 0usize;
         for r in runs {
-            if r.violated {
-                theirs.extend(r.comparator.lead_s);
-            } else {
+            if !r.violated {
                 safe_max.push(r.max_risk);
                 k += usize::from(r.comparator.false_alarm);
             }
@@ -413,14 +488,28 @@ impl Scratch {
             0.0
         };
         // An envelope's risks rise strictly, so its first point above the floor is found by bisection.
-        ours.extend(runs.iter().filter(|r| r.violated).filter_map(|r| {
+        let mut by_run = RunByRun::default();
+        for r in runs.iter().filter(|r| r.violated) {
             let env = r.envelope;
-            env.get(env.partition_point(|&(x, _)| x <= floor))
+            let mine = env
+                .get(env.partition_point(|&(x, _)| x <= floor))
                 .filter(|(x, _)| x.is_finite())
-                .map(|&(_, lead)| lead)
-        }));
+                .map(|&(_, lead)| lead);
+            ours.extend(mine);
+            theirs.extend(r.comparator.lead_s);
+            by_run.ours += usize::from(mine.is_some());
+            if let Some(t) = r.comparator.lead_s {
+                by_run.theirs += 1;
+                match mine {
+                    None => by_run.missed += 1,
+                    Some(m) if m > t + LEAD_TIE_S => by_run.earlier += 1,
+                    Some(m) if m < t - LEAD_TIE_S => by_run.later += 1,
+                    Some(_) => by_run.same += 1,
+                }
+            }
+        }
         if ours.is_empty() {
-            return false;
+            return (false, by_run);
         }
         ours.sort_by(f64::total_cmp);
         theirs.sort_by(f64::total_cmp);
@@ -429,9 +518,12 @@ impl Scratch {
             (Some(_), None) => true,
             (None, _) => false,
         };
-        ours.len() >= theirs.len() && longer
+        (ours.len() >= theirs.len() && longer, by_run)
     }
 }
+
+/// Leads closer than this are the same frame's (both are the violation's time minus a frame's time).
+const LEAD_TIE_S: f64 = 1e-9;
 
 /// A property's runs against every comparator: the reactive baseline, RSS and the reactive rule where
 /// scored, the calibrated alarm, the curve, and the curve's dominance over each comparator with the share
@@ -472,14 +564,11 @@ impl Comparison {
         let dominance = comparators
             .iter()
             .map(|(name, s)| {
-                let mut d = dominance(name, s, &curve);
                 let paired: Vec<PairedRun<'_>> = runs
                     .iter()
                     .filter_map(|r| PairedRun::of(r, |r| comparator_alarm(name, r)))
                     .collect();
-                d.resampled_share =
-                    dominance_share(&paired, resamples_for(paired.len()), RESAMPLE_SEED);
-                d
+                dominance(name, s, &curve).resampled(&paired)
             })
             .collect();
         Comparison {

@@ -358,6 +358,9 @@ impl Summary {
                     d.comparator,
                     crate::report::verdict(d)
                 )?;
+                if let Some(words) = crate::report::run_by_run_words(d) {
+                    crate::outln!("      {words}")?;
+                }
             }
         }
         Ok(())

@@ -152,10 +152,13 @@ pub(crate) const DOMINANCE_NOTE: &str = "For each comparator, avguard's best thr
     comparator's false-alarm rate. *Dominates*: at least as many violations predicted, with a longer \
     median lead. *Resamples*: the share of bootstrap resamples of these runs (violating and safe runs \
     drawn again with replacement) in which it dominates; near 100 % or 0 % the runs decide the verdict, \
-    near 50 % they cannot.";
+    near 50 % they cannot. *Run by run*: of the violations the comparator warns of, how many that threshold \
+    warns of earlier / at the same frame / later / not at all; *earlier* when it warns of at least as many \
+    violations and of more of the comparator's earlier than later or not at all, with its share of the \
+    same resamples.";
 
 /// The columns of a dominance row ([`dominance_cells`]).
-pub(crate) const DOMINANCE_HEADER: [&str; 10] = [
+pub(crate) const DOMINANCE_HEADER: [&str; 13] = [
     "comparator",
     "its predicted",
     "its lead (s)",
@@ -166,10 +169,13 @@ pub(crate) const DOMINANCE_HEADER: [&str; 10] = [
     "false alarms",
     "dominates",
     "resamples",
+    "run by run (earlier / same / later / missed)",
+    "earlier run by run",
+    "resamples (run by run)",
 ];
 
 /// One verdict as the cells of [`DOMINANCE_HEADER`].
-pub(crate) fn dominance_cells(d: &crate::time_ahead::Dominance) -> [String; 10] {
+pub(crate) fn dominance_cells(d: &crate::time_ahead::Dominance) -> [String; 13] {
     let s = &d.comparator_summary;
     let dash = || "–".to_owned();
     let (theta, pred, lead, fa) = d.ours.map_or_else(
@@ -195,6 +201,14 @@ pub(crate) fn dominance_cells(d: &crate::time_ahead::Dominance) -> [String; 10] 
         if d.dominates { "yes" } else { "no" }.to_owned(),
         d.resampled_share
             .map_or_else(dash, |x| format!("{:.0}%", 100.0 * x)),
+        d.run_by_run.map_or_else(dash, |r| {
+            format!("{} / {} / {} / {}", r.earlier, r.same, r.later, r.missed)
+        }),
+        d.run_by_run.map_or_else(dash, |r| {
+            if r.earlier_run_by_run() { "yes" } else { "no" }.to_owned()
+        }),
+        d.run_by_run_share
+            .map_or_else(dash, |x| format!("{:.0}%", 100.0 * x)),
     ]
 }
 
@@ -210,6 +224,24 @@ pub fn verdict(d: &crate::time_ahead::Dominance) -> String {
         Some(share) => format!("{word} (dominates in {:.0}% of resamples)", 100.0 * share),
         None => word.to_owned(),
     }
+}
+
+/// The run-by-run comparison behind a verdict in words, with its share of resamples when known;
+/// `None` where it was not computed.
+pub fn run_by_run_words(d: &crate::time_ahead::Dominance) -> Option<String> {
+    let r = d.run_by_run?;
+    let earlier = r.earlier_run_by_run();
+    let word = if earlier { "earlier" } else { "not earlier" };
+    let share = match d.run_by_run_share {
+        Some(x) if earlier => format!(" (in {:.0}% of resamples)", 100.0 * x),
+        Some(x) => format!(" (earlier in {:.0}% of resamples)", 100.0 * x),
+        None => String::new(),
+    };
+    Some(format!(
+        "run by run: of the comparator's {} warned violations, the curve warns of {} earlier, {} at the \
+         same frame, {} later and {} not at all ({} warned of in all) — {word}{share}",
+        r.theirs, r.earlier, r.same, r.later, r.missed, r.ours
+    ))
 }
 
 /// How a comparator is named in the reports.

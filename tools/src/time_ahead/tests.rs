@@ -321,6 +321,137 @@ mod resampling {
         }
     }
 
+    /// The run-by-run count from the curve itself: the lowest θ of the curve with at most the
+    /// comparator's false-alarm rate (the point whose leads are all at least those of any other
+    /// admissible θ), each violating run's lead there read from its envelope and set beside the
+    /// comparator's.
+    fn run_by_run_on_the_curve(sample: &[&RunScore]) -> RunByRun {
+        let summary = summarise(sample.iter().map(|r| (*r, &r.baseline)));
+        let budget = summary.false_alarm_pct.unwrap_or(0.0);
+        let theta = curve(sample)
+            .iter()
+            .find(|p| p.false_alarm_pct <= budget + 1e-9)
+            .map(|p| p.theta);
+        let mut want = RunByRun::default();
+        for r in sample.iter().filter(|r| r.violated) {
+            let ours = theta.and_then(|theta| {
+                r.envelope
+                    .iter()
+                    .find(|&&(x, _)| x >= theta)
+                    .map(|&(_, l)| l)
+            });
+            want.ours += usize::from(ours.is_some());
+            let Some(theirs) = r.baseline.lead_s else {
+                continue;
+            };
+            want.theirs += 1;
+            match ours {
+                None => want.missed += 1,
+                Some(o) if o > theirs + 1e-9 => want.earlier += 1,
+                Some(o) if o < theirs - 1e-9 => want.later += 1,
+                Some(_) => want.same += 1,
+            }
+        }
+        want
+    }
+
+    proptest! {
+        /// The run-by-run shortcut equals the count made from the curve, for the runs and for resamples
+        /// of them (repeats included).
+        #[test]
+        fn the_run_by_run_count_equals_the_curve_s(
+            runs in runs(),
+            picks in prop::collection::vec(any::<prop::sample::Index>(), 0..20),
+        ) {
+            let mut samples: Vec<Vec<&RunScore>> = vec![runs.iter().collect()];
+            if !picks.is_empty() {
+                samples.push(picks.iter().map(|i| &runs[i.index(runs.len())]).collect());
+            }
+            for sample in samples {
+                let paired = against_baseline(sample.iter().copied());
+                let refs: Vec<&PairedRun<'_>> = paired.iter().collect();
+                prop_assert_eq!(run_by_run_in(&refs), run_by_run_on_the_curve(&sample));
+            }
+        }
+    }
+
+    /// Where the literal verdict and the run-by-run one part ways, by hand. The comparator warns of one
+    /// violation of three, 0.5 s ahead; the curve, at its false-alarm rate (none), of all three: that
+    /// one 0.6 s ahead, the others 0.1 s ahead. Its median lead (0.1 s) is shorter, so it does not
+    /// dominate, but on the one violation the comparator warns of it is earlier.
+    #[test]
+    fn earlier_on_the_comparator_s_runs_with_a_shorter_median() {
+        let runs = scored(&[
+            // Risk 0.9 from frame 3 (0.6 s ahead of the violation at frame 9); baseline at frame 4.
+            series(
+                &[0.1, 0.1, 0.1, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 1.0],
+                Some(9),
+                &[4],
+            ),
+            series(
+                &[0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.9, 1.0],
+                Some(9),
+                &[],
+            ),
+            series(
+                &[0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.9, 1.0],
+                Some(9),
+                &[],
+            ),
+            series(&[0.1, 0.2, 0.1], None, &[]),
+        ]);
+        let refs: Vec<&RunScore> = runs.iter().collect();
+        let c = Comparison::of(&refs);
+        let d = &c.dominance[0];
+        assert_eq!(d.comparator, "baseline");
+        assert!(!d.dominates, "median 0.1 s against 0.5 s: {d:?}");
+        let r = d.run_by_run.expect("computed");
+        assert_eq!(
+            r,
+            RunByRun {
+                theirs: 1,
+                ours: 3,
+                earlier: 1,
+                same: 0,
+                later: 0,
+                missed: 0
+            }
+        );
+        assert!(r.earlier_run_by_run());
+        // Every resample draws the one run the comparator warns of or not; either way the curve warns of
+        // at least as many, earlier on the comparator's (or the comparator warns of none).
+        assert_eq!(d.run_by_run_share, Some(1.0));
+        assert!(d.resampled_share.is_some_and(|s| s < 1.0), "{d:?}");
+    }
+
+    /// The run-by-run rule: at least as many warned, and more of the comparator's earlier than later or
+    /// missed; a same-frame warning counts for neither side; a comparator that warns of nothing is
+    /// beaten by any warning.
+    #[test]
+    fn earlier_run_by_run_needs_more_earlier_than_later_or_missed() {
+        let r = |theirs, ours, earlier, same, later, missed| RunByRun {
+            theirs,
+            ours,
+            earlier,
+            same,
+            later,
+            missed,
+        };
+        assert!(r(4, 4, 3, 0, 1, 0).earlier_run_by_run());
+        assert!(
+            !r(4, 4, 2, 0, 1, 1).earlier_run_by_run(),
+            "2 earlier, 2 not"
+        );
+        assert!(
+            !r(4, 4, 0, 4, 0, 0).earlier_run_by_run(),
+            "all on the same frame"
+        );
+        assert!(r(4, 4, 1, 3, 0, 0).earlier_run_by_run());
+        assert!(!r(4, 3, 3, 0, 0, 1).earlier_run_by_run(), "fewer warned");
+        assert!(r(0, 1, 0, 0, 0, 0).earlier_run_by_run());
+        assert!(!r(0, 0, 0, 0, 0, 0).earlier_run_by_run());
+    }
+
     /// A hand-made case: the curve warns of both violations 0.3 s ahead before any safe run alarms, the
     /// comparator of one, 0.1 s ahead. It dominates on the runs and in every resample that keeps a
     /// violation the curve warns of; the share is seeded, so it repeats.
