@@ -233,7 +233,7 @@ fn evaluate_prints_the_curve_at_each_budget_and_writes_what_it_printed() {
         {
             let by_run = lines.get(i + 1).copied().unwrap_or_default();
             let (_, by_run) = by_run
-                .strip_prefix("      run by run: of the comparator's ")
+                .strip_prefix("      run by run: ")
                 .and_then(|l| l.rsplit_once(" — "))
                 .unwrap_or_else(|| panic!("no run-by-run line after '{line}'"));
             let (by_run_word, by_run_share) = by_run

@@ -237,6 +237,12 @@ pub fn run_by_run_words(d: &crate::time_ahead::Dominance) -> Option<String> {
         Some(x) => format!(" (earlier in {:.0}% of resamples)", 100.0 * x),
         None => String::new(),
     };
+    if r.theirs == 0 {
+        return Some(format!(
+            "run by run: the comparator warns of no violation, the curve of {} — {word}{share}",
+            r.ours
+        ));
+    }
     Some(format!(
         "run by run: of the comparator's {} warned violations, the curve warns of {} earlier, {} at the \
          same frame, {} later and {} not at all ({} warned of in all) — {word}{share}",

@@ -164,3 +164,50 @@ fn both_reports_show_the_verdicts_with_their_share_of_resamples() {
     assert!(html.contains(&format!("<tr>{row}</tr>")), "{html}");
     assert!(html.contains("<th>resamples</th>"), "{html}");
 }
+
+/// The run-by-run line under a verdict: the four counts and the verdict with its share, and a shorter
+/// line when the comparator warns of nothing; nothing where it was not computed.
+#[test]
+fn the_run_by_run_line_gives_the_counts_and_the_verdict() {
+    use crate::time_ahead::RunByRun;
+    let mut d = crate::time_ahead::dominance("rss", &crate::time_ahead::summarise([]), &[]);
+    assert_eq!(run_by_run_words(&d), None);
+    d.run_by_run = Some(RunByRun {
+        theirs: 5,
+        ours: 6,
+        earlier: 3,
+        same: 1,
+        later: 1,
+        missed: 0,
+    });
+    d.run_by_run_share = Some(0.834);
+    assert_eq!(
+        run_by_run_words(&d).unwrap(),
+        "run by run: of the comparator's 5 warned violations, the curve warns of 3 earlier, 1 at the \
+         same frame, 1 later and 0 not at all (6 warned of in all) — earlier (in 83% of resamples)"
+    );
+    d.run_by_run = Some(RunByRun {
+        theirs: 5,
+        ours: 5,
+        earlier: 2,
+        same: 1,
+        later: 1,
+        missed: 1,
+    });
+    d.run_by_run_share = Some(0.1);
+    assert!(
+        run_by_run_words(&d)
+            .unwrap()
+            .ends_with("— not earlier (earlier in 10% of resamples)"),
+        "{d:?}"
+    );
+    d.run_by_run = Some(RunByRun {
+        ours: 2,
+        ..RunByRun::default()
+    });
+    d.run_by_run_share = None;
+    assert_eq!(
+        run_by_run_words(&d).unwrap(),
+        "run by run: the comparator warns of no violation, the curve of 2 — earlier"
+    );
+}
