@@ -16,7 +16,7 @@
 //!
 //! [`Session`]: crate::Session
 
-use laws::eval::StateHandle;
+use laws::eval::{AtomIndex, StateHandle};
 use laws::signals::SignalSet;
 use laws::ObligationHandle;
 use laws::{
@@ -417,6 +417,20 @@ impl Compiled {
                 .map(|p| compile(&mut evaluator, p))
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(config)?;
+            // Most predicates are one atom: those bits are read straight from the atom table.
+            let (mut atoms, mut rest) = (Vec::new(), Vec::new());
+            for (bit, pred) in preds.into_iter().enumerate() {
+                let bit = u32::try_from(bit).map_err(|_| {
+                    ModelError::Config("more predicates than a state has bits".into())
+                })?;
+                match pred {
+                    RtPred::State(h) => match evaluator.state_atom(h) {
+                        Some((atom, negated)) => atoms.push((atom, negated, bit)),
+                        None => rest.push((pred, bit)),
+                    },
+                    _ => rest.push((pred, bit)),
+                }
+            }
             let rule = enc
                 .rule
                 .iter()
@@ -437,7 +451,8 @@ impl Compiled {
                 .transpose()
                 .map_err(config)?;
             encoders.push(RtEncoder {
-                preds,
+                atoms,
+                rest,
                 unsafe_bit: enc.unsafe_bit,
                 unsafe_now,
                 baseline,
@@ -516,7 +531,10 @@ enum RtUnsafe {
 /// One property's encoder, compiled against a tracker's evaluator.
 #[derive(Debug, Clone)]
 struct RtEncoder {
-    preds: Vec<RtPred>,
+    /// The predicates that are one atom: (atom, negated, bit of the state).
+    atoms: Vec<(AtomIndex, bool, u32)>,
+    /// The others, with their bits.
+    rest: Vec<(RtPred, u32)>,
     unsafe_bit: usize,
     unsafe_now: RtUnsafe,
     /// The disjunction of the law's antecedents; `None` when it has none (no baseline alarm).
@@ -554,7 +572,10 @@ impl Tracker {
         let verdicts = self.evaluator.step(signals);
         for (enc, out) in self.encoders.iter().zip(self.out.iter_mut()) {
             let mut state: StateId = 0;
-            for (bit, pred) in enc.preds.iter().enumerate() {
+            for &(atom, negated, bit) in &enc.atoms {
+                state |= StateId::from(verdicts.atom(atom) != negated) << bit;
+            }
+            for &(pred, bit) in &enc.rest {
                 state |= StateId::from(pred.holds(&verdicts)) << bit;
             }
             let unsafe_now = match enc.unsafe_now {

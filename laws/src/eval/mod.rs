@@ -177,6 +177,13 @@ impl Verdicts<'_> {
             .is_some_and(|f| f.eval(self.words))
     }
 
+    /// The value at this frame of the atom [`Evaluator::state_atom`] named (false for an unknown one):
+    /// the same bit [`Verdicts::state`] reads for a single-atom formula, without looking the formula up.
+    #[inline]
+    pub fn atom(&self, atom: AtomIndex) -> bool {
+        atoms::bit(self.words, atom.0)
+    }
+
     /// The age, in frames, of the oldest pending obligation of the law registered as `handle` by
     /// [`Evaluator::add_obligation`] (0 on the frame it arose), or `None` when none is pending (or for an
     /// unknown handle). An obligation of `A -> F[a,b] B` arises where A holds and is pending while its
@@ -202,6 +209,11 @@ impl Verdicts<'_> {
 /// A state formula registered with [`Evaluator::add_state`], read back with [`Verdicts::state`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct StateHandle(usize);
+
+/// An atom of the evaluator's table, as [`Evaluator::state_atom`] names it, read back with
+/// [`Verdicts::atom`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct AtomIndex(usize);
 
 /// A law's obligation memory registered with [`Evaluator::add_obligation`], read back with
 /// [`Verdicts::pending_frames`].
@@ -380,6 +392,16 @@ impl Evaluator {
             StateFn::new(f, &mut self.atoms).ok_or_else(|| EvalError::NotState(f.to_string()))?;
         self.states.push(compiled);
         Ok(StateHandle(self.states.len() - 1))
+    }
+
+    /// When the state formula registered as `handle` is a single atom (possibly negated), that atom's
+    /// index for [`Verdicts::atom`] and whether it is negated: a caller reading many such formulas per
+    /// frame can read the atom bits directly. `None` for any other formula or an unknown handle.
+    pub fn state_atom(&self, handle: StateHandle) -> Option<(AtomIndex, bool)> {
+        match self.states.get(handle.0)? {
+            StateFn::Bit { atom, negated } => Some((AtomIndex(*atom), *negated)),
+            _ => None,
+        }
     }
 
     /// Every signal some atom of the evaluator (laws and registered state formulas) reads: pass it to

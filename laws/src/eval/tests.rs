@@ -312,3 +312,42 @@ fn pending_obligation_of_a_yellow_light_law_by_hand() {
         Err(EvalError::NoObligation(_))
     ));
 }
+
+/// A state formula of one atom or its negation is named by `state_atom`, and `Verdicts::atom` reads the same bit `Verdicts::state` does on every frame; a compound formula is
+/// not named.
+#[test]
+fn single_atom_states_are_read_straight_from_the_atom_bits() {
+    use crate::lang::atom::{Atom, Cmp, Term};
+    let laws = set("l = hornOn -> F[0,0.3] lowBeamOn;");
+    let mut ev = Evaluator::new(&laws, &EvalConfig::default()).unwrap();
+    let atom =
+        |s: Signal, cmp: Cmp| Formula::Atom(Atom::new(Term::Signal(s), cmp, Term::Const(0.5)));
+    let plain = ev.add_state(&atom(A, Cmp::Le)).unwrap();
+    let negated = ev
+        .add_state(&Formula::Not(Box::new(atom(B, Cmp::Le))))
+        .unwrap();
+    let both = ev
+        .add_state(&Formula::And(
+            Box::new(atom(A, Cmp::Le)),
+            Box::new(atom(C, Cmp::Le)),
+        ))
+        .unwrap();
+    let (a, a_negated) = ev.state_atom(plain).expect("one atom");
+    let (b, b_negated) = ev.state_atom(negated).expect("one atom, negated");
+    assert!(!a_negated && b_negated);
+    assert_ne!(a, b);
+    assert_eq!(ev.state_atom(both), None);
+    let tr = trace(6, &[(A, &[1, 2]), (B, &[2, 3, 4])]);
+    let mut seen = Vec::new();
+    for s in &tr {
+        let v = ev.step(s);
+        assert_eq!(v.atom(a) != a_negated, v.state(plain));
+        assert_eq!(v.atom(b) != b_negated, v.state(negated));
+        seen.push((v.state(plain), v.state(negated)));
+    }
+    // hornOn <= 0.5 holds where the horn is off; not lowBeamOn <= 0.5 where the low beam is on.
+    let want: Vec<(bool, bool)> = (0..6)
+        .map(|k| (![1, 2].contains(&k), [2, 3, 4].contains(&k)))
+        .collect();
+    assert_eq!(seen, want);
+}
