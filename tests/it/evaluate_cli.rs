@@ -231,30 +231,28 @@ fn evaluate_prints_the_curve_at_each_budget_and_writes_what_it_printed() {
             .enumerate()
             .filter(|(_, l)| l.starts_with("    vs "))
         {
+            // "... — WORD (in S% of resamples)" or "... — not WORD (WORD in S% of resamples)".
+            let word_and_share = |line: &str, positive: &str| -> (String, f64) {
+                let (_, verdict) = line
+                    .rsplit_once(" — ")
+                    .unwrap_or_else(|| panic!("no verdict in '{line}'"));
+                let (word, share) = verdict
+                    .strip_suffix("% of resamples)")
+                    .and_then(|v| v.split_once(" ("))
+                    .unwrap_or_else(|| panic!("no share of resamples in '{line}'"));
+                let share = share
+                    .trim_start_matches(&format!("{positive} in "))
+                    .trim_start_matches("in ")
+                    .parse()
+                    .unwrap_or_else(|e| panic!("'{line}': {e}"));
+                (word.to_owned(), share)
+            };
             let by_run = lines.get(i + 1).copied().unwrap_or_default();
-            let (_, by_run) = by_run
+            let by_run = by_run
                 .strip_prefix("      run by run: ")
-                .and_then(|l| l.rsplit_once(" — "))
                 .unwrap_or_else(|| panic!("no run-by-run line after '{line}'"));
-            let (by_run_word, by_run_share) = by_run
-                .strip_suffix("% of resamples)")
-                .and_then(|v| v.split_once(" ("))
-                .unwrap_or_else(|| panic!("no run-by-run share in '{by_run}'"));
-            let by_run_share: f64 = by_run_share
-                .trim_start_matches("earlier in ")
-                .trim_start_matches("in ")
-                .parse()
-                .unwrap_or_else(|e| panic!("'{by_run}': {e}"));
-            let (_, verdict) = line.rsplit_once(" — ").unwrap();
-            let (word, share) = verdict
-                .strip_suffix("% of resamples)")
-                .and_then(|v| v.split_once(" ("))
-                .unwrap_or_else(|| panic!("no share of resamples in '{line}'"));
-            let share: f64 = share
-                .trim_start_matches("dominates in ")
-                .trim_start_matches("in ")
-                .parse()
-                .unwrap_or_else(|e| panic!("'{line}': {e}"));
+            let (by_run_word, by_run_share) = word_and_share(by_run, "earlier");
+            let (word, share) = word_and_share(line, "dominates");
             assert!((0.0..=100.0).contains(&share), "{line}");
             n_shares += 1;
             if n_violating < 5 {

@@ -463,29 +463,33 @@ pub fn render_repeats(seeds: &[SeedSummary]) -> String {
         "baseline, RSS, stored rule",
         "rules for each budget"
     );
-    let cell = |t: &PairTally| {
-        format!(
-            "{} of {} ({} / {})",
-            t.dominated, t.pairs, t.dominated_in_most_resamples, t.dominated_in_few_resamples
-        )
-    };
     let mut sums = (PairTally::default(), PairTally::default());
     for s in seeds {
-        out.push_str(&format!(
-            "  {:<6} {:>28} {:>28}\n",
-            s.seed,
-            cell(&s.pairs.0),
-            cell(&s.pairs.1)
-        ));
         sums.0.sum(&s.pairs.0);
         sums.1.sum(&s.pairs.1);
     }
-    out.push_str(&format!(
-        "  {:<6} {:>28} {:>28}\n",
-        "sum",
-        cell(&sums.0),
-        cell(&sums.1)
-    ));
+    // One row per seed and the sums, each cell "N of P (W / L)" with N what `count` picks of a tally.
+    let rows = |out: &mut String, count: fn(&PairTally) -> [usize; 3]| {
+        let cell = |t: &PairTally| {
+            let [n, most, few] = count(t);
+            format!("{n} of {} ({most} / {few})", t.pairs)
+        };
+        let seed_rows = seeds.iter().map(|s| (s.seed.to_string(), &s.pairs));
+        for (label, (stored, budget)) in seed_rows.chain([("sum".to_owned(), &sums)]) {
+            out.push_str(&format!(
+                "  {label:<6} {:>28} {:>28}\n",
+                cell(stored),
+                cell(budget)
+            ));
+        }
+    };
+    rows(&mut out, |t| {
+        [
+            t.dominated,
+            t.dominated_in_most_resamples,
+            t.dominated_in_few_resamples,
+        ]
+    });
     out.push_str(&format!(
         "run by run: pairs where the curve warns of more of the comparator's violations earlier than later \
          or not at all (see the per-pair lines), and those so in at least {:.0}% and at most {:.0}% of the \
@@ -493,26 +497,13 @@ pub fn render_repeats(seeds: &[SeedSummary]) -> String {
         100.0 * ROBUST_SHARE,
         100.0 * (1.0 - ROBUST_SHARE),
     ));
-    let by_run = |t: &PairTally| {
-        format!(
-            "{} of {} ({} / {})",
-            t.earlier_run_by_run, t.pairs, t.earlier_in_most_resamples, t.earlier_in_few_resamples
-        )
-    };
-    for s in seeds {
-        out.push_str(&format!(
-            "  {:<6} {:>28} {:>28}\n",
-            s.seed,
-            by_run(&s.pairs.0),
-            by_run(&s.pairs.1)
-        ));
-    }
-    out.push_str(&format!(
-        "  {:<6} {:>28} {:>28}\n",
-        "sum",
-        by_run(&sums.0),
-        by_run(&sums.1)
-    ));
+    rows(&mut out, |t| {
+        [
+            t.earlier_run_by_run,
+            t.earlier_in_most_resamples,
+            t.earlier_in_few_resamples,
+        ]
+    });
     let mut names: Vec<&str> = seeds
         .iter()
         .flat_map(|s| s.points.iter().map(|(n, _)| n.as_str()))

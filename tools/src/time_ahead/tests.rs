@@ -299,6 +299,15 @@ mod resampling {
             .collect()
     }
 
+    /// The runs, and when `picks` is not empty the resample of them it picks (repeats allowed).
+    fn samples<'a>(runs: &'a [RunScore], picks: &[prop::sample::Index]) -> Vec<Vec<&'a RunScore>> {
+        let mut samples: Vec<Vec<&RunScore>> = vec![runs.iter().collect()];
+        if !picks.is_empty() {
+            samples.push(picks.iter().map(|i| &runs[i.index(runs.len())]).collect());
+        }
+        samples
+    }
+
     proptest! {
         /// The shortcut verdict equals `dominance` on the curve of the same runs, for the runs and for
         /// resamples of them (repeats included).
@@ -307,11 +316,7 @@ mod resampling {
             runs in runs(),
             picks in prop::collection::vec(any::<prop::sample::Index>(), 0..20),
         ) {
-            let mut samples: Vec<Vec<&RunScore>> = vec![runs.iter().collect()];
-            if !picks.is_empty() {
-                samples.push(picks.iter().map(|i| &runs[i.index(runs.len())]).collect());
-            }
-            for sample in samples {
+            for sample in samples(&runs, &picks) {
                 let summary = summarise(sample.iter().map(|r| (*r, &r.baseline)));
                 let want = dominance("baseline", &summary, &curve(&sample)).dominates;
                 let paired = against_baseline(sample.iter().copied());
@@ -363,11 +368,7 @@ mod resampling {
             runs in runs(),
             picks in prop::collection::vec(any::<prop::sample::Index>(), 0..20),
         ) {
-            let mut samples: Vec<Vec<&RunScore>> = vec![runs.iter().collect()];
-            if !picks.is_empty() {
-                samples.push(picks.iter().map(|i| &runs[i.index(runs.len())]).collect());
-            }
-            for sample in samples {
+            for sample in samples(&runs, &picks) {
                 let paired = against_baseline(sample.iter().copied());
                 let refs: Vec<&PairedRun<'_>> = paired.iter().collect();
                 prop_assert_eq!(run_by_run_in(&refs), run_by_run_on_the_curve(&sample));
