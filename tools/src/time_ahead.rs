@@ -265,14 +265,15 @@ impl Dominance {
         self.resampled_share = shares.map(|s| s.0);
         self.run_by_run_share = shares.map(|s| s.1);
         let refs: Vec<&PairedRun<'_>> = runs.iter().collect();
-        self.run_by_run = Some(Scratch::default().verdicts(&refs).1);
+        self.run_by_run = Some(run_by_run_in(&refs));
         self
     }
 }
 
-/// The curve against a comparator run by run, at the curve's point within the comparator's false-alarm
-/// rate: of the violating runs the comparator warns of, how many the curve warns of earlier, at the
-/// same frame, later, or not at all. [`Dominance::dominates`] compares the median lead over the runs
+/// The curve against a comparator run by run, at the curve's lowest θ within the comparator's
+/// false-alarm rate (no admissible θ warns of more runs or of any run earlier; [`Dominance::ours`] has
+/// the same predicted share and median lead): of the violating runs the comparator warns of, how many
+/// the curve warns of earlier, at the same frame, later, or not at all. [`Dominance::dominates`] compares the median lead over the runs
 /// the curve warns of with the median over the runs the comparator warns of: when the comparator warns
 /// of few runs early and the curve of many, those are different runs, and when both read the same
 /// signal the 0.1 s frames make equal medians common. This compares the leads on the same runs.
