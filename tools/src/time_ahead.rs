@@ -244,7 +244,7 @@ pub struct Dominance {
     /// At least as many violations warned of, with a longer median lead.
     pub dominates: bool,
     /// The share of bootstrap resamples of the runs in which the curve dominates (see
-    /// [`dominance_share`]); `None` without a violating run, or where not computed.
+    /// [`dominance_shares`]); `None` without a violating run, or where not computed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resampled_share: Option<f64>,
     /// The same point against the comparator run by run (see [`RunByRun`]); `None` where not computed.
@@ -396,16 +396,11 @@ pub const RESAMPLE_SEED: u64 = 0;
 
 /// How often the curve dominates the comparator when the runs are drawn again: the share of `resamples`
 /// bootstrap resamples of `runs` in which [`dominance`] (with the curve and the comparator's summary of
-/// that resample) says it dominates. Each resample draws as many violating runs and as many safe runs as
+/// that resample) says it dominates, and, from the same resamples, the share in which it is
+/// [`RunByRun::earlier_run_by_run`]. Each resample draws as many violating runs and as many safe runs as
 /// there are, with replacement, so that both counts stay fixed. A share near 1 or 0 is a verdict these
 /// runs support; one near ½ is within their noise. Seeded and deterministic; `None` without a violating
 /// run or a resample.
-pub fn dominance_share(runs: &[PairedRun<'_>], resamples: usize, seed: u64) -> Option<f64> {
-    dominance_shares(runs, resamples, seed).map(|s| s.0)
-}
-
-/// [`dominance_share`] and, from the same resamples, the share in which the curve is
-/// [`RunByRun::earlier_run_by_run`].
 pub fn dominance_shares(runs: &[PairedRun<'_>], resamples: usize, seed: u64) -> Option<(f64, f64)> {
     use rand::{Rng, SeedableRng};
     use rayon::prelude::*;
