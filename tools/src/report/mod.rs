@@ -212,40 +212,46 @@ pub(crate) fn dominance_cells(d: &crate::time_ahead::Dominance) -> [String; 13] 
     ]
 }
 
+/// A verdict in words with its share of resamples when known: `yes` (in S% of resamples), or `no`
+/// (`holds` in S% of resamples).
+fn verdict_words(holds: bool, yes: &str, no: &str, share: Option<f64>) -> String {
+    match share {
+        Some(x) if holds => format!("{yes} (in {:.0}% of resamples)", 100.0 * x),
+        Some(x) => format!("{no} ({yes} in {:.0}% of resamples)", 100.0 * x),
+        None if holds => yes.to_owned(),
+        None => no.to_owned(),
+    }
+}
+
 /// A dominance verdict in words, with the share of resamples in which the curve dominates when known.
 pub fn verdict(d: &crate::time_ahead::Dominance) -> String {
-    let word = if d.dominates {
-        "dominates"
-    } else {
-        "does not dominate"
-    };
-    match d.resampled_share {
-        Some(share) if d.dominates => format!("{word} (in {:.0}% of resamples)", 100.0 * share),
-        Some(share) => format!("{word} (dominates in {:.0}% of resamples)", 100.0 * share),
-        None => word.to_owned(),
-    }
+    verdict_words(
+        d.dominates,
+        "dominates",
+        "does not dominate",
+        d.resampled_share,
+    )
 }
 
 /// The run-by-run comparison behind a verdict in words, with its share of resamples when known;
 /// `None` where it was not computed.
 pub fn run_by_run_words(d: &crate::time_ahead::Dominance) -> Option<String> {
     let r = d.run_by_run?;
-    let earlier = r.earlier_run_by_run();
-    let word = if earlier { "earlier" } else { "not earlier" };
-    let share = match d.run_by_run_share {
-        Some(x) if earlier => format!(" (in {:.0}% of resamples)", 100.0 * x),
-        Some(x) => format!(" (earlier in {:.0}% of resamples)", 100.0 * x),
-        None => String::new(),
-    };
+    let words = verdict_words(
+        r.earlier_run_by_run(),
+        "earlier",
+        "not earlier",
+        d.run_by_run_share,
+    );
     if r.theirs == 0 {
         return Some(format!(
-            "run by run: the comparator warns of no violation, the curve of {} — {word}{share}",
+            "run by run: the comparator warns of no violation, the curve of {} — {words}",
             r.ours
         ));
     }
     Some(format!(
         "run by run: of the comparator's {} warned violations, the curve warns of {} earlier, {} at the \
-         same frame, {} later and {} not at all ({} warned of in all) — {word}{share}",
+         same frame, {} later and {} not at all ({} warned of in all) — {words}",
         r.theirs, r.earlier, r.same, r.later, r.missed, r.ours
     ))
 }
