@@ -159,21 +159,28 @@ pub struct PairTally {
 
 impl PairTally {
     fn add(&mut self, d: &Dominance) {
+        // A share counts as support at least ROBUST_SHARE, as a supported loss at most 1 − that.
+        let support = |share: Option<f64>| {
+            share.map_or((0, 0), |x| {
+                (
+                    usize::from(x >= ROBUST_SHARE),
+                    usize::from(x <= 1.0 - ROBUST_SHARE),
+                )
+            })
+        };
         self.pairs += 1;
         self.dominated += usize::from(d.dominates);
-        if let Some(share) = d.resampled_share {
-            self.dominated_in_most_resamples += usize::from(share >= ROBUST_SHARE);
-            self.dominated_in_few_resamples += usize::from(share <= 1.0 - ROBUST_SHARE);
-        }
+        let (most, few) = support(d.resampled_share);
+        self.dominated_in_most_resamples += most;
+        self.dominated_in_few_resamples += few;
         self.earlier_run_by_run += usize::from(
             d.run_by_run
                 .as_ref()
                 .is_some_and(|r| r.earlier_run_by_run()),
         );
-        if let Some(share) = d.run_by_run_share {
-            self.earlier_in_most_resamples += usize::from(share >= ROBUST_SHARE);
-            self.earlier_in_few_resamples += usize::from(share <= 1.0 - ROBUST_SHARE);
-        }
+        let (most, few) = support(d.run_by_run_share);
+        self.earlier_in_most_resamples += most;
+        self.earlier_in_few_resamples += few;
     }
 
     /// Adds another tally's counts (the sums over seeds).
