@@ -3,7 +3,7 @@
 //! reactive rule is checked against its budget, its printed row and its dominance verdict.
 
 use crate::monitor_learn::simulate;
-use crate::support::{avguard, run_ok, scratch, workspace_root};
+use crate::support::{avguard, run_by_run_counts, run_ok, scratch, workspace_root};
 
 /// `avguard evaluate` with the shipped laws on these training and test runs.
 fn evaluate(train: &std::path::Path, test: &std::path::Path) -> std::process::Command {
@@ -278,22 +278,6 @@ fn evaluate_prints_the_curve_at_each_budget_and_writes_what_it_printed() {
         }
     }
     assert!(n_shares >= 1, "{printed}");
-    for (key, tally) in [
-        ("comparators", stored_by_run),
-        ("budget_rules", budget_by_run),
-    ] {
-        let fields = [
-            "earlier_run_by_run",
-            "earlier_in_most_resamples",
-            "earlier_in_few_resamples",
-        ];
-        for (field, n) in fields.iter().zip(tally) {
-            assert_eq!(
-                json["dominated_pairs"][key][field], n,
-                "{key}.{field}: {printed}"
-            );
-        }
-    }
     let by_run_line = format!(
         "warned of earlier run by run: {} of {} and {} of {} (in at least 80% of the resamples: {} and {}; \
          in at most 20%: {} and {})",
@@ -317,9 +301,15 @@ fn evaluate_prints_the_curve_at_each_budget_and_writes_what_it_printed() {
         "pairs",
         "dominated_in_most_resamples",
         "dominated_in_few_resamples",
+        "earlier_run_by_run",
+        "earlier_in_most_resamples",
+        "earlier_in_few_resamples",
     ];
-    for (key, tally) in [("comparators", stored), ("budget_rules", budget)] {
-        for (field, n) in keys.iter().zip(tally) {
+    for (key, tally, by_run) in [
+        ("comparators", stored, stored_by_run),
+        ("budget_rules", budget, budget_by_run),
+    ] {
+        for (field, n) in keys.iter().zip(tally.into_iter().chain(by_run)) {
             assert_eq!(pairs[key][field], n, "{key}.{field}: {pairs}");
         }
     }
@@ -361,13 +351,7 @@ fn evaluate_prints_the_curve_at_each_budget_and_writes_what_it_printed() {
                 );
                 // The run-by-run counts: the comparator's warned violations split four ways, and both
                 // sides' counts are the ones their summaries give in percent.
-                let r = &d["run_by_run"];
-                let count = |k: &str| r[k].as_u64().unwrap();
-                assert_eq!(
-                    count("earlier") + count("same") + count("later") + count("missed"),
-                    count("theirs"),
-                    "{name}: {d}"
-                );
+                let [theirs, ours, ..] = run_by_run_counts(d);
                 let n_violating = d["comparator_summary"]["n_violating_runs"]
                     .as_f64()
                     .unwrap();
@@ -376,15 +360,11 @@ fn evaluate_prints_the_curve_at_each_budget_and_writes_what_it_printed() {
                         .map_or(0, |p| (p * n_violating / 100.0).round() as u64)
                 };
                 assert_eq!(
-                    count("theirs"),
+                    theirs,
                     warned(&d["comparator_summary"]["predicted_pct"]),
                     "{name}: {d}"
                 );
-                assert_eq!(
-                    count("ours"),
-                    warned(&d["ours"]["predicted_pct"]),
-                    "{name}: {d}"
-                );
+                assert_eq!(ours, warned(&d["ours"]["predicted_pct"]), "{name}: {d}");
                 assert_eq!(
                     d["run_by_run_share"].as_f64().is_some(),
                     violated,

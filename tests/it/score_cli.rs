@@ -5,7 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::support::{avguard, fixture, ok, run_refused, scratch, workspace_root};
+use crate::support::{
+    avguard, fixture, ok, run_by_run_counts, run_refused, scratch, workspace_root,
+};
 use serde_json::Value;
 
 fn score(out: &Path, extra: &[&str], logs: &[&Path]) -> Output {
@@ -142,28 +144,22 @@ fn score_json_follows_interfaces_and_agrees_with_laws_eval() {
             let Some(share) = share else { continue };
             assert!((0.0..=1.0).contains(&share), "{property}: {d}");
             // ... followed by the run-by-run counts, their verdict and its share.
-            let r = &d["run_by_run"];
-            let count = |k: &str| r[k].as_u64().unwrap();
-            assert_eq!(
-                count("earlier") + count("same") + count("later") + count("missed"),
-                count("theirs"),
-                "{property}: {d}"
-            );
+            let [theirs, ours, earlier, same, later, missed] = run_by_run_counts(d);
             let by_run_share = d["run_by_run_share"].as_f64().unwrap();
             assert!((0.0..=1.0).contains(&by_run_share), "{property}: {d}");
             let row_end = format!(
                 "| {} | {:.0}% | {} / {} / {} / {} | {} | {:.0}% |",
                 if d["dominates"] == true { "yes" } else { "no" },
                 100.0 * share,
-                count("earlier"),
-                count("same"),
-                count("later"),
-                count("missed"),
-                if count("ours") >= count("theirs")
-                    && if count("theirs") == 0 {
-                        count("ours") > 0
+                earlier,
+                same,
+                later,
+                missed,
+                if ours >= theirs
+                    && if theirs == 0 {
+                        ours > 0
                     } else {
-                        count("earlier") > count("later") + count("missed")
+                        earlier > later + missed
                     }
                 {
                     "yes"

@@ -37,6 +37,20 @@ pub fn python_script(name: &str) -> Command {
     cmd
 }
 
+/// The run-by-run counts of a verdict in `score.json` or `evaluate.json` (`run_by_run`), as `[theirs,
+/// ours, earlier, same, later, missed]`, after checking that the comparator's warned violations split
+/// into the four.
+pub fn run_by_run_counts(verdict: &serde_json::Value) -> [u64; 6] {
+    let r = &verdict["run_by_run"];
+    let counts = ["theirs", "ours", "earlier", "same", "later", "missed"].map(|k| {
+        r[k].as_u64()
+            .unwrap_or_else(|| panic!("no run_by_run.{k} in {verdict}"))
+    });
+    let [theirs, _, earlier, same, later, missed] = counts;
+    assert_eq!(earlier + same + later + missed, theirs, "{verdict}");
+    counts
+}
+
 /// Asserts that a finished command succeeded (showing both of its streams otherwise); returns its output.
 pub fn ok(out: Output) -> Output {
     succeeded("the command", out)
