@@ -60,7 +60,13 @@ impl LearnOptions {
             let first = text.lines().next().unwrap_or_default();
             anyhow!("{}", first.trim_start_matches("error: "))
         })?;
-        tools::cmd::learn::fit_options(&command.args)
+        // Without `frame_period_s` the set-up steps at the schema's default; `learn_counts` and
+        // `ray.learn` pass the logs' own period (`frame_period`), as `avguard learn` reads it.
+        let period = command
+            .args
+            .frame_period_s
+            .unwrap_or(monitor::BuildConfig::default().frame_period_s);
+        tools::cmd::learn::fit_options(&command.args, period)
     }
 }
 
@@ -327,8 +333,16 @@ impl Counts {
     }
 }
 
+/// The frame period `avguard learn` steps at when none is given: that of the first of `paths` (logs, in
+/// path order) that reads, else the schema's default of 0.1 s.
+#[pyfunction]
+fn frame_period(py: Python<'_>, paths: Vec<PathBuf>) -> f64 {
+    py.detach(|| tools::fit::frame_period(None, &paths).0)
+}
+
 /// Adds the learning classes to the module.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(frame_period, m)?)?;
     m.add_class::<LearnSetup>()?;
     m.add_class::<Counts>()?;
     Ok(())

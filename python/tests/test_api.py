@@ -227,6 +227,25 @@ def test_counts_of_parts_merge_into_the_cli_s_model(data, tmp_path, options, cli
     assert model.to_bytes() == (tmp_path / "cli.bin").read_bytes()
 
 
+def test_logs_at_another_frame_rate_learn_at_their_rate_as_the_cli_learns_them(data, tmp_path):
+    """Told no frame period, `learn_counts` steps at the logs' own (here 20 Hz), as `avguard learn` does:
+    the same model file, and one that steps at 0.05 s; told another period, each log fails with the CLI's
+    reason."""
+    text = (REPO / "scenarios" / "red_light_queue.toml").read_text()
+    fast_toml = tmp_path / "fast.toml"
+    fast_toml.write_text(text.replace("[scenario]\n", "[scenario]\nframe_period_s = 0.05\n", 1))
+    fast = tmp_path / "fast"
+    cli("simulate", "--scenario", fast_toml, "--runs", 4, "--seed", 3, "--out", fast)
+    done = cli_learn(data, tmp_path / "cli.bin", [fast], "--abstraction", "fixed")
+    assert done.returncode == 0 and "frame period 0.05 s, from " in done.stderr, done.stderr
+    model = avguard.build_model(avguard.learn_counts([fast], laws=data.laws, abstraction="fixed"))
+    assert model.to_bytes() == (tmp_path / "cli.bin").read_bytes()
+    assert model.info()["frame_period_s"] == 0.05
+    told = avguard.learn_counts([fast], laws=data.laws, abstraction="fixed", frame_period_s=0.1)
+    assert len(told.errors) == 4
+    assert all("frame period 0.05 s differs from the model's 0.1 s" in e for _, e in told.errors)
+
+
 def test_counts_travel_as_bytes_and_refuse_to_mix(data, tmp_path):
     import pickle
 

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::support::{avguard, python_script, run_ok, run_refused, scratch, workspace_root};
+use crate::support::{avguard, ok, python_script, run_ok, run_refused, scratch, workspace_root};
 use monitor::learning::merge_counts;
 use monitor::select::search::ALPHA_CHOICES;
 use monitor::{Model, PropertyModel};
@@ -450,29 +450,51 @@ pub(crate) fn learn_at_20_hz(out: &Path, logs: &Path) {
     );
 }
 
-/// Logs at another frame rate (20 Hz here): `learn` refuses them at its default 0.1 s with a message
-/// naming the option, learns from them with `--frame-period-s 0.05` (the model steps at 0.05 s: its
-/// horizons are counted in 0.05 s steps), `score` reads them with that model and refuses 10 Hz logs (as
-/// `evaluate` refuses 10 Hz test logs when it learns at 20 Hz), and the bridge assembles frames at the model's period unless told another, which it refuses.
+/// Logs at another frame rate (20 Hz here): `learn` refuses them when told another period, with a message
+/// naming the option, and learns from them at 0.05 s when told nothing (the first log's period, said on
+/// stderr) or `--frame-period-s 0.05` (the model steps at 0.05 s: its horizons are counted in 0.05 s
+/// steps); given 20 Hz and 10 Hz logs it steps at the first's (in path order) and skips the others with
+/// the reason. `score` reads them with that model and refuses 10 Hz logs (as `evaluate` refuses 10 Hz test
+/// logs when it learns at 20 Hz), and the bridge assembles frames at the model's period unless told
+/// another, which it refuses.
 #[test]
 fn logs_at_another_frame_rate_learn_score_and_bridge_at_that_rate() {
     let tmp = scratch();
     let dir = tmp.path();
     let fast = simulate_at_20_hz(dir, 12);
     let model = dir.join("fast.avg");
-    run_refused(
-        avguard()
-            .args(["learn", "--abstraction", "fixed", "--laws"])
+    let learn = |out: &Path, extra: &[&str], logs: &[&Path]| {
+        let mut cmd = avguard();
+        cmd.args(["learn", "--abstraction", "fixed"])
+            .args(extra)
+            .arg("--laws")
             .arg(workspace_root().join("laws/specs"))
             .arg("--out")
-            .arg(&model)
-            .arg(&fast),
+            .arg(out)
+            .args(logs);
+        cmd
+    };
+    run_refused(
+        &mut learn(&model, &["--frame-period-s", "0.1"], &[&fast]),
         &[
             "frame period 0.05 s differs from the model's 0.1 s",
             "--frame-period-s 0.05",
         ],
     );
+    // Told nothing, `learn` steps at the logs' period and says where it took it from.
+    let out = ok(learn(&model, &[], &[&fast]).output().unwrap());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("frame period 0.05 s, from ") && stderr.contains("_0000.h5"),
+        "{stderr}"
+    );
+    let inferred = std::fs::read(&model).unwrap();
     learn_at_20_hz(&model, &fast);
+    assert_eq!(
+        inferred,
+        std::fs::read(&model).unwrap(),
+        "the period read from the logs learns the model --frame-period-s 0.05 learns"
+    );
     let m = load(&model);
     assert_eq!(m.frame_period_s(), 0.05);
     let info = run_ok(avguard().args(["info", "--json"]).arg(&model));
@@ -493,6 +515,20 @@ fn logs_at_another_frame_rate_learn_score_and_bridge_at_that_rate() {
     // 10 Hz logs are refused by the 20 Hz model, each with the reason.
     let slow = dir.join("slow");
     simulate("red_light_queue.toml", 2, 3, &slow);
+    // Mixed rates, told nothing: the first log in path order ("fast/..." before "slow/...") sets the
+    // period, whichever is named first, and the others are skipped with the reason.
+    let mixed = dir.join("mixed.avg");
+    let out = ok(learn(&mixed, &[], &[&slow, &fast]).output().unwrap());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("frame period 0.05 s, from "), "{stderr}");
+    assert_eq!(
+        stderr
+            .matches("frame period 0.1 s differs from the model's 0.05 s")
+            .count(),
+        2,
+        "{stderr}"
+    );
+    assert_eq!(load(&mixed).frame_period_s(), 0.05);
     run_refused(
         avguard()
             .args(["score", "--model"])

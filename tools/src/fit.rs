@@ -126,6 +126,50 @@ impl FitInputs {
     }
 }
 
+/// Where a fit's frame period came from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PeriodSource {
+    /// Given (`--frame-period-s`).
+    Given,
+    /// The `frame_period_s` of this log, the first of the logs in path order that reads.
+    Log(PathBuf),
+    /// No log could be read: the schema's default.
+    Default,
+}
+
+/// The frame period a fit steps at: `given`, else the period of the first of `logs` (in path order, so
+/// the order they are named in does not matter) that reads, else the schema's default of 0.1 s. Logs at
+/// another period are then refused one by one, naming the option ([`crate::batch::check_log_period`]).
+pub fn frame_period(given: Option<f64>, logs: &[PathBuf]) -> (f64, PeriodSource) {
+    if let Some(p) = given {
+        return (p, PeriodSource::Given);
+    }
+    let mut sorted: Vec<&PathBuf> = logs.iter().collect();
+    sorted.sort();
+    sorted
+        .into_iter()
+        .find_map(|path| {
+            scenarios::log::read_log_isolated(path)
+                .ok()
+                .map(|log| (log.meta.frame_period_s, PeriodSource::Log(path.clone())))
+        })
+        .unwrap_or((BuildConfig::default().frame_period_s, PeriodSource::Default))
+}
+
+/// What [`frame_period`] chose, in words for stderr (`None` when it was given).
+pub fn period_words(period_s: f64, source: &PeriodSource) -> Option<String> {
+    match source {
+        PeriodSource::Given => None,
+        PeriodSource::Log(path) => Some(format!(
+            "frame period {period_s} s, from {} (--frame-period-s sets another)",
+            path.display()
+        )),
+        PeriodSource::Default => Some(format!(
+            "frame period {period_s} s, the schema's default: no log could be read"
+        )),
+    }
+}
+
 /// Records every log (in parallel); failures are returned by file.
 pub fn record_logs(
     plan: &AutoPlan,
@@ -208,4 +252,60 @@ pub fn fit(
         errors,
         left_out,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use scenarios::log::{write_log, RunLog, RunMeta};
+
+    fn log_at(path: &Path, frame_period_s: f64) {
+        let frames = (0..3)
+            .map(|k| laws::Frame {
+                t: f64::from(k) * frame_period_s,
+                ..laws::Frame::default()
+            })
+            .collect();
+        let meta = RunMeta {
+            scenario: "s".into(),
+            run_id: "r".into(),
+            frame_period_s,
+            seed: None,
+        };
+        write_log(path, &RunLog { meta, frames }).unwrap();
+    }
+
+    /// The period is the one given, else that of the first log in path order that reads (an unreadable
+    /// one is passed over), whatever order the logs are named in, else the schema's default.
+    #[test]
+    fn frame_period_is_given_or_the_first_readable_logs() {
+        let dir = tempfile::tempdir().unwrap();
+        let (bad, a, b) = (
+            dir.path().join("0.h5"),
+            dir.path().join("a.h5"),
+            dir.path().join("b.h5"),
+        );
+        std::fs::write(&bad, b"not a log").unwrap();
+        log_at(&a, 0.2);
+        log_at(&b, 0.05);
+        for logs in [
+            vec![b.clone(), a.clone(), bad.clone()],
+            vec![bad.clone(), a.clone(), b.clone()],
+        ] {
+            assert_eq!(
+                frame_period(None, &logs),
+                (0.2, PeriodSource::Log(a.clone()))
+            );
+            assert_eq!(frame_period(Some(0.05), &logs), (0.05, PeriodSource::Given));
+        }
+        assert_eq!(frame_period(None, std::slice::from_ref(&b)).0, 0.05);
+        assert_eq!(
+            frame_period(None, std::slice::from_ref(&bad)),
+            (0.1, PeriodSource::Default)
+        );
+        assert_eq!(frame_period(None, &[]), (0.1, PeriodSource::Default));
+        let words = period_words(0.2, &PeriodSource::Log(a.clone())).unwrap();
+        assert!(words.contains("0.2 s") && words.contains("a.h5"), "{words}");
+        assert!(period_words(0.05, &PeriodSource::Given).is_none());
+    }
 }

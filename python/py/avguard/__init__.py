@@ -273,11 +273,21 @@ def _flag_value(value) -> str:
     return str(value)
 
 
+def _with_frame_period(options: dict, logs: list) -> dict:
+    """``options`` with the logs' frame period when none is given, as ``avguard learn`` reads it: that of
+    the first log, in path order, that reads."""
+    if options.get("frame_period_s") is None:
+        options = dict(options, frame_period_s=_native.frame_period([os.fspath(p) for p in logs]))
+    return options
+
+
 def learn_setup(laws: PathLike, properties: Optional[PathLike] = None, **options) -> "_native.LearnSetup":
     """The law folder (and properties file) read once, with ``avguard learn``'s options: what every
     worker of a distributed learning needs. ``options`` are the CLI's flags with ``_`` for ``-``
     (``alpha=0.5``, ``horizons=(1, 2)``, ``abstraction="fixed"``, ``max_predicates=8``, ...): the CLI's
-    parser reads them, so defaults, checks and messages are the CLI's."""
+    parser reads them, so defaults, checks and messages are the CLI's. Without ``frame_period_s`` the
+    set-up steps at the schema's default of 0.1 s; :func:`learn_counts` and :func:`avguard.ray.learn`
+    give it the logs' own period instead, as ``avguard learn`` does."""
     flags = [(name, _flag_value(value)) for name, value in options.items()]
     return _native.LearnSetup(os.fspath(laws), _opt(properties), flags)
 
@@ -288,8 +298,8 @@ def learn_counts(paths: Paths, laws: PathLike, progress: Progress = False, **opt
     :func:`learn_setup`).
     A log that cannot be read is listed in ``.errors`` and the others are learned. Counts of different
     logs merge exactly (:func:`merge_counts`); :func:`build_model` makes the model."""
-    setup = learn_setup(laws, **options)
     logs = _native.expand_logs(_paths(paths), False)
+    setup = learn_setup(laws, **_with_frame_period(options, logs))
     with _progress(progress, len(logs), "learning") as callback:
         return setup.learn(logs, callback)
 

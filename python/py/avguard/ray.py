@@ -30,6 +30,7 @@ from . import (
     _opt,
     _paths,
     _progress,
+    _with_frame_period,
     finish_job,
     learn_setup,
 )
@@ -153,8 +154,8 @@ def learn(
     the CLI. ``options`` are ``avguard learn``'s (see :func:`avguard.learn_counts`). Logs that fail are
     skipped with a warning (``skipped LOG: ...``, as the CLI prints them); when none can be learned,
     :class:`avguard.AvguardError` is raised with the CLI's message."""
-    setup = learn_setup(laws, **options)
     logs = [os.fspath(p) for p in _native.expand_logs(_paths(paths), False)]
+    setup = learn_setup(laws, **_with_frame_period(options, logs))
     ray = _connect(address)
     remote = ray.remote(_learn_batch)
     setup_ref = ray.put(setup.to_bytes())

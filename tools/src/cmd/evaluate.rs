@@ -53,9 +53,10 @@ pub struct Args {
     /// Chains per property of the auto model (as `learn`).
     #[arg(long, default_value_t = super::learn::DEFAULT_ENSEMBLE, value_parser = clap::value_parser!(u32).range(1..=16))]
     ensemble: u32,
-    /// Time between the logs' frames, s (as `learn`).
-    #[arg(long, default_value_t = 0.1)]
-    frame_period_s: f64,
+    /// Time between the logs' frames, s (as `learn`; default: the period of the first training log, in
+    /// path order, that reads).
+    #[arg(long)]
+    frame_period_s: Option<f64>,
     /// Calibrate within every scenario kind of the calibration runs (as `calibrate --per-scenario`).
     #[arg(long)]
     per_scenario: bool,
@@ -82,6 +83,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     );
     let train = crate::batch::expand_logs(&args.train)?;
     let test = crate::batch::expand_logs(&args.test)?;
+    let (period, source) = crate::fit::frame_period(args.frame_period_s, &train);
+    if let Some(words) = crate::fit::period_words(period, &source) {
+        eprintln!("{words}");
+    }
     let mut summaries = Vec::new();
     for seed in (0..u64::from(args.repeats)).map(|k| args.seed.wrapping_add(k)) {
         if args.repeats > 1 {
@@ -94,7 +99,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 o.clone()
             }
         });
-        let eval = evaluate_once(&args, &train, &test, seed, out.as_deref())?;
+        let eval = evaluate_once(&args, period, &train, &test, seed, out.as_deref())?;
         summaries.push(SeedSummary::of(seed, &eval));
     }
     if args.repeats > 1 {
@@ -103,9 +108,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// One evaluation with `seed`, printed and, with `out`, written there.
+/// One evaluation with `seed` on logs at `frame_period_s`, printed and, with `out`, written there.
 fn evaluate_once(
     args: &Args,
+    frame_period_s: f64,
     train: &[PathBuf],
     test: &[PathBuf],
     seed: u64,
@@ -116,7 +122,7 @@ fn evaluate_once(
             laplace: LaplaceConfig {
                 alpha: args.alpha.value(),
             },
-            ..BuildConfig::at_frame_period(args.frame_period_s).context("--frame-period-s")?
+            ..BuildConfig::at_frame_period(frame_period_s).context("--frame-period-s")?
         },
         search: args.prior.search(args.alpha.search(SearchConfig {
             seed,

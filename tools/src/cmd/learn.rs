@@ -56,9 +56,10 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', default_value = "1,2,3,5")]
     pub horizons: Vec<f64>,
     /// Time between the logs' frames, s: every log must have it (its `frame_period_s` attribute), and the
-    /// model steps at it (scored logs and the live bridge's frames then have it too).
-    #[arg(long, default_value_t = 0.1)]
-    pub frame_period_s: f64,
+    /// model steps at it (scored logs and the live bridge's frames then have it too). Default: the period
+    /// of the first log, in path order, that reads (said on stderr).
+    #[arg(long)]
+    pub frame_period_s: Option<f64>,
     /// How each property's predicates are chosen: `auto` searches a pool of readable candidates (the
     /// declared predicates, every flag signal, thresholds at data quantiles on every numeric signal) by
     /// greedy forward selection scored on held-out runs, each chosen threshold also tried at finer cuts;
@@ -190,9 +191,10 @@ pub enum Smoothing {
     AllValid,
 }
 
-/// The fit that `avguard learn` runs for `args` (also what the Python package's learning uses).
-pub fn fit_options(args: &Args) -> anyhow::Result<FitOptions> {
-    let defaults = BuildConfig::at_frame_period(args.frame_period_s).context("--frame-period-s")?;
+/// The fit that `avguard learn` runs for `args` on logs at `frame_period_s` (`--frame-period-s`, else
+/// [`crate::fit::frame_period`] of the logs; also what the Python package's learning uses).
+pub fn fit_options(args: &Args, frame_period_s: f64) -> anyhow::Result<FitOptions> {
+    let defaults = BuildConfig::at_frame_period(frame_period_s).context("--frame-period-s")?;
     let config = BuildConfig {
         laplace: LaplaceConfig {
             alpha: args.alpha.value(),
@@ -201,7 +203,7 @@ pub fn fit_options(args: &Args) -> anyhow::Result<FitOptions> {
             epsilon: args.epsilon,
             delta: args.delta,
         },
-        horizons_steps: BuildConfig::steps_from_seconds(&args.horizons, args.frame_period_s)?,
+        horizons_steps: BuildConfig::steps_from_seconds(&args.horizons, frame_period_s)?,
         smoothing: match args.smoothing {
             Smoothing::Local => monitor::av::SmoothingScope::Local,
             Smoothing::AllValid => monitor::av::SmoothingScope::AllValid,
@@ -223,8 +225,12 @@ pub fn fit_options(args: &Args) -> anyhow::Result<FitOptions> {
 
 /// Runs `avguard learn`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let opts = fit_options(&args)?;
     let logs = crate::batch::expand_logs(&args.logs)?;
+    let (period, source) = crate::fit::frame_period(args.frame_period_s, &logs);
+    if let Some(words) = crate::fit::period_words(period, &source) {
+        eprintln!("{words}");
+    }
+    let opts = fit_options(&args, period)?;
     let fitted = fit(&args.laws, args.properties.as_deref(), &logs, &opts)?;
     if !fitted.left_out.is_empty() {
         crate::outln!(
