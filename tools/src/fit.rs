@@ -131,8 +131,9 @@ impl FitInputs {
 pub enum PeriodSource {
     /// Given (`--frame-period-s`).
     Given,
-    /// The `frame_period_s` of this log, the first of the logs in path order that reads.
-    Log(PathBuf),
+    /// The `frame_period_s` of this log, the first of the logs in path order that reads, and the median
+    /// time between its frames (`None` for a log of one frame).
+    Log(PathBuf, Option<f64>),
     /// No log could be read: the schema's default.
     Default,
 }
@@ -149,21 +150,46 @@ pub fn frame_period(given: Option<f64>, logs: &[PathBuf]) -> (f64, PeriodSource)
     sorted
         .into_iter()
         .find_map(|path| {
-            scenarios::log::read_log_isolated(path)
-                .ok()
-                .map(|log| (log.meta.frame_period_s, PeriodSource::Log(path.clone())))
+            scenarios::log::read_log_isolated(path).ok().map(|log| {
+                let spacing = median_spacing_s(&log.frames);
+                (
+                    log.meta.frame_period_s,
+                    PeriodSource::Log(path.clone(), spacing),
+                )
+            })
         })
         .unwrap_or((BuildConfig::default().frame_period_s, PeriodSource::Default))
+}
+
+/// The median time between consecutive frames, s (`None` for fewer than two frames).
+fn median_spacing_s(frames: &[laws::Frame]) -> Option<f64> {
+    let mut dt: Vec<f64> = frames.windows(2).map(|w| w[1].t - w[0].t).collect();
+    if dt.is_empty() {
+        return None;
+    }
+    dt.sort_by(f64::total_cmp);
+    Some(dt[dt.len() / 2])
 }
 
 /// What [`frame_period`] chose, in words for stderr (`None` when it was given).
 pub fn period_words(period_s: f64, source: &PeriodSource) -> Option<String> {
     match source {
         PeriodSource::Given => None,
-        PeriodSource::Log(path) => Some(format!(
-            "frame period {period_s} s, from {} (--frame-period-s sets another)",
-            path.display()
-        )),
+        PeriodSource::Log(path, spacing) => {
+            let mut words = format!(
+                "frame period {period_s} s, from {} (--frame-period-s sets another)",
+                path.display()
+            );
+            // Laws count their time bounds in frames of this period: frames stamped at another spacing
+            // would be read at the wrong speed.
+            if let Some(dt) = spacing.filter(|dt| (dt - period_s).abs() > 0.2 * period_s) {
+                words.push_str(&format!(
+                    "; but its frames are {dt} s apart (median): is its frame_period_s attribute \
+                     missing (0.1 s is then assumed) or wrong?"
+                ));
+            }
+            Some(words)
+        }
         PeriodSource::Default => Some(format!(
             "frame period {period_s} s, the schema's default: no log could be read"
         )),
@@ -260,9 +286,14 @@ mod tests {
     use scenarios::log::{write_log, RunLog, RunMeta};
 
     fn log_at(path: &Path, frame_period_s: f64) {
+        log_at_spacing(path, frame_period_s, frame_period_s);
+    }
+
+    /// A log of three frames `spacing_s` apart whose attribute says `frame_period_s`.
+    fn log_at_spacing(path: &Path, frame_period_s: f64, spacing_s: f64) {
         let frames = (0..3)
             .map(|k| laws::Frame {
-                t: f64::from(k) * frame_period_s,
+                t: f64::from(k) * spacing_s,
                 ..laws::Frame::default()
             })
             .collect();
@@ -292,10 +323,13 @@ mod tests {
             vec![b.clone(), a.clone(), bad.clone()],
             vec![bad.clone(), a.clone(), b.clone()],
         ] {
-            assert_eq!(
-                frame_period(None, &logs),
-                (0.2, PeriodSource::Log(a.clone()))
-            );
+            let (period, source) = frame_period(None, &logs);
+            assert_eq!(period, 0.2);
+            let PeriodSource::Log(path, Some(spacing)) = source else {
+                panic!("{source:?}")
+            };
+            assert_eq!(path, a);
+            assert!((spacing - 0.2).abs() < 1e-12, "{spacing}");
             assert_eq!(frame_period(Some(0.05), &logs), (0.05, PeriodSource::Given));
         }
         assert_eq!(frame_period(None, std::slice::from_ref(&b)).0, 0.05);
@@ -304,8 +338,18 @@ mod tests {
             (0.1, PeriodSource::Default)
         );
         assert_eq!(frame_period(None, &[]), (0.1, PeriodSource::Default));
-        let words = period_words(0.2, &PeriodSource::Log(a.clone())).unwrap();
+        let words = period_words(0.2, &PeriodSource::Log(a.clone(), Some(0.2))).unwrap();
         assert!(words.contains("0.2 s") && words.contains("a.h5"), "{words}");
+        assert!(!words.contains("apart"), "{words}");
+        // Frames stamped 0.05 s apart in a log whose attribute says 0.1 s.
+        let stamped = dir.path().join("stamped.h5");
+        log_at_spacing(&stamped, 0.1, 0.05);
+        let (period, source) = frame_period(None, std::slice::from_ref(&stamped));
+        let words = period_words(period, &source).unwrap();
+        assert!(
+            words.contains("frame period 0.1 s") && words.contains("0.05 s apart (median)"),
+            "{words}"
+        );
         assert!(period_words(0.05, &PeriodSource::Given).is_none());
     }
 }
