@@ -1,0 +1,153 @@
+//! `Session::step` with *learned* models, as `avguard learn` makes them: the per-frame cost of the
+//! abstraction the search chooses (single chains, `--ensemble 1`, and the default ensembles of three
+//! chains), beside, in the same run, `Signals::from_frame` alone.
+//!
+//! `monitor`'s `session` bench times a model of the declared predicates, and ensembles whose further
+//! chains are made up (they read signals the first chain does not); this one learns the models from
+//! simulated runs of the scenario kinds the shipped properties stress, so the chains read what searches
+//! choose. `cargo bench -p tools --bench step_learned` simulates the runs, learns both models with
+//! `learn`'s defaults (α chosen), then steps held-out runs of the same kinds through each model, the two
+//! alternating five times, every step timed on its own (the clock's cost included, so the figures are
+//! upper bounds). Target: median ≤ 0.5 µs, p99 ≤ 5 µs per frame.
+
+// A bench prints its figures with `println!`; a closed stdout may end it (tools/clippy.toml).
+#![allow(clippy::disallowed_macros)]
+
+mod support;
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::Instant;
+
+use laws::{Frame, SignalContext, Signals};
+use monitor::select::{AbstractionMode, AutoPlan, SearchConfig};
+use monitor::{BuildConfig, Model, Plan, Session, SessionConfig};
+use rayon::prelude::*;
+
+const SCENARIOS: [&str; 8] = [
+    "red_light_queue",
+    "yellow_light",
+    "left_turn",
+    "braking_leader",
+    "crosswalk",
+    "speeding",
+    "stop_sign",
+    "priority_road",
+];
+const TRAINING_RUNS_PER_SCENARIO: u64 = 60;
+const HELD_OUT_RUNS_PER_SCENARIO: u64 = 4;
+const ROUNDS: usize = 5;
+
+fn percentile(sorted: &[u64], q: f64) -> u64 {
+    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
+}
+
+/// Every frame of `runs`, each run's steps timed one by one (the session reset between runs).
+fn time_steps(session: &mut Session, runs: &[Vec<Frame>], out: &mut Vec<u64>) {
+    for run in runs {
+        session.reset();
+        for f in run {
+            let t0 = Instant::now();
+            black_box(session.step(black_box(f)));
+            out.push(t0.elapsed().as_nanos() as u64);
+        }
+    }
+}
+
+fn main() {
+    let scenarios = support::scenarios(&SCENARIOS);
+    let (laws, specs) = support::shipped_laws();
+    let plan = Plan::from_specs(laws.clone(), &specs, BuildConfig::default()).expect("plan");
+    let auto =
+        AutoPlan::new(laws, plan.properties().to_vec(), BuildConfig::default()).expect("auto plan");
+    let recorder = auto.recorder().expect("recorder");
+    let training: Vec<(usize, u64)> = (0..scenarios.len())
+        .flat_map(|s| (0..TRAINING_RUNS_PER_SCENARIO).map(move |i| (s, i)))
+        .collect();
+    let records: Vec<_> = training
+        .par_iter()
+        .map_init(
+            || recorder.clone(),
+            |rec, &(s, i)| {
+                rec.record(&scenarios::run(
+                    &scenarios[s],
+                    scenarios::run_seed(s as u64, i),
+                ))
+            },
+        )
+        .collect();
+    // Held-out runs: seeds after the training runs'.
+    let held_out: Vec<Vec<Frame>> = (0..scenarios.len())
+        .flat_map(|s| {
+            (0..HELD_OUT_RUNS_PER_SCENARIO).map(move |i| (s, TRAINING_RUNS_PER_SCENARIO + i))
+        })
+        .map(|(s, i)| scenarios::run(&scenarios[s], scenarios::run_seed(s as u64, i)))
+        .collect();
+    let n_frames: usize = held_out.iter().map(Vec::len).sum();
+    let learn = |chains: usize| -> Arc<Model> {
+        let cfg = SearchConfig {
+            choose_alpha: true,
+            chains,
+            ..SearchConfig::default()
+        };
+        Arc::new(
+            auto.build(&records, AbstractionMode::Auto, &cfg)
+                .expect("model")
+                .0,
+        )
+    };
+    let models = [
+        ("single chains", learn(1)),
+        ("ensembles of 3 chains", learn(3)),
+    ];
+    let mut sessions: Vec<Session> = models
+        .iter()
+        .map(|(_, m)| Session::new(m, &SessionConfig::default()).expect("session"))
+        .collect();
+    let mut times: Vec<Vec<u64>> = vec![Vec::with_capacity(n_frames * ROUNDS); sessions.len()];
+    let mut signals_ns: Vec<u64> = Vec::with_capacity(n_frames * ROUNDS);
+    let ctx = SignalContext::default();
+    for _ in 0..ROUNDS {
+        for (session, out) in sessions.iter_mut().zip(&mut times) {
+            time_steps(session, &held_out, out);
+        }
+        for f in held_out.iter().flatten() {
+            let t0 = Instant::now();
+            black_box(Signals::from_frame(black_box(f), &ctx));
+            signals_ns.push(t0.elapsed().as_nanos() as u64);
+        }
+    }
+    signals_ns.sort_unstable();
+    let base = percentile(&signals_ns, 0.5).max(1);
+    println!(
+        "Session::step with learned models ({} training runs, {n_frames} held-out frames of {} scenario kinds, {ROUNDS} rounds alternating), each step timed alone:",
+        records.len(),
+        SCENARIOS.len()
+    );
+    println!(
+        "  baseline, Signals::from_frame alone: median {base} ns, p99 {} ns",
+        percentile(&signals_ns, 0.99)
+    );
+    for ((what, model), mut ns) in models.iter().zip(times) {
+        ns.sort_unstable();
+        let chains: usize = model
+            .properties()
+            .iter()
+            .map(|p| 1 + p.members().len())
+            .sum();
+        let predicates: usize = model
+            .properties()
+            .iter()
+            .flat_map(|p| std::iter::once(p).chain(p.members()))
+            .map(|c| c.predicates().len())
+            .sum();
+        let median = percentile(&ns, 0.5);
+        println!(
+            "  {what}: {} properties, {chains} chains, {predicates} predicates: median {median} ns ({:.1} x the baseline), p99 {} ns, max {} ns",
+            model.properties().len(),
+            median as f64 / base as f64,
+            percentile(&ns, 0.99),
+            ns[ns.len() - 1]
+        );
+    }
+}
