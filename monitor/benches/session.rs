@@ -4,6 +4,8 @@
 //! ensembles of three chains per property (`learn --ensemble 3`).
 //!
 //! Run: `cargo bench -p monitor --bench session` (release). Target: median ≤ 0.5 µs, p99 ≤ 5 µs per frame.
+//! This drive has one road user and the model the declared predicates; `cargo bench -p tools --bench
+//! step_learned` steps models learned from simulated runs through held-out scenario frames.
 
 use std::hint::black_box;
 use std::sync::Arc;
