@@ -181,6 +181,54 @@ fn score_json_follows_interfaces_and_agrees_with_laws_eval() {
         "no verdict with a share: {}",
         score["dominance"]
     );
+    // The curve at each false-alarm budget, recounted from the curve: within the budget, most violations
+    // warned of, then the longest median lead; and the report's budget table prints it.
+    let mut n_points = 0;
+    for (property, curve) in score["curve"].as_object().unwrap() {
+        let budgets = score["budgets"][property].as_array().unwrap();
+        let pcts: Vec<f64> = budgets
+            .iter()
+            .map(|b| b["budget_pct"].as_f64().unwrap())
+            .collect();
+        assert_eq!(pcts, [5.0, 10.0, 20.0, 40.0], "{property}");
+        for b in budgets {
+            let budget = b["budget_pct"].as_f64().unwrap();
+            let key = |p: &Value| {
+                (
+                    p["predicted_pct"].as_f64().unwrap(),
+                    p["median_lead_s"].as_f64().unwrap_or(0.0),
+                )
+            };
+            let best = curve
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|p| p["false_alarm_pct"].as_f64().unwrap() <= budget + 1e-9)
+                .map(key)
+                .fold(None, |m: Option<(f64, f64)>, k| match m {
+                    Some(m) if (m.0, m.1) >= (k.0, k.1) => Some(m),
+                    _ => Some(k),
+                });
+            let point = &b["point"];
+            assert_eq!(point.is_null(), best.is_none(), "{property} {budget}: {b}");
+            let Some(best) = best else { continue };
+            assert_eq!(key(point), best, "{property} {budget}: {b}");
+            assert!(point["false_alarm_pct"].as_f64().unwrap() <= budget + 1e-9);
+            let row = format!(
+                "| {property} | ≤ {budget:.0}% | {:.3} | {:.1}% | {:.1}% |",
+                point["theta"].as_f64().unwrap(),
+                point["predicted_pct"].as_f64().unwrap(),
+                point["false_alarm_pct"].as_f64().unwrap()
+            );
+            assert!(
+                md.lines().any(|l| l.starts_with(&row)),
+                "no row '{row}' in\n{md}"
+            );
+            n_points += 1;
+        }
+    }
+    assert!(md.contains("## The prediction curve at false-alarm budgets"));
+    assert!(n_points >= 4, "{}", score["budgets"]);
 }
 
 #[test]

@@ -36,7 +36,7 @@ use crate::time_ahead::{
 
 /// False-alarm budgets (% of safe runs) at which the printed tables read the curve: the search
 /// criterion's budgets, so the operating points it optimises are the ones shown.
-const CURVE_BUDGETS_PCT: [f64; 4] = [5.0, 10.0, 20.0, 40.0];
+const CURVE_BUDGETS_PCT: [f64; 4] = crate::time_ahead::FALSE_ALARM_BUDGETS_PCT;
 
 /// Properties with fewer violating test runs are left out of [`Evaluation::dominated_pairs`] (issue #9's
 /// targets count properties with at least this many).

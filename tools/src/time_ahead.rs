@@ -306,6 +306,31 @@ impl RunByRun {
     }
 }
 
+/// The false-alarm budgets (% of safe runs) at which `score`'s reports and `evaluate` read the curve: the
+/// abstraction search's criterion's budgets, so the operating points it optimises are the ones shown.
+pub const FALSE_ALARM_BUDGETS_PCT: [f64; 4] = [5.0, 10.0, 20.0, 40.0];
+
+/// The curve's best point within one false-alarm budget.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct BudgetPoint {
+    /// The budget, % of safe runs.
+    pub budget_pct: f64,
+    /// The best point with at most that many false alarms ([`best_within`]); `None` when no θ keeps
+    /// false alarms that low.
+    pub point: Option<CurvePoint>,
+}
+
+/// The curve's best point within each of [`FALSE_ALARM_BUDGETS_PCT`].
+pub fn at_budgets(curve: &[CurvePoint]) -> Vec<BudgetPoint> {
+    FALSE_ALARM_BUDGETS_PCT
+        .iter()
+        .map(|&budget_pct| BudgetPoint {
+            budget_pct,
+            point: best_within(curve, budget_pct),
+        })
+        .collect()
+}
+
 /// The curve's best point with at most `false_alarm_pct` % false alarms: most violations warned of, then
 /// the longest median lead; `None` when no θ keeps false alarms that low.
 pub fn best_within(curve: &[CurvePoint], false_alarm_pct: f64) -> Option<CurvePoint> {

@@ -71,6 +71,25 @@ fn section(out: &mut String, p: &PropertyReport) {
     for note in &p.notes {
         let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(note));
     }
+    if !p.budgets.is_empty() {
+        let _ = writeln!(
+            out,
+            "<h3>The prediction curve at false-alarm budgets</h3><p>{}</p><table><tr>{}</tr>",
+            escape(super::BUDGET_NOTE),
+            super::BUDGET_HEADER
+                .iter()
+                .map(|h| format!("<th>{}</th>", escape(h)))
+                .collect::<String>()
+        );
+        for b in &p.budgets {
+            let cells: String = super::budget_cells(b)
+                .iter()
+                .map(|c| format!("<td>{}</td>", escape(c)))
+                .collect();
+            let _ = writeln!(out, "<tr>{cells}</tr>");
+        }
+        out.push_str("</table>\n");
+    }
     if !p.dominance.is_empty() {
         let _ = writeln!(
             out,

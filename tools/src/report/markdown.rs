@@ -19,6 +19,7 @@ pub fn render(report: &Report) -> String {
     );
     table2(&mut out, report);
     baseline_table(&mut out, report);
+    budget_table(&mut out, report);
     dominance_table(&mut out, report);
     for property in &report.properties {
         table3(&mut out, property);
@@ -125,6 +126,34 @@ fn baseline_table(out: &mut String, report: &Report) {
     if any_note {
         let _ = writeln!(out);
     }
+}
+
+fn budget_table(out: &mut String, report: &Report) {
+    if report.properties.iter().all(|p| p.budgets.is_empty()) {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "## The prediction curve at false-alarm budgets\n\n{}\n",
+        super::BUDGET_NOTE
+    );
+    let _ = writeln!(
+        out,
+        "| property | {} |\n|---|---|{}",
+        super::BUDGET_HEADER.join(" | "),
+        "---:|".repeat(super::BUDGET_HEADER.len() - 1)
+    );
+    for p in &report.properties {
+        for b in &p.budgets {
+            let _ = writeln!(
+                out,
+                "| {} | {} |",
+                p.name,
+                super::budget_cells(b).join(" | ")
+            );
+        }
+    }
+    let _ = writeln!(out);
 }
 
 fn dominance_table(out: &mut String, report: &Report) {

@@ -60,6 +60,8 @@ pub struct PropertyReport {
     pub extra_rows: Vec<(String, Summary)>,
     /// The curve against each comparator.
     pub dominance: Vec<Dominance>,
+    /// The curve's best point within each false-alarm budget (empty before [`Self::add_comparison`]).
+    pub budgets: Vec<crate::time_ahead::BudgetPoint>,
     /// Lines shown under the property's rows (the calibration checked on these runs).
     pub notes: Vec<String>,
 }
@@ -115,6 +117,7 @@ impl PropertyReport {
             traces,
             extra_rows: Vec::new(),
             dominance: Vec::new(),
+            budgets: Vec::new(),
             notes: Vec::new(),
         }
     }
@@ -143,7 +146,43 @@ impl PropertyReport {
                 self.extra_rows.push((label, *s));
             }
         }
+        self.budgets = crate::time_ahead::at_budgets(&c.curve);
         self.dominance = c.dominance;
+    }
+}
+
+/// What the budget tables of both reports say of themselves.
+pub(crate) const BUDGET_NOTE: &str = "For each false-alarm budget, avguard's best threshold with at most \
+    that share of these safe runs alarmed (most violations warned of, then the longest median lead): \
+    how much it warns of, and how early, at the false-alarm rate you can afford.";
+
+/// The columns of a budget row ([`budget_cells`]).
+pub(crate) const BUDGET_HEADER: [&str; 5] = [
+    "false-alarm budget",
+    "avguard θ",
+    "predicted",
+    "false alarms",
+    "median lead (s)",
+];
+
+/// One budget's point as the cells of [`BUDGET_HEADER`].
+pub(crate) fn budget_cells(b: &crate::time_ahead::BudgetPoint) -> [String; 5] {
+    let budget = format!("≤ {:.0}%", b.budget_pct);
+    match b.point {
+        None => [
+            budget,
+            "no θ this low".to_owned(),
+            "–".to_owned(),
+            "–".to_owned(),
+            "–".to_owned(),
+        ],
+        Some(p) => [
+            budget,
+            format!("{:.3}", p.theta),
+            format!("{:.1}%", p.predicted_pct),
+            format!("{:.1}%", p.false_alarm_pct),
+            fmt_opt(p.median_lead_s, 2),
+        ],
     }
 }
 

@@ -141,6 +141,7 @@ struct Sections {
     comparators: serde_json::Map<String, Value>,
     calibrated: serde_json::Map<String, Value>,
     curve: serde_json::Map<String, Value>,
+    budgets: serde_json::Map<String, Value>,
     dominance: serde_json::Map<String, Value>,
 }
 
@@ -183,6 +184,10 @@ impl Sections {
         }
         self.curve
             .insert(property.to_owned(), serde_json::to_value(&c.curve)?);
+        self.budgets.insert(
+            property.to_owned(),
+            serde_json::to_value(crate::time_ahead::at_budgets(&c.curve))?,
+        );
         self.dominance
             .insert(property.to_owned(), serde_json::to_value(&c.dominance)?);
         let mut cells = serde_json::Map::new();
@@ -220,6 +225,7 @@ impl Sections {
             "comparators": self.comparators,
             "calibrated": self.calibrated,
             "curve": self.curve,
+            "budgets": self.budgets,
             "dominance": self.dominance,
             "errors": errors,
             "settings": settings,
