@@ -18,9 +18,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use monitor::select::{AbstractionMode, AutoPlan, SearchConfig};
-use monitor::{BuildConfig, Plan};
-use rayon::prelude::*;
+use monitor::select::{AbstractionMode, SearchConfig};
 
 const SCENARIOS: [&str; 5] = [
     "red_light_queue",
@@ -44,27 +42,9 @@ fn best_of_3(mut f: impl FnMut()) -> Duration {
 
 fn main() {
     let scenarios = support::scenarios(&SCENARIOS);
-    let (laws, specs) = support::shipped_laws();
-    let plan = Plan::from_specs(laws.clone(), &specs, BuildConfig::default()).expect("plan");
-    let auto =
-        AutoPlan::new(laws, plan.properties().to_vec(), BuildConfig::default()).expect("auto plan");
-    let jobs: Vec<(usize, u64)> = (0..scenarios.len())
-        .flat_map(|s| (0..N_RUNS_PER_SCENARIO).map(move |i| (s, i)))
-        .collect();
-    let recorder = auto.recorder().expect("recorder");
+    let auto = support::shipped_auto_plan();
     let start = Instant::now();
-    let records: Vec<_> = jobs
-        .par_iter()
-        .map_init(
-            || recorder.clone(),
-            |rec, &(s, i)| {
-                rec.record(&scenarios::run(
-                    &scenarios[s],
-                    scenarios::run_seed(s as u64, i),
-                ))
-            },
-        )
-        .collect();
+    let records = support::record_runs(&auto, &scenarios, N_RUNS_PER_SCENARIO);
     let record_time = start.elapsed();
     let n_frames: usize = records.iter().map(|r| r.len()).sum();
     let cfg = SearchConfig::default();

@@ -20,9 +20,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use laws::{Frame, SignalContext, Signals};
-use monitor::select::{AbstractionMode, AutoPlan, SearchConfig};
-use monitor::{BuildConfig, Model, Plan, Session, SessionConfig};
-use rayon::prelude::*;
+use monitor::select::{AbstractionMode, SearchConfig};
+use monitor::{Model, Session, SessionConfig};
 
 const SCENARIOS: [&str; 8] = [
     "red_light_queue",
@@ -56,26 +55,8 @@ fn time_steps(session: &mut Session, runs: &[Vec<Frame>], out: &mut Vec<u64>) {
 
 fn main() {
     let scenarios = support::scenarios(&SCENARIOS);
-    let (laws, specs) = support::shipped_laws();
-    let plan = Plan::from_specs(laws.clone(), &specs, BuildConfig::default()).expect("plan");
-    let auto =
-        AutoPlan::new(laws, plan.properties().to_vec(), BuildConfig::default()).expect("auto plan");
-    let recorder = auto.recorder().expect("recorder");
-    let training: Vec<(usize, u64)> = (0..scenarios.len())
-        .flat_map(|s| (0..TRAINING_RUNS_PER_SCENARIO).map(move |i| (s, i)))
-        .collect();
-    let records: Vec<_> = training
-        .par_iter()
-        .map_init(
-            || recorder.clone(),
-            |rec, &(s, i)| {
-                rec.record(&scenarios::run(
-                    &scenarios[s],
-                    scenarios::run_seed(s as u64, i),
-                ))
-            },
-        )
-        .collect();
+    let auto = support::shipped_auto_plan();
+    let records = support::record_runs(&auto, &scenarios, TRAINING_RUNS_PER_SCENARIO);
     // Held-out runs: seeds after the training runs'.
     let held_out: Vec<Vec<Frame>> = (0..scenarios.len())
         .flat_map(|s| {

@@ -71,44 +71,26 @@ fn section(out: &mut String, p: &PropertyReport) {
     for note in &p.notes {
         let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(note));
     }
-    if !p.budgets.is_empty() {
-        let _ = writeln!(
-            out,
-            "<h3>The prediction curve at false-alarm budgets</h3><p>{}</p><table><tr>{}</tr>",
-            escape(super::BUDGET_NOTE),
-            super::BUDGET_HEADER
-                .iter()
-                .map(|h| format!("<th>{}</th>", escape(h)))
-                .collect::<String>()
-        );
-        for b in &p.budgets {
-            let cells: String = super::budget_cells(b)
-                .iter()
-                .map(|c| format!("<td>{}</td>", escape(c)))
-                .collect();
-            let _ = writeln!(out, "<tr>{cells}</tr>");
-        }
-        out.push_str("</table>\n");
-    }
-    if !p.dominance.is_empty() {
-        let _ = writeln!(
-            out,
-            "<h3>The prediction curve against the comparators</h3><p>{}</p><table><tr>{}</tr>",
-            escape(&super::DOMINANCE_NOTE.replace('*', "")),
-            super::DOMINANCE_HEADER
-                .iter()
-                .map(|h| format!("<th>{}</th>", escape(h)))
-                .collect::<String>()
-        );
-        for d in &p.dominance {
-            let cells: String = super::dominance_cells(d)
-                .iter()
-                .map(|c| format!("<td>{}</td>", escape(c)))
-                .collect();
-            let _ = writeln!(out, "<tr>{cells}</tr>");
-        }
-        out.push_str("</table>\n");
-    }
+    table_section(
+        out,
+        (
+            "The prediction curve at false-alarm budgets",
+            super::BUDGET_NOTE,
+        ),
+        &super::BUDGET_HEADER,
+        p.budgets.iter().map(|b| super::budget_cells(b).to_vec()),
+    );
+    table_section(
+        out,
+        (
+            "The prediction curve against the comparators",
+            &super::DOMINANCE_NOTE.replace('*', ""),
+        ),
+        &super::DOMINANCE_HEADER,
+        p.dominance
+            .iter()
+            .map(|d| super::dominance_cells(d).to_vec()),
+    );
     out.push_str("<div class=\"plots\">\n");
     figure(out, "lead-histogram", plots::lead_histogram(p));
     figure(out, "tradeoff", plots::tradeoff(p));
@@ -134,6 +116,37 @@ fn section(out: &mut String, p: &PropertyReport) {
         out.push_str("</table>\n");
     }
     out.push_str("</section>\n");
+}
+
+/// A titled table with a note, `header` and one row per entry of `rows`; nothing without rows.
+fn table_section(
+    out: &mut String,
+    (title, note): (&str, &str),
+    header: &[&str],
+    rows: impl Iterator<Item = Vec<String>>,
+) {
+    let mut rows = rows.peekable();
+    if rows.peek().is_none() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "<h3>{}</h3><p>{}</p><table><tr>{}</tr>",
+        escape(title),
+        escape(note),
+        header
+            .iter()
+            .map(|h| format!("<th>{}</th>", escape(h)))
+            .collect::<String>()
+    );
+    for row in rows {
+        let cells: String = row
+            .iter()
+            .map(|c| format!("<td>{}</td>", escape(c)))
+            .collect();
+        let _ = writeln!(out, "<tr>{cells}</tr>");
+    }
+    out.push_str("</table>\n");
 }
 
 fn figure(out: &mut String, class: &str, svg: Result<String, String>) {

@@ -129,56 +129,60 @@ fn baseline_table(out: &mut String, report: &Report) {
 }
 
 fn budget_table(out: &mut String, report: &Report) {
-    if report.properties.iter().all(|p| p.budgets.is_empty()) {
-        return;
-    }
-    let _ = writeln!(
-        out,
-        "## The prediction curve at false-alarm budgets\n\n{}\n",
-        super::BUDGET_NOTE
-    );
-    let _ = writeln!(
-        out,
-        "| property | {} |\n|---|---|{}",
-        super::BUDGET_HEADER.join(" | "),
+    let align = format!(
+        "|---|---|{}",
         "---:|".repeat(super::BUDGET_HEADER.len() - 1)
     );
-    for p in &report.properties {
-        for b in &p.budgets {
-            let _ = writeln!(
-                out,
-                "| {} | {} |",
-                p.name,
-                super::budget_cells(b).join(" | ")
-            );
-        }
-    }
-    let _ = writeln!(out);
+    property_table(
+        out,
+        report,
+        (
+            "The prediction curve at false-alarm budgets",
+            super::BUDGET_NOTE,
+        ),
+        (&super::BUDGET_HEADER, &align),
+        |p| &p.budgets,
+        |b| super::budget_cells(b).join(" | "),
+    );
 }
 
 fn dominance_table(out: &mut String, report: &Report) {
-    if report.properties.iter().all(|p| p.dominance.is_empty()) {
-        return;
-    }
-    let _ = writeln!(
-        out,
-        "## The prediction curve against the comparators\n\n{}\n",
-        super::DOMINANCE_NOTE
-    );
-    let _ = writeln!(
-        out,
-        "| property | {} |\n|---|---|{}---|---:|",
-        super::DOMINANCE_HEADER.join(" | "),
+    let align = format!(
+        "|---|---|{}---|---:|",
         "---:|".repeat(super::DOMINANCE_HEADER.len() - 3)
     );
+    property_table(
+        out,
+        report,
+        (
+            "The prediction curve against the comparators",
+            super::DOMINANCE_NOTE,
+        ),
+        (&super::DOMINANCE_HEADER, &align),
+        |p| &p.dominance,
+        |d| super::dominance_cells(d).join(" | "),
+    );
+}
+
+/// A section of one table over every property's `items`, a row each (`cells`: the cells after the
+/// property's name, joined); nothing when no property has any. `header` is the column names after
+/// "property" and the alignment row.
+fn property_table<T>(
+    out: &mut String,
+    report: &Report,
+    (title, note): (&str, &str),
+    (header, align): (&[&str], &str),
+    items: impl Fn(&super::PropertyReport) -> &[T],
+    cells: impl Fn(&T) -> String,
+) {
+    if report.properties.iter().all(|p| items(p).is_empty()) {
+        return;
+    }
+    let _ = writeln!(out, "## {title}\n\n{note}\n");
+    let _ = writeln!(out, "| property | {} |\n{align}", header.join(" | "));
     for p in &report.properties {
-        for d in &p.dominance {
-            let _ = writeln!(
-                out,
-                "| {} | {} |",
-                p.name,
-                super::dominance_cells(d).join(" | ")
-            );
+        for item in items(p) {
+            let _ = writeln!(out, "| {} | {} |", p.name, cells(item));
         }
     }
     let _ = writeln!(out);
