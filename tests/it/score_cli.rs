@@ -53,7 +53,8 @@ fn violation_time_by_laws_eval(log: &Path, law: &str, scratch: &Path) -> Option<
 fn score_json_follows_interfaces_and_agrees_with_laws_eval() {
     let f = fixture();
     let out = f.root.join("score-main");
-    ok(score(&out, &[], &[&f.test_logs]));
+    let done = ok(score(&out, &[], &[&f.test_logs]));
+    let stderr = String::from_utf8_lossy(&done.stderr).into_owned();
     let score = read_json(&out.join("score.json"));
     let runs = score["runs"].as_array().unwrap();
     assert!(!runs.is_empty());
@@ -229,6 +230,38 @@ fn score_json_follows_interfaces_and_agrees_with_laws_eval() {
     }
     assert!(md.contains("## The prediction curve at false-alarm budgets"));
     assert!(n_points >= 4, "{}", score["budgets"]);
+    // stderr says the same in a line per violated property with a point.
+    let mut n_lines = 0;
+    for (property, budgets) in score["budgets"].as_object().unwrap() {
+        let budgets = budgets.as_array().unwrap();
+        let cell = |b: &Value, f: &dyn Fn(&Value) -> Option<String>| {
+            f(&b["point"]).unwrap_or_else(|| "–".to_owned())
+        };
+        let join = |f: &dyn Fn(&Value) -> Option<String>| {
+            budgets
+                .iter()
+                .map(|b| cell(b, f))
+                .collect::<Vec<_>>()
+                .join(" / ")
+        };
+        let runs = &score["baseline"][property];
+        let n_violating = runs["n_violating_runs"].as_u64().unwrap();
+        let line = format!(
+            "{property} ({n_violating} violating, {} safe runs): at ≤ 5 / 10 / 20 / 40 % false alarms: {} % \
+             warned of, median lead {} s",
+            runs["n_safe_runs"].as_u64().unwrap(),
+            join(&|p| p["predicted_pct"].as_f64().map(|x| format!("{x:.1}"))),
+            join(&|p| p["median_lead_s"].as_f64().map(|x| format!("{x:.2}")))
+        );
+        let any_point = budgets.iter().any(|b| !b["point"].is_null());
+        assert_eq!(
+            stderr.lines().any(|l| l == line),
+            any_point && n_violating > 0,
+            "{property}: '{line}' in\n{stderr}"
+        );
+        n_lines += usize::from(any_point && n_violating > 0);
+    }
+    assert!(n_lines >= 1, "{stderr}");
 }
 
 #[test]

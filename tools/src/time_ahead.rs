@@ -331,6 +331,28 @@ pub fn at_budgets(curve: &[CurvePoint]) -> Vec<BudgetPoint> {
         .collect()
 }
 
+/// The curve at the budgets in one line, `at ≤ 5 / 10 / 20 / 40 % false alarms: 98.3 / 100.0 / ... %
+/// warned of, median lead 0.5 / 0.6 / ... s` (`–` where no θ keeps within a budget or none is warned of);
+/// `None` when no budget has a point.
+pub fn budgets_in_words(budgets: &[BudgetPoint]) -> Option<String> {
+    if budgets.iter().all(|b| b.point.is_none()) {
+        return None;
+    }
+    let join =
+        |f: &dyn Fn(&BudgetPoint) -> String| budgets.iter().map(f).collect::<Vec<_>>().join(" / ");
+    Some(format!(
+        "at ≤ {} % false alarms: {} % warned of, median lead {} s",
+        join(&|b| format!("{:.0}", b.budget_pct)),
+        join(&|b| b
+            .point
+            .map_or("–".to_owned(), |p| format!("{:.1}", p.predicted_pct))),
+        join(&|b| b
+            .point
+            .and_then(|p| p.median_lead_s)
+            .map_or("–".to_owned(), |l| format!("{l:.2}"))),
+    ))
+}
+
 /// The curve's best point with at most `false_alarm_pct` % false alarms: most violations warned of, then
 /// the longest median lead; `None` when no θ keeps false alarms that low.
 pub fn best_within(curve: &[CurvePoint], false_alarm_pct: f64) -> Option<CurvePoint> {

@@ -146,6 +146,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             eprintln!("avguard: {property}: {}", check.describe());
         }
     }
+    // The curve at the false-alarm budgets, for the properties these runs violate.
+    for (property, (n_violating, n_safe), budgets) in &finished.budgets {
+        if *n_violating == 0 {
+            continue;
+        }
+        if let Some(line) = crate::time_ahead::budgets_in_words(budgets) {
+            eprintln!("{property} ({n_violating} violating, {n_safe} safe runs): {line}");
+        }
+    }
     eprintln!(
         "scored {} logs ({} from cache) into {}",
         finished.results.len(),

@@ -171,6 +171,8 @@ pub struct Finished {
     pub n_logs: usize,
     /// Per calibrated property, its calibration checked on these runs.
     pub calibration_checks: Vec<(String, monitor::calibrate::CalibrationCheck)>,
+    /// Per property, its violating and safe runs and the curve at the false-alarm budgets.
+    pub budgets: Vec<(String, (usize, usize), Vec<crate::time_ahead::BudgetPoint>)>,
 }
 
 impl Finished {
@@ -277,7 +279,7 @@ impl Job {
             .iter()
             .filter_map(|p| super::load_cached(&self.out, p).transpose())
             .collect::<anyhow::Result<_>>()?;
-        let calibration_checks = super::write_outputs(
+        let written = super::write_outputs(
             &self.out,
             self.scorer.settings(),
             &results,
@@ -289,7 +291,8 @@ impl Job {
             results,
             errors,
             n_logs: self.logs.len(),
-            calibration_checks,
+            calibration_checks: written.calibration_checks,
+            budgets: written.budgets,
         })
     }
 }

@@ -14,7 +14,7 @@ use crate::time_ahead::{threshold_key, RunScore};
 pub use cache::{cached, load_cached, prepare_out, result_bytes, store, store_bytes};
 pub use job::{error_name, Finished, Job, JobSpec, Scorer};
 pub use measure::{calibrated_rule, run_series, score_file};
-pub use output::{merge, write_outputs};
+pub use output::{merge, write_outputs, Written};
 
 /// What a scoring run was asked for; a cache is only reused under the same settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

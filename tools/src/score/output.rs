@@ -28,7 +28,7 @@ pub fn write_outputs(
     errors: &[(String, String)],
     model: Option<&Arc<Model>>,
     plot_runs: usize,
-) -> anyhow::Result<Vec<(String, CalibrationCheck)>> {
+) -> anyhow::Result<Written> {
     let states = states_table(out, model)?;
     let mut runs: Vec<&RunScore> = results.iter().flat_map(|r| &r.scores).collect();
     runs.sort_by(|a, b| {
@@ -109,10 +109,31 @@ pub fn write_outputs(
         &out.join("report.html"),
         report::render_html(&report).as_bytes(),
     )?;
-    Ok(checks
-        .into_iter()
-        .map(|(name, check)| (name.to_owned(), check))
-        .collect())
+    let budgets = report
+        .properties
+        .iter()
+        .map(|p| {
+            let runs = (p.baseline.n_violating_runs, p.baseline.n_safe_runs);
+            (p.name.clone(), runs, p.budgets.clone())
+        })
+        .collect();
+    Ok(Written {
+        calibration_checks: checks
+            .into_iter()
+            .map(|(name, check)| (name.to_owned(), check))
+            .collect(),
+        budgets,
+    })
+}
+
+/// What [`write_outputs`] found beside the files it wrote.
+#[derive(Debug, Clone)]
+pub struct Written {
+    /// Per calibrated property, its calibration checked on these runs.
+    pub calibration_checks: Vec<(String, CalibrationCheck)>,
+    /// Per property, its violating and safe runs and the curve at the false-alarm budgets (as
+    /// `score.json`'s `budgets`).
+    pub budgets: Vec<(String, (usize, usize), Vec<crate::time_ahead::BudgetPoint>)>,
 }
 
 /// The representative states per property: computed and written to `states.json` when the model is at
