@@ -30,13 +30,10 @@ use crate::calibration::{calibrate_model, CalibrateOptions, PropertyCalibration}
 use crate::report::{run_by_run_words, verdict};
 use crate::score::{calibrated_rule, run_series};
 use crate::time_ahead::{
-    best_within, calibration_check, dominance, score_run_calibrated, summarise, threshold_key,
-    Comparison, CurvePoint, Dominance, PairedRun, RunScore, RunSeries, Summary,
+    at_budgets, calibration_check, dominance, score_run_calibrated, summarise, threshold_key,
+    BudgetPoint, Comparison, CurvePoint, Dominance, PairedRun, RunScore, RunSeries, Summary,
+    FALSE_ALARM_BUDGETS_PCT,
 };
-
-/// False-alarm budgets (% of safe runs) at which the printed tables read the curve: the search
-/// criterion's budgets, so the operating points it optimises are the ones shown.
-const CURVE_BUDGETS_PCT: [f64; 4] = crate::time_ahead::FALSE_ALARM_BUDGETS_PCT;
 
 /// Properties with fewer violating test runs are left out of [`Evaluation::dominated_pairs`] (issue #9's
 /// targets count properties with at least this many).
@@ -116,7 +113,7 @@ pub struct Evaluation {
     pub thresholds: Vec<(String, f64)>,
     /// Fixed, then auto.
     pub models: Vec<ModelResult>,
-    /// The rules written for each of `CURVE_BUDGETS_PCT`, beside the auto model.
+    /// The rules written for each of [`FALSE_ALARM_BUDGETS_PCT`], beside the auto model.
     pub budget_rules: Vec<BudgetRules>,
     /// Logs that could not be read.
     pub errors: crate::batch::Failures,
@@ -307,7 +304,7 @@ pub fn evaluate(
         bail!("no training log could be read ({} given)", learn_logs.len());
     }
     // The rules written for each budget come with the fixed build: they depend on the pool alone.
-    let budgets: Vec<f64> = CURVE_BUDGETS_PCT.iter().map(|b| b / 100.0).collect();
+    let budgets: Vec<f64> = FALSE_ALARM_BUDGETS_PCT.iter().map(|b| b / 100.0).collect();
     let (fixed, reports) =
         plan.build_with_budget_rules(&records, AbstractionMode::Fixed, &opts.search, &budgets)?;
     let rules_by_budget: Vec<Vec<Option<ReactiveRule>>> =
@@ -442,7 +439,7 @@ pub struct SeedSummary {
     /// [`Evaluation::dominated_pairs`].
     pub pairs: (PairTally, PairTally),
     /// [`Evaluation::budget_points`].
-    pub points: Vec<(String, [Option<CurvePoint>; 4])>,
+    pub points: Vec<(String, Vec<BudgetPoint>)>,
 }
 
 impl SeedSummary {
@@ -526,11 +523,11 @@ pub fn render_repeats(seeds: &[SeedSummary]) -> String {
     );
     for name in names {
         let mut line = format!("  {name:<16}");
-        for (j, budget) in CURVE_BUDGETS_PCT.iter().enumerate() {
+        for (j, budget) in FALSE_ALARM_BUDGETS_PCT.iter().enumerate() {
             let found: Vec<CurvePoint> = seeds
                 .iter()
                 .filter_map(|s| s.points.iter().find(|(n, _)| n == name))
-                .filter_map(|(_, p)| p[j])
+                .filter_map(|(_, p)| p.get(j).and_then(|b| b.point))
                 .collect();
             let mean = |f: &dyn Fn(&CurvePoint) -> Option<f64>| {
                 let v: Vec<f64> = found.iter().filter_map(f).collect();
@@ -721,7 +718,7 @@ impl Evaluation {
 
     /// The auto curve's best point at each of the printed false-alarm budgets (5, 10, 20 and 40 %), per
     /// property with at least [`MIN_VIOLATING_FOR_PAIRS`] violating test runs.
-    pub fn budget_points(&self) -> Vec<(String, [Option<CurvePoint>; 4])> {
+    pub fn budget_points(&self) -> Vec<(String, Vec<BudgetPoint>)> {
         self.auto_comparisons()
             .iter()
             .filter(|(_, a)| {
@@ -730,12 +727,7 @@ impl Evaluation {
                     .first()
                     .is_some_and(|(_, s)| s.n_violating_runs >= MIN_VIOLATING_FOR_PAIRS)
             })
-            .map(|(name, a)| {
-                (
-                    name.clone(),
-                    CURVE_BUDGETS_PCT.map(|b| best_within(&a.comparison.curve, b)),
-                )
-            })
+            .map(|(name, a)| (name.clone(), at_budgets(&a.comparison.curve)))
             .collect()
     }
 
@@ -836,9 +828,12 @@ impl Evaluation {
                 out.push('\n');
             }
             out.push_str("  auto's curve at false-alarm budgets (best θ with at most that share of safe runs alarmed):\n");
-            for budget in CURVE_BUDGETS_PCT {
-                let point = curve_point(best_within(&c.curve, budget));
-                out.push_str(&format!("    ≤ {budget:>2.0}% false alarms  {point}\n"));
+            for b in at_budgets(&c.curve) {
+                let point = curve_point(b.point);
+                out.push_str(&format!(
+                    "    ≤ {:>2.0}% false alarms  {point}\n",
+                    b.budget_pct
+                ));
             }
             out.push_str("  auto's curve at each comparator's false-alarm rate:\n");
             for d in &c.dominance {
