@@ -181,8 +181,14 @@ impl Session {
             for (chain, state) in p.chains().zip(states) {
                 let table = chain.table();
                 out.risk_eventually += table.eventually(state).unwrap_or(1.0);
-                for (h, r) in out.risk_within.iter_mut().enumerate() {
-                    *r += table.within(h, state).unwrap_or(1.0);
+                // One state's horizons are adjacent in memory (one cache line for a few horizons).
+                match table.within_row(state) {
+                    Some(row) => {
+                        for (r, w) in out.risk_within.iter_mut().zip(row) {
+                            *r += w;
+                        }
+                    }
+                    None => out.risk_within.iter_mut().for_each(|r| *r += 1.0),
                 }
                 out.risk_upper += chain.risk_upper_bound(state).unwrap_or(1.0);
             }

@@ -1,8 +1,10 @@
 //! The cached reachability table of one property: everything the runtime looks up, in flat arrays.
 //!
-//! Per state: P(F unsafe), P(F≤k unsafe) for each horizon (horizon-major: `within[h·n + s]`), the expected
-//! number of steps to unsafe given it is reached, and the next hop of the most likely path to unsafe. All
-//! lookups are O(1) array reads. Construction and deserialisation share [`RiskTable::try_new`], which
+//! Per state: P(F unsafe), P(F≤k unsafe) for each horizon, the expected number of steps to unsafe given it
+//! is reached, and the next hop of the most likely path to unsafe. All lookups are O(1) array reads. In
+//! memory the bounded risks are state-major (`within[s·H + h]`), so that a session reads one state's
+//! horizons from one cache line; in model files they stay horizon-major (`within[h·n + s]`, the layout the
+//! solver produces), so the format does not depend on this choice. Construction and deserialisation share [`RiskTable::try_new`], which
 //! checks lengths, that probabilities lie in [0, 1], that bounded probabilities grow with the horizon and
 //! never exceed the unbounded one, and that path pointers are in range.
 
@@ -17,7 +19,7 @@ use crate::StateId;
 const ORDER_TOLERANCE: f64 = 1e-9;
 
 /// Precomputed risk of every state.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(try_from = "TableParts")]
 pub struct RiskTable {
     /// Number of states.
@@ -26,7 +28,7 @@ pub struct RiskTable {
     horizons_steps: Vec<u32>,
     /// P(F unsafe) per state.
     eventually: Vec<f64>,
-    /// P(F≤k unsafe), horizon-major.
+    /// P(F≤k unsafe), state-major: `within[s·H + h]` for `H` horizons.
     within: Vec<f64>,
     /// E[steps to unsafe | unsafe reached]; infinite where unreachable.
     expected_steps: Vec<f64>,
@@ -34,6 +36,7 @@ pub struct RiskTable {
     path_next: Vec<StateId>,
 }
 
+/// A table as model files carry it (bounded risks horizon-major).
 #[derive(Deserialize)]
 struct TableParts {
     n_states: usize,
@@ -58,6 +61,36 @@ impl TryFrom<TableParts> for RiskTable {
     }
 }
 
+/// [`TableParts`] borrowed from a table for writing, field for field.
+#[derive(Serialize)]
+struct TablePartsRef<'a> {
+    n_states: usize,
+    horizons_steps: &'a [u32],
+    eventually: &'a [f64],
+    within: Vec<f64>,
+    expected_steps: &'a [f64],
+    path_next: &'a [StateId],
+}
+
+impl Serialize for RiskTable {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let h = self.horizons_steps.len();
+        // Back to the file layout, horizon-major.
+        let within = (0..h)
+            .flat_map(|k| self.within.iter().skip(k).step_by(h.max(1)).copied())
+            .collect();
+        TablePartsRef {
+            n_states: self.n_states,
+            horizons_steps: &self.horizons_steps,
+            eventually: &self.eventually,
+            within,
+            expected_steps: &self.expected_steps,
+            path_next: &self.path_next,
+        }
+        .serialize(serializer)
+    }
+}
+
 fn check_prob(what: &'static str, v: &[f64], n: usize) -> Result<(), StructureError> {
     match v
         .iter()
@@ -73,7 +106,8 @@ fn check_prob(what: &'static str, v: &[f64], n: usize) -> Result<(), StructureEr
 }
 
 impl RiskTable {
-    /// Assembles a table from its arrays, checking every invariant listed in the module docs.
+    /// Assembles a table from its arrays (`within` horizon-major, `within[h·n + s]`), checking every
+    /// invariant listed in the module docs.
     pub fn try_new(
         n_states: usize,
         horizons_steps: Vec<u32>,
@@ -130,6 +164,10 @@ impl RiskTable {
                 bound: n as u64,
             });
         }
+        let h = horizons_steps.len();
+        let within = (0..n)
+            .flat_map(|s| within.iter().skip(s).step_by(n.max(1)).take(h).copied())
+            .collect();
         Ok(RiskTable {
             n_states,
             horizons_steps,
@@ -203,7 +241,18 @@ impl RiskTable {
         if h >= self.horizons_steps.len() {
             return None;
         }
-        self.within.get(h * self.n_states + state as usize).copied()
+        self.within_row(state)?.get(h).copied()
+    }
+
+    /// P(F≤k unsafe) of `state` for every horizon, in horizon order; `None` when out of range.
+    #[inline]
+    pub fn within_row(&self, state: StateId) -> Option<&[f64]> {
+        if state as usize >= self.n_states {
+            return None;
+        }
+        let h = self.horizons_steps.len();
+        let start = (state as usize).checked_mul(h)?;
+        self.within.get(start..start.checked_add(h)?)
     }
 
     /// Expected steps to unsafe given it is reached (infinite when unreachable).
@@ -220,3 +269,6 @@ impl RiskTable {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
