@@ -2,11 +2,13 @@
 //! into a bitset that the compiled laws read.
 //!
 //! Evaluating all atoms eagerly is cheaper than caching them lazily: almost every atom is "signal compared
-//! with a constant", and the three canonical comparisons (`<`, `<=`, `==`) each get a branch-free loop over
-//! a flat array, so a frame costs about one load, one compare and one shift-or per atom. Atoms with
-//! arithmetic terms take the slower general path.
+//! with a constant", and each of the six comparisons gets a branch-free loop over a flat array. Within a
+//! loop the atoms are grouped by the 64-bit word their bits live in: a word's bits are gathered in a
+//! register and stored once, so a frame costs about one load, one compare and one shift-or per atom with
+//! no chain of read-modify-writes through memory. Atoms with arithmetic terms take the slower general path.
 
 use std::collections::HashMap;
+use std::ops::Range;
 
 use crate::lang::atom::{Atom, Cmp};
 use crate::signals::{Signal, Signals};
@@ -19,27 +21,79 @@ struct Simple {
     bit: usize,
 }
 
+/// The atoms of one comparison whose bits share word `word`: `atoms` indexes [`Simples::atoms`], `mask`
+/// has their bits.
+#[derive(Debug, Clone)]
+struct WordGroup {
+    word: usize,
+    mask: u64,
+    atoms: Range<usize>,
+}
+
+/// The `signal cmp constant` atoms of one comparison, in bit order, grouped by word.
+#[derive(Debug, Clone, Default)]
+struct Simples {
+    atoms: Vec<Simple>,
+    groups: Vec<WordGroup>,
+}
+
+impl Simples {
+    /// Adds an atom; its bit is above every bit added before (atoms are numbered in interning order).
+    fn push(&mut self, a: Simple) {
+        let (word, bit_mask) = (a.bit >> 6, 1u64 << (a.bit & 63));
+        let i = self.atoms.len();
+        self.atoms.push(a);
+        match self.groups.last_mut() {
+            Some(g) if g.word == word => {
+                g.mask |= bit_mask;
+                g.atoms.end = i + 1;
+            }
+            _ => self.groups.push(WordGroup {
+                word,
+                mask: bit_mask,
+                atoms: i..i + 1,
+            }),
+        }
+    }
+
+    /// Writes every atom's value at `s` into `words`.
+    #[inline]
+    fn eval(&self, words: &mut [u64], s: &Signals, cmp: impl Fn(f64, f64) -> bool) {
+        for g in &self.groups {
+            let mut acc = 0u64;
+            // `g.atoms` lies within `self.atoms` (see `push`).
+            for a in &self.atoms[g.atoms.clone()] {
+                acc |= u64::from(cmp(s.get(a.signal), a.constant)) << (a.bit & 63);
+            }
+            // `g.word < words.len()`: `words` grows with every interned atom (see `intern`).
+            let w = &mut words[g.word];
+            *w = (*w & !g.mask) | acc;
+        }
+    }
+}
+
 /// Interned atoms and their values at the current frame.
 #[derive(Debug, Clone, Default)]
 pub struct AtomTable {
     atoms: Vec<Atom>,
     index: HashMap<Atom, usize>,
-    lt: Vec<Simple>,
-    le: Vec<Simple>,
-    eq: Vec<Simple>,
-    /// Atoms that are not `signal cmp constant` with a canonical operator, with their bit.
+    /// The `signal cmp constant` atoms, one list per comparison (in [`Cmp`] order: `<`, `<=`, `>`, `>=`,
+    /// `==`, `!=`).
+    simple: [Simples; 6],
+    /// Atoms that are not `signal cmp constant`, with their bit.
     general: Vec<(Atom, usize)>,
     /// Bit `i` of the set is atom `i`'s value at the current frame.
     words: Vec<u64>,
 }
 
-#[inline]
-fn set_bits(words: &mut [u64], atoms: &[Simple], s: &Signals, cmp: impl Fn(f64, f64) -> bool) {
-    for a in atoms {
-        let v = u64::from(cmp(s.get(a.signal), a.constant));
-        // `bit / 64 < words.len()`: `words` grows with every interned atom (see `intern`).
-        let w = &mut words[a.bit >> 6];
-        *w = (*w & !(1 << (a.bit & 63))) | (v << (a.bit & 63));
+fn cmp_slot(cmp: Cmp) -> usize {
+    match cmp {
+        Cmp::Lt => 0,
+        Cmp::Le => 1,
+        Cmp::Gt => 2,
+        Cmp::Ge => 3,
+        Cmp::Eq => 4,
+        Cmp::Ne => 5,
     }
 }
 
@@ -54,19 +108,11 @@ impl AtomTable {
         self.index.insert(atom.clone(), bit);
         self.words.resize(bit / 64 + 1, 0);
         match atom.signal_vs_const() {
-            Some((sig, cmp, constant)) => {
-                let simple = Simple {
-                    signal: sig,
-                    constant,
-                    bit,
-                };
-                match cmp {
-                    Cmp::Lt => self.lt.push(simple),
-                    Cmp::Le => self.le.push(simple),
-                    Cmp::Eq => self.eq.push(simple),
-                    Cmp::Gt | Cmp::Ge | Cmp::Ne => self.general.push((atom.clone(), bit)),
-                }
-            }
+            Some((signal, cmp, constant)) => self.simple[cmp_slot(cmp)].push(Simple {
+                signal,
+                constant,
+                bit,
+            }),
             None => self.general.push((atom.clone(), bit)),
         }
         bit
@@ -75,9 +121,13 @@ impl AtomTable {
     /// Evaluates every atom on `s` (the values of the previous frame are overwritten).
     #[inline]
     pub fn eval_all(&mut self, s: &Signals) {
-        set_bits(&mut self.words, &self.lt, s, |a, b| a < b);
-        set_bits(&mut self.words, &self.le, s, |a, b| a <= b);
-        set_bits(&mut self.words, &self.eq, s, |a, b| a == b);
+        let [lt, le, gt, ge, eq, ne] = &self.simple;
+        lt.eval(&mut self.words, s, |a, b| a < b);
+        le.eval(&mut self.words, s, |a, b| a <= b);
+        gt.eval(&mut self.words, s, |a, b| a > b);
+        ge.eval(&mut self.words, s, |a, b| a >= b);
+        eq.eval(&mut self.words, s, |a, b| a == b);
+        ne.eval(&mut self.words, s, |a, b| a != b);
         for (atom, bit) in &self.general {
             let v = u64::from(atom.eval(s));
             let w = &mut self.words[bit >> 6];
@@ -102,3 +152,6 @@ impl AtomTable {
 pub fn bit(words: &[u64], i: usize) -> bool {
     words.get(i >> 6).is_some_and(|w| (w >> (i & 63)) & 1 == 1)
 }
+
+#[cfg(test)]
+mod tests;
