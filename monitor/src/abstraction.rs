@@ -16,7 +16,7 @@
 //!
 //! [`Session`]: crate::Session
 
-use laws::eval::{AtomIndex, StateHandle};
+use laws::eval::{AtomGather, StateHandle};
 use laws::signals::SignalSet;
 use laws::ObligationHandle;
 use laws::{
@@ -451,7 +451,7 @@ impl Compiled {
                 .transpose()
                 .map_err(config)?;
             encoders.push(RtEncoder {
-                atoms,
+                atoms: AtomGather::new(&atoms),
                 rest,
                 unsafe_bit: enc.unsafe_bit,
                 unsafe_now,
@@ -531,8 +531,8 @@ enum RtUnsafe {
 /// One property's encoder, compiled against a tracker's evaluator.
 #[derive(Debug, Clone)]
 struct RtEncoder {
-    /// The predicates that are one atom: (atom, negated, bit of the state).
-    atoms: Vec<(AtomIndex, bool, u32)>,
+    /// The predicates that are one atom, gathered into their bits of the state.
+    atoms: AtomGather,
     /// The others, with their bits.
     rest: Vec<(RtPred, u32)>,
     unsafe_bit: usize,
@@ -571,10 +571,8 @@ impl Tracker {
         let signals = self.signals.next(frame);
         let verdicts = self.evaluator.step(signals);
         for (enc, out) in self.encoders.iter().zip(self.out.iter_mut()) {
-            let mut state: StateId = 0;
-            for &(atom, negated, bit) in &enc.atoms {
-                state |= StateId::from(verdicts.atom(atom) != negated) << bit;
-            }
+            // State bits are below 32 (a state is a `StateId`), so the gathered bits fit.
+            let mut state = verdicts.gather(&enc.atoms) as StateId;
             for &(pred, bit) in &enc.rest {
                 state |= StateId::from(pred.holds(&verdicts)) << bit;
             }

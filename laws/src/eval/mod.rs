@@ -16,6 +16,7 @@
 //! been pending (arisen, deadline still ahead, not met), the clock variables Pro²Guard's abstraction lacks.
 
 mod atoms;
+mod gather;
 mod guard;
 mod obligation;
 mod program;
@@ -26,6 +27,7 @@ mod naive;
 #[cfg(test)]
 mod tests;
 
+pub use gather::AtomGather;
 pub use program::to_frames;
 
 use atoms::AtomTable;
@@ -182,6 +184,13 @@ impl Verdicts<'_> {
     #[inline]
     pub fn atom(&self, atom: AtomIndex) -> bool {
         atoms::bit(self.words, atom.0)
+    }
+
+    /// The state bits `gather` was built for, at this frame: bit `b` is its atom's value (flipped when
+    /// negated), as [`Verdicts::atom`] reads it.
+    #[inline]
+    pub fn gather(&self, gather: &AtomGather) -> u64 {
+        gather.gather(self.words)
     }
 
     /// The age, in frames, of the oldest pending obligation of the law registered as `handle` by
