@@ -63,33 +63,32 @@ pub fn overlaps(a: &Rect, b: &Rect) -> bool {
     })
 }
 
-/// Squared distance from `p` to the segment `a`–`b` (the square root is taken once, for the minimum).
-fn point_segment_dist2(p: (f64, f64), a: (f64, f64), b: (f64, f64)) -> f64 {
-    let (dx, dy) = (b.0 - a.0, b.1 - a.1);
-    let len2 = dx * dx + dy * dy;
-    let t = if len2 > 0.0 {
-        (((p.0 - a.0) * dx + (p.1 - a.1) * dy) / len2).clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
-    (p.0 - a.0 - t * dx).powi(2) + (p.1 - a.1 - t * dy).powi(2)
+/// Squared distance from the point `(x, y)` to the solid rectangle `r` (0 inside it): in `r`'s own axes
+/// the point is `(u, v)`, and its distance is how far `|u|` and `|v|` stick out of the half extents.
+fn point_rect_dist2(x: f64, y: f64, r: &Rect) -> f64 {
+    let (dx, dy) = (x - r.cx, y - r.cy);
+    let u = dx * r.cos + dy * r.sin;
+    let v = -dx * r.sin + dy * r.cos;
+    let out_u = (u.abs() - r.half_len).max(0.0);
+    let out_v = (v.abs() - r.half_wid).max(0.0);
+    out_u * out_u + out_v * out_v
 }
 
 /// The smallest distance between two rectangles' footprints, m (0 when they overlap).
+///
+/// Two disjoint convex polygons are nearest at a vertex of one of them, so the gap is the smallest
+/// distance from a corner of either rectangle to the other rectangle; each is one rotation into the
+/// other's axes, with no division.
 pub fn gap_m(a: &Rect, b: &Rect) -> f64 {
     if overlaps(a, b) {
         return 0.0;
     }
-    let (ca, cb) = (a.corners(), b.corners());
     let mut best = f64::INFINITY;
-    for i in 0..4 {
-        let (a0, a1) = (ca[i], ca[(i + 1) % 4]);
-        let (b0, b1) = (cb[i], cb[(i + 1) % 4]);
-        for j in 0..4 {
-            best = best
-                .min(point_segment_dist2(cb[j], a0, a1))
-                .min(point_segment_dist2(ca[j], b0, b1));
-        }
+    for (x, y) in a.corners() {
+        best = best.min(point_rect_dist2(x, y, b));
+    }
+    for (x, y) in b.corners() {
+        best = best.min(point_rect_dist2(x, y, a));
     }
     // `sqrt` is monotone and correctly rounded, so this equals the minimum of the distances.
     best.sqrt()

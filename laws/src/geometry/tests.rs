@@ -297,3 +297,70 @@ proptest::proptest! {
         }
     }
 }
+
+/// The footprint gap the long way, as a second algorithm: every corner of each rectangle against every
+/// edge of the other (a point-to-segment distance each), 0 when the separating-axis test finds an
+/// overlap.
+fn gap_by_edges(a: &Rect, b: &Rect) -> f64 {
+    fn to_edge(p: (f64, f64), a: (f64, f64), b: (f64, f64)) -> f64 {
+        let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+        let len2 = dx * dx + dy * dy;
+        let t = if len2 > 0.0 {
+            (((p.0 - a.0) * dx + (p.1 - a.1) * dy) / len2).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        (p.0 - a.0 - t * dx).hypot(p.1 - a.1 - t * dy)
+    }
+    if overlaps(a, b) {
+        return 0.0;
+    }
+    let (ca, cb) = (a.corners(), b.corners());
+    let mut best = f64::INFINITY;
+    for i in 0..4 {
+        for j in 0..4 {
+            best = best
+                .min(to_edge(cb[j], ca[i], ca[(i + 1) % 4]))
+                .min(to_edge(ca[j], cb[i], cb[(i + 1) % 4]));
+        }
+    }
+    best
+}
+
+#[test]
+fn gap_of_two_cars_is_the_hand_computed_one() {
+    let ego = ego_rect();
+    // A car 20 m ahead in the lane, 4 m long: its rear bumper is 18 m from the reference point.
+    assert!(close(
+        gap_m(&ego, &car(20.0, 0.0, 0.0)),
+        18.0 - EGO_FRONT_M,
+        1e-12
+    ));
+    // Beside the ego, 4 m to the left and turned across: it spans lat 4 ± 2 m, so its near end is 2 m
+    // to the left, the ego's side at half its width.
+    let across = car(1.0, 4.0, std::f64::consts::FRAC_PI_2);
+    assert!(close(gap_m(&ego, &across), 2.0 - EGO_WIDTH_M / 2.0, 1e-12));
+    // Corner to corner: a car diagonally ahead-left, unturned, corners 3 m and 4 m apart: 5 m.
+    let diag = car(EGO_FRONT_M + 3.0 + 2.0, EGO_WIDTH_M / 2.0 + 4.0 + 1.0, 0.0);
+    assert!(close(gap_m(&ego, &diag), 5.0, 1e-12));
+    assert_eq!(gap_m(&ego, &car(2.0, 0.5, 0.3)), 0.0);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+    /// The corner-to-rectangle gap equals the corner-to-edge one for rectangles of any size and turn.
+    #[test]
+    fn gap_agrees_with_the_corner_to_edge_computation(
+        ax in -20.0..20.0f64, ay in -20.0..20.0f64, at in -4.0..4.0f64, al in 0.1..12.0f64, aw in 0.1..4.0f64,
+        bx in -20.0..20.0f64, by in -20.0..20.0f64, bt in -4.0..4.0f64, bl in 0.1..12.0f64, bw in 0.1..4.0f64,
+    ) {
+        let rect = |x: f64, y: f64, t: f64, l: f64, w: f64| Rect {
+            cx: x, cy: y, cos: t.cos(), sin: t.sin(), half_len: l / 2.0, half_wid: w / 2.0,
+        };
+        let (a, b) = (rect(ax, ay, at, al, aw), rect(bx, by, bt, bl, bw));
+        let (fast, slow) = (gap_m(&a, &b), gap_by_edges(&a, &b));
+        proptest::prop_assert!((fast - slow).abs() <= 1e-9 * (1.0 + slow), "{fast} vs {slow} for {a:?} {b:?}");
+        proptest::prop_assert_eq!(fast, gap_m(&b, &a));
+    }
+}
