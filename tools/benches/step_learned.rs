@@ -41,14 +41,38 @@ fn percentile(sorted: &[u64], q: f64) -> u64 {
     sorted[((sorted.len() - 1) as f64 * q).round() as usize]
 }
 
-/// Every frame of `runs`, each run's steps timed one by one (the session reset between runs).
-fn time_steps(session: &mut Session, runs: &[Vec<Frame>], out: &mut Vec<u64>) {
+/// Road-user counts the per-step times are also split by: 0, 1, 2, 3–5 and 6 or more.
+const ROAD_USER_BINS: [(usize, usize, &str); 5] = [
+    (0, 0, "0"),
+    (1, 1, "1"),
+    (2, 2, "2"),
+    (3, 5, "3-5"),
+    (6, usize::MAX, "6+"),
+];
+
+fn bin_of(road_users: usize) -> usize {
+    ROAD_USER_BINS
+        .iter()
+        .position(|&(lo, hi, _)| (lo..=hi).contains(&road_users))
+        .unwrap_or(ROAD_USER_BINS.len() - 1)
+}
+
+/// Every frame of `runs`, each run's steps timed one by one (the session reset between runs), also
+/// filed by the frame's number of road users.
+fn time_steps(
+    session: &mut Session,
+    runs: &[Vec<Frame>],
+    out: &mut Vec<u64>,
+    by_road_users: &mut [Vec<u64>],
+) {
     for run in runs {
         session.reset();
         for f in run {
             let t0 = Instant::now();
             black_box(session.step(black_box(f)));
-            out.push(t0.elapsed().as_nanos() as u64);
+            let ns = t0.elapsed().as_nanos() as u64;
+            out.push(ns);
+            by_road_users[bin_of(f.obstacles.len())].push(ns);
         }
     }
 }
@@ -86,13 +110,15 @@ fn main() {
         .map(|(_, m)| Session::new(m, &SessionConfig::default()).expect("session"))
         .collect();
     let mut times: Vec<Vec<u64>> = vec![Vec::with_capacity(n_frames * ROUNDS); sessions.len()];
+    let mut binned: Vec<Vec<Vec<u64>>> =
+        vec![vec![Vec::new(); ROAD_USER_BINS.len()]; sessions.len()];
     let mut signals_ns: Vec<u64> = Vec::with_capacity(n_frames * ROUNDS);
     // Whole passes over the held-out runs, timed once each: the mean per frame without the clock's cost.
     let mut pass_ns: Vec<Vec<f64>> = vec![Vec::with_capacity(ROUNDS); sessions.len()];
     let ctx = SignalContext::default();
     for _ in 0..ROUNDS {
-        for (session, out) in sessions.iter_mut().zip(&mut times) {
-            time_steps(session, &held_out, out);
+        for ((session, out), bins) in sessions.iter_mut().zip(&mut times).zip(&mut binned) {
+            time_steps(session, &held_out, out, bins);
         }
         for (session, out) in sessions.iter_mut().zip(&mut pass_ns) {
             let t0 = Instant::now();
@@ -121,6 +147,21 @@ fn main() {
         "  baseline, Signals::from_frame alone: median {base} ns, p99 {} ns",
         percentile(&signals_ns, 0.99)
     );
+    let mut frames_per_bin = vec![0usize; ROAD_USER_BINS.len()];
+    for f in held_out.iter().flatten() {
+        frames_per_bin[bin_of(f.obstacles.len())] += 1;
+    }
+    let road_users: usize = held_out.iter().flatten().map(|f| f.obstacles.len()).sum();
+    println!(
+        "  road users per frame: mean {:.2}; frames with {}",
+        road_users as f64 / n_frames as f64,
+        ROAD_USER_BINS
+            .iter()
+            .zip(&frames_per_bin)
+            .map(|(b, n)| format!("{}: {n}", b.2))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     for (((what, model), mut ns), mut passes) in models.iter().zip(times).zip(pass_ns) {
         ns.sort_unstable();
         passes.sort_by(f64::total_cmp);
@@ -143,6 +184,21 @@ fn main() {
             percentile(&ns, 0.99),
             ns[ns.len() - 1],
             passes[passes.len() / 2]
+        );
+    }
+    for ((what, _), mut bins) in models.iter().zip(binned) {
+        let cells: Vec<String> = ROAD_USER_BINS
+            .iter()
+            .zip(&mut bins)
+            .filter(|(_, ns)| !ns.is_empty())
+            .map(|(b, ns)| {
+                ns.sort_unstable();
+                format!("{} road users {} ns", b.2, percentile(ns, 0.5))
+            })
+            .collect();
+        println!(
+            "  {what}, median by road users per frame: {}",
+            cells.join(", ")
         );
     }
 }
