@@ -14,7 +14,7 @@
 
 use nalgebra::Vector2;
 
-use super::footprint::Rect;
+use super::footprint::{disjoint_gap2, Rect};
 
 /// The closest approach within the horizon.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -117,14 +117,20 @@ pub fn closest_approach(a: &Rect, b: &Rect, w_mps: (f64, f64), horizon_s: f64) -
         };
     }
 
-    // Disjoint: the nearest pair is an end of the segment against an edge, or a vertex against the segment.
+    // Disjoint: the nearest pair is an end of the segment against `M`, or a vertex of `M` against the
+    // segment. An end's distance to `M` is the footprint gap at that time (`dist(−w t, b ⊖ a)` is the gap
+    // between `a` and `b + w t`), and the footprints are apart at both ends here.
     let origin = V2::zeros();
-    let mut candidates = [(f64::INFINITY, 0.0); 24];
-    for (i, v) in poly.iter().enumerate() {
-        let next = poly[(i + 1) % n];
-        candidates[3 * i] = (to_segment(&origin, v, &next).0, 0.0);
-        candidates[3 * i + 1] = (to_segment(&end, v, &next).0, 1.0);
-        candidates[3 * i + 2] = to_segment(v, &origin, &end);
+    let mut candidates = [(f64::INFINITY, 0.0); 10];
+    candidates[0] = (disjoint_gap2(a, b), 0.0);
+    let moved = Rect {
+        cx: b.cx - end.x,
+        cy: b.cy - end.y,
+        ..*b
+    };
+    candidates[1] = (disjoint_gap2(a, &moved), 1.0);
+    for (slot, v) in candidates[2..].iter_mut().zip(&poly) {
+        *slot = to_segment(v, &origin, &end);
     }
     let d2 = candidates.iter().map(|c| c.0).fold(f64::INFINITY, f64::min);
     // Along a stretch of constant distance (an edge of M parallel to the motion) several candidates tie up

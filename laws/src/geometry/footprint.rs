@@ -83,6 +83,13 @@ pub fn gap_m(a: &Rect, b: &Rect) -> f64 {
     if overlaps(a, b) {
         return 0.0;
     }
+    // `sqrt` is monotone and correctly rounded, so this equals the minimum of the distances.
+    disjoint_gap2(a, b).sqrt()
+}
+
+/// The squared footprint gap of two rectangles known not to overlap (for overlapping ones, a
+/// meaningless non-negative number).
+pub(crate) fn disjoint_gap2(a: &Rect, b: &Rect) -> f64 {
     let mut best = f64::INFINITY;
     for (x, y) in a.corners() {
         best = best.min(point_rect_dist2(x, y, b));
@@ -90,8 +97,7 @@ pub fn gap_m(a: &Rect, b: &Rect) -> f64 {
     for (x, y) in b.corners() {
         best = best.min(point_rect_dist2(x, y, a));
     }
-    // `sqrt` is monotone and correctly rounded, so this equals the minimum of the distances.
-    best.sqrt()
+    best
 }
 
 /// The ego footprint in the ego frame.
