@@ -173,30 +173,37 @@ impl Session {
             // A k-bit encoder's state is < 2^k < n_states, so these lookups are in range; 1.0 would be the
             // safe side if they were not. An ensemble's chains share the unsafe predicate, so they are
             // absorbed together; each is read at its own state and the risks averaged.
-            out.risk_eventually = 0.0;
-            out.risk_upper = 0.0;
-            out.risk_within.fill(0.0);
+            // The sums are kept in registers and the horizons' row copied for the first chain: adding
+            // into the outcome chain after chain made every step wait on its own stores.
+            let (mut eventually, mut upper) = (0.0, 0.0);
             let member_states = encoded.get(slot.clone()).unwrap_or_default();
             let states = std::iter::once(enc.state).chain(member_states.iter().map(|e| e.state));
-            for (chain, state) in p.chains().zip(states) {
+            for (k, (chain, state)) in p.chains().zip(states).enumerate() {
                 let table = chain.table();
-                out.risk_eventually += table.eventually(state).unwrap_or(1.0);
+                eventually += table.eventually(state).unwrap_or(1.0);
+                upper += chain.risk_upper_bound(state).unwrap_or(1.0);
                 // One state's horizons are adjacent in memory (one cache line for a few horizons).
-                match table.within_row(state) {
-                    Some(row) => {
+                let row = table
+                    .within_row(state)
+                    .filter(|row| row.len() == out.risk_within.len());
+                match (k, row) {
+                    (0, Some(row)) => out.risk_within.copy_from_slice(row),
+                    (0, None) => out.risk_within.fill(1.0),
+                    (_, Some(row)) => {
                         for (r, w) in out.risk_within.iter_mut().zip(row) {
                             *r += w;
                         }
                     }
-                    None => out.risk_within.iter_mut().for_each(|r| *r += 1.0),
+                    (_, None) => out.risk_within.iter_mut().for_each(|r| *r += 1.0),
                 }
-                out.risk_upper += chain.risk_upper_bound(state).unwrap_or(1.0);
             }
             let n = (1 + p.members().len()) as f64;
-            out.risk_eventually /= n;
-            out.risk_upper /= n;
-            for r in &mut out.risk_within {
-                *r /= n;
+            out.risk_eventually = eventually / n;
+            out.risk_upper = upper / n;
+            if n != 1.0 {
+                for r in &mut out.risk_within {
+                    *r /= n;
+                }
             }
         }
         &self.outcome
