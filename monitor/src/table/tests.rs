@@ -36,28 +36,20 @@ fn bounded_risks_read_by_horizon_and_state_as_given() {
     assert_eq!(t.within_row(StateId::MAX), None);
 }
 
-/// The file layout, written field for field as before the in-memory layout became state-major.
-#[derive(Serialize)]
-struct FileLayout {
-    n_states: usize,
-    horizons_steps: Vec<u32>,
-    eventually: Vec<f64>,
-    within: Vec<f64>,
-    expected_steps: Vec<f64>,
-    path_next: Vec<StateId>,
-}
-
 #[test]
 fn model_files_keep_the_bounded_risks_horizon_major() {
     let (within, t) = three_states();
-    let file = FileLayout {
-        n_states: 3,
-        horizons_steps: vec![1, 4],
-        eventually: vec![0.5, 0.0, 0.9],
+    // The file layout, field after field as before the in-memory layout became state-major (postcard
+    // writes a struct as the tuple of its fields): states, horizons, eventually, within horizon-major,
+    // expected steps, path pointers.
+    let file = (
+        3usize,
+        vec![1u32, 4],
+        vec![0.5, 0.0, 0.9],
         within,
-        expected_steps: vec![7.0, f64::INFINITY, 2.0],
-        path_next: vec![NO_PATH; 3],
-    };
+        vec![7.0, f64::INFINITY, 2.0],
+        vec![NO_PATH; 3],
+    );
     let bytes = postcard::to_allocvec(&t).unwrap();
     assert_eq!(bytes, postcard::to_allocvec(&file).unwrap());
     let back: RiskTable = postcard::from_bytes(&bytes).unwrap();
