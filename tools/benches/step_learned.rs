@@ -8,7 +8,10 @@
 //! choose. `cargo bench -p tools --bench step_learned` simulates the runs, learns both models with
 //! `learn`'s defaults (α chosen), then steps held-out runs of the same kinds through each model, the two
 //! alternating five times, every step timed on its own (the clock's cost included, so the figures are
-//! upper bounds), and whole passes over the runs timed once each (the mean per frame). Target: median ≤ 0.5 µs, p99 ≤ 5 µs per frame.
+//! upper bounds), and whole passes over the runs timed once each (the mean per frame); the steps are also
+//! split by the frame's number of road users. Then the same runs with 10 and 30 more vehicles driving
+//! across a ring 40–120 m around the ego (busy traffic, mostly not near it). Target: median ≤ 0.5 µs,
+//! p99 ≤ 5 µs per frame.
 
 // A bench prints its figures with `println!`; a closed stdout may end it (tools/clippy.toml).
 #![allow(clippy::disallowed_macros)]
@@ -19,7 +22,7 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Instant;
 
-use laws::{Frame, SignalContext, Signals};
+use laws::{Frame, Obstacle, SignalContext, Signals};
 use monitor::select::{AbstractionMode, SearchConfig};
 use monitor::{Model, Session, SessionConfig};
 
@@ -75,6 +78,42 @@ fn time_steps(
             by_road_users[bin_of(f.obstacles.len())].push(ns);
         }
     }
+}
+
+/// Background road users added to every frame of the crowded passes.
+const CROWD_EXTRA: [usize; 2] = [10, 30];
+
+/// `run` with `extra` more vehicles on a ring 40–120 m around where the ego starts, each driving straight
+/// at 8 m/s across it: dense traffic that is mostly not near the ego, as a busy junction's perception
+/// output is.
+fn crowded(run: &[Frame], extra: usize) -> Vec<Frame> {
+    let Some(first) = run.first() else {
+        return Vec::new();
+    };
+    let (x0, y0, t0) = (first.x, first.y, first.t);
+    run.iter()
+        .map(|f| {
+            let mut f = f.clone();
+            for j in 0..extra {
+                let angle = std::f64::consts::TAU * j as f64 / extra as f64 + 0.3;
+                let dist = 40.0 + 80.0 * j as f64 / extra as f64;
+                let heading = angle + std::f64::consts::FRAC_PI_2 + 0.2 * (j % 3) as f64;
+                let travelled = 8.0 * (f.t - t0);
+                f.obstacles.push(Obstacle {
+                    id: 10_000 + j as i32,
+                    kind: laws::frame::obstacle_type::VEHICLE,
+                    x: x0 + dist * angle.cos() + travelled * heading.cos(),
+                    y: y0 + dist * angle.sin() + travelled * heading.sin(),
+                    heading,
+                    speed_mps: 8.0,
+                    length: 4.5,
+                    width: 1.9,
+                    priority: j % 4 == 0,
+                });
+            }
+            f
+        })
+        .collect()
 }
 
 fn main() {
@@ -200,5 +239,22 @@ fn main() {
             "  {what}, median by road users per frame: {}",
             cells.join(", ")
         );
+    }
+    // Crowded passes: the same held-out runs with background traffic, each step timed alone.
+    for extra in CROWD_EXTRA {
+        let runs: Vec<Vec<Frame>> = held_out.iter().map(|r| crowded(r, extra)).collect();
+        for ((what, _), session) in models.iter().zip(&mut sessions) {
+            let mut ns = Vec::with_capacity(n_frames * ROUNDS);
+            let mut bins = vec![Vec::new(); ROAD_USER_BINS.len()];
+            for _ in 0..ROUNDS {
+                time_steps(session, &runs, &mut ns, &mut bins);
+            }
+            ns.sort_unstable();
+            println!(
+                "  {what}, {extra} more road users on a ring 40-120 m out: median {} ns, p99 {} ns",
+                percentile(&ns, 0.5),
+                percentile(&ns, 0.99)
+            );
+        }
     }
 }
