@@ -139,7 +139,7 @@ impl ObstacleSignals {
         }
         let need_ahead = needs.ahead || needs.priority_npc;
         let ego = ego_rect();
-        let ego_radius_m = ego.half_len.hypot(ego.half_wid);
+        let ego_radius_m = ego.radius_m();
         let (sin_h, cos_h) = f.heading.sin_cos();
         for o in &f.obstacles {
             // ego_from_map: translate to the reference point, rotate by −heading.
@@ -147,10 +147,11 @@ impl ObstacleSignals {
             let lon_m = dx * cos_h + dy * sin_h;
             let lat_m = -dx * sin_h + dy * cos_h;
             let (half_len, half_wid) = (o.length / 2.0, o.width / 2.0);
-            let radius_m = half_len.hypot(half_wid);
+            let radius_m = (half_len * half_len + half_wid * half_wid).sqrt();
             let wedge = in_wedge(lon_m, lat_m);
             // A lower bound of the exact footprint gap (see `gap_lower_bound_m`).
-            let lower_m = (lon_m - ego.cx).hypot(lat_m - ego.cy) - ego_radius_m - radius_m - 1e-6;
+            let (dlon, dlat) = (lon_m - ego.cx, lat_m - ego.cy);
+            let lower_m = (dlon * dlon + dlat * dlat).sqrt() - ego_radius_m - radius_m - 1e-6;
             let mut rel: Option<RelHeading> = None;
             let rect_of = |rel: &mut Option<RelHeading>| {
                 let r = *rel.get_or_insert_with(|| RelHeading::new(o, f.heading));
