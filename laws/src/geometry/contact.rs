@@ -208,7 +208,8 @@ impl Accelerating {
 
     /// A lower bound of the footprint gap of [`Accelerating::first_contact`]'s two footprints over the
     /// horizon (cheap: circles around them, `a`'s centre anywhere on the stretch it can cover), used to
-    /// skip road users that cannot touch the ego: positive means no contact.
+    /// skip road users that cannot touch the ego: positive means no contact. Far apart, it is the weaker
+    /// bound of the circles around the two stretches.
     pub fn gap_lower_bound(&self, a: &Rect, b: &Rect) -> f64 {
         let horizon = self.horizon_s.max(0.0);
         // The farthest a can travel forward within the horizon.
@@ -220,7 +221,15 @@ impl Accelerating {
         let a1 = a0 + V2::new(reach.max(0.0), 0.0);
         let b0 = V2::new(b.cx, b.cy);
         let b1 = b0 + V2::new(self.other_mps.0, self.other_mps.1) * horizon;
-        segment_distance(&a0, &a1, &b0, &b1) - a.radius_m() - b.radius_m()
+        let radii = a.radius_m() + b.radius_m();
+        // First the circles around the two stretches (no division): when they are apart, so are the
+        // stretches, by at least as much.
+        let stretches_apart =
+            ((a0 + a1) - (b0 + b1)).norm() / 2.0 - (a1 - a0).norm() / 2.0 - (b1 - b0).norm() / 2.0;
+        if stretches_apart - radii > 0.0 {
+            return stretches_apart - radii;
+        }
+        segment_distance(&a0, &a1, &b0, &b1) - radii
     }
 }
 
