@@ -293,13 +293,25 @@ impl RssParams {
         self.check_in(&EgoFrame::of(f), f.speed_mps, o)
     }
 
+    /// The same from the frame's road users already in the ego frame (`movers[i]` is
+    /// `EgoFrame::of(f).mover(&f.obstacles[i])`), so that other signals can share them.
+    pub(crate) fn dangerous_movers(&self, f: &Frame, movers: &[Mover]) -> bool {
+        f.obstacles
+            .iter()
+            .zip(movers)
+            .any(|(o, m)| self.check_mover(m, f.speed_mps, o).dangerous)
+    }
+
     fn check_in(&self, frame: &EgoFrame, ego_v: f64, o: &Obstacle) -> RssVerdict {
-        let m = frame.mover(o);
+        self.check_mover(&frame.mover(o), ego_v, o)
+    }
+
+    fn check_mover(&self, m: &Mover, ego_v: f64, o: &Obstacle) -> RssVerdict {
         let other = self.dynamics_of(o);
         if m.rect.sin.abs() < MIN_CROSSING_RAD.sin() {
-            self.structured(&m, ego_v, &other)
+            self.structured(m, ego_v, &other)
         } else {
-            self.intersection(&m, ego_v, o.speed_mps, o.priority, &other)
+            self.intersection(m, ego_v, o.speed_mps, o.priority, &other)
         }
     }
 

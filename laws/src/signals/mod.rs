@@ -30,6 +30,7 @@ mod obstacles;
 mod stream;
 
 use crate::frame::{turn_signal, Frame};
+use crate::geometry::Mover;
 
 pub use crate::frame::{EGO_FRONT_M, EGO_LENGTH_M, EGO_REAR_M, EGO_WIDTH_M};
 pub use motion::{MotionNeeds, MotionSignals};
@@ -428,14 +429,21 @@ impl Signals {
     /// skipped (all of it when no obstacle signal is needed).
     pub fn from_frame_needed(f: &Frame, ctx: &SignalContext, needed: SignalSet) -> Signals {
         let mut s = Signals::default();
-        s.fill_from_frame(f, ctx, needed);
+        s.fill_from_frame(f, ctx, needed, &mut Vec::new());
         s
     }
 
     /// Overwrites every signal [`Signals::from_frame_needed`] computes for `needed`; the others keep
     /// their values. Starting from the defaults with the same `needed` set, the result is
     /// `from_frame_needed`'s (a [`SignalStream`] refills one buffer frame after frame).
-    pub(crate) fn fill_from_frame(&mut self, f: &Frame, ctx: &SignalContext, needed: SignalSet) {
+    /// `movers` is scratch space (its contents on entry do not matter).
+    pub(crate) fn fill_from_frame(
+        &mut self,
+        f: &Frame,
+        ctx: &SignalContext,
+        needed: SignalSet,
+        movers: &mut Vec<Mover>,
+    ) {
         let s = self;
         s.set(Signal::Speed, f.speed_mps * 3.6);
         s.set(Signal::Acc, f.accel_mps2);
@@ -487,13 +495,14 @@ impl Signals {
         s.set(Signal::PriorityNpcAhead, flag(o.priority_npc_ahead));
         s.set(Signal::PriorityPedsAhead, flag(o.priority_peds_ahead));
         if needed.intersects(PREDICTION_SIGNALS) {
-            s.set_prediction(f, needed);
+            s.set_prediction(f, needed, movers);
         }
         s.set_context(ctx);
     }
 
     /// The avguard prediction signals of `needed` (see [`motion`]); the others keep their defaults.
-    fn set_prediction(&mut self, f: &Frame, needed: SignalSet) {
+    /// `movers` is scratch space for the road users in the ego frame.
+    fn set_prediction(&mut self, f: &Frame, needed: SignalSet, movers: &mut Vec<Mover>) {
         use motion::{required_decel_mps2, time_to_reach_s};
         let v = f.speed_mps;
         if needed.contains(Signal::StoplineDecel) {
@@ -516,7 +525,24 @@ impl Signals {
         if needed.contains(Signal::JunctionTime) {
             self.set(Signal::JunctionTime, time_to_reach_s(v, junction_m));
         }
-        let m = MotionSignals::from_frame_needed(f, needed.motion_needs());
+        let motion = needed.motion_needs();
+        let rss = needed.contains(Signal::RssDangerous);
+        // When both the motion signals of every road user and RSS are needed, each road user is put into
+        // the ego frame once for both (its relative heading's sine and cosine are most of that).
+        let (m, dangerous) = if rss && (motion.cpa || motion.contact_accelerating) {
+            let frame = crate::geometry::EgoFrame::of(f);
+            movers.clear();
+            movers.extend(f.obstacles.iter().map(|o| frame.mover(o)));
+            (
+                MotionSignals::from_movers(f, movers, motion),
+                crate::rss::RssParams::CARLA.dangerous_movers(f, movers),
+            )
+        } else {
+            (
+                MotionSignals::from_frame_needed(f, motion),
+                rss && crate::rss::RssParams::CARLA.dangerous(f),
+            )
+        };
         self.set(Signal::ClosestApproach, m.cpa_m);
         self.set(Signal::ClosestApproachTime, m.cpa_time_s);
         self.set(Signal::ClosestApproachTtc, m.cpa_ttc_s);
@@ -525,11 +551,8 @@ impl Signals {
         self.set(Signal::PriorityConflictTime, m.conflict_time_s);
         self.set(Signal::PriorityConflictEgoTime, m.conflict_ego_time_s);
         self.set(Signal::PriorityConflictGap, m.conflict_gap_s);
-        if needed.contains(Signal::RssDangerous) {
-            self.set(
-                Signal::RssDangerous,
-                flag(crate::rss::RssParams::CARLA.dangerous(f)),
-            );
+        if rss {
+            self.set(Signal::RssDangerous, flag(dangerous));
         }
     }
 

@@ -32,11 +32,11 @@
 //!   of the most critical such road user (smallest gap, then the earliest to arrive); `+inf` when there is
 //!   none.
 
-use crate::frame::Frame;
+use crate::frame::{Frame, Obstacle};
 use crate::geometry::contact::Accelerating;
 use crate::geometry::cpa::{closest_approach, closest_approach_lower_bound};
 use crate::geometry::crossing::crossing;
-use crate::geometry::{ego_rect, EgoFrame};
+use crate::geometry::{ego_rect, EgoFrame, Mover, Rect};
 
 /// At or below this speed a vehicle counts as stopped, m/s (LawBreaker's `speed < 0.5` km/h).
 pub const STOPPED_MPS: f64 = 0.5 / 3.6;
@@ -104,6 +104,18 @@ pub struct MotionNeeds {
     pub priority_conflict: bool,
 }
 
+impl MotionNeeds {
+    /// True when some motion signal is needed.
+    pub fn any(&self) -> bool {
+        self.cpa || self.contact_accelerating || self.priority_conflict
+    }
+
+    /// True when road user `o` can change a needed signal (only priority road users have a conflict).
+    fn reads(&self, o: &Obstacle) -> bool {
+        self.cpa || self.contact_accelerating || o.priority
+    }
+}
+
 /// The obstacle-derived motion signals of one frame.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MotionSignals {
@@ -142,66 +154,87 @@ impl MotionSignals {
     /// Computes the groups of `needs` from a frame.
     pub fn from_frame_needed(f: &Frame, needs: MotionNeeds) -> MotionSignals {
         let mut out = MotionSignals::NONE;
-        if !(needs.cpa || needs.contact_accelerating || needs.priority_conflict) {
+        if !needs.any() {
             return out;
         }
         let frame = EgoFrame::of(f);
         let ego = ego_rect();
         for o in &f.obstacles {
-            if !(needs.cpa || needs.contact_accelerating || o.priority) {
-                continue;
+            if needs.reads(o) {
+                out.consider(f, o, &frame.mover(o), &ego, needs);
             }
-            let m = frame.mover(o);
-            if needs.cpa {
-                let w = (m.v_lon_mps - f.speed_mps, m.v_lat_mps);
-                // The circle bound skips road users that cannot beat the current best (ties need the exact
-                // time, so equality is examined).
-                if closest_approach_lower_bound(&ego, &m.rect, w, CPA_HORIZON_S) <= out.cpa_m {
-                    let a = closest_approach(&ego, &m.rect, w, CPA_HORIZON_S);
-                    if a.dist_m < out.cpa_m || (a.dist_m == out.cpa_m && a.time_s < out.cpa_time_s)
-                    {
-                        out.cpa_m = a.dist_m;
-                        out.cpa_time_s = a.time_s;
-                    }
-                }
+        }
+        out.finish()
+    }
+
+    /// The same from the frame's road users already in the ego frame (`movers[i]` is
+    /// `EgoFrame::of(f).mover(&f.obstacles[i])`), so that other signals can share them.
+    pub(crate) fn from_movers(f: &Frame, movers: &[Mover], needs: MotionNeeds) -> MotionSignals {
+        let mut out = MotionSignals::NONE;
+        if !needs.any() {
+            return out;
+        }
+        let ego = ego_rect();
+        for (o, m) in f.obstacles.iter().zip(movers) {
+            if needs.reads(o) {
+                out.consider(f, o, m, &ego, needs);
             }
-            if needs.contact_accelerating {
-                // Only a contact before the earliest found so far can matter.
-                let motion = Accelerating {
-                    speed_mps: f.speed_mps,
-                    accel_mps2: f.accel_mps2,
-                    other_mps: (m.v_lon_mps, m.v_lat_mps),
-                    horizon_s: out.accel_ttc_s.min(CPA_HORIZON_S),
-                };
-                if motion.gap_lower_bound(&ego, &m.rect) <= 0.0 {
-                    if let Some(t) = motion.first_contact(&ego, &m.rect) {
-                        out.accel_ttc_s = out.accel_ttc_s.min(t);
-                    }
-                }
-            }
-            if needs.priority_conflict && o.priority {
-                let Some(c) = crossing(&m.rect).filter(|c| c.open()) else {
-                    continue;
-                };
-                let ego_in = time_to_reach_s(f.speed_mps, c.ego_enter_m);
-                let ego_out = time_to_reach_s(f.speed_mps, c.ego_leave_m);
-                let other_in = time_to_reach_s(o.speed_mps, c.other_enter_m);
-                let other_out = time_to_reach_s(o.speed_mps, c.other_leave_m);
-                let gap = occupancy_gap_s(ego_in, ego_out, other_in, other_out);
-                if gap < out.conflict_gap_s
-                    || (gap == out.conflict_gap_s && other_in < out.conflict_time_s)
-                {
-                    out.conflict_m = c.other_enter_m.max(0.0);
-                    out.conflict_time_s = other_in;
-                    out.conflict_ego_time_s = ego_in;
-                    out.conflict_gap_s = gap;
+        }
+        out.finish()
+    }
+
+    /// Takes road user `o` (`m` in the ego frame) into account.
+    fn consider(&mut self, f: &Frame, o: &Obstacle, m: &Mover, ego: &Rect, needs: MotionNeeds) {
+        let out = self;
+        if needs.cpa {
+            let w = (m.v_lon_mps - f.speed_mps, m.v_lat_mps);
+            if closest_approach_lower_bound(ego, &m.rect, w, CPA_HORIZON_S) <= out.cpa_m {
+                let a = closest_approach(ego, &m.rect, w, CPA_HORIZON_S);
+                if a.dist_m < out.cpa_m || (a.dist_m == out.cpa_m && a.time_s < out.cpa_time_s) {
+                    out.cpa_m = a.dist_m;
+                    out.cpa_time_s = a.time_s;
                 }
             }
         }
-        if out.cpa_m == 0.0 {
-            out.cpa_ttc_s = out.cpa_time_s;
+        if needs.contact_accelerating {
+            let motion = Accelerating {
+                speed_mps: f.speed_mps,
+                accel_mps2: f.accel_mps2,
+                other_mps: (m.v_lon_mps, m.v_lat_mps),
+                horizon_s: out.accel_ttc_s.min(CPA_HORIZON_S),
+            };
+            if motion.gap_lower_bound(ego, &m.rect) <= 0.0 {
+                if let Some(t) = motion.first_contact(ego, &m.rect) {
+                    out.accel_ttc_s = out.accel_ttc_s.min(t);
+                }
+            }
         }
-        out
+        if needs.priority_conflict && o.priority {
+            let Some(c) = crossing(&m.rect).filter(|c| c.open()) else {
+                return;
+            };
+            let ego_in = time_to_reach_s(f.speed_mps, c.ego_enter_m);
+            let ego_out = time_to_reach_s(f.speed_mps, c.ego_leave_m);
+            let other_in = time_to_reach_s(o.speed_mps, c.other_enter_m);
+            let other_out = time_to_reach_s(o.speed_mps, c.other_leave_m);
+            let gap = occupancy_gap_s(ego_in, ego_out, other_in, other_out);
+            if gap < out.conflict_gap_s
+                || (gap == out.conflict_gap_s && other_in < out.conflict_time_s)
+            {
+                out.conflict_m = c.other_enter_m.max(0.0);
+                out.conflict_time_s = other_in;
+                out.conflict_ego_time_s = ego_in;
+                out.conflict_gap_s = gap;
+            }
+        }
+    }
+
+    /// The time to collision from the closest approach, once every road user is in.
+    fn finish(mut self) -> MotionSignals {
+        if self.cpa_m == 0.0 {
+            self.cpa_ttc_s = self.cpa_time_s;
+        }
+        self
     }
 }
 

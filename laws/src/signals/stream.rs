@@ -9,6 +9,7 @@ use std::collections::VecDeque;
 
 use super::{Signal, SignalContext, SignalSet, Signals};
 use crate::frame::Frame;
+use crate::geometry::Mover;
 
 /// The span `acc.mean1s` averages over, s.
 pub const ACC_MEAN_WINDOW_S: f64 = 1.0;
@@ -44,6 +45,18 @@ pub struct SignalStream {
     speeds: VecDeque<(f64, f64)>,
     /// The signals of the latest frame, refilled in place (what `needed` leaves out stays at its default).
     current: Signals,
+    /// Scratch space for the frame's road users in the ego frame, kept to save an allocation per frame.
+    movers: Scratch,
+}
+
+/// Scratch space: its contents say nothing about the stream, so any two are equal.
+#[derive(Debug, Clone, Default)]
+struct Scratch(Vec<Mover>);
+
+impl PartialEq for Scratch {
+    fn eq(&self, _: &Scratch) -> bool {
+        true
+    }
 }
 
 impl SignalStream {
@@ -56,6 +69,7 @@ impl SignalStream {
             prev: None,
             speeds: VecDeque::new(),
             current: Signals::default(),
+            movers: Scratch::default(),
         }
     }
 
@@ -74,7 +88,8 @@ impl SignalStream {
     /// rounding error off, and a constant acceleration must still give a jerk of exactly 0, where learned
     /// thresholds such as `jerk<=0` sit.
     pub fn next(&mut self, f: &Frame) -> &Signals {
-        self.current.fill_from_frame(f, &self.context, self.needed);
+        self.current
+            .fill_from_frame(f, &self.context, self.needed, &mut self.movers.0);
         let jerk = match self.prev {
             Some((t, acc)) if f.t - t > 0.0 && (f.t - t).is_finite() => {
                 change(f.accel_mps2, acc) / (f.t - t)
