@@ -483,7 +483,21 @@ impl Signals {
         );
         s.set(Signal::Collision, flag(f.collision));
         s.set(Signal::Destination, flag(f.destination));
-        let o = ObstacleSignals::from_frame_needed(f, needed.obstacle_needs());
+        // When the motion signals of every road user are needed, each road user is put into the ego frame
+        // once, for them, the obstacle signals and RSS alike (its relative heading's sine and cosine are
+        // most of that).
+        let motion = needed.motion_needs();
+        let shared = (motion.cpa || motion.contact_accelerating) && !f.obstacles.is_empty();
+        if shared {
+            let frame = crate::geometry::EgoFrame::of(f);
+            movers.clear();
+            movers.extend(f.obstacles.iter().map(|o| frame.mover(o)));
+        }
+        let movers: Option<&[Mover]> = shared.then_some(movers.as_slice());
+        let o = match movers {
+            Some(m) => ObstacleSignals::from_movers(f, m, needed.obstacle_needs()),
+            None => ObstacleSignals::from_frame_needed(f, needed.obstacle_needs()),
+        };
         s.set(Signal::NpcAhead, o.npc_ahead_m);
         s.set(Signal::NpcAheadSpeed, o.npc_ahead_speed_mps);
         s.set(Signal::NpcAheadTtc, o.npc_ahead_ttc_s);
@@ -501,8 +515,8 @@ impl Signals {
     }
 
     /// The avguard prediction signals of `needed` (see [`motion`]); the others keep their defaults.
-    /// `movers` is scratch space for the road users in the ego frame.
-    fn set_prediction(&mut self, f: &Frame, needed: SignalSet, movers: &mut Vec<Mover>) {
+    /// `movers`, when given, are the frame's road users in the ego frame (one per obstacle, in order).
+    fn set_prediction(&mut self, f: &Frame, needed: SignalSet, movers: Option<&[Mover]>) {
         use motion::{required_decel_mps2, time_to_reach_s};
         let v = f.speed_mps;
         if needed.contains(Signal::StoplineDecel) {
@@ -527,21 +541,15 @@ impl Signals {
         }
         let motion = needed.motion_needs();
         let rss = needed.contains(Signal::RssDangerous);
-        // When both the motion signals of every road user and RSS are needed, each road user is put into
-        // the ego frame once for both (its relative heading's sine and cosine are most of that).
-        let (m, dangerous) = if rss && (motion.cpa || motion.contact_accelerating) {
-            let frame = crate::geometry::EgoFrame::of(f);
-            movers.clear();
-            movers.extend(f.obstacles.iter().map(|o| frame.mover(o)));
-            (
+        let (m, dangerous) = match movers {
+            Some(movers) => (
                 MotionSignals::from_movers(f, movers, motion),
-                crate::rss::RssParams::CARLA.dangerous_movers(f, movers),
-            )
-        } else {
-            (
+                rss && crate::rss::RssParams::CARLA.dangerous_movers(f, movers),
+            ),
+            None => (
                 MotionSignals::from_frame_needed(f, motion),
                 rss && crate::rss::RssParams::CARLA.dangerous(f),
-            )
+            ),
         };
         self.set(Signal::ClosestApproach, m.cpa_m);
         self.set(Signal::ClosestApproachTime, m.cpa_time_s);

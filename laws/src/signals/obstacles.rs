@@ -17,7 +17,7 @@
 //!   wedge within 3 m (LawBreaker's "going straight" rule).
 
 use crate::frame::{obstacle_type, Frame, Obstacle};
-use crate::geometry::{ego_rect, gap_m, wrap_rad, Rect, EGO_FRONT_M, EGO_WIDTH_M};
+use crate::geometry::{ego_rect, gap_m, wrap_rad, Mover, Rect, EGO_FRONT_M, EGO_WIDTH_M};
 
 const LANE_HALF_WIDTH_M: f64 = 1.75;
 const AHEAD_RANGE_M: f64 = 200.0;
@@ -133,6 +133,24 @@ impl ObstacleSignals {
     /// once per frame; an obstacle that a cheap bound (centre distance minus circumradii, no trigonometry)
     /// shows cannot change any needed signal is rejected before its relative heading is computed.
     pub fn from_frame_needed(f: &Frame, needs: ObstacleNeeds) -> ObstacleSignals {
+        Self::from_frame_with(f, None, needs)
+    }
+
+    /// The same, taking each road user's footprint and relative heading from `movers` (`movers[i]` is
+    /// `EgoFrame::of(f).mover(&f.obstacles[i])`, the same numbers this computes) instead of computing them.
+    pub(crate) fn from_movers(
+        f: &Frame,
+        movers: &[Mover],
+        needs: ObstacleNeeds,
+    ) -> ObstacleSignals {
+        Self::from_frame_with(f, Some(movers), needs)
+    }
+
+    fn from_frame_with(
+        f: &Frame,
+        movers: Option<&[Mover]>,
+        needs: ObstacleNeeds,
+    ) -> ObstacleSignals {
         let mut out = ObstacleSignals::NONE;
         if needs.is_none() {
             return out;
@@ -141,7 +159,7 @@ impl ObstacleSignals {
         let ego = ego_rect();
         let ego_radius_m = ego.radius_m();
         let (sin_h, cos_h) = f.heading.sin_cos();
-        for o in &f.obstacles {
+        for (i, o) in f.obstacles.iter().enumerate() {
             // ego_from_map: translate to the reference point, rotate by −heading.
             let (dx, dy) = (o.x - f.x, o.y - f.y);
             let lon_m = dx * cos_h + dy * sin_h;
@@ -153,8 +171,16 @@ impl ObstacleSignals {
             let (dlon, dlat) = (lon_m - ego.cx, lat_m - ego.cy);
             let lower_m = (dlon * dlon + dlat * dlat).sqrt() - ego_radius_m - radius_m - 1e-6;
             let mut rel: Option<RelHeading> = None;
+            let shared = movers.and_then(|m| m.get(i));
             let rect_of = |rel: &mut Option<RelHeading>| {
-                let r = *rel.get_or_insert_with(|| RelHeading::new(o, f.heading));
+                let r = *rel.get_or_insert_with(|| match shared {
+                    Some(m) => RelHeading {
+                        rad: m.rel_heading_rad,
+                        cos: m.rect.cos,
+                        sin: m.rect.sin,
+                    },
+                    None => RelHeading::new(o, f.heading),
+                });
                 (
                     Rect {
                         cx: lon_m,
