@@ -483,11 +483,14 @@ impl Signals {
         );
         s.set(Signal::Collision, flag(f.collision));
         s.set(Signal::Destination, flag(f.destination));
-        // When the motion signals of every road user are needed, each road user is put into the ego frame
-        // once, for them, the obstacle signals and RSS alike (its relative heading's sine and cosine are
-        // most of that).
+        // When the motion signals of every road user and RSS are both needed, each road user is put into
+        // the ego frame once, for them and the obstacle signals alike (its relative heading's sine and
+        // cosine are most of that). For one of them alone, writing the shared copies costs more than it
+        // saves.
         let motion = needed.motion_needs();
-        let shared = (motion.cpa || motion.contact_accelerating) && !f.obstacles.is_empty();
+        let shared = needed.contains(Signal::RssDangerous)
+            && (motion.cpa || motion.contact_accelerating)
+            && !f.obstacles.is_empty();
         if shared {
             let frame = crate::geometry::EgoFrame::of(f);
             movers.clear();
