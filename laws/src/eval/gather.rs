@@ -8,8 +8,8 @@
 
 use super::AtomIndex;
 
-/// A run of atom bits `src .. src + len` (within one word) copied to state bits `dst .. dst + len`, each
-/// flipped where `flip` has a 1 (relative to `dst`).
+/// A run of atom bits: bits `shift .. shift + len` of word `word` copied to state bits `dst .. dst + len`,
+/// each flipped where `flip` has a 1 (bit 0 of `flip` is state bit `dst`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Run {
     word: usize,
