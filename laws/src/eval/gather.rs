@@ -86,8 +86,9 @@ impl AtomGather {
             .fold(0, |s, &(a, n, b)| s | u64::from(bit(words, a.0) != n) << b)
     }
 
-    /// Number of runs (for tests and benches).
-    pub fn n_runs(&self) -> usize {
+    /// Number of runs.
+    #[cfg(test)]
+    pub(super) fn n_runs(&self) -> usize {
         self.runs.len()
     }
 }
