@@ -83,3 +83,77 @@ fn laws_eval_names_a_bad_law_file_with_line_and_column() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("bad.law:2:"), "{err}");
 }
+
+/// The columns of `avguard laws signals` named `name`, parsed, one value per frame.
+fn signal_column(text: &str, name: &str) -> Vec<f64> {
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = header
+        .iter()
+        .position(|h| *h == name)
+        .unwrap_or_else(|| panic!("no {name} column in {header:?}"));
+    lines
+        .map(|l| l.split(',').nth(col).unwrap().parse::<f64>().unwrap())
+        .collect()
+}
+
+#[test]
+fn laws_signals_writes_every_signal_per_frame_as_atoms_read_it() {
+    let dir = scratch();
+    let log = dir.path().join("red.h5");
+    write_log(&log, &red_light_run()).unwrap();
+    let csv = dir.path().join("signals.csv");
+    ok(avguard()
+        .args(["laws", "signals", "--out"])
+        .arg(&csv)
+        .arg(&log)
+        .output()
+        .unwrap());
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    assert_eq!(header[0], "t");
+    assert_eq!(header.len(), 1 + laws::Signal::ALL.len());
+    assert!(text.lines().all(|l| l.split(',').count() == header.len()));
+    let t = signal_column(&text, "t");
+    assert_eq!(t.len(), 60);
+    assert_eq!(t[30], 3.0);
+    // 10 m/s is 36 km/h; a red light ahead throughout.
+    assert!(signal_column(&text, "speed")
+        .iter()
+        .all(|&v| (v - 36.0).abs() < 1e-9));
+    assert!(signal_column(&text, "trafficLightAhead.color")
+        .iter()
+        .all(|&v| v == 1.0));
+    // The stop line 30 m ahead, then 1.5 m from frame 10; stopping there needs v²/2d.
+    let line = signal_column(&text, "stoplineAhead");
+    let decel = signal_column(&text, "stoplineAhead.decel");
+    for k in 0..60 {
+        let d = if k >= 10 { 1.5 } else { 30.0 };
+        assert_eq!(line[k], d, "frame {k}");
+        assert!(
+            (decel[k] - 100.0 / (2.0 * d)).abs() < 1e-9,
+            "frame {k}: {}",
+            decel[k]
+        );
+    }
+    // No road user: nothing to approach, written as inf.
+    assert!(signal_column(&text, "closestApproach")
+        .iter()
+        .all(|v| v.is_infinite()));
+}
+
+#[test]
+fn laws_signals_names_a_file_that_is_not_a_log() {
+    let dir = scratch();
+    let bad = dir.path().join("not-a-log.h5");
+    std::fs::write(&bad, b"plain text, not HDF5").unwrap();
+    let out = avguard()
+        .args(["laws", "signals", "--out"])
+        .arg(dir.path().join("s.csv"))
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not-a-log.h5"), "{err}");
+}

@@ -1,10 +1,12 @@
-//! `avguard laws eval`: per-frame law verdicts of one log as CSV (INTERFACES §4).
+//! `avguard laws eval`: per-frame law verdicts of one log as CSV (INTERFACES §4); `avguard laws signals`:
+//! per-frame signal values of one log as CSV.
 
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
 use anyhow::Context;
-use laws::{EvalConfig, Evaluator, LawSet, SignalStream};
+use laws::signals::SignalSet;
+use laws::{EvalConfig, Evaluator, LawSet, Signal, SignalContext, SignalStream};
 use scenarios::log::RunLog;
 
 /// Subcommands of `avguard laws`.
@@ -13,6 +15,20 @@ pub enum Command {
     /// Per-frame law verdicts for one log, as CSV: `t`, then for every law `L` (1 on the frame where a
     /// violation becomes certain) and `L.w` (1 when such a frame lies in the last W frames).
     Eval(EvalArgs),
+    /// Per-frame signal values for one log, as CSV: `t`, then every signal the law language reads
+    /// (LawBreaker's and avguard's, by their law-text names), as law atoms see them.
+    Signals(SignalsArgs),
+}
+
+/// Arguments of `avguard laws signals`.
+#[derive(clap::Args)]
+pub struct SignalsArgs {
+    /// The CSV file to write.
+    #[arg(long, value_name = "FILE.csv")]
+    out: PathBuf,
+    /// The HDF5 log to read.
+    #[arg(value_name = "LOG")]
+    log: PathBuf,
 }
 
 /// Arguments of `avguard laws eval`.
@@ -36,7 +52,41 @@ pub struct EvalArgs {
 pub fn run(command: Command) -> anyhow::Result<()> {
     match command {
         Command::Eval(args) => eval(args),
+        Command::Signals(args) => signals(args),
     }
+}
+
+fn signals(args: SignalsArgs) -> anyhow::Result<()> {
+    let log = scenarios::log::read_log_isolated(&args.log)
+        .with_context(|| format!("{}", args.log.display()))?;
+    let file = std::fs::File::create(&args.out)
+        .with_context(|| format!("{}: cannot create", args.out.display()))?;
+    let mut out = BufWriter::new(file);
+    write_signals(&log, &mut out)
+        .and_then(|()| out.flush().map_err(Into::into))
+        .with_context(|| format!("{}: cannot write", args.out.display()))
+}
+
+/// Writes the signal CSV of `log`: `t`, then every signal in index order. Values are as law atoms read them
+/// (the frame's period and the default scenario context); infinities are written `inf` / `-inf`.
+pub fn write_signals(log: &RunLog, out: &mut impl Write) -> anyhow::Result<()> {
+    write!(out, "t")?;
+    for sig in Signal::ALL {
+        write!(out, ",{}", sig.name())?;
+    }
+    writeln!(out)?;
+    let mut stream = SignalStream::new(SignalContext::default(), SignalSet::ALL);
+    let mut row = String::new();
+    for frame in &log.frames {
+        let values = stream.next(frame);
+        row.clear();
+        row.push_str(&format!("{}", frame.t));
+        for &sig in Signal::ALL {
+            row.push_str(&format!(",{}", values.get(sig)));
+        }
+        writeln!(out, "{row}")?;
+    }
+    Ok(())
 }
 
 fn eval(args: EvalArgs) -> anyhow::Result<()> {
