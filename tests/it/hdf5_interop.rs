@@ -107,7 +107,7 @@ fn malformed_logs_name_the_dataset() {
             )
         })
         .collect();
-    assert_eq!(pairs.len(), 7, "{cases}");
+    assert_eq!(pairs.len(), 8, "{cases}");
     for (case, dataset) in pairs {
         let path = dir.join(format!("{case}.h5"));
         let (ok, lines) = inspect_json(std::slice::from_ref(&path));
@@ -118,6 +118,67 @@ fn malformed_logs_name_the_dataset() {
             line.contains(&format!("`{dataset}`")),
             "{case}: error does not name {dataset}: {line}"
         );
+    }
+}
+
+/// `avguard laws signals` of `log`: every signal of every frame, as text.
+fn signals_csv(log: &Path) -> String {
+    let csv = log.with_extension("csv");
+    let out = avguard()
+        .args(["laws", "signals", "--out"])
+        .arg(&csv)
+        .arg(log)
+        .output()
+        .expect("run avguard laws signals");
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        log.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::read_to_string(&csv).expect("read the signal CSV")
+}
+
+/// Other writers store the same log in other ways: numeric widths and byte orders, numpy's booleans for
+/// flags, compressed chunks, fixed-length (NUL- or space-padded) string attributes. Each variant must read
+/// as the log it is: the same names and frames, and, where its values are exactly the base file's, the
+/// same value of every signal on every frame.
+#[test]
+fn h5py_variants_of_a_log_read_as_the_same_log() {
+    let tmp = scratch();
+    let dir = tmp.path();
+    let listed = python("variants", dir);
+    let cases: Vec<(String, bool)> = listed
+        .trim()
+        .trim_matches(|c| c == '{' || c == '}')
+        .split(", ")
+        .map(|kv| {
+            let (k, v) = kv.split_once(": ").expect("key: value");
+            (k.trim_matches('"').to_owned(), v == "true")
+        })
+        .collect();
+    assert!(cases.len() >= 10, "{listed}");
+    let base = signals_csv(&dir.join("base.h5"));
+    for (case, exact) in cases {
+        let path = dir.join(format!("{case}.h5"));
+        let (ok, lines) = inspect_json(std::slice::from_ref(&path));
+        let line = &lines[0];
+        assert!(ok, "{case} was refused: {line}");
+        for expected in [
+            "\"frames\":5,",
+            "\"collision\":true,",
+            "\"first_collision_t\":0.4,",
+            "\"scenario\":\"from_h5py\"",
+            "\"run_id\":\"py-0\"",
+        ] {
+            assert!(
+                line.contains(expected),
+                "{case}: missing {expected} in {line}"
+            );
+        }
+        if exact {
+            assert_eq!(signals_csv(&path), base, "{case}: other signal values");
+        }
     }
 }
 

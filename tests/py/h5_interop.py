@@ -4,6 +4,10 @@
   h5_interop.py check FILE      open a log written by avguard with h5py and pandas; validate the layout
                                 independently and print a JSON summary
   h5_interop.py bad DIR         write one malformed log per failure kind; print {"name": "dataset"} as JSON
+  h5_interop.py variants DIR    write the valid log of `write` as DIR/base.h5, then once per way another writer
+                                may store the same values (other numeric widths and byte orders, numpy bools,
+                                compression, fixed-length string attributes); print the variant names as JSON,
+                                with whether their values are the base file's exactly
 """
 import json
 import sys
@@ -124,6 +128,74 @@ def check(path):
     print(json.dumps(summary))
 
 
+def replace_in(group, name, data, **options):
+    def go(f):
+        del f[group][name]
+        f[group].create_dataset(name, data=data, **options)
+    return go
+
+
+def retype(group, name, dtype, **options):
+    def go(f):
+        values = f[group][name][:]
+        replace_in(group, name, values.astype(dtype), **options)(f)
+    return go
+
+
+def retype_all(group, kinds, **options):
+    """Every dataset of `group` whose numpy kind is a key of `kinds` rewritten with that dtype."""
+    def go(f):
+        for name in list(f[group].keys()):
+            values = f[group][name][:]
+            if values.dtype.kind in kinds:
+                replace_in(group, name, values.astype(kinds[values.dtype.kind]), **options)(f)
+    return go
+
+
+def fixed_string_attrs(pad):
+    """`format`, `scenario` and `run_id` as fixed-length strings, NUL- or space-padded (C, MATLAB)."""
+    def go(f):
+        for key in ("format", "scenario", "run_id"):
+            text = str(f.attrs[key]).encode()
+            size = len(text) + 6
+            tid = h5py.h5t.C_S1.copy()
+            tid.set_size(size)
+            tid.set_strpad(pad)
+            del f.attrs[key]
+            attr = h5py.h5a.create(f.id, key.encode(), tid, h5py.h5s.create(h5py.h5s.SCALAR))
+            fill = b" " if pad == h5py.h5t.STR_SPACEPAD else b"\0"
+            attr.write(np.array(text + fill * (size - len(text)), dtype=f"S{size}"))
+    return go
+
+
+def variants(directory):
+    flags = ["collision", "signal_ahead", "light_blink", "destination"]
+    cases = {
+        # name: (mutation, whether every value is the base file's exactly)
+        "floats_as_f32": (retype_all("frames", {"f": "f4"}), False),
+        "floats_big_endian": (retype_all("frames", {"f": ">f8"}), True),
+        "ints_as_i64": (retype_all("frames", {"i": "i8"}), True),
+        "ints_as_i16": (retype_all("frames", {"i": "i2"}), True),
+        "flags_as_bool": (lambda f: [retype("frames", n, "?")(f) for n in flags], True),
+        "priority_as_bool": (retype("obstacles", "priority", "?"), True),
+        "obstacle_ints_as_i64": (retype_all("obstacles", {"i": "i8", "u": "i8"}), True),
+        "gzip_chunked": (retype_all("frames", {"f": "f8", "i": "i4", "u": "u1"},
+                                    compression="gzip", chunks=(2,)), True),
+        "fixed_strings_nul_padded": (fixed_string_attrs(h5py.h5t.STR_NULLPAD), True),
+        "fixed_strings_space_padded": (fixed_string_attrs(h5py.h5t.STR_SPACEPAD), True),
+        "numeric_attrs_other_widths": (
+            lambda f: [f.attrs.__setitem__("version", np.int64(1)),
+                       f.attrs.__setitem__("frame_period_s", np.float32(0.1)),
+                       f.attrs.__setitem__("seed", np.int32(7))], False),
+    }
+    write_log(f"{directory}/base.h5")
+    out = {}
+    for name, (mutate, exact) in cases.items():
+        write_log(f"{directory}/{name}.h5", mutate=mutate)
+        out[name] = exact
+    print(json.dumps(out))
+
+
 def bad(directory):
     def drop(name):
         return lambda f: f["frames"].__delitem__(name)
@@ -147,6 +219,11 @@ def bad(directory):
         "nan_speed": (set_value("speed", 2, np.nan), "/frames/speed"),
         "bad_offsets": (lambda f: f["obstacles"]["offset"].__setitem__(2, 9), "/obstacles/offset"),
         "missing_obstacles": (lambda f: f.__delitem__("obstacles"), "/obstacles"),
+        "bool_out_of_range": (
+            replace_in("frames", "collision",
+                       np.array([0, 0, 2, 0, 1], dtype="i1").view(
+                           h5py.enum_dtype({"FALSE": 0, "TRUE": 1}, basetype="i1"))),
+            "/frames/collision"),
     }
     out = {}
     for name, (mutate, dataset) in cases.items():
@@ -157,4 +234,4 @@ def bad(directory):
 
 if __name__ == "__main__":
     mode, arg = sys.argv[1], sys.argv[2]
-    {"write": write_log, "check": check, "bad": bad}[mode](arg)
+    {"write": write_log, "check": check, "bad": bad, "variants": variants}[mode](arg)

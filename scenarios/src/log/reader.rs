@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use hdf5::types::{TypeDescriptor, VarLenAscii, VarLenUnicode};
+use hdf5::types::{FixedAscii, FixedUnicode, TypeDescriptor, VarLenAscii, VarLenUnicode};
 use hdf5::{Attribute, Dataset, File, Group, H5Type};
 use laws::frame::MAX_OBSTACLES;
 use laws::{Frame, Obstacle};
@@ -19,6 +19,23 @@ use super::{RunLog, RunMeta, FORMAT};
 /// How many times larger than the file a filtered (compressed) dataset's raw data may be: deflate's best
 /// ratio (about 1032:1, for runs of one byte). Unfiltered data must fit in the file itself.
 const MAX_FILTER_RATIO: u64 = 1032;
+
+/// Longest fixed-length string attribute read, bytes (the attributes are names and labels).
+const MAX_FIXED_STRING: usize = 4096;
+
+/// One element of a boolean dataset (numpy's `bool` as h5py writes it: an 8-bit enum `FALSE` = 0,
+/// `TRUE` = 1), read as its byte so that a value outside the enum is reported, never trusted as a `bool`.
+#[derive(Clone, Copy)]
+#[repr(transparent)]
+struct FlagByte(u8);
+
+// SAFETY: one byte, as the boolean enum's in-memory type (`TypeDescriptor::Boolean`) is; any byte is a
+// valid `u8`.
+unsafe impl H5Type for FlagByte {
+    fn type_descriptor() -> TypeDescriptor {
+        TypeDescriptor::Boolean
+    }
+}
 
 /// Reads and validates the log at `path`.
 pub fn read_log(path: &Path) -> Result<RunLog, LogError> {
@@ -182,6 +199,8 @@ fn group(file: &File, name: &str) -> Result<Group, LogError> {
 enum Kind {
     Float,
     Int,
+    /// A 0/1 flag: integer, or boolean (numpy's `bool`).
+    Flag,
 }
 
 /// The dataset `path/name`, whatever its element type.
@@ -209,11 +228,16 @@ fn open_dataset(group: &Group, path: &str, name: &str, kind: Kind) -> Result<Dat
             descriptor,
             TypeDescriptor::Integer(_) | TypeDescriptor::Unsigned(_)
         ),
+        Kind::Flag => matches!(
+            descriptor,
+            TypeDescriptor::Integer(_) | TypeDescriptor::Unsigned(_) | TypeDescriptor::Boolean
+        ),
     };
     if !ok {
         let expected = match kind {
             Kind::Float => "floating point",
             Kind::Int => "integer",
+            Kind::Flag => "integer or boolean",
         };
         return Err(LogError::WrongType {
             dataset: full,
@@ -299,6 +323,42 @@ impl Reader {
         ds.read_raw::<T>().map_err(LogError::hdf5(full))
     }
 
+    /// A flag column: integers as [`Reader::read_column`] reads them, or a boolean dataset, whose bytes
+    /// must each be 0 or 1.
+    fn read_flags(
+        &self,
+        group: &Group,
+        path: &str,
+        name: &str,
+        n: usize,
+    ) -> Result<Vec<u8>, LogError> {
+        let full = format!("{path}/{name}");
+        let ds = open_dataset(group, path, name, Kind::Flag)?;
+        let boolean = matches!(
+            ds.dtype().and_then(|d| d.to_descriptor()),
+            Ok(TypeDescriptor::Boolean)
+        );
+        if !boolean {
+            return self.read_column(group, path, name, Kind::Flag, Some(n));
+        }
+        let bytes: Vec<FlagByte> = self.read_column(group, path, name, Kind::Flag, Some(n))?;
+        bytes
+            .into_iter()
+            .enumerate()
+            .map(|(row, FlagByte(b))| {
+                if b <= 1 {
+                    Ok(b)
+                } else {
+                    Err(value_error(
+                        &full,
+                        row,
+                        "a boolean other than FALSE or TRUE",
+                    ))
+                }
+            })
+            .collect()
+    }
+
     /// Reads one column, checks length and value rules, and stores it into `rows`.
     fn read_into<T>(
         &self,
@@ -327,7 +387,15 @@ impl Reader {
             Col::F64(_, _, _, set) => fill!(f64, Kind::Float, set),
             Col::F32(_, _, _, set) => fill!(f32, Kind::Float, set),
             Col::I32(_, _, _, set) => fill!(i32, Kind::Int, set),
-            Col::U8(_, _, _, set) => fill!(u8, Kind::Int, set),
+            Col::U8(_, _, _, set) => {
+                let values = self.read_flags(group, path, name, n)?;
+                for (row, (target, v)) in rows.iter_mut().zip(values).enumerate() {
+                    if let Some(problem) = check(rule, f64::from(v)) {
+                        return Err(value_error(&full, row, problem));
+                    }
+                    set(target, v);
+                }
+            }
         }
         Ok(())
     }
@@ -414,11 +482,30 @@ fn string_attr(file: &File, name: &'static str) -> Result<String, LogError> {
             }
             bytes
         }
-        other => {
+        // Fixed-length strings (numpy's `bytes_`, C and MATLAB writers), read through HDF5's string
+        // conversion into a longer buffer: padding becomes trailing NULs, which `as_bytes` leaves out.
+        TypeDescriptor::FixedAscii(len) | TypeDescriptor::FixedUnicode(len)
+            if len > MAX_FIXED_STRING =>
+        {
             return Err(bad(format!(
-                "expected a variable-length string, found {other}"
+                "a fixed-length string of {len} bytes (at most {MAX_FIXED_STRING})"
             )))
         }
+        TypeDescriptor::FixedAscii(_) => {
+            let bytes = a
+                .read_scalar::<FixedAscii<MAX_FIXED_STRING>>()
+                .map(|s| s.as_bytes().to_vec())
+                .map_err(|e| bad(e.to_string()))?;
+            if !bytes.is_ascii() {
+                return Err(bad("an ASCII string holds non-ASCII bytes".to_owned()));
+            }
+            bytes
+        }
+        TypeDescriptor::FixedUnicode(_) => a
+            .read_scalar::<FixedUnicode<MAX_FIXED_STRING>>()
+            .map(|s| s.as_bytes().to_vec())
+            .map_err(|e| bad(e.to_string()))?,
+        other => return Err(bad(format!("expected a string, found {other}"))),
     };
     String::from_utf8(bytes).map_err(|e| bad(format!("not valid UTF-8 ({e})")))
 }
@@ -441,7 +528,7 @@ fn numeric_attr<T: H5Type>(
             descriptor,
             TypeDescriptor::Float(_) | TypeDescriptor::Integer(_)
         ),
-        Kind::Int => matches!(
+        Kind::Int | Kind::Flag => matches!(
             descriptor,
             TypeDescriptor::Integer(_) | TypeDescriptor::Unsigned(_)
         ),

@@ -256,3 +256,83 @@ fn read_errors_say_their_reason_once() {
         assert_eq!(message.matches(reason).count(), 1, "{message}");
     }
 }
+
+/// Rewrites the dataset `name` with `values` (its old data dropped).
+fn replace_dataset<T: hdf5::H5Type>(f: &hdf5::File, name: &str, values: &[T]) {
+    f.unlink(name).expect("unlink");
+    f.new_dataset_builder()
+        .with_data(values)
+        .create(name)
+        .expect("create");
+}
+
+#[test]
+fn boolean_flag_columns_read_as_their_values() {
+    // numpy's `bool`, as h5py writes it, is an 8-bit enum FALSE = 0 / TRUE = 1: the hdf5 crate's `bool`.
+    let log = sample_run();
+    let (_dir, path) = corrupted(|f| {
+        let collision: Vec<bool> = log.frames.iter().map(|fr| fr.collision).collect();
+        replace_dataset(f, "frames/collision", &collision);
+        let priority: Vec<bool> = log
+            .frames
+            .iter()
+            .flat_map(|fr| fr.obstacles.iter().map(|o| o.priority))
+            .collect();
+        replace_dataset(f, "obstacles/priority", &priority);
+    });
+    assert_eq!(read_log(&path).expect("boolean flags"), log);
+}
+
+#[test]
+fn a_boolean_byte_other_than_false_or_true_names_its_row() {
+    // Bytes are written as the boolean enum's raw values, so row 3 holds 2: neither FALSE nor TRUE.
+    let (_dir, path) = corrupted(|f| {
+        let n = f.dataset("frames/collision").expect("collision").size();
+        let mut bytes = vec![0u8; n];
+        bytes[3] = 2;
+        f.unlink("frames/collision").expect("unlink");
+        let ds = f
+            .new_dataset::<bool>()
+            .shape(n)
+            .create("frames/collision")
+            .expect("create");
+        // SAFETY: a raw write of one byte per element through the dataset's own (boolean) type.
+        let status = unsafe {
+            hdf5_sys::h5d::H5Dwrite(
+                ds.id(),
+                ds.dtype().expect("dtype").id(),
+                hdf5_sys::h5s::H5S_ALL,
+                hdf5_sys::h5s::H5S_ALL,
+                hdf5_sys::h5p::H5P_DEFAULT,
+                bytes.as_ptr().cast(),
+            )
+        };
+        assert!(status >= 0, "raw write");
+    });
+    let err = read_log(&path).expect_err("byte 2").to_string();
+    assert_eq!(
+        err,
+        "dataset `/frames/collision`, row 3: a boolean other than FALSE or TRUE"
+    );
+}
+
+#[test]
+fn fixed_length_string_attributes_read_as_their_text() {
+    use hdf5::types::FixedAscii;
+    let log = sample_run();
+    let (_dir, path) = corrupted(|f| {
+        for (name, text) in [
+            ("format", FORMAT),
+            ("scenario", log.meta.scenario.as_str()),
+            ("run_id", log.meta.run_id.as_str()),
+        ] {
+            f.delete_attr(name).expect("delete");
+            let value = FixedAscii::<16>::from_ascii(text).expect("ascii");
+            f.new_attr::<FixedAscii<16>>()
+                .create(name)
+                .and_then(|a| a.write_scalar(&value))
+                .expect("fixed-length attribute");
+        }
+    });
+    assert_eq!(read_log(&path).expect("fixed-length strings"), log);
+}
