@@ -168,6 +168,15 @@ def fixed_string_attrs(pad):
     return go
 
 
+def no_obstacles(f):
+    """Frames without road users: every offset 0, every obstacle column empty."""
+    o = f["obstacles"]
+    for name in list(o.keys()):
+        values = o[name][:]
+        del o[name]
+        o.create_dataset(name, data=np.zeros_like(values) if name == "offset" else values[:0])
+
+
 def variants(directory):
     flags = ["collision", "signal_ahead", "light_blink", "destination"]
     cases = {
@@ -183,6 +192,10 @@ def variants(directory):
                                     compression="gzip", chunks=(2,)), True),
         "fixed_strings_nul_padded": (fixed_string_attrs(h5py.h5t.STR_NULLPAD), True),
         "fixed_strings_space_padded": (fixed_string_attrs(h5py.h5t.STR_SPACEPAD), True),
+        "string_attrs_in_lists": (
+            lambda f: [f.attrs.__setitem__(k, [str(f.attrs[k])]) for k in ("format", "scenario", "run_id")],
+            True),
+        "no_obstacles": (no_obstacles, False),
         "numeric_attrs_other_widths": (
             lambda f: [f.attrs.__setitem__("version", np.int64(1)),
                        f.attrs.__setitem__("frame_period_s", np.float32(0.1)),
@@ -224,6 +237,7 @@ def bad(directory):
                        np.array([0, 0, 2, 0, 1], dtype="i1").view(
                            h5py.enum_dtype({"FALSE": 0, "TRUE": 1}, basetype="i1"))),
             "/frames/collision"),
+        "scenario_two_strings": (lambda f: f.attrs.__setitem__("scenario", ["a", "b"]), "scenario"),
     }
     out = {}
     for name, (mutate, dataset) in cases.items():

@@ -468,13 +468,11 @@ fn string_attr(file: &File, name: &'static str) -> Result<String, LogError> {
     // and builds the `&str` unchecked, and a hostile file's invalid text then panics wherever it is
     // formatted (found by the `log_image` fuzz target).
     let bytes = match descriptor {
-        TypeDescriptor::VarLenUnicode => a
-            .read_scalar::<VarLenUnicode>()
+        TypeDescriptor::VarLenUnicode => one::<VarLenUnicode>(&a)
             .map(|s| s.as_bytes().to_vec())
             .map_err(|e| bad(e.to_string()))?,
         TypeDescriptor::VarLenAscii => {
-            let bytes = a
-                .read_scalar::<VarLenAscii>()
+            let bytes = one::<VarLenAscii>(&a)
                 .map(|s| s.as_bytes().to_vec())
                 .map_err(|e| bad(e.to_string()))?;
             if !bytes.is_ascii() {
@@ -492,8 +490,7 @@ fn string_attr(file: &File, name: &'static str) -> Result<String, LogError> {
             )))
         }
         TypeDescriptor::FixedAscii(_) => {
-            let bytes = a
-                .read_scalar::<FixedAscii<MAX_FIXED_STRING>>()
+            let bytes = one::<FixedAscii<MAX_FIXED_STRING>>(&a)
                 .map(|s| s.as_bytes().to_vec())
                 .map_err(|e| bad(e.to_string()))?;
             if !bytes.is_ascii() {
@@ -501,13 +498,27 @@ fn string_attr(file: &File, name: &'static str) -> Result<String, LogError> {
             }
             bytes
         }
-        TypeDescriptor::FixedUnicode(_) => a
-            .read_scalar::<FixedUnicode<MAX_FIXED_STRING>>()
+        TypeDescriptor::FixedUnicode(_) => one::<FixedUnicode<MAX_FIXED_STRING>>(&a)
             .map(|s| s.as_bytes().to_vec())
             .map_err(|e| bad(e.to_string()))?,
         other => return Err(bad(format!("expected a string, found {other}"))),
     };
     String::from_utf8(bytes).map_err(|e| bad(format!("not valid UTF-8 ({e})")))
+}
+
+/// The one value of a scalar attribute or of a one-element array attribute (h5py writes `['text']` so).
+fn one<T: H5Type>(a: &Attribute) -> hdf5::Result<T> {
+    if a.is_scalar() {
+        return a.read_scalar::<T>();
+    }
+    if a.size() != 1 {
+        return Err(format!("expected one value, found {}", a.size()).into());
+    }
+    let values = a.read_raw::<T>()?;
+    values
+        .into_iter()
+        .next()
+        .ok_or_else(|| "expected one value, found none".into())
 }
 
 fn numeric_attr<T: H5Type>(
