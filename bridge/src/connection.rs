@@ -381,6 +381,16 @@ impl Conn {
                 Ok(())
             }
             Op::Unadvertise { .. } => Ok(()),
+            Op::CallService { id, service, args } => {
+                let reply = match crate::rosapi::call(&service, &args) {
+                    Ok(values) => rosbridge::service_response(&service, id.as_deref(), values, true),
+                    Err(why) => {
+                        self.link.n_rejected.fetch_add(1, Ordering::Relaxed);
+                        rosbridge::service_response(&service, id.as_deref(), why.into(), false)
+                    }
+                };
+                self.send_text(reply).await
+            }
         }
     }
 

@@ -38,6 +38,7 @@ pub mod models;
 pub mod pipeline;
 pub mod predlog;
 pub mod record;
+pub mod rosapi;
 pub mod rosbridge;
 pub mod run;
 pub mod server;

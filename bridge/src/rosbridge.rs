@@ -1,8 +1,9 @@
 //! rosbridge v2 JSON ops, as a stock rosbridge client (e.g. roslibpy) sends them.
 //!
 //! Only the ops the bridge serves are modelled: `advertise`, `unadvertise`, `publish`, `subscribe`,
-//! `unsubscribe`; the op string is matched once in [`Op::parse`]. Extra keys (`type`, `latch`,
-//! `queue_size`, `throttle_rate`, `compression`, ...) are accepted and ignored. Replies are `status` ops.
+//! `unsubscribe`, and `call_service` (answered by [`crate::rosapi`]); the op string is matched once in
+//! [`Op::parse`]. Extra keys (`type`, `latch`, `queue_size`, `throttle_rate`, `compression`, ...) are
+//! accepted and ignored. Replies are `status` ops, and `service_response` ops to service calls.
 
 use serde_json::{json, Value};
 
@@ -45,6 +46,15 @@ pub enum Op {
         id: Option<String>,
         /// Topic.
         topic: String,
+    },
+    /// The client calls `service` with `args` (an object, an array of positional arguments, or null).
+    CallService {
+        /// Request id, echoed in the `service_response`.
+        id: Option<String>,
+        /// Service name.
+        service: String,
+        /// Arguments.
+        args: Value,
     },
 }
 
@@ -134,6 +144,18 @@ impl Op {
                     })?;
                 Ok(Op::Publish { id, topic, msg })
             }
+            "call_service" => {
+                let service = v
+                    .get("service")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+                    .ok_or(OpError::Field {
+                        op: "call_service",
+                        key: "service",
+                    })?;
+                let args = v.get_mut("args").map(Value::take).unwrap_or(Value::Null);
+                Ok(Op::CallService { id, service, args })
+            }
             _ => Err(OpError::UnknownOp(op)),
         }
     }
@@ -142,6 +164,16 @@ impl Op {
 /// A `status` op.
 pub fn status(level: &str, id: Option<&str>, msg: &str) -> String {
     let mut v = json!({"op": "status", "level": level, "msg": msg});
+    if let Some(id) = id {
+        v["id"] = json!(id);
+    }
+    v.to_string()
+}
+
+/// A `service_response` op: `values` on success (`result` true), or an error message (`result` false).
+pub fn service_response(service: &str, id: Option<&str>, values: Value, result: bool) -> String {
+    let mut v =
+        json!({"op": "service_response", "service": service, "values": values, "result": result});
     if let Some(id) = id {
         v["id"] = json!(id);
     }

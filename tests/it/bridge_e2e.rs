@@ -195,9 +195,9 @@ fn model_reloads_on_control_message_and_sighup_and_survives_a_bad_file() {
     assert!(status.success(), "bridge exit {status}: {stderr}");
 }
 
-/// The stock Python rosbridge client `roslibpy`, unmodified, publishes Apollo JSON to `avguard bridge` and
-/// receives the intervention (θ = 0: the first frame alarms). Fails naming the package when roslibpy is
-/// not installed.
+/// The stock Python rosbridge client `roslibpy`, unmodified, looks around with its rosapi calls, publishes
+/// Apollo JSON to `avguard bridge` and receives the intervention (θ = 0: the first frame alarms). Fails
+/// naming the package when roslibpy is not installed.
 #[test]
 fn roslibpy_client_publishes_and_receives_interventions() {
     let f = fixture();
@@ -224,6 +224,31 @@ fn roslibpy_client_publishes_and_receives_interventions() {
     // The script's poses are stamped 100.0 to 100.3 s.
     let stamp = msg["stamp"].as_f64().unwrap_or(f64::NAN);
     assert!((100.0..=100.3 + 1e-9).contains(&stamp), "{msg}");
+    // Looking around first: roslibpy's rosapi calls are answered from the topics the bridge serves, and a
+    // service it does not provide fails at once (roslibpy raises) instead of timing out.
+    let looked = &msg["rosapi"];
+    let topics: Vec<&str> = looked["topics"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{looked}"))
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for t in [
+        "/apollo/localization/pose",
+        "/avguard/road_context",
+        "/avguard/intervention",
+        "/avguard/risk",
+    ] {
+        assert!(topics.contains(&t), "{t} not in {topics:?}");
+    }
+    assert_eq!(looked["chassis_type"], "apollo.canbus.Chassis", "{looked}");
+    assert_eq!(looked["risk_topics"], serde_json::json!(["/avguard/risk"]));
+    assert_eq!(looked["nodes"], serde_json::json!([bridge::rosapi::NODE]));
+    let get_param = looked["get_param"].as_str().unwrap_or_default();
+    assert!(
+        get_param.starts_with("failed: ") && get_param.contains("not provided"),
+        "{looked}"
+    );
     let (status, stderr) = bridge.stop();
     assert!(status.success(), "bridge exit {status}: {stderr}");
 }

@@ -1,9 +1,12 @@
 """Interop check: the stock rosbridge client `roslibpy`, unmodified, talks to `avguard bridge`.
 
 Usage: python3 bridge_roslibpy.py PORT
-Advertises and publishes Apollo LocalizationEstimate messages (protobuf JSON mapping, camelCase) and a
+Looks around first as a client would (roslibpy's rosapi calls: topics, a topic's type, topics of a type,
+nodes, and a service the bridge does not provide, which must fail at once rather than time out), then
+advertises and publishes Apollo LocalizationEstimate messages (protobuf JSON mapping, camelCase) and a
 road context, subscribes to /avguard/intervention, and prints the first intervention received as one JSON
-line. Exits non-zero (naming the package) if roslibpy is missing, or if no intervention arrives in time.
+line, with what the rosapi calls returned under "rosapi". Exits non-zero (naming the package) if roslibpy
+is missing, or if no intervention arrives in time.
 """
 import json
 import sys
@@ -20,6 +23,20 @@ def main():
     port = int(sys.argv[1])
     ros = roslibpy.Ros(host="127.0.0.1", port=port)
     ros.run(timeout=10)
+    looked = {
+        "topics": ros.get_topics(),
+        "chassis_type": ros.get_topic_type("/apollo/canbus/chassis"),
+        "risk_topics": ros.get_topics_for_type("avguard/Risk"),
+        "nodes": ros.get_nodes(),
+    }
+    try:
+        roslibpy.Service(ros, "/rosapi/get_param", "rosapi/GetParam").call(
+            roslibpy.ServiceRequest({"name": "/x"}), timeout=5)
+        looked["get_param"] = "answered"
+    except roslibpy.core.ServiceException as e:
+        looked["get_param"] = "failed: " + str(e)
+    except Exception as e:  # a timeout, or anything else: not the prompt failure expected
+        looked["get_param"] = f"{type(e).__name__}: {e}"
     got = threading.Event()
     received = []
 
@@ -46,7 +63,7 @@ def main():
     if not ok:
         sys.stderr.write("no intervention received within 10 s\n")
         sys.exit(1)
-    print(json.dumps(received[0]))
+    print(json.dumps({**received[0], "rosapi": looked}))
 
 
 if __name__ == "__main__":

@@ -75,6 +75,19 @@ impl Channel {
         }
     }
 
+    /// The message type the channel carries: the Apollo protobuf message's full name, or `avguard/RoadContext`
+    /// for the JSON road fields.
+    pub fn type_name(self) -> &'static str {
+        match self {
+            Channel::Localization => "apollo.localization.LocalizationEstimate",
+            Channel::Chassis => "apollo.canbus.Chassis",
+            Channel::Obstacles => "apollo.perception.PerceptionObstacles",
+            Channel::TrafficLights => "apollo.perception.TrafficLightDetection",
+            Channel::RoadContext => "avguard/RoadContext",
+            Channel::Routing => "apollo.routing.RoutingResponse",
+        }
+    }
+
     /// The topic string of this channel.
     pub fn topic(self) -> &'static str {
         match self {

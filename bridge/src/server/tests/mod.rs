@@ -188,7 +188,7 @@ async fn bad_input_gets_status_errors_and_the_connection_goes_on() {
     let cases: Vec<(Message, &str)> = vec![
         (Message::text("{not json"), "malformed JSON"),
         (
-            Message::text(r#"{"op":"call_service","service":"x","id":"c1"}"#),
+            Message::text(r#"{"op":"teleport","id":"c1"}"#),
             "unsupported op",
         ),
         (
@@ -488,4 +488,52 @@ async fn a_flooding_client_loses_only_its_own_frames() {
         flood_stats["dropped"].as_u64().unwrap(),
         "every drop was the flooder's"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rosapi_calls_get_service_responses_and_the_connection_goes_on() {
+    let bridge = start(config(None)).await;
+    let mut ws = connect(bridge.addr).await;
+    send(
+        &mut ws,
+        json!({"op": "call_service", "service": "/rosapi/topic_type", "args": {"topic": "/avguard/risk"}, "id": "call:1"}),
+    )
+    .await;
+    let reply = recv(&mut ws).await;
+    assert_eq!(
+        reply,
+        json!({"op": "service_response", "service": "/rosapi/topic_type", "id": "call:1",
+               "values": {"type": "avguard/Risk"}, "result": true})
+    );
+    send(
+        &mut ws,
+        json!({"op": "call_service", "service": "/rosapi/get_param", "id": "call:2"}),
+    )
+    .await;
+    let reply = recv(&mut ws).await;
+    assert_eq!(reply["op"], "service_response");
+    assert_eq!(reply["id"], "call:2");
+    assert_eq!(reply["result"], false);
+    assert!(
+        reply["values"].as_str().unwrap().contains("not provided"),
+        "{reply}"
+    );
+    // No service name: an error status, as for any op missing a required key.
+    send(&mut ws, json!({"op": "call_service", "id": "call:3"})).await;
+    let reply = recv(&mut ws).await;
+    assert_eq!(reply["op"], "status");
+    assert!(
+        reply["msg"].as_str().unwrap().contains("\"service\""),
+        "{reply}"
+    );
+    // Still alive.
+    send(
+        &mut ws,
+        json!({"op": "subscribe", "topic": "/avguard/intervention"}),
+    )
+    .await;
+    send(&mut ws, pose(0.0, 6.0)).await;
+    assert_eq!(recv(&mut ws).await["msg"]["action"], "stop");
+    bridge.stop.send(()).unwrap();
+    bridge.task.await.unwrap().unwrap();
 }
