@@ -170,17 +170,28 @@ pub fn apollo_text(data: &[u8]) {
     }
 }
 
-/// A rosbridge v2 text frame: every op in it, and every `publish` decoded (JSON mapping) and assembled.
+/// A rosbridge v2 text frame: every op in it, every `publish` decoded (JSON mapping) and assembled, and
+/// every `call_service` answered.
 pub fn rosbridge_frame(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
     let mut msgs = Vec::new();
     for (_, op) in bridge::rosbridge::Op::parse_frame(text) {
-        if let Ok(bridge::rosbridge::Op::Publish { topic, msg, .. }) = op {
-            if let Ok(m) = SimMessage::decode(&topic, Payload::Json(&msg)) {
-                msgs.push(m);
+        match op {
+            Ok(bridge::rosbridge::Op::Publish { topic, msg, .. }) => {
+                if let Ok(m) = SimMessage::decode(&topic, Payload::Json(&msg)) {
+                    msgs.push(m);
+                }
             }
+            Ok(bridge::rosbridge::Op::CallService { id, service, args }) => {
+                let (values, ok) = match bridge::rosapi::call(&service, &args) {
+                    Ok(v) => (v, true),
+                    Err(e) => (e.into(), false),
+                };
+                let _ = bridge::rosbridge::service_response(&service, id.as_deref(), values, ok);
+            }
+            _ => {}
         }
     }
     assemble(&msgs);
