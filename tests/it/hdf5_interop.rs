@@ -107,7 +107,7 @@ fn malformed_logs_name_the_dataset() {
             )
         })
         .collect();
-    assert_eq!(pairs.len(), 9, "{cases}");
+    assert_eq!(pairs.len(), 10, "{cases}");
     for (case, dataset) in pairs {
         let path = dir.join(format!("{case}.h5"));
         let (ok, lines) = inspect_json(std::slice::from_ref(&path));

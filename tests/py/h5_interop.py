@@ -238,6 +238,9 @@ def bad(directory):
                            h5py.enum_dtype({"FALSE": 0, "TRUE": 1}, basetype="i1"))),
             "/frames/collision"),
         "scenario_two_strings": (lambda f: f.attrs.__setitem__("scenario", ["a", "b"]), "scenario"),
+        # Read into u8, HDF5 would saturate -1 to 0; the reader reads integers as stored.
+        "flag_minus_one": (replace_in("frames", "collision", np.array([0, -1, 0, 0, 1], dtype="i4")),
+                           "/frames/collision"),
     }
     out = {}
     for name, (mutate, dataset) in cases.items():

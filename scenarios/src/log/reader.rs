@@ -119,13 +119,21 @@ pub(crate) fn read_file(file: &File, file_bytes: u64) -> Result<RunLog, LogError
     }
 
     let obstacles_group = group(file, "obstacles")?;
-    let offset: Vec<u64> = r.read_column(
-        &obstacles_group,
-        "/obstacles",
-        "offset",
-        Kind::Int,
-        Some(n + 1),
-    )?;
+    let offset: Vec<u64> = r
+        .read_ints(
+            &obstacles_group,
+            "/obstacles",
+            "offset",
+            Kind::Int,
+            Some(n + 1),
+        )?
+        .into_iter()
+        .enumerate()
+        .map(|(row, v)| {
+            u64::try_from(v)
+                .map_err(|_| value_error("/obstacles/offset", row, "offset is negative"))
+        })
+        .collect::<Result<_, _>>()?;
     if offset.first() != Some(&0) {
         return Err(value_error(
             "/obstacles/offset",
@@ -323,8 +331,40 @@ impl Reader {
         ds.read_raw::<T>().map_err(LogError::hdf5(full))
     }
 
-    /// A flag column: integers as [`Reader::read_column`] reads them, or a boolean dataset, whose bytes
-    /// must each be 0 or 1.
+    /// An integer column, each value exactly as stored: any signed width and unsigned widths below 64
+    /// bits are read as `i64` (no value changes), 64-bit unsigned ones as `u64` and must fit an `i64`.
+    /// (Reading straight into a narrower type would let HDF5 saturate out-of-range values silently: a
+    /// flag of -1 would read as 0.)
+    fn read_ints(
+        &self,
+        group: &Group,
+        path: &str,
+        name: &str,
+        kind: Kind,
+        expected_len: Option<usize>,
+    ) -> Result<Vec<i64>, LogError> {
+        let full = format!("{path}/{name}");
+        let ds = open_dataset(group, path, name, kind)?;
+        let unsigned64 = matches!(
+            ds.dtype().and_then(|d| d.to_descriptor()),
+            Ok(TypeDescriptor::Unsigned(hdf5::types::IntSize::U8))
+        );
+        if !unsigned64 {
+            return self.read_column(group, path, name, kind, expected_len);
+        }
+        let values: Vec<u64> = self.read_column(group, path, name, kind, expected_len)?;
+        values
+            .into_iter()
+            .enumerate()
+            .map(|(row, v)| {
+                i64::try_from(v)
+                    .map_err(|_| value_error(&full, row, "value is out of range (above 2^63 - 1)"))
+            })
+            .collect()
+    }
+
+    /// A flag column: integers as [`Reader::read_ints`] reads them, or a boolean dataset; every value
+    /// must be 0 or 1.
     fn read_flags(
         &self,
         group: &Group,
@@ -339,7 +379,15 @@ impl Reader {
             Ok(TypeDescriptor::Boolean)
         );
         if !boolean {
-            return self.read_column(group, path, name, Kind::Flag, Some(n));
+            return self
+                .read_ints(group, path, name, Kind::Flag, Some(n))?
+                .into_iter()
+                .enumerate()
+                .map(|(row, v)| match v {
+                    0 | 1 => Ok(v as u8),
+                    _ => Err(value_error(&full, row, "flag is neither 0 nor 1")),
+                })
+                .collect();
         }
         let bytes: Vec<FlagByte> = self.read_column(group, path, name, Kind::Flag, Some(n))?;
         bytes
@@ -386,7 +434,22 @@ impl Reader {
         match col {
             Col::F64(_, _, _, set) => fill!(f64, Kind::Float, set),
             Col::F32(_, _, _, set) => fill!(f32, Kind::Float, set),
-            Col::I32(_, _, _, set) => fill!(i32, Kind::Int, set),
+            Col::I32(_, _, _, set) => {
+                let values = self.read_ints(group, path, name, Kind::Int, Some(n))?;
+                for (row, (target, v)) in rows.iter_mut().zip(values).enumerate() {
+                    let Ok(v) = i32::try_from(v) else {
+                        return Err(value_error(
+                            &full,
+                            row,
+                            "value is out of range for a 32-bit integer",
+                        ));
+                    };
+                    if let Some(problem) = check(rule, f64::from(v)) {
+                        return Err(value_error(&full, row, problem));
+                    }
+                    set(target, v);
+                }
+            }
             Col::U8(_, _, _, set) => {
                 let values = self.read_flags(group, path, name, n)?;
                 for (row, (target, v)) in rows.iter_mut().zip(values).enumerate() {
@@ -438,7 +501,7 @@ fn read_meta(file: &File) -> Result<RunMeta, LogError> {
         scenario: string_attr(file, "scenario")?,
         run_id: string_attr(file, "run_id")?,
         frame_period_s,
-        seed: numeric_attr(file, "seed", Kind::Int)?,
+        seed: seed_attr(file)?,
     })
 }
 
@@ -519,6 +582,28 @@ fn one<T: H5Type>(a: &Attribute) -> hdf5::Result<T> {
         .into_iter()
         .next()
         .ok_or_else(|| "expected one value, found none".into())
+}
+
+/// The optional `seed`: an unsigned integer, or a signed one that is not negative (read as stored, so
+/// that HDF5 does not turn a negative seed into 0).
+fn seed_attr(file: &File) -> Result<Option<u64>, LogError> {
+    let signed = match attr(file, "seed")? {
+        None => return Ok(None),
+        Some(a) => matches!(
+            a.dtype().and_then(|d| d.to_descriptor()),
+            Ok(TypeDescriptor::Integer(_))
+        ),
+    };
+    if !signed {
+        return numeric_attr(file, "seed", Kind::Int);
+    }
+    match numeric_attr::<i64>(file, "seed", Kind::Int)? {
+        Some(v) => u64::try_from(v).map(Some).map_err(|_| LogError::Attribute {
+            name: "seed",
+            problem: format!("negative ({v})"),
+        }),
+        None => Ok(None),
+    }
 }
 
 fn numeric_attr<T: H5Type>(

@@ -336,3 +336,79 @@ fn fixed_length_string_attributes_read_as_their_text() {
     });
     assert_eq!(read_log(&path).expect("fixed-length strings"), log);
 }
+
+#[test]
+fn integers_are_read_as_stored_never_saturated() {
+    // HDF5 converts out-of-range integers to the nearest value of the target type; read that way, a flag
+    // of -1 was 0 and a negative offset 0. Each must be an error naming its dataset and row.
+    let n = sample_run().frames.len();
+    let mut flags = vec![0i32; n];
+    flags[4] = -1;
+    let (_dir, path) = corrupted(|f| replace_dataset(f, "frames/collision", &flags));
+    assert_eq!(
+        read_log(&path).expect_err("-1 flag").to_string(),
+        "dataset `/frames/collision`, row 4: flag is neither 0 nor 1"
+    );
+    let mut gear = vec![1i64; n];
+    gear[9] = 1 << 40;
+    let (_dir, path) = corrupted(|f| replace_dataset(f, "frames/gear", &gear));
+    assert_eq!(
+        read_log(&path).expect_err("2^40 gear").to_string(),
+        "dataset `/frames/gear`, row 9: value is out of range for a 32-bit integer"
+    );
+    let (_dir, path) = corrupted(|f| {
+        let mut offset: Vec<i64> = f
+            .dataset("obstacles/offset")
+            .and_then(|d| d.read_raw::<i64>())
+            .expect("offsets");
+        offset[2] = -1;
+        replace_dataset(f, "obstacles/offset", &offset);
+    });
+    assert_eq!(
+        read_log(&path).expect_err("negative offset").to_string(),
+        "dataset `/obstacles/offset`, row 2: offset is negative"
+    );
+    let mut huge = vec![0u64; n + 1];
+    huge[n] = u64::MAX;
+    let (_dir, path) = corrupted(|f| replace_dataset(f, "obstacles/offset", &huge));
+    assert_eq!(
+        read_log(&path).expect_err("u64::MAX offset").to_string(),
+        format!("dataset `/obstacles/offset`, row {n}: value is out of range (above 2^63 - 1)")
+    );
+    let (_dir, path) = corrupted(|f| {
+        f.delete_attr("seed").expect("delete");
+        f.new_attr::<i64>()
+            .create("seed")
+            .and_then(|a| a.write_scalar(&-5i64))
+            .expect("seed");
+    });
+    assert_eq!(
+        read_log(&path).expect_err("negative seed").to_string(),
+        "attribute `seed`: negative (-5)"
+    );
+}
+
+#[test]
+fn integer_columns_of_other_widths_read_as_their_values() {
+    // Narrower, wider and unsigned integers hold the same values: the same log.
+    let log = sample_run();
+    let (_dir, path) = corrupted(|f| {
+        let gear: Vec<i64> = log.frames.iter().map(|fr| i64::from(fr.gear)).collect();
+        replace_dataset(f, "frames/gear", &gear);
+        let light: Vec<u16> = log.frames.iter().map(|fr| fr.light_color as u16).collect();
+        replace_dataset(f, "frames/light_color", &light);
+        let collision: Vec<i8> = log.frames.iter().map(|fr| i8::from(fr.collision)).collect();
+        replace_dataset(f, "frames/collision", &collision);
+        let offset: Vec<i32> = f
+            .dataset("obstacles/offset")
+            .and_then(|d| d.read_raw::<i32>())
+            .expect("offsets");
+        replace_dataset(f, "obstacles/offset", &offset);
+        f.delete_attr("seed").expect("delete");
+        f.new_attr::<u64>()
+            .create("seed")
+            .and_then(|a| a.write_scalar(&u64::MAX))
+            .expect("seed");
+    });
+    assert_eq!(read_log(&path).expect("other widths"), log);
+}
