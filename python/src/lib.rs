@@ -3,7 +3,8 @@
 //! (`python/py/avguard/`) only turns the results into pandas DataFrames and adds Ray.
 //!
 //! A tour:
-//! - `log::read_log` reads an HDF5 run log into columns named like its datasets;
+//! - `log::read_log` reads an HDF5 run log into columns named like its datasets, `log::signals` its law
+//!   signals frame by frame;
 //! - [`model::Model`] holds a model file (load, save, `info --json`, per-frame risk);
 //! - [`score::Scorer`] scores single logs (what a Ray worker runs); [`score::ScoreJob`] is a whole
 //!   `avguard score` run (prepare, store results made elsewhere, write `score.json` and the reports);
@@ -42,6 +43,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     scenarios::log::isolated::serve_if_child();
     m.add("AvguardError", m.py().get_type::<AvguardError>())?;
     m.add_function(wrap_pyfunction!(log::read_log, m)?)?;
+    m.add_function(wrap_pyfunction!(log::signals, m)?)?;
     m.add_function(wrap_pyfunction!(log::isolate_log_reads, m)?)?;
     m.add_class::<model::Model>()?;
     m.add_class::<score::Scorer>()?;

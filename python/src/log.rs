@@ -1,4 +1,5 @@
-//! `read_log`: an HDF5 run log as columns, named like its datasets (INTERFACES §2).
+//! `read_log`: an HDF5 run log as columns, named like its datasets (INTERFACES §2); `signals`: the law
+//! signals of every frame of a log, as `avguard laws signals` writes them (INTERFACES §4.2).
 
 use std::path::PathBuf;
 
@@ -31,6 +32,27 @@ pub(crate) fn read_log(py: Python<'_>, path: PathBuf) -> PyResult<Bound<'_, PyDi
     out.set_item("meta", meta_dict)?;
     out.set_item("frames", columns(py, frames)?)?;
     out.set_item("obstacles", columns(py, obstacles)?)?;
+    Ok(out)
+}
+
+/// The signals of every frame of the log at `path` (read as [`read_log`] reads it):
+/// `{"t": [...], signal name: [...], ...}`, signals in `laws::Signal::ALL` order, the values
+/// [`laws::signals::signal_table`] computes (those `avguard laws signals` writes).
+#[pyfunction]
+pub(crate) fn signals(py: Python<'_>, path: PathBuf) -> PyResult<Bound<'_, PyDict>> {
+    let (t, table) = py
+        .detach(|| {
+            let log = scenarios::log::read_log_isolated(&path).map_err(anyhow::Error::from)?;
+            let t: Vec<f64> = log.frames.iter().map(|f| f.t).collect();
+            let table = laws::signals::signal_table(&log.frames, laws::SignalContext::default());
+            anyhow::Ok((t, table))
+        })
+        .map_err(crate::to_py)?;
+    let out = PyDict::new(py);
+    out.set_item("t", t)?;
+    for (&sig, column) in laws::Signal::ALL.iter().zip(table) {
+        out.set_item(sig.name(), column)?;
+    }
     Ok(out)
 }
 

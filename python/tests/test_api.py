@@ -45,6 +45,27 @@ def test_read_log_matches_h5py(data):
             assert frames.attrs["frame_period_s"] == f.attrs["frame_period_s"]
 
 
+def test_signals_are_the_cli_s_and_read_the_log_s_values(data, tmp_path):
+    path = data.test_logs()[0]
+    table = avguard.signals(path)
+    csv = tmp_path / "signals.csv"
+    cli("laws", "signals", "--out", csv, path)
+    expected = pd.read_csv(csv)
+    assert list(table.columns) == list(expected.columns)
+    assert len(table) > 0
+    # The CSV holds shortest round-trip decimals: the same values exactly (pandas reads whole numbers as ints).
+    pd.testing.assert_frame_equal(table, expected, check_dtype=False, check_exact=True)
+    # Independently of the signal code: LawBreaker's `speed` is the frame's speed in km/h, and the
+    # light and stop line are the stored fields.
+    frames, _ = avguard.read_log(path)
+    np.testing.assert_allclose(table["speed"], frames["speed"] * 3.6, rtol=1e-12)
+    np.testing.assert_array_equal(table["trafficLightAhead.color"], frames["light_color"])
+    np.testing.assert_array_equal(table["stoplineAhead"], frames["stopline_dist"])
+    np.testing.assert_array_equal(table["t"], frames["t"])
+    with pytest.raises(avguard.AvguardError, match="zz_corrupt.h5"):
+        avguard.signals(data.bad)
+
+
 def test_a_bad_log_raises_the_message_the_cli_gives_it(data, tmp_path):
     cli_out = tmp_path / "cli"
     assert cli("score", "--model", data.model, "--out", cli_out, data.bad, check=False).returncode == 1

@@ -35,7 +35,7 @@ use crate::geometry::Mover;
 pub use crate::frame::{EGO_FRONT_M, EGO_LENGTH_M, EGO_REAR_M, EGO_WIDTH_M};
 pub use motion::{MotionNeeds, MotionSignals};
 pub use obstacles::{ObstacleNeeds, ObstacleSignals};
-pub use stream::SignalStream;
+pub use stream::{signal_table, SignalStream};
 
 /// The value type and the way a signal may be used in a formula.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -155,3 +155,18 @@ fn finite_or_zero(x: f64) -> f64 {
         0.0
     }
 }
+
+/// Every signal of every frame of a run, as [`SignalStream`] computes them with all signals needed:
+/// `table[i][k]` is signal `Signal::ALL[i]` on frame `k` (the table `avguard laws signals` writes and the
+/// Python package's `avguard.signals` returns).
+pub fn signal_table(frames: &[Frame], context: SignalContext) -> Vec<Vec<f64>> {
+    let mut table = vec![Vec::with_capacity(frames.len()); Signal::ALL.len()];
+    let mut stream = SignalStream::new(context, SignalSet::ALL);
+    for frame in frames {
+        let values = stream.next(frame);
+        for (column, &sig) in table.iter_mut().zip(Signal::ALL) {
+            column.push(values.get(sig));
+        }
+    }
+    table
+}

@@ -41,6 +41,7 @@ __all__ = [
     "Model",
     "Counts",
     "read_log",
+    "signals",
     "learn_counts",
     "merge_counts",
     "build_model",
@@ -112,6 +113,14 @@ def read_log(path: PathLike) -> "tuple[pd.DataFrame, pd.DataFrame]":
     frames.attrs.update(raw["meta"])
     obstacles = _table(raw["obstacles"])
     return frames, obstacles
+
+
+def signals(path: PathLike) -> pd.DataFrame:
+    """The law signals of every frame of a log: one row per frame, ``t`` then one column per signal of
+    the law language (LawBreaker's and avguard's, by their law-text names, e.g. ``speed``,
+    ``closestApproach.ttc``), the values law atoms compare — what ``avguard laws signals`` writes as CSV.
+    Infinite values are ``inf``. The file is read as :func:`read_log` reads it."""
+    return pd.DataFrame(_native.signals(os.fspath(path)))
 
 
 def _runs_frame(results: Iterable[str]) -> pd.DataFrame:

@@ -5,7 +5,6 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
 use anyhow::Context;
-use laws::signals::SignalSet;
 use laws::{EvalConfig, Evaluator, LawSet, Signal, SignalContext, SignalStream};
 use scenarios::log::RunLog;
 
@@ -67,22 +66,21 @@ fn signals(args: SignalsArgs) -> anyhow::Result<()> {
         .with_context(|| format!("{}: cannot write", args.out.display()))
 }
 
-/// Writes the signal CSV of `log`: `t`, then every signal in index order. Values are as law atoms read them
-/// (the frame's period and the default scenario context); infinities are written `inf` / `-inf`.
+/// Writes the signal CSV of `log`: `t`, then every signal in index order ([`laws::signals::signal_table`]:
+/// the default scenario context); infinities are written `inf` / `-inf`.
 pub fn write_signals(log: &RunLog, out: &mut impl Write) -> anyhow::Result<()> {
     write!(out, "t")?;
     for sig in Signal::ALL {
         write!(out, ",{}", sig.name())?;
     }
     writeln!(out)?;
-    let mut stream = SignalStream::new(SignalContext::default(), SignalSet::ALL);
+    let table = laws::signals::signal_table(&log.frames, SignalContext::default());
     let mut row = String::new();
-    for frame in &log.frames {
-        let values = stream.next(frame);
+    for (k, frame) in log.frames.iter().enumerate() {
         row.clear();
         row.push_str(&format!("{}", frame.t));
-        for &sig in Signal::ALL {
-            row.push_str(&format!(",{}", values.get(sig)));
+        for column in &table {
+            row.push_str(&format!(",{}", column[k]));
         }
         writeln!(out, "{row}")?;
     }
