@@ -20,6 +20,14 @@ fn python(mode: &str, arg: &Path) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// `h5_interop.py MODE DIR`'s JSON object: the case names with what the script says of each.
+fn python_cases(mode: &str, dir: &Path) -> Vec<(String, serde_json::Value)> {
+    let text = python(mode, dir);
+    let cases: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("h5_interop.py {mode}: not a JSON object ({e}): {text}"));
+    cases.into_iter().collect()
+}
+
 fn inspect_json(paths: &[PathBuf]) -> (bool, Vec<String>) {
     let out = avguard()
         .arg("inspect")
@@ -93,22 +101,10 @@ fn h5py_logs_are_read_by_avguard() {
 fn malformed_logs_name_the_dataset() {
     let tmp = scratch();
     let dir = tmp.path();
-    let cases = python("bad", dir);
-    // {"case": "/dataset", ...}
-    let pairs: Vec<(String, String)> = cases
-        .trim()
-        .trim_matches(|c| c == '{' || c == '}')
-        .split(", ")
-        .map(|kv| {
-            let (k, v) = kv.split_once(": ").expect("key: value");
-            (
-                k.trim_matches('"').to_owned(),
-                v.trim_matches('"').to_owned(),
-            )
-        })
-        .collect();
-    assert_eq!(pairs.len(), 10, "{cases}");
+    let pairs = python_cases("bad", dir);
+    assert_eq!(pairs.len(), 10, "{pairs:?}");
     for (case, dataset) in pairs {
+        let dataset = dataset.as_str().expect("a dataset name");
         let path = dir.join(format!("{case}.h5"));
         let (ok, lines) = inspect_json(std::slice::from_ref(&path));
         assert!(!ok, "{case} was accepted");
@@ -147,17 +143,8 @@ fn signals_csv(log: &Path) -> String {
 fn h5py_variants_of_a_log_read_as_the_same_log() {
     let tmp = scratch();
     let dir = tmp.path();
-    let listed = python("variants", dir);
-    let cases: Vec<(String, bool)> = listed
-        .trim()
-        .trim_matches(|c| c == '{' || c == '}')
-        .split(", ")
-        .map(|kv| {
-            let (k, v) = kv.split_once(": ").expect("key: value");
-            (k.trim_matches('"').to_owned(), v == "true")
-        })
-        .collect();
-    assert!(cases.len() >= 10, "{listed}");
+    let cases = python_cases("variants", dir);
+    assert!(cases.len() >= 10, "{cases:?}");
     let base = signals_csv(&dir.join("base.h5"));
     for (case, exact) in cases {
         let path = dir.join(format!("{case}.h5"));
@@ -176,7 +163,7 @@ fn h5py_variants_of_a_log_read_as_the_same_log() {
                 "{case}: missing {expected} in {line}"
             );
         }
-        if exact {
+        if exact == serde_json::Value::Bool(true) {
             assert_eq!(signals_csv(&path), base, "{case}: other signal values");
         }
     }

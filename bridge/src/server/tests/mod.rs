@@ -234,14 +234,7 @@ async fn bad_input_gets_status_errors_and_the_connection_goes_on() {
             "{reply} should mention {expect:?}"
         );
     }
-    // Still alive: a valid subscription and pose produce an intervention.
-    send(
-        &mut ws,
-        json!({"op": "subscribe", "topic": "/avguard/intervention"}),
-    )
-    .await;
-    send(&mut ws, pose(0.0, 6.0)).await;
-    assert_eq!(recv(&mut ws).await["msg"]["action"], "stop");
+    assert_still_serving(&mut ws).await;
     bridge.stop.send(()).unwrap();
     let report = bridge.task.await.unwrap().unwrap();
     assert_eq!(report.n_decode_errors, 9);
@@ -526,14 +519,19 @@ async fn rosapi_calls_get_service_responses_and_the_connection_goes_on() {
         reply["msg"].as_str().unwrap().contains("\"service\""),
         "{reply}"
     );
-    // Still alive.
+    assert_still_serving(&mut ws).await;
+    bridge.stop.send(()).unwrap();
+    bridge.task.await.unwrap().unwrap();
+}
+
+/// The connection still works after what came before: a subscription and a pose that must stop the car
+/// produce the intervention.
+async fn assert_still_serving(ws: &mut Ws) {
     send(
-        &mut ws,
+        ws,
         json!({"op": "subscribe", "topic": "/avguard/intervention"}),
     )
     .await;
-    send(&mut ws, pose(0.0, 6.0)).await;
-    assert_eq!(recv(&mut ws).await["msg"]["action"], "stop");
-    bridge.stop.send(()).unwrap();
-    bridge.task.await.unwrap().unwrap();
+    send(ws, pose(0.0, 6.0)).await;
+    assert_eq!(recv(ws).await["msg"]["action"], "stop");
 }
