@@ -24,16 +24,8 @@ use crate::control_command::CONTROL_COMMAND_TOPIC;
 use crate::pipeline::{ConnLink, ModelStore, MonitorHandle, OutTopic, Outbound};
 use crate::rosbridge::{self, Op};
 use crate::shutdown::ShutdownReason;
+use crate::topics::{ADMIN_TOPIC, INTERVENTION_TOPIC, RISK_TOPIC};
 use ingest::message::{Channel, Payload, SimMessage};
-
-/// The topic that carries interventions.
-pub const INTERVENTION_TOPIC: &str = "/avguard/intervention";
-/// The topic that carries per-frame risk.
-pub const RISK_TOPIC: &str = "/avguard/risk";
-/// The topic of requests to avguard itself (`{"command": "reload"}`, `{"op": "new_run", "run_id": ...}`);
-/// not to be confused with Apollo's
-/// vehicle-control topic [`CONTROL_COMMAND_TOPIC`], which avguard publishes.
-pub const ADMIN_TOPIC: &str = "/avguard/control";
 
 /// What every connection task shares.
 pub struct ConnCtx {

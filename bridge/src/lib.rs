@@ -44,3 +44,4 @@ pub mod run;
 pub mod server;
 pub mod session;
 pub mod shutdown;
+pub mod topics;

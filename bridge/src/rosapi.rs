@@ -8,8 +8,8 @@
 
 use serde_json::{json, Value};
 
-use crate::connection::{ADMIN_TOPIC, INTERVENTION_TOPIC, RISK_TOPIC};
 use crate::control_command::CONTROL_COMMAND_TOPIC;
+use crate::topics::{ADMIN_TOPIC, INTERVENTION_TOPIC, RISK_TOPIC};
 use ingest::message::Channel;
 
 /// The node name the bridge reports.

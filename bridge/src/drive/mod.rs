@@ -20,7 +20,7 @@ use scenarios::{Command, Scenario, Simulation};
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::Message;
 
-use crate::connection::{INTERVENTION_TOPIC, RISK_TOPIC};
+use crate::topics::{INTERVENTION_TOPIC, RISK_TOPIC};
 
 pub mod encode;
 
