@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::BridgeConfig;
 use crate::control_command::CONTROL_COMMAND_TOPIC;
 use crate::pipeline::{ConnLink, ModelStore, MonitorHandle, OutTopic, Outbound};
-use crate::rosbridge::{self, Op};
+use crate::rosbridge::{self, Op, StatusLevel};
 use crate::shutdown::ShutdownReason;
 use crate::topics::{ADMIN_TOPIC, INTERVENTION_TOPIC, RISK_TOPIC};
 use ingest::message::{Channel, Payload, SimMessage};
@@ -82,6 +82,7 @@ pub async fn serve(
         ctx,
         subscribed: HashSet::new(),
         binary_client: false,
+        status_level: StatusLevel::Info,
         burst: Vec::with_capacity(MAX_OUT_BATCH),
         inbox: Vec::with_capacity(MAX_IN_BATCH),
     };
@@ -97,6 +98,8 @@ struct Conn {
     subscribed: HashSet<OutTopic>,
     /// The client has sent binary envelopes: it gets `/apollo/control` as a binary envelope too.
     binary_client: bool,
+    /// The least severe `status` the client wants (`set_level`; every status until it says otherwise).
+    status_level: StatusLevel,
     /// Queue times of the results in the current outbound burst (reused buffer).
     burst: Vec<std::time::Instant>,
     /// Messages decoded from the current inbound burst, handed to the monitor together (reused buffer).
@@ -184,7 +187,12 @@ impl Conn {
         }
     }
 
+    /// Sends a `status` of `level` ("info" or "error"), unless the client's `set_level` asked for less.
     async fn status(&mut self, level: &str, id: Option<&str>, msg: &str) -> Sent {
+        let severity = StatusLevel::parse(level).unwrap_or(StatusLevel::Error);
+        if severity < self.status_level {
+            return Ok(());
+        }
         self.send_text(rosbridge::status(level, id, msg)).await
     }
 
@@ -373,6 +381,10 @@ impl Conn {
                 Ok(())
             }
             Op::Unadvertise { .. } => Ok(()),
+            Op::SetLevel { level, .. } => {
+                self.status_level = level;
+                Ok(())
+            }
             Op::CallService { id, service, args } => {
                 let reply = match crate::rosapi::call(&service, &args) {
                     Ok(values) => rosbridge::service_response(&service, id.as_deref(), values, true),

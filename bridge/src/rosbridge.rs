@@ -1,7 +1,7 @@
 //! rosbridge v2 JSON ops, as a stock rosbridge client (e.g. roslibpy) sends them.
 //!
 //! Only the ops the bridge serves are modelled: `advertise`, `unadvertise`, `publish`, `subscribe`,
-//! `unsubscribe`, and `call_service` (answered by [`crate::rosapi`]); the op string is matched once in
+//! `unsubscribe`, `call_service` (answered by [`crate::rosapi`]) and `set_level`; the op string is matched once in
 //! [`Op::parse`]. Extra keys (`type`, `latch`, `queue_size`, `throttle_rate`, `compression`, ...) are
 //! accepted and ignored. Replies are `status` ops, and `service_response` ops to service calls.
 
@@ -46,6 +46,13 @@ pub enum Op {
         id: Option<String>,
         /// Topic.
         topic: String,
+    },
+    /// The client sets the least severe `status` it wants from now on.
+    SetLevel {
+        /// Request id.
+        id: Option<String>,
+        /// The level.
+        level: StatusLevel,
     },
     /// The client calls `service` with `args` (an object, an array of positional arguments, or null).
     CallService {
@@ -156,7 +163,45 @@ impl Op {
                 let args = v.get_mut("args").map(Value::take).unwrap_or(Value::Null);
                 Ok(Op::CallService { id, service, args })
             }
+            "set_level" => {
+                let level = v
+                    .get("level")
+                    .and_then(Value::as_str)
+                    .and_then(StatusLevel::parse)
+                    .ok_or(OpError::Field {
+                        op: "set_level",
+                        key: "level",
+                    })?;
+                Ok(Op::SetLevel { id, level })
+            }
             _ => Err(OpError::UnknownOp(op)),
+        }
+    }
+}
+
+/// The severity of a `status` op, ordered: a client at a level gets the statuses at it and above
+/// (`set_level`; rosbridge's levels). `None` gets no status at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum StatusLevel {
+    /// `info`: answers to requests (`stats`, `reload`) and errors.
+    Info,
+    /// `warning`.
+    Warning,
+    /// `error`: only errors.
+    Error,
+    /// `none`: no status.
+    None,
+}
+
+impl StatusLevel {
+    /// The level called `name` (`info`, `warning`, `error`, `none`).
+    pub fn parse(name: &str) -> Option<StatusLevel> {
+        match name {
+            "info" => Some(StatusLevel::Info),
+            "warning" => Some(StatusLevel::Warning),
+            "error" => Some(StatusLevel::Error),
+            "none" => Some(StatusLevel::None),
+            _ => None,
         }
     }
 }

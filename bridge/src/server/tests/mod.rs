@@ -535,3 +535,46 @@ async fn assert_still_serving(ws: &mut Ws) {
     send(ws, pose(0.0, 6.0)).await;
     assert_eq!(recv(ws).await["msg"]["action"], "stop");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn set_level_decides_which_statuses_the_client_gets() {
+    let bridge = start(config(None)).await;
+    let mut ws = connect(bridge.addr).await;
+    let topic_type = |id: &str| json!({"op": "call_service", "service": "/rosapi/topic_type", "args": {"topic": "/avguard/risk"}, "id": id});
+    let stats = json!({"op": "publish", "topic": "/avguard/control", "msg": {"command": "stats"}});
+    // "none": a bad message gets no status; the next message the client receives answers its next call.
+    send(&mut ws, json!({"op": "set_level", "level": "none"})).await;
+    ws.send(Message::text("{not json")).await.unwrap();
+    send(&mut ws, topic_type("a")).await;
+    let reply = recv(&mut ws).await;
+    assert_eq!(
+        (reply["op"].as_str(), reply["id"].as_str()),
+        (Some("service_response"), Some("a")),
+        "{reply}"
+    );
+    // "error": an info status (the stats reply) is not sent, an error is.
+    send(&mut ws, json!({"op": "set_level", "level": "error"})).await;
+    send(&mut ws, stats.clone()).await;
+    ws.send(Message::text("{not json")).await.unwrap();
+    let reply = recv(&mut ws).await;
+    assert_eq!(reply["level"], "error", "{reply}");
+    // "info" (the default): both again; a level rosbridge does not know is an error naming the key.
+    send(&mut ws, json!({"op": "set_level", "level": "info"})).await;
+    send(&mut ws, stats).await;
+    let reply = recv(&mut ws).await;
+    assert_eq!(reply["level"], "info", "{reply}");
+    assert!(
+        reply["msg"].as_str().unwrap().contains("\"received\""),
+        "{reply}"
+    );
+    send(&mut ws, json!({"op": "set_level", "level": "loud"})).await;
+    let reply = recv(&mut ws).await;
+    assert_eq!(reply["level"], "error", "{reply}");
+    assert!(
+        reply["msg"].as_str().unwrap().contains("\"level\""),
+        "{reply}"
+    );
+    assert_still_serving(&mut ws).await;
+    bridge.stop.send(()).unwrap();
+    bridge.task.await.unwrap().unwrap();
+}
