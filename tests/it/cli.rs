@@ -105,3 +105,48 @@ fn output_into_a_closed_pipe_is_success() {
         );
     }
 }
+
+#[test]
+fn inspect_takes_folders_and_a_folder_is_not_read_as_a_log() {
+    let f = crate::support::fixture();
+    let mut logs: Vec<_> = std::fs::read_dir(&f.test_logs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "h5"))
+        .collect();
+    logs.sort();
+    assert!(logs.len() >= 2);
+    // A folder gives every log below it, in path order: the same lines as naming the files.
+    let by_folder = avguard()
+        .args(["inspect", "--json"])
+        .arg(&f.test_logs)
+        .output()
+        .unwrap();
+    let by_files = avguard()
+        .args(["inspect", "--json"])
+        .args(&logs)
+        .output()
+        .unwrap();
+    assert!(by_folder.status.success(), "{by_folder:?}");
+    assert_eq!(by_folder.stdout, by_files.stdout);
+    assert_eq!(
+        String::from_utf8_lossy(&by_folder.stdout).lines().count(),
+        logs.len()
+    );
+    // A command that reads one log names a folder once, plainly (libhdf5 said "file read failed ...
+    // errno = 21" with a buffer address).
+    let out = avguard()
+        .args(["laws", "signals", "--out"])
+        .arg(f.test_logs.join("signals.csv"))
+        .arg(&f.test_logs)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let name = f.test_logs.display().to_string();
+    assert_eq!(
+        err.trim(),
+        format!("avguard: {name}: a folder, not a log file"),
+        "{err}"
+    );
+}

@@ -40,12 +40,18 @@ unsafe impl H5Type for FlagByte {
 /// Reads and validates the log at `path`.
 pub fn read_log(path: &Path) -> Result<RunLog, LogError> {
     let label = path.display().to_string();
-    let file_bytes = std::fs::metadata(path)
-        .map_err(|e| LogError::Io {
-            path: label.clone(),
-            error: e,
-        })?
-        .len();
+    let meta = std::fs::metadata(path).map_err(|e| LogError::Io {
+        path: label.clone(),
+        error: e,
+    })?;
+    if meta.is_dir() {
+        // libhdf5 would say "file read failed ... errno = 21" with a buffer address.
+        return Err(LogError::Io {
+            path: label,
+            error: std::io::Error::other("a folder, not a log file"),
+        });
+    }
+    let file_bytes = meta.len();
     // Read without HDF5's advisory file lock. The lock belongs to the open file description, so a child
     // process forked while a writer had the file open (anything this process spawns) keeps it locked after
     // the writer closed it, and a locking reader then fails with EAGAIN. A reader gains nothing from the

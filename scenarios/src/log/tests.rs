@@ -412,3 +412,13 @@ fn integer_columns_of_other_widths_read_as_their_values() {
     });
     assert_eq!(read_log(&path).expect("other widths"), log);
 }
+
+#[test]
+fn a_folder_is_named_as_a_folder_not_read_as_a_log() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let err = read_log(dir.path()).expect_err("a folder").to_string();
+    assert_eq!(
+        err,
+        format!("{}: a folder, not a log file", dir.path().display())
+    );
+}

@@ -11,8 +11,8 @@ pub struct Args {
     /// Print one JSON object per log (one per line) instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Log files.
-    #[arg(required = true)]
+    /// Log files, or folders (every `*.h5` file below a folder, in path order).
+    #[arg(required = true, value_name = "LOG_OR_DIR")]
     pub logs: Vec<PathBuf>,
 }
 
@@ -78,8 +78,18 @@ fn summarise(log: &RunLog) -> Summary {
 
 /// Runs `avguard inspect`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let mut bad = 0;
+    // Folders are expanded; a file is kept as given, even one that cannot be read, so that it is
+    // reported in its place like any other bad log.
+    let mut logs = Vec::with_capacity(args.logs.len());
     for path in &args.logs {
+        if path.is_dir() {
+            logs.extend(crate::batch::expand_logs(std::slice::from_ref(path))?);
+        } else {
+            logs.push(path.clone());
+        }
+    }
+    let mut bad = 0;
+    for path in &logs {
         let result = read_log_isolated(path).map(|log| summarise(&log));
         if result.is_err() {
             bad += 1;
@@ -91,7 +101,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     if bad > 0 {
-        anyhow::bail!("{bad} of {} logs are invalid", args.logs.len());
+        anyhow::bail!("{bad} of {} logs are invalid", logs.len());
     }
     Ok(())
 }

@@ -56,8 +56,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
 }
 
 fn signals(args: SignalsArgs) -> anyhow::Result<()> {
-    let log = scenarios::log::read_log_isolated(&args.log)
-        .with_context(|| format!("{}", args.log.display()))?;
+    let log = read_log_named(&args.log)?;
     let file = std::fs::File::create(&args.out)
         .with_context(|| format!("{}: cannot create", args.out.display()))?;
     let mut out = BufWriter::new(file);
@@ -89,14 +88,27 @@ pub fn write_signals(log: &RunLog, out: &mut impl Write) -> anyhow::Result<()> {
 
 fn eval(args: EvalArgs) -> anyhow::Result<()> {
     let laws = crate::lawdir::load(&args.laws)?;
-    let log = scenarios::log::read_log_isolated(&args.log)
-        .with_context(|| format!("{}", args.log.display()))?;
+    let log = read_log_named(&args.log)?;
     let file = std::fs::File::create(&args.out)
         .with_context(|| format!("{}: cannot create", args.out.display()))?;
     let mut out = BufWriter::new(file);
     write_verdicts(&laws, &log, args.window, &mut out)
         .and_then(|()| out.flush().map_err(Into::into))
         .with_context(|| format!("{}: cannot write", args.out.display()))
+}
+
+/// Reads the log at `path`; the error names the file once (a file-level error names it already, a dataset
+/// error does not).
+fn read_log_named(path: &std::path::Path) -> anyhow::Result<RunLog> {
+    scenarios::log::read_log_isolated(path).map_err(|e| {
+        let label = path.display().to_string();
+        let text = e.to_string();
+        if text.starts_with(&label) {
+            anyhow::anyhow!(text)
+        } else {
+            anyhow::anyhow!("{label}: {text}")
+        }
+    })
 }
 
 /// Writes the verdict CSV of `log` under `laws`.
