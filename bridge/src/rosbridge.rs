@@ -116,12 +116,14 @@ impl Op {
             .and_then(Value::as_str)
             .ok_or(OpError::NoOp)?
             .to_owned();
-        let topic = |v: &Value, op: &'static str| {
-            v.get("topic")
+        // The string at `key` of op `op`, or the error naming both.
+        let text = |v: &Value, op: &'static str, key: &'static str| {
+            v.get(key)
                 .and_then(Value::as_str)
                 .map(str::to_owned)
-                .ok_or(OpError::Field { op, key: "topic" })
+                .ok_or(OpError::Field { op, key })
         };
+        let topic = |v: &Value, op: &'static str| text(v, op, "topic");
         match op.as_str() {
             "advertise" => Ok(Op::Advertise {
                 topic: topic(&v, "advertise")?,
@@ -152,26 +154,16 @@ impl Op {
                 Ok(Op::Publish { id, topic, msg })
             }
             "call_service" => {
-                let service = v
-                    .get("service")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned)
-                    .ok_or(OpError::Field {
-                        op: "call_service",
-                        key: "service",
-                    })?;
+                let service = text(&v, "call_service", "service")?;
                 let args = v.get_mut("args").map(Value::take).unwrap_or(Value::Null);
                 Ok(Op::CallService { id, service, args })
             }
             "set_level" => {
-                let level = v
-                    .get("level")
-                    .and_then(Value::as_str)
-                    .and_then(StatusLevel::parse)
-                    .ok_or(OpError::Field {
-                        op: "set_level",
-                        key: "level",
-                    })?;
+                let level = text(&v, "set_level", "level")?;
+                let level = StatusLevel::parse(&level).ok_or(OpError::Field {
+                    op: "set_level",
+                    key: "level",
+                })?;
                 Ok(Op::SetLevel { id, level })
             }
             _ => Err(OpError::UnknownOp(op)),
