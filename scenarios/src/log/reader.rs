@@ -125,14 +125,9 @@ pub(crate) fn read_file(file: &File, file_bytes: u64) -> Result<RunLog, LogError
     }
 
     let obstacles_group = group(file, "obstacles")?;
+    let offset_ds = open_dataset(&obstacles_group, "/obstacles", "offset", Kind::Int)?;
     let offset: Vec<u64> = r
-        .read_ints(
-            &obstacles_group,
-            "/obstacles",
-            "offset",
-            Kind::Int,
-            Some(n + 1),
-        )?
+        .read_ints(&offset_ds, "/obstacles/offset", Some(n + 1))?
         .into_iter()
         .enumerate()
         .map(|(row, v)| {
@@ -322,80 +317,78 @@ impl Reader {
         expected_len: Option<usize>,
     ) -> Result<Vec<T>, LogError> {
         let ds = open_dataset(group, path, name, kind)?;
-        let full = format!("{path}/{name}");
-        self.check_extent(&ds, &full)?;
+        self.read_opened(&ds, &format!("{path}/{name}"), expected_len)
+    }
+
+    /// Reads the open dataset `full`, once its raw data is known to fit the file and, when given, its
+    /// length to be `expected_len`.
+    fn read_opened<T: H5Type>(
+        &self,
+        ds: &Dataset,
+        full: &str,
+        expected_len: Option<usize>,
+    ) -> Result<Vec<T>, LogError> {
+        self.check_extent(ds, full)?;
         if let Some(expected) = expected_len {
             let found = ds.size();
             if found != expected {
                 return Err(LogError::Length {
-                    dataset: full,
+                    dataset: full.to_owned(),
                     found,
                     expected,
                 });
             }
         }
-        ds.read_raw::<T>().map_err(LogError::hdf5(full))
+        ds.read_raw::<T>().map_err(LogError::hdf5(full.to_owned()))
     }
 
-    /// An integer column, each value exactly as stored: any signed width and unsigned widths below 64
-    /// bits are read as `i64` (no value changes), 64-bit unsigned ones as `u64` and must fit an `i64`.
-    /// (Reading straight into a narrower type would let HDF5 saturate out-of-range values silently: a
-    /// flag of -1 would read as 0.)
+    /// The open integer dataset `full`, each value exactly as stored: any signed width and unsigned
+    /// widths below 64 bits are read as `i64` (no value changes), 64-bit unsigned ones as `u64` and must
+    /// fit an `i64`. (Reading straight into a narrower type would let HDF5 saturate out-of-range values
+    /// silently: a flag of -1 would read as 0.)
     fn read_ints(
         &self,
-        group: &Group,
-        path: &str,
-        name: &str,
-        kind: Kind,
+        ds: &Dataset,
+        full: &str,
         expected_len: Option<usize>,
     ) -> Result<Vec<i64>, LogError> {
-        let full = format!("{path}/{name}");
-        let ds = open_dataset(group, path, name, kind)?;
         let unsigned64 = matches!(
             ds.dtype().and_then(|d| d.to_descriptor()),
             Ok(TypeDescriptor::Unsigned(hdf5::types::IntSize::U8))
         );
         if !unsigned64 {
-            return self.read_column(group, path, name, kind, expected_len);
+            return self.read_opened(ds, full, expected_len);
         }
-        let values: Vec<u64> = self.read_column(group, path, name, kind, expected_len)?;
+        let values: Vec<u64> = self.read_opened(ds, full, expected_len)?;
         values
             .into_iter()
             .enumerate()
             .map(|(row, v)| {
                 i64::try_from(v)
-                    .map_err(|_| value_error(&full, row, "value is out of range (above 2^63 - 1)"))
+                    .map_err(|_| value_error(full, row, "value is out of range (above 2^63 - 1)"))
             })
             .collect()
     }
 
-    /// A flag column: integers as [`Reader::read_ints`] reads them, or a boolean dataset; every value
-    /// must be 0 or 1.
-    fn read_flags(
-        &self,
-        group: &Group,
-        path: &str,
-        name: &str,
-        n: usize,
-    ) -> Result<Vec<u8>, LogError> {
-        let full = format!("{path}/{name}");
-        let ds = open_dataset(group, path, name, Kind::Flag)?;
+    /// The open flag dataset `full` of `n` rows: integers as [`Reader::read_ints`] reads them, or
+    /// booleans; every value must be 0 or 1.
+    fn read_flags(&self, ds: &Dataset, full: &str, n: usize) -> Result<Vec<u8>, LogError> {
         let boolean = matches!(
             ds.dtype().and_then(|d| d.to_descriptor()),
             Ok(TypeDescriptor::Boolean)
         );
         if !boolean {
             return self
-                .read_ints(group, path, name, Kind::Flag, Some(n))?
+                .read_ints(ds, full, Some(n))?
                 .into_iter()
                 .enumerate()
                 .map(|(row, v)| match v {
                     0 | 1 => Ok(v as u8),
-                    _ => Err(value_error(&full, row, "flag is neither 0 nor 1")),
+                    _ => Err(value_error(full, row, "flag is neither 0 nor 1")),
                 })
                 .collect();
         }
-        let bytes: Vec<FlagByte> = self.read_column(group, path, name, Kind::Flag, Some(n))?;
+        let bytes: Vec<FlagByte> = self.read_opened(ds, full, Some(n))?;
         bytes
             .into_iter()
             .enumerate()
@@ -403,11 +396,7 @@ impl Reader {
                 if b <= 1 {
                     Ok(b)
                 } else {
-                    Err(value_error(
-                        &full,
-                        row,
-                        "a boolean other than FALSE or TRUE",
-                    ))
+                    Err(value_error(full, row, "a boolean other than FALSE or TRUE"))
                 }
             })
             .collect()
@@ -425,10 +414,10 @@ impl Reader {
         let name = col.name();
         let full = format!("{path}/{name}");
         let rule = col.rule();
+        // Stores each value after checking it against the column's rule.
         macro_rules! fill {
-            ($ty:ty, $kind:expr, $set:expr) => {{
-                let values: Vec<$ty> = self.read_column(group, path, name, $kind, Some(n))?;
-                for (row, (target, v)) in rows.iter_mut().zip(values).enumerate() {
+            ($values:expr, $set:expr) => {{
+                for (row, (target, v)) in rows.iter_mut().zip($values).enumerate() {
                     #[allow(clippy::cast_lossless)]
                     if let Some(problem) = check(rule, v as f64) {
                         return Err(value_error(&full, row, problem));
@@ -438,32 +427,31 @@ impl Reader {
             }};
         }
         match col {
-            Col::F64(_, _, _, set) => fill!(f64, Kind::Float, set),
-            Col::F32(_, _, _, set) => fill!(f32, Kind::Float, set),
+            Col::F64(_, _, _, set) => fill!(
+                self.read_column::<f64>(group, path, name, Kind::Float, Some(n))?,
+                set
+            ),
+            Col::F32(_, _, _, set) => fill!(
+                self.read_column::<f32>(group, path, name, Kind::Float, Some(n))?,
+                set
+            ),
             Col::I32(_, _, _, set) => {
-                let values = self.read_ints(group, path, name, Kind::Int, Some(n))?;
-                for (row, (target, v)) in rows.iter_mut().zip(values).enumerate() {
-                    let Ok(v) = i32::try_from(v) else {
-                        return Err(value_error(
-                            &full,
-                            row,
-                            "value is out of range for a 32-bit integer",
-                        ));
-                    };
-                    if let Some(problem) = check(rule, f64::from(v)) {
-                        return Err(value_error(&full, row, problem));
-                    }
-                    set(target, v);
-                }
+                let ds = open_dataset(group, path, name, Kind::Int)?;
+                let values = self
+                    .read_ints(&ds, &full, Some(n))?
+                    .into_iter()
+                    .enumerate()
+                    .map(|(row, v)| {
+                        i32::try_from(v).map_err(|_| {
+                            value_error(&full, row, "value is out of range for a 32-bit integer")
+                        })
+                    })
+                    .collect::<Result<Vec<i32>, _>>()?;
+                fill!(values, set)
             }
             Col::U8(_, _, _, set) => {
-                let values = self.read_flags(group, path, name, n)?;
-                for (row, (target, v)) in rows.iter_mut().zip(values).enumerate() {
-                    if let Some(problem) = check(rule, f64::from(v)) {
-                        return Err(value_error(&full, row, problem));
-                    }
-                    set(target, v);
-                }
+                let ds = open_dataset(group, path, name, Kind::Flag)?;
+                fill!(self.read_flags(&ds, &full, n)?, set)
             }
         }
         Ok(())
@@ -593,23 +581,21 @@ fn one<T: H5Type>(a: &Attribute) -> hdf5::Result<T> {
 /// The optional `seed`: an unsigned integer, or a signed one that is not negative (read as stored, so
 /// that HDF5 does not turn a negative seed into 0).
 fn seed_attr(file: &File) -> Result<Option<u64>, LogError> {
-    let signed = match attr(file, "seed")? {
-        None => return Ok(None),
-        Some(a) => matches!(
-            a.dtype().and_then(|d| d.to_descriptor()),
-            Ok(TypeDescriptor::Integer(_))
-        ),
+    let Some(a) = attr(file, "seed")? else {
+        return Ok(None);
     };
+    let signed = matches!(
+        a.dtype().and_then(|d| d.to_descriptor()),
+        Ok(TypeDescriptor::Integer(_))
+    );
     if !signed {
-        return numeric_attr(file, "seed", Kind::Int);
+        return numeric_value(&a, "seed", Kind::Int).map(Some);
     }
-    match numeric_attr::<i64>(file, "seed", Kind::Int)? {
-        Some(v) => u64::try_from(v).map(Some).map_err(|_| LogError::Attribute {
-            name: "seed",
-            problem: format!("negative ({v})"),
-        }),
-        None => Ok(None),
-    }
+    let v: i64 = numeric_value(&a, "seed", Kind::Int)?;
+    u64::try_from(v).map(Some).map_err(|_| LogError::Attribute {
+        name: "seed",
+        problem: format!("negative ({v})"),
+    })
 }
 
 fn numeric_attr<T: H5Type>(
@@ -617,9 +603,13 @@ fn numeric_attr<T: H5Type>(
     name: &'static str,
     kind: Kind,
 ) -> Result<Option<T>, LogError> {
-    let Some(a) = attr(file, name)? else {
-        return Ok(None);
-    };
+    attr(file, name)?
+        .map(|a| numeric_value(&a, name, kind))
+        .transpose()
+}
+
+/// The one numeric value of the attribute `name` (a scalar or a one-element array) of the class `kind`.
+fn numeric_value<T: H5Type>(a: &Attribute, name: &'static str, kind: Kind) -> Result<T, LogError> {
     let bad = |problem: String| LogError::Attribute { name, problem };
     let descriptor = a
         .dtype()
@@ -640,10 +630,5 @@ fn numeric_attr<T: H5Type>(
             "expected a numeric scalar, found {descriptor}"
         )));
     }
-    let values = a.read_raw::<T>().map_err(|e| bad(e.to_string()))?;
-    values
-        .into_iter()
-        .next()
-        .map(Some)
-        .ok_or_else(|| bad("empty".to_owned()))
+    one::<T>(a).map_err(|e| bad(e.to_string()))
 }
