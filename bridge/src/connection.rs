@@ -187,10 +187,9 @@ impl Conn {
         }
     }
 
-    /// Sends a `status` of `level` ("info" or "error"), unless the client's `set_level` asked for less.
-    async fn status(&mut self, level: &str, id: Option<&str>, msg: &str) -> Sent {
-        let severity = StatusLevel::parse(level).unwrap_or(StatusLevel::Error);
-        if severity < self.status_level {
+    /// Sends a `status` of `level`, unless the client's `set_level` asked for less.
+    async fn status(&mut self, level: StatusLevel, id: Option<&str>, msg: &str) -> Sent {
+        if level < self.status_level {
             return Ok(());
         }
         self.send_text(rosbridge::status(level, id, msg)).await
@@ -331,7 +330,7 @@ impl Conn {
             .n_decode_errors
             .fetch_add(1, Ordering::Relaxed);
         self.link.n_rejected.fetch_add(1, Ordering::Relaxed);
-        self.status("error", id, why).await
+        self.status(StatusLevel::Error, id, why).await
     }
 
     async fn handle_op(&mut self, op: Op) -> Sent {
@@ -386,13 +385,10 @@ impl Conn {
                 Ok(())
             }
             Op::CallService { id, service, args } => {
-                let reply = match crate::rosapi::call(&service, &args) {
-                    Ok(values) => rosbridge::service_response(&service, id.as_deref(), values, true),
-                    Err(why) => {
-                        self.link.n_rejected.fetch_add(1, Ordering::Relaxed);
-                        rosbridge::service_response(&service, id.as_deref(), why.into(), false)
-                    }
-                };
+                let (reply, ok) = rosbridge::answer_call(&service, id.as_deref(), &args);
+                if !ok {
+                    self.link.n_rejected.fetch_add(1, Ordering::Relaxed);
+                }
                 self.send_text(reply).await
             }
         }
@@ -409,7 +405,7 @@ impl Conn {
                 // Messages of this burst decoded before the request count as received.
                 self.ctx.monitor.send_all(&self.link, &mut self.inbox);
                 let stats = self.stats();
-                return self.status("info", id, &stats).await;
+                return self.status(StatusLevel::Info, id, &stats).await;
             }
             _ => {
                 return self
@@ -429,7 +425,7 @@ impl Conn {
             Ok(Ok(factory)) => {
                 let generation = self.ctx.models.swap(factory);
                 self.status(
-                    "info",
+                    StatusLevel::Info,
                     id,
                     &format!("model reloaded (generation {generation})"),
                 )

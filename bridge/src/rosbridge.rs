@@ -196,11 +196,21 @@ impl StatusLevel {
             _ => None,
         }
     }
+
+    /// The level's name in `status` and `set_level` ops.
+    pub fn name(self) -> &'static str {
+        match self {
+            StatusLevel::Info => "info",
+            StatusLevel::Warning => "warning",
+            StatusLevel::Error => "error",
+            StatusLevel::None => "none",
+        }
+    }
 }
 
 /// A `status` op.
-pub fn status(level: &str, id: Option<&str>, msg: &str) -> String {
-    let mut v = json!({"op": "status", "level": level, "msg": msg});
+pub fn status(level: StatusLevel, id: Option<&str>, msg: &str) -> String {
+    let mut v = json!({"op": "status", "level": level.name(), "msg": msg});
     if let Some(id) = id {
         v["id"] = json!(id);
     }
@@ -208,7 +218,7 @@ pub fn status(level: &str, id: Option<&str>, msg: &str) -> String {
 }
 
 /// A `service_response` op: `values` on success (`result` true), or an error message (`result` false).
-pub fn service_response(service: &str, id: Option<&str>, values: Value, result: bool) -> String {
+fn service_response(service: &str, id: Option<&str>, values: Value, result: bool) -> String {
     let mut v =
         json!({"op": "service_response", "service": service, "values": values, "result": result});
     if let Some(id) = id {
@@ -217,8 +227,37 @@ pub fn service_response(service: &str, id: Option<&str>, values: Value, result: 
     v.to_string()
 }
 
+/// The `service_response` to a call of `service` with `args` ([`crate::rosapi::call`]), and whether the
+/// call succeeded.
+pub fn answer_call(service: &str, id: Option<&str>, args: &Value) -> (String, bool) {
+    match crate::rosapi::call(service, args) {
+        Ok(values) => (service_response(service, id, values, true), true),
+        Err(why) => (service_response(service, id, why.into(), false), false),
+    }
+}
+
 /// A `publish` op carrying an already serialized `msg` object.
 pub fn publish(topic: &str, msg_json: &str) -> String {
     // `topic` is one of our fixed topic names (no characters to escape); `msg_json` is a JSON object.
     format!("{{\"op\":\"publish\",\"topic\":\"{topic}\",\"msg\":{msg_json}}}")
+}
+
+#[cfg(test)]
+mod level_tests {
+    use super::StatusLevel;
+
+    #[test]
+    fn level_names_parse_back_and_order_by_severity() {
+        let all = [
+            StatusLevel::Info,
+            StatusLevel::Warning,
+            StatusLevel::Error,
+            StatusLevel::None,
+        ];
+        for level in all {
+            assert_eq!(StatusLevel::parse(level.name()), Some(level));
+        }
+        assert!(all.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(StatusLevel::parse("loud"), None);
+    }
 }

@@ -185,11 +185,7 @@ pub fn rosbridge_frame(data: &[u8]) {
                 }
             }
             Ok(bridge::rosbridge::Op::CallService { id, service, args }) => {
-                let (values, ok) = match bridge::rosapi::call(&service, &args) {
-                    Ok(v) => (v, true),
-                    Err(e) => (e.into(), false),
-                };
-                let _ = bridge::rosbridge::service_response(&service, id.as_deref(), values, ok);
+                let _ = bridge::rosbridge::answer_call(&service, id.as_deref(), &args);
             }
             _ => {}
         }
