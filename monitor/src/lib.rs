@@ -8,7 +8,8 @@
 //! - [`estimate::build_dtmc`] turns counts into a row-stochastic [`Dtmc`] with validity-aware Laplace smoothing;
 //! - [`PacSummary`] evaluates the PAC sample bound (Eq. 2) per state;
 //! - [`RiskTable`] caches, per state, P(F unsafe), P(F≤k unsafe), expected steps and the most likely path,
-//!   solved exactly by [`reach`];
+//!   solved exactly by [`reach`], and [`share::FrameShare`] the frame-share estimate a property's risk may
+//!   mix in;
 //! - [`spec`] says which predicates make up each property's abstraction (`properties.toml`), and
 //!   [`abstraction`] evaluates them on frames, one encoding shared by learning ([`Learner`], [`Plan`]) and
 //!   the runtime ([`Session`]);
@@ -43,6 +44,7 @@ pub mod reach;
 pub mod risk;
 pub mod select;
 pub mod session;
+pub mod share;
 pub mod spec;
 pub mod table;
 

@@ -17,7 +17,7 @@ mod tests;
 /// Magic bytes at the start of every model file.
 pub const MAGIC: &[u8; 16] = b"AVGUARD-MODEL\0\0\0";
 /// The format version this build reads and writes.
-pub const FORMAT_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 7;
 
 /// All learned properties of a deployment.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

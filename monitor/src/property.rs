@@ -15,6 +15,7 @@ use crate::error::{ModelError, StructureError};
 use crate::estimate::{build_dtmc_with_prior, LaplaceConfig};
 use crate::pac::{PacConfig, PacSummary};
 use crate::provenance::{ReactiveRule, Selection};
+use crate::share::FrameShare;
 use crate::table::RiskTable;
 use crate::StateId;
 
@@ -212,6 +213,12 @@ pub struct PropertyModel {
     /// Further chains of the same property (an ensemble, [`PropertyModel::with_members`]): each has its
     /// own predicates, counts and table; the property's risk is the mean of all chains' risks.
     members: Vec<PropertyModel>,
+    /// The frame share mixed into this chain's risk ([`crate::share`]); `None`: the chain's alone.
+    frame_share: Option<FrameShare>,
+    /// The risks the monitor reads: `table`, mixed with `frame_share` when there is one. Derived, not
+    /// stored.
+    #[serde(skip_serializing)]
+    risk: RiskTable,
 }
 
 /// Most chains an ensemble may hold besides the property's own (a bound a model file cannot exceed).
@@ -234,6 +241,7 @@ struct PropertyParts<M> {
     reactive_rule: Option<ReactiveRule>,
     calibration: Option<Calibration>,
     members: Vec<M>,
+    frame_share: Option<FrameShare>,
 }
 
 /// A member's own member list must be empty: no value of this type can be read, so a file nesting
@@ -246,6 +254,8 @@ type MemberParts = PropertyParts<NoMember>;
 
 impl<M> PropertyParts<M> {
     fn assemble(self, members: Vec<PropertyModel>) -> Result<PropertyModel, ModelError> {
+        // The chain's own risks until the share (validated with the rest) is mixed in.
+        let risk = self.table.clone();
         let m = PropertyModel {
             name: self.name,
             law: self.law,
@@ -261,9 +271,10 @@ impl<M> PropertyParts<M> {
             reactive_rule: self.reactive_rule,
             calibration: self.calibration,
             members,
+            risk,
+            frame_share: None,
         };
-        m.validate()?;
-        Ok(m)
+        m.with_frame_share(self.frame_share)
     }
 }
 
@@ -339,14 +350,33 @@ impl PropertyModel {
             dtmc: learned.dtmc,
             deadlocks: learned.deadlocks,
             pac,
-            table,
+            table: table.clone(),
             selection: None,
             reactive_rule: None,
             calibration: None,
             members: Vec::new(),
+            risk: table.clone(),
+            frame_share: None,
         };
         m.validate()?;
         Ok(m)
+    }
+
+    /// The model whose risk mixes in `share` (replacing any earlier one; `None`: the chain's risk alone).
+    ///
+    /// # Errors
+    /// [`ModelError::Structure`] when the share covers another number of states or other horizons.
+    pub fn with_frame_share(
+        mut self,
+        share: Option<FrameShare>,
+    ) -> Result<PropertyModel, ModelError> {
+        self.risk = match &share {
+            Some(share) => self.table.blended(share)?,
+            None => self.table.clone(),
+        };
+        self.frame_share = share;
+        self.validate()?;
+        Ok(self)
     }
 
     /// The model with its selection record.
@@ -536,9 +566,19 @@ impl PropertyModel {
     pub fn pac(&self) -> &PacSummary {
         &self.pac
     }
-    /// The cached risk table.
+    /// The chain's reachability table: P(F unsafe), P(F≤k unsafe), expected steps and paths of the DTMC
+    /// (what Storm checks).
     pub fn table(&self) -> &RiskTable {
         &self.table
+    }
+    /// The risks the monitor reads: [`PropertyModel::table`], mixed with the frame share when the
+    /// model has one ([`crate::share`]).
+    pub fn risk_table(&self) -> &RiskTable {
+        &self.risk
+    }
+    /// The frame share mixed into the risk, if any.
+    pub fn frame_share(&self) -> Option<&FrameShare> {
+        self.frame_share.as_ref()
     }
     /// How the predicates were chosen, when recorded.
     pub fn selection(&self) -> Option<&Selection> {
@@ -573,7 +613,7 @@ impl PropertyModel {
     }
     /// Conservative risk `min(1, P(F unsafe) + ε_s)`, with ε_s the PAC error the state's data achieve.
     pub fn risk_upper_bound(&self, state: StateId) -> Option<f64> {
-        let p = self.table.eventually(state)?;
+        let p = self.risk.eventually(state)?;
         Some((p + self.pac.epsilon_of(state)).min(1.0))
     }
 }

@@ -179,7 +179,7 @@ impl Session {
             let member_states = encoded.get(slot.clone()).unwrap_or_default();
             let states = std::iter::once(enc.state).chain(member_states.iter().map(|e| e.state));
             for (k, (chain, state)) in p.chains().zip(states).enumerate() {
-                let table = chain.table();
+                let table = chain.risk_table();
                 eventually += table.eventually(state).unwrap_or(1.0);
                 upper += chain.risk_upper_bound(state).unwrap_or(1.0);
                 // One state's horizons are adjacent in memory (one cache line for a few horizons).

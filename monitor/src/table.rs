@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::dtmc::Dtmc;
 use crate::error::StructureError;
 use crate::reach::{self, path::NO_PATH};
+use crate::share::FrameShare;
 use crate::StateId;
 
 /// Slack allowed when checking `within ≤ eventually` and monotonicity (solver rounding).
@@ -211,6 +212,47 @@ impl RiskTable {
             clamp(within),
             expected_steps,
             path_next,
+        )
+    }
+
+    /// The table whose risks are `(1 − w) · this table's + w · share` in every state the share covers
+    /// (`w` = [`FrameShare::weight`]), bounded risks likewise per horizon; expected steps and paths stay
+    /// this table's. See [`crate::share`].
+    ///
+    /// # Errors
+    /// A share over another number of states or other horizons.
+    pub fn blended(&self, share: &FrameShare) -> Result<RiskTable, StructureError> {
+        let n = self.n_states;
+        if share.n_states() != n {
+            return Err(StructureError::SizeMismatch {
+                what: "frame share",
+                expected: n,
+                found: share.n_states(),
+            });
+        }
+        if share.horizons_steps() != self.horizons_steps.as_slice() {
+            return Err(StructureError::Invalid(
+                "frame share horizons differ from the table's".into(),
+            ));
+        }
+        let w = share.weight();
+        let mix = |p: f64, x: Option<f64>| x.map_or(p, |x| ((1.0 - w) * p + w * x).clamp(0.0, 1.0));
+        let eventually = (0..n)
+            .map(|s| mix(self.eventually[s], share.eventually(s as StateId)))
+            .collect();
+        let h = self.horizons_steps.len();
+        // Horizon-major, as `try_new` takes it.
+        let within = (0..h)
+            .flat_map(|k| (0..n).map(move |s| (k, s)))
+            .map(|(k, s)| mix(self.within[s * h + k], share.within(k, s as StateId)))
+            .collect();
+        RiskTable::try_new(
+            n,
+            self.horizons_steps.clone(),
+            eventually,
+            within,
+            self.expected_steps.clone(),
+            self.path_next.clone(),
         )
     }
 

@@ -161,6 +161,65 @@ fn an_ensemble_averages_its_chains_each_at_its_own_state() {
     assert!(o.absorbed && close(o.risk_eventually, 1.0));
 }
 
+/// The hand model with half its risk from the frame share of its own two runs (α = 0), counted by hand:
+/// the violating run spends one frame in state 0 (two steps before the collision) and one in state 2
+/// (one step before); the safe run one in each. So each state's share is 1/2; within one step 0 (state
+/// 0) and 1/2 (state 2); within two steps 1/2 and 1/2. The session reads the mix, and a model file
+/// keeps it.
+#[test]
+fn the_session_reads_the_risk_mixed_with_the_frame_share() {
+    let own = hand_model().properties()[0].clone();
+    let cfg = own.config().clone();
+    let violating: &[StateId] = &[0, 2, 3];
+    let safe: &[StateId] = &[2, 0];
+    let share = crate::share::FrameShare::from_traces(
+        0.5,
+        own.n_states(),
+        &cfg.horizons_steps,
+        cfg.laplace.alpha,
+        [(violating, true), (safe, false)],
+    )
+    .unwrap();
+    let mixed = own.clone().with_frame_share(Some(share)).unwrap();
+    assert_eq!(
+        mixed.table(),
+        own.table(),
+        "the chain's own table stays the DTMC's"
+    );
+    let model = Arc::new(Model::try_new(laws(), vec![mixed]).unwrap());
+    let model = Arc::new(Model::from_bytes(&model.to_bytes()).unwrap());
+    assert_eq!(
+        model.properties()[0].frame_share().map(|f| f.weight()),
+        Some(0.5)
+    );
+    let mut s = Session::new(&model, &SessionConfig::default()).unwrap();
+    // (gap, state, eventually, within 1 step, within 2 steps): half the chain's, half the share's.
+    let cases = [
+        (None, 0, 0.5 / 3.0 + 0.25, 0.0, 0.5 * 0.25 + 0.25),
+        (Some(5.0), 0b10, 1.0 / 3.0 + 0.25, 0.5, 0.5),
+    ];
+    for (gap, state, eventually, within1, within2) in cases {
+        let o = s.step(&frame(5.0, gap, false)).properties[0].clone();
+        assert_eq!(o.state, state);
+        assert!(
+            close(o.risk_eventually, eventually),
+            "{gap:?}: {}",
+            o.risk_eventually
+        );
+        assert!(
+            close(o.risk_within[0], within1),
+            "{gap:?}: {:?}",
+            o.risk_within
+        );
+        assert!(
+            close(o.risk_within[1], within2),
+            "{gap:?}: {:?}",
+            o.risk_within
+        );
+        assert!(o.risk_upper >= o.risk_eventually - 1e-12 && o.risk_upper <= 1.0);
+    }
+}
+
 #[test]
 fn ensemble_members_must_be_chains_of_the_same_property() {
     let own = hand_model().properties()[0].clone();

@@ -55,3 +55,46 @@ fn model_files_keep_the_bounded_risks_horizon_major() {
     let back: RiskTable = postcard::from_bytes(&bytes).unwrap();
     assert_eq!(back, t);
 }
+
+/// Mixing in a frame share: `(1 − w) · table + w · share` where the share has a value, the table's own
+/// risk elsewhere, bounded risks per horizon alike, expected steps and paths unchanged. Hand values.
+#[test]
+fn a_frame_share_mixes_into_the_risks_by_its_weight() {
+    let (_, t) = three_states();
+    // State 0 visited (share 0.7; within 1 step 0.2, within 4 steps 0.4), states 1 and 2 not.
+    let share = FrameShare::try_new(
+        0.25,
+        vec![1, 4],
+        vec![Some(0.7), None, None],
+        vec![Some(0.2), Some(0.4), None, None, None, None],
+    )
+    .unwrap();
+    let m = t.blended(&share).unwrap();
+    let near = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 1e-12);
+    assert!(near(m.eventually(0), 0.75 * 0.5 + 0.25 * 0.7));
+    assert!(near(m.within(0, 0), 0.75 * 0.1 + 0.25 * 0.2));
+    assert!(near(m.within(1, 0), 0.75 * 0.2 + 0.25 * 0.4));
+    for s in 1..3 {
+        assert_eq!(m.eventually(s), t.eventually(s), "state {s} has no share");
+        assert_eq!(m.within_row(s), t.within_row(s));
+    }
+    for s in 0..3 {
+        assert_eq!(m.expected_steps(s), t.expected_steps(s));
+        assert_eq!(m.most_likely_path(s), t.most_likely_path(s));
+    }
+    // Weight 0 is the table itself.
+    let none = FrameShare::try_new(
+        0.0,
+        vec![1, 4],
+        vec![Some(0.7), None, None],
+        vec![Some(0.2), Some(0.4), None, None, None, None],
+    )
+    .unwrap();
+    assert_eq!(t.blended(&none).unwrap(), t);
+    // A share of another shape is refused.
+    let two = FrameShare::try_new(0.5, vec![1, 4], vec![None, None], vec![None; 4]).unwrap();
+    assert!(t.blended(&two).is_err());
+    let other_horizons =
+        FrameShare::try_new(0.5, vec![2], vec![None, None, None], vec![None; 3]).unwrap();
+    assert!(t.blended(&other_horizons).is_err());
+}

@@ -289,7 +289,7 @@ fn representative_states(model: &Arc<Model>) -> anyhow::Result<BTreeMap<String, 
     let mut all = BTreeMap::new();
     for (p, property) in model.properties().iter().enumerate() {
         let pac = property.pac();
-        let table = property.table();
+        let table = property.risk_table();
         let mut visited: Vec<(u32, u64, f64)> = (0..property.n_states() as u32)
             .filter_map(|s| {
                 let (n, _) = pac.state(s)?;
