@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::support::{avguard, ok, python_script, run_ok, run_refused, scratch, workspace_root};
 use monitor::learning::merge_counts;
-use monitor::select::search::ALPHA_CHOICES;
+use monitor::select::search::{ALPHA_CHOICES, SHARE_WEIGHTS};
 use monitor::{Model, PropertyModel};
 
 pub(crate) fn simulate(scenario: &str, runs: u32, seed: u32, out: &Path) {
@@ -232,9 +232,21 @@ fn learned_abstraction_calibration_and_the_bound_on_fresh_runs() {
     let json: serde_json::Value = serde_json::from_str(&info).unwrap();
     for p in json["properties"].as_array().unwrap() {
         let alpha = p["smoothing"]["alpha"].as_f64().unwrap();
+        // `--frame-share auto`, the default: a searched property mixes in one of the weights, the same
+        // in every chain; a fixed one none.
+        let share = p["frame_share_weight"].as_f64().unwrap();
         match p["selection"]["mode"].as_str() {
-            Some("auto") => assert!(ALPHA_CHOICES.contains(&alpha), "{p}"),
-            _ => assert_eq!(alpha, 1.0, "{p}"),
+            Some("auto") => {
+                assert!(ALPHA_CHOICES.contains(&alpha), "{p}");
+                assert!(SHARE_WEIGHTS.contains(&share), "{p}");
+                for m in p["members"].as_array().unwrap() {
+                    assert_eq!(m["frame_share_weight"].as_f64(), Some(share), "{p}");
+                }
+            }
+            _ => {
+                assert_eq!(alpha, 1.0, "{p}");
+                assert_eq!(share, 0.0, "{p}");
+            }
         }
     }
     let bad = avguard()
@@ -248,6 +260,28 @@ fn learned_abstraction_calibration_and_the_bound_on_fresh_runs() {
     assert!(!bad.status.success());
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(err.contains("'nope' is neither `auto` nor"), "{err}");
+    // `--frame-share off`: no property mixes in a share, and the search chose the same predicates (the
+    // weight is chosen after it).
+    let off_path = dir.join("off.avg");
+    run_ok(
+        avguard()
+            .args(["learn", "--frame-share", "off", "--laws"])
+            .arg(workspace_root().join("laws/specs"))
+            .arg("--out")
+            .arg(&off_path)
+            .arg(&train),
+    );
+    let off: serde_json::Value =
+        serde_json::from_str(&run_ok(avguard().args(["info", "--json"]).arg(&off_path))).unwrap();
+    for (a, b) in json["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(off["properties"].as_array().unwrap())
+    {
+        assert_eq!(b["frame_share_weight"].as_f64(), Some(0.0), "{b}");
+        assert_eq!(a["predicates"], b["predicates"], "{a} / {b}");
+    }
     let model = load(&model_path);
     let p = model.property("law51_sub5").unwrap();
     let sel = p.selection().unwrap();

@@ -43,7 +43,9 @@ use crate::error::ModelError;
 use crate::model::Model;
 use crate::property::{BuildConfig, PropertyModel};
 pub use crate::provenance::{AbstractionMode, ReactiveRule, Selection, SelectionStep};
+use crate::share::FrameShare;
 use crate::spec::{ResolvedProperty, WINDOW_SUFFIX};
+use crate::StateId;
 use data::{PropertyData, Recorder, RunRecord, Source};
 use laws::LawSource;
 use pool::Candidate;
@@ -303,6 +305,8 @@ impl AutoPlan {
             })
             .collect();
         let mut member_searches = Vec::new();
+        // The frame share's weight in every chain's risk: chosen after the search (0: the chain alone).
+        let mut share_weight = 0.0;
         let (steps, segs): (Vec<SelectionStep>, _) = match mode {
             AbstractionMode::Auto if n_violating > 0 => {
                 // Greedy selection is myopic: started from nothing it can settle on a worse set than
@@ -408,6 +412,17 @@ impl AutoPlan {
                     };
                     fixed_score = search::score_set(&data, records, &cfg, &fixed).0;
                 }
+                // How much of the frame share the risk mixes in, chosen for the first chain's
+                // predicates under its smoothing and applied to every chain.
+                if search_cfg.choose_share {
+                    let cfg = SearchConfig {
+                        alpha,
+                        hierarchical,
+                        ..*search_cfg
+                    };
+                    let chosen = search::chosen_toggles(&data, &found.steps, &found.refined);
+                    share_weight = search::choose_share_weight(&data, records, &cfg, &chosen).0;
+                }
                 let steps = selection_steps(&found)?;
                 // The refined candidates join the data, so that the pool size counts them.
                 data.candidates
@@ -467,12 +482,16 @@ impl AutoPlan {
                 fixed_score: search::score_set(&data, records, &cfg, &fixed).0,
                 ..selection.clone()
             };
+            let share = frame_share(&data, &segs, &predicates, &config, share_weight)?;
             members.push(
                 PropertyModel::build_for_law(&p.name, &p.law, predicates, 0, counts, &config)?
-                    .with_selection(member_selection),
+                    .with_selection(member_selection)
+                    .with_frame_share(share)?,
             );
         }
+        let share = frame_share(&data, &segs, &predicates, &config, share_weight)?;
         let model = PropertyModel::build_for_law(&p.name, &p.law, predicates, 0, counts, &config)?
+            .with_frame_share(share)?
             .with_selection(selection.clone())
             .with_reactive_rule(rule.clone())
             .with_members(members)?;
@@ -531,4 +550,32 @@ fn counts_of(
         counts.observe_trace(&domain, &trace)?;
     }
     Ok(counts)
+}
+
+/// The frame share of every state under `segs` (the learning traces, as [`counts_of`] reads them) with
+/// `weight`, smoothed with the model's α; `None` at weight 0.
+fn frame_share(
+    data: &PropertyData,
+    segs: &search::Segments,
+    predicates: &[String],
+    config: &BuildConfig,
+    weight: f64,
+) -> Result<Option<FrameShare>, ModelError> {
+    if weight <= 0.0 {
+        return Ok(None);
+    }
+    let n_states = PropertyModel::domain_for(predicates, 0, config)?.n_states();
+    let traces: Vec<(Vec<StateId>, bool)> = data
+        .runs
+        .iter()
+        .enumerate()
+        .map(|(r, run)| (segs.frame_states(r, run.n), run.violated))
+        .collect();
+    Ok(Some(FrameShare::from_traces(
+        weight,
+        n_states,
+        &config.horizons_steps,
+        config.laplace.alpha,
+        traces.iter().map(|(t, v)| (t.as_slice(), *v)),
+    )?))
 }

@@ -100,6 +100,12 @@ pub struct SearchConfig {
     /// fold assignments ([`super::member_seed`]) with the smoothing the first chain's search chose, and
     /// their risks averaged with the first's.
     pub chains: usize,
+    /// Weight of the frame share in every chain's risk ([`crate::share`]): 0 is the chain's reachability
+    /// alone. The search runs at 0; [`choose_share_weight`] then compares the weights.
+    pub share_weight: f64,
+    /// Whether the auto model's risk mixes in the frame share with the weight [`choose_share_weight`]
+    /// chooses (else the chain's risk alone).
+    pub choose_share: bool,
 }
 
 /// The Laplace α values a search chooses among ([`SearchConfig::choose_alpha`]): the paper's add-one
@@ -124,6 +130,8 @@ impl Default for SearchConfig {
             hierarchical: false,
             choose_prior: false,
             chains: 1,
+            share_weight: 0.0,
+            choose_share: false,
         }
     }
 }
@@ -518,4 +526,38 @@ pub fn score_set(
 ) -> (f64, Segments) {
     let toggles: Vec<&Toggles> = set.iter().map(|&c| &data.candidates[c]).collect();
     Scorer::new(data, records, cfg).score_toggles(&toggles)
+}
+
+/// The frame-share weights [`choose_share_weight`] compares, the chain alone first (it wins ties).
+pub const SHARE_WEIGHTS: [f64; 4] = [0.0, 0.25, 0.5, 0.75];
+
+/// How much of the frame share a property's risk mixes in ([`crate::share`]): the predicates `toggles`
+/// (the search's result, in bit order) are scored under each of [`SHARE_WEIGHTS`] on the search's folds
+/// and on its [`fresh_scorers`]' further fold assignments, and the weight with the highest mean wins
+/// (ties: the lower weight). Returns it with every weight's mean score. The predicates were chosen with
+/// the chain's risk alone; only the mix is chosen here, on the training runs like every choice of the
+/// search.
+pub fn choose_share_weight(
+    data: &PropertyData,
+    records: &[RunRecord],
+    cfg: &SearchConfig,
+    toggles: &[&Toggles],
+) -> (f64, Vec<f64>) {
+    let mut best = (f64::NEG_INFINITY, 0.0);
+    let mut scores = Vec::with_capacity(SHARE_WEIGHTS.len());
+    for &w in &SHARE_WEIGHTS {
+        let c = SearchConfig {
+            share_weight: w,
+            ..*cfg
+        };
+        let own = Scorer::new(data, records, &c).score_toggles(toggles).0;
+        let fresh = fresh_scorers(data, records, &c);
+        let others: f64 = fresh.iter().map(|f| f.score_toggles(toggles).0).sum();
+        let mean = (own + others) / (1 + fresh.len()) as f64;
+        scores.push(mean);
+        if mean > best.0 {
+            best = (mean, w);
+        }
+    }
+    (best.1, scores)
 }

@@ -312,6 +312,148 @@ fn search_risks_equal_the_built_model_under(prior: crate::property::SmoothingPri
     assert!(n_differ >= 1, "the prior changed no risk");
 }
 
+/// With a frame share mixed in, the search scores the risks the built model then reads: the model's
+/// share counted here frame by frame from the recorded predicate values (not from the search's
+/// segments), weight ½, for every state — the visited ones mixed, the others the chain's alone.
+#[test]
+fn search_risks_with_a_frame_share_equal_the_built_model() {
+    let (plan, recs) = records(200, 3);
+    let pool = plan.pool_of(&recs, 0);
+    let pick = |prefix: &str| {
+        pool.iter()
+            .map(|(c, _)| c.text())
+            .find(|t| t.starts_with(prefix))
+            .unwrap()
+    };
+    let chosen = vec![pick("acc<="), pick("NPCAhead<="), pick("speed<=")];
+    let p = plan.build_with(&recs, 0, &chosen).unwrap();
+    let sources: Vec<data::Source> = chosen
+        .iter()
+        .map(|t| pool.iter().find(|(c, _)| c.text() == *t).unwrap().1)
+        .collect();
+    let data = PropertyData::new(&recs, 0, &sources);
+    // Each run's states frame by frame (the unsafe bit is only ever set on a violating run's last
+    // frame, which the share leaves out).
+    let traces: Vec<(Vec<StateId>, bool)> = data
+        .runs
+        .iter()
+        .map(|run| {
+            let rec = &recs[run.record];
+            let states = (0..run.n as usize)
+                .map(|k| {
+                    sources
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &s)| StateId::from(rec.value(s, k)) << (i + 1))
+                        .sum()
+                })
+                .collect();
+            (states, run.violated)
+        })
+        .collect();
+    let share = crate::share::FrameShare::from_traces(
+        0.5,
+        p.n_states(),
+        &p.config().horizons_steps,
+        p.config().laplace.alpha,
+        traces.iter().map(|(t, v)| (t.as_slice(), *v)),
+    )
+    .unwrap();
+    let p = p.with_frame_share(Some(share)).unwrap();
+    let cfg = SearchConfig {
+        share_weight: 0.5,
+        ..SearchConfig::default()
+    };
+    let risks = Scorer::new(&data, &recs, &cfg).full_data_risks(&[0, 1, 2]);
+    let domain = p.domain().unwrap();
+    let (mut mixed, mut unvisited) = (0, 0);
+    for s in 0..(1u32 << 4) {
+        if domain.is_unsafe(s) || !domain.is_valid_state(s) {
+            continue;
+        }
+        let want = p.risk_table().eventually(s).unwrap();
+        let got = risks[s as usize];
+        assert!(
+            (want - got).abs() < 1e-6,
+            "state {s}: model {want}, search {got}"
+        );
+        if p.frame_share().unwrap().eventually(s).is_some() {
+            mixed += 1;
+            assert!(
+                (want - p.table().eventually(s).unwrap()).abs() > 1e-9,
+                "state {s}"
+            );
+        } else {
+            unvisited += 1;
+            assert_eq!(Some(want), p.table().eventually(s), "state {s}");
+        }
+    }
+    assert!(mixed >= 3, "{mixed}");
+    assert!(unvisited >= 1, "{unvisited}");
+}
+
+/// The weight of the frame share is the one whose mean score over the search's folds and the fresh
+/// ones is highest (ties: the lower), recomputed here from each weight's own scores; and the auto
+/// model carries it, with the share of its own predicates.
+#[test]
+fn the_frame_share_weight_is_chosen_by_the_search_score() {
+    let (plan, recs) = records(300, 4);
+    // One predicate besides the unsafe one: a coarse abstraction, where the weights rank differently.
+    let cfg = SearchConfig {
+        max_predicates: 2,
+        choose_share: true,
+        ..SearchConfig::default()
+    };
+    let (model, _) = plan.build(&recs, AbstractionMode::Auto, &cfg).unwrap();
+    assert_eq!(Model::from_bytes(&model.to_bytes()).unwrap(), model);
+    let p = &model.properties()[0];
+    let pool = plan.pool_of(&recs, 0);
+    let sources: Vec<data::Source> = p.predicates()[1..]
+        .iter()
+        .map(|t| pool.iter().find(|(c, _)| c.text() == *t).unwrap().1)
+        .collect();
+    let data = PropertyData::new(&recs, 0, &sources);
+    let toggles: Vec<&data::Toggles> = data.candidates.iter().collect();
+    let (w, scores) = search::choose_share_weight(&data, &recs, &cfg, &toggles);
+    let set: Vec<usize> = (0..sources.len()).collect();
+    let mut best = (f64::NEG_INFINITY, f64::NAN);
+    for (&weight, &score) in search::SHARE_WEIGHTS.iter().zip(&scores) {
+        let c = SearchConfig {
+            share_weight: weight,
+            ..cfg
+        };
+        let own = search::score_set(&data, &recs, &c, &set).0;
+        let fresh: f64 = search::fresh_scorers(&data, &recs, &c)
+            .iter()
+            .map(|f| f.score_toggles(&toggles).0)
+            .sum();
+        let mean = (own + fresh) / (1 + cfg.finalist_repeats) as f64;
+        assert!(
+            (mean - score).abs() < 1e-12,
+            "weight {weight}: {mean} vs {score}"
+        );
+        if mean > best.0 {
+            best = (mean, weight);
+        }
+    }
+    assert_eq!(w, best.1);
+    assert_eq!(p.frame_share().map_or(0.0, |f| f.weight()), w);
+    // On three weak predicates the weights rank frames differently, and score differently.
+    let (recs, _, all, full) = whole_pool(4);
+    let weak = weak_sources(&recs, &all, &full, &cfg, 0.01, 3);
+    assert_eq!(weak.len(), 3);
+    let data = PropertyData::new(&recs, 0, &weak);
+    let toggles: Vec<&data::Toggles> = data.candidates.iter().collect();
+    let (w, scores) = search::choose_share_weight(&data, &recs, &cfg, &toggles);
+    assert!(
+        scores.iter().any(|&x| (x - scores[0]).abs() > 1e-6),
+        "{scores:?}"
+    );
+    let top = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let first_top = search::SHARE_WEIGHTS[scores.iter().position(|&x| x == top).unwrap()];
+    assert_eq!(w, first_top, "{scores:?}");
+}
+
 #[test]
 fn the_reactive_rule_is_learned_and_applied_by_the_session() {
     let (plan, recs) = records(300, 4);
@@ -417,17 +559,23 @@ fn budget_rules_keep_within_their_budget_and_replace_the_stored_rule() {
 /// search computes the same on segments, with all folds in one pass.
 #[test]
 fn the_cross_validated_score_matches_a_frame_by_frame_recount() {
-    cross_validated_score_matches_a_recount(false);
+    cross_validated_score_matches_a_recount(false, 0.0);
+}
+
+/// The same with a frame share mixed in: each fold's shares count the other folds' frames alone.
+#[test]
+fn the_cross_validated_score_with_a_frame_share_matches_a_frame_by_frame_recount() {
+    cross_validated_score_matches_a_recount(false, 0.5);
 }
 
 /// The same under hierarchical smoothing: there the search learns every coarser set's chain per fold
 /// from the whole data's segments, the recount from each fold's training runs alone.
 #[test]
 fn the_hierarchical_cross_validated_score_matches_a_frame_by_frame_recount() {
-    cross_validated_score_matches_a_recount(true);
+    cross_validated_score_matches_a_recount(true, 0.0);
 }
 
-fn cross_validated_score_matches_a_recount(hierarchical: bool) {
+fn cross_validated_score_matches_a_recount(hierarchical: bool, share_weight: f64) {
     let (plan, recs) = records(150, 5);
     let pool = plan.pool_of(&recs, 0);
     let cfg = SearchConfig {
@@ -452,6 +600,10 @@ fn cross_validated_score_matches_a_recount(hierarchical: bool) {
         .map(|c| all[c])
         .collect();
     assert_eq!(sources.len(), 3, "{steps:?}");
+    let cfg = SearchConfig {
+        share_weight,
+        ..cfg
+    };
     let set: Vec<usize> = (0..sources.len()).collect();
     let data = PropertyData::new(&recs, 0, &sources);
     let (score, _) = search::score_set(&data, &recs, &cfg, &set);
@@ -608,6 +760,7 @@ fn a_chosen_threshold_is_refined_to_a_finer_cut_when_that_scores_higher() {
     let (recs, pool, all, full) = whole_pool(6);
     let cfg = SearchConfig {
         max_predicates: 2,
+        choose_share: true,
         ..SearchConfig::default()
     };
     // The plain search's first choice is the "good" cut; a weak cut is the smallest speed threshold.

@@ -9,7 +9,7 @@ use monitor::select::SearchConfig;
 use monitor::{BuildConfig, LaplaceConfig};
 
 use crate::calibration::CalibrateOptions;
-use crate::cmd::learn::{AlphaArg, Prior};
+use crate::cmd::learn::{AlphaArg, FrameShareArg, Prior};
 use crate::evaluate::{evaluate, render_repeats, EvaluateOptions, SeedSummary};
 
 /// Arguments of `avguard evaluate`.
@@ -67,6 +67,9 @@ pub struct Args {
     /// Smoothing prior of the auto model (as `learn`).
     #[arg(long, value_enum, default_value_t = Prior::Flat)]
     prior: Prior,
+    /// Whether the auto model's risk may mix in the frame share (as `learn`).
+    #[arg(long, value_enum, default_value_t = FrameShareArg::Auto)]
+    frame_share: FrameShareArg,
     /// RSS comparator parameters.
     #[command(flatten)]
     rss: crate::rss_options::RssOptions,
@@ -124,13 +127,15 @@ fn evaluate_once(
             },
             ..BuildConfig::at_frame_period(frame_period_s).context("--frame-period-s")?
         },
-        search: args.prior.search(args.alpha.search(SearchConfig {
-            seed,
-            max_predicates: args.max_predicates as usize,
-            folds: args.folds as usize,
-            chains: args.ensemble as usize,
-            ..SearchConfig::default()
-        })),
+        search: args
+            .frame_share
+            .search(args.prior.search(args.alpha.search(SearchConfig {
+                seed,
+                max_predicates: args.max_predicates as usize,
+                folds: args.folds as usize,
+                chains: args.ensemble as usize,
+                ..SearchConfig::default()
+            }))),
         calibrate: CalibrateOptions {
             target_false_alarm: args.target_false_alarms,
             per_scenario: args.per_scenario,

@@ -56,7 +56,7 @@ fn property_json(p: &PropertyModel) -> String {
     format!(
         "{{\"name\":{},\"predicates\":[{}],\"unsafe\":{},\"states\":{},\"transitions\":{},\"runs\":{},\
          \"pac\":{{\"met\":{},\"total\":{},\"visited\":{},\"epsilon\":{},\"delta\":{},\"worst\":[{}]}},\
-         \"smoothing\":{{\"alpha\":{},\"scope\":{},\"prior\":{}}},\"horizons_steps\":[{}],\"selection\":{},\"reactive_rule\":{},\"calibration\":{},\"members\":[{}]}}",
+         \"smoothing\":{{\"alpha\":{},\"scope\":{},\"prior\":{}}},\"frame_share_weight\":{},\"horizons_steps\":[{}],\"selection\":{},\"reactive_rule\":{},\"calibration\":{},\"members\":[{}]}}",
         quote(p.name()),
         preds.join(","),
         quote(&p.predicates()[p.unsafe_bit()]),
@@ -72,6 +72,7 @@ fn property_json(p: &PropertyModel) -> String {
         serde_json::json!(p.config().laplace.alpha),
         quote(p.config().smoothing.as_str()),
         quote(p.config().prior.as_str()),
+        serde_json::json!(p.frame_share().map_or(0.0, |f| f.weight())),
         p.table()
             .horizons_steps()
             .iter()
@@ -141,6 +142,14 @@ fn text(model: &Model) -> String {
             p.config().smoothing.as_str(),
             p.config().prior.as_str()
         );
+        if let Some(share) = p.frame_share() {
+            let w = share.weight();
+            let _ = writeln!(
+                out,
+                "  risk: {} x P(F unsafe) + {w} x frame share (the share of a state's training frames in runs that went on to violate; weight chosen by the cross-validated score)",
+                1.0 - w
+            );
+        }
         if let Some(sel) = p.selection() {
             let _ = writeln!(
                 out,

@@ -80,6 +80,12 @@ pub struct Args {
     /// takes about this many times as long; at most 16).
     #[arg(long, default_value_t = DEFAULT_ENSEMBLE, value_parser = clap::value_parser!(u32).range(1..=16))]
     pub ensemble: u32,
+    /// With `--abstraction auto`, whether each property's risk may mix in the frame share, the share of
+    /// a state's training frames that belong to runs that went on to violate: `auto` lets the search's
+    /// cross-validated score choose its weight (0, ¼, ½ or ¾; 0 is the chain's P(F unsafe) alone), `off`
+    /// keeps the chain's risk alone.
+    #[arg(long, value_enum, default_value_t = FrameShareArg::Auto)]
+    pub frame_share: FrameShareArg,
     /// Log files (`.h5`) or folders holding them.
     #[arg(required = true)]
     pub logs: Vec<PathBuf>,
@@ -160,6 +166,25 @@ impl From<Abstraction> for AbstractionMode {
     }
 }
 
+/// `--frame-share` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FrameShareArg {
+    /// Weight chosen per property by the search's cross-validated score.
+    Auto,
+    /// The chain's risk alone.
+    Off,
+}
+
+impl FrameShareArg {
+    /// `search` with this choice.
+    pub fn search(self, search: SearchConfig) -> SearchConfig {
+        SearchConfig {
+            choose_share: self == FrameShareArg::Auto,
+            ..search
+        }
+    }
+}
+
 /// `--prior` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Prior {
@@ -213,13 +238,15 @@ pub fn fit_options(args: &Args, frame_period_s: f64) -> anyhow::Result<FitOption
     Ok(FitOptions {
         build: config,
         mode: args.abstraction.into(),
-        search: args.prior.search(args.alpha.search(SearchConfig {
-            max_predicates: args.max_predicates as usize,
-            folds: args.folds as usize,
-            seed: args.seed,
-            chains: args.ensemble as usize,
-            ..SearchConfig::default()
-        })),
+        search: args
+            .frame_share
+            .search(args.prior.search(args.alpha.search(SearchConfig {
+                max_predicates: args.max_predicates as usize,
+                folds: args.folds as usize,
+                seed: args.seed,
+                chains: args.ensemble as usize,
+                ..SearchConfig::default()
+            }))),
     })
 }
 

@@ -32,6 +32,11 @@ pub(super) struct Workspace {
     /// The triplets' (target, weight) grouped by source.
     entries: Vec<(u32, f64)>,
     risk: Vec<f64>,
+    /// The observed states' risks mixed with their frame share (only with a frame-share weight).
+    mixed: Vec<f64>,
+    /// Per state and fold: frames, and frames of violating runs (only with a frame-share weight).
+    share_frames: Vec<u32>,
+    share_violating: Vec<u32>,
 }
 
 /// Per fold, and last with no run held out, the risk of every state of a predicate set under that fold's
@@ -59,6 +64,7 @@ pub struct Scorer<'a> {
     k: usize,
     alpha: f64,
     hierarchical: bool,
+    share_weight: f64,
 }
 
 /// The outcome prior of state `s` of a chain over `n_bits` predicates: the risk of its parent state (the
@@ -78,6 +84,7 @@ impl<'a> Scorer<'a> {
             k,
             alpha: cfg.alpha,
             hierarchical: cfg.hierarchical,
+            share_weight: cfg.share_weight,
         }
     }
 
@@ -134,7 +141,7 @@ impl<'a> Scorer<'a> {
                 let prior = parent.map(|p| p.fold(f));
                 self.fit_fold(&mut ws, f, n_bits, prior);
                 (0..1u32 << n_bits)
-                    .map(|s| self.risk_of(&ws, s, n_bits, prior))
+                    .map(|s| self.chain_risk(&ws, s, n_bits, prior))
                     .collect()
             })
             .collect();
@@ -188,6 +195,13 @@ impl<'a> Scorer<'a> {
         ws.pair_counts.clear();
         ws.self_counts.clear();
         ws.self_counts.resize(n_states * k, 0);
+        let share = self.share_weight > 0.0;
+        ws.share_frames.clear();
+        ws.share_violating.clear();
+        if share {
+            ws.share_frames.resize(n_states * k, 0);
+            ws.share_violating.resize(n_states * k, 0);
+        }
         for (r, run) in data.runs.iter().enumerate() {
             let f = self.folds[r] as usize;
             let segs = &ws.merged[ws.offsets[r]..ws.offsets[r + 1]];
@@ -198,6 +212,12 @@ impl<'a> Scorer<'a> {
                 }
                 let end = segs.get(i + 1).map_or(run.n, |s| s.0);
                 ws.self_counts[st as usize * k + f] += end - start - 1;
+                if share {
+                    ws.share_frames[st as usize * k + f] += end - start;
+                    if run.violated {
+                        ws.share_violating[st as usize * k + f] += end - start;
+                    }
+                }
                 let to = if i == last {
                     DONE
                 } else if run.violated && i + 1 == last {
@@ -402,6 +422,20 @@ impl<'a> Scorer<'a> {
             // this function, and risk 1 everywhere scores the candidate at its worst rather than crash.
             Err(_) => vec![1.0; n],
         };
+        // The frame share of every observed state, mixed in as the model mixes it (`crate::share`):
+        // every observed state was visited in training, so each has one.
+        // A state never observed has no share: its risk stays the chain's (see `risk_of`).
+        let w = self.share_weight;
+        ws.mixed.clear();
+        if w > 0.0 {
+            for (i, &s) in ws.observed.iter().enumerate() {
+                let frames = f64::from(train(&ws.share_frames, s as usize));
+                let violating = f64::from(train(&ws.share_violating, s as usize));
+                let share = (violating + alpha / 2.0) / (frames + alpha);
+                ws.mixed
+                    .push(((1.0 - w) * ws.risk[i] + w * share).clamp(0.0, 1.0));
+            }
+        }
     }
 
     /// P(F unsafe) of every state `0..2^(|set| + 1)` under the predicates `set` (pool indices, in bit
@@ -420,8 +454,20 @@ impl<'a> Scorer<'a> {
             .collect()
     }
 
-    /// The fold chain's risk of state `s` (see the module docs for states not observed in training).
+    /// The fold chain's risk of state `s` (see the module docs for states not observed in training),
+    /// mixed with its frame share under a frame-share weight; an unobserved state has no share and gets
+    /// the chain's risk alone, as in the built model.
     fn risk_of(&self, ws: &Workspace, s: StateId, n_bits: u32, prior: Option<&[f64]>) -> f64 {
+        let i = ws.obs_index[s as usize];
+        match ws.mixed.get(i as usize) {
+            Some(&mixed) if i != NONE => mixed,
+            _ => self.chain_risk(ws, s, n_bits, prior),
+        }
+    }
+
+    /// The fold chain's own risk of state `s`, without the frame share: what the risks of a coarser
+    /// set's chain (hierarchical smoothing's parents) are, as in the built model.
+    fn chain_risk(&self, ws: &Workspace, s: StateId, n_bits: u32, prior: Option<&[f64]>) -> f64 {
         let i = ws.obs_index[s as usize];
         if i != NONE {
             return ws.risk[i as usize];
