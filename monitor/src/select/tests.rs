@@ -256,8 +256,16 @@ fn hierarchical_search_risks_equal_the_built_model() {
     search_risks_equal_the_built_model_under(crate::property::SmoothingPrior::Hierarchical);
 }
 
-fn search_risks_equal_the_built_model_under(prior: crate::property::SmoothingPrior) {
-    let hierarchical = prior == crate::property::SmoothingPrior::Hierarchical;
+/// The first property of 200 synthetic runs built over three pool thresholds (on `acc`, `NPCAhead` and
+/// `speed`) under `prior`, with the runs, where those predicates are recorded, and its data over them.
+fn three_predicate_model(
+    prior: crate::property::SmoothingPrior,
+) -> (
+    PropertyModel,
+    Vec<RunRecord>,
+    Vec<data::Source>,
+    PropertyData,
+) {
     let (mut plan, recs) = records(200, 3);
     plan.config.prior = prior;
     let pool = plan.pool_of(&recs, 0);
@@ -269,16 +277,22 @@ fn search_risks_equal_the_built_model_under(prior: crate::property::SmoothingPri
     };
     let chosen = vec![pick("acc<="), pick("NPCAhead<="), pick("speed<=")];
     let p = plan.build_with(&recs, 0, &chosen).unwrap();
-    assert_eq!(
-        p.counts().n_invalid(),
-        0,
-        "the validity rules rejected nothing"
-    );
     let sources: Vec<data::Source> = chosen
         .iter()
         .map(|t| pool.iter().find(|(c, _)| c.text() == *t).unwrap().1)
         .collect();
     let data = PropertyData::new(&recs, 0, &sources);
+    (p, recs, sources, data)
+}
+
+fn search_risks_equal_the_built_model_under(prior: crate::property::SmoothingPrior) {
+    let hierarchical = prior == crate::property::SmoothingPrior::Hierarchical;
+    let (p, recs, sources, data) = three_predicate_model(prior);
+    assert_eq!(
+        p.counts().n_invalid(),
+        0,
+        "the validity rules rejected nothing"
+    );
     let cfg = SearchConfig {
         hierarchical,
         ..SearchConfig::default()
@@ -317,21 +331,7 @@ fn search_risks_equal_the_built_model_under(prior: crate::property::SmoothingPri
 /// segments), weight ½, for every state — the visited ones mixed, the others the chain's alone.
 #[test]
 fn search_risks_with_a_frame_share_equal_the_built_model() {
-    let (plan, recs) = records(200, 3);
-    let pool = plan.pool_of(&recs, 0);
-    let pick = |prefix: &str| {
-        pool.iter()
-            .map(|(c, _)| c.text())
-            .find(|t| t.starts_with(prefix))
-            .unwrap()
-    };
-    let chosen = vec![pick("acc<="), pick("NPCAhead<="), pick("speed<=")];
-    let p = plan.build_with(&recs, 0, &chosen).unwrap();
-    let sources: Vec<data::Source> = chosen
-        .iter()
-        .map(|t| pool.iter().find(|(c, _)| c.text() == *t).unwrap().1)
-        .collect();
-    let data = PropertyData::new(&recs, 0, &sources);
+    let (p, recs, sources, data) = three_predicate_model(crate::property::SmoothingPrior::Flat);
     // Each run's states frame by frame (the unsafe bit is only ever set on a violating run's last
     // frame, which the share leaves out).
     let traces: Vec<(Vec<StateId>, bool)> = data
