@@ -48,6 +48,8 @@ pub struct Summary {
     pub calibrated: Vec<(String, (f64, u32))>,
     /// Per property with one: its reactive rule as text.
     pub rules: Vec<(String, String)>,
+    /// What the risk is, in words.
+    pub risk_words: String,
 }
 
 impl Summary {
@@ -61,6 +63,7 @@ impl Summary {
         thresholds: &[f64],
         n_interventions: u64,
     ) -> anyhow::Result<Summary> {
+        let risk_words = crate::report::risk_words("P(eventually violated)", Some(model));
         let thresholds: Vec<(String, f64)> =
             thresholds.iter().map(|&t| (threshold_key(t), t)).collect();
         let model = Arc::new(model.clone());
@@ -155,6 +158,7 @@ impl Summary {
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
         Ok(Summary {
+            risk_words,
             properties,
             thresholds,
             effect,
@@ -179,7 +183,10 @@ impl Summary {
 
     /// Prints the two tables and the agreement check.
     pub fn print(&self, enforcement: &str) -> std::io::Result<()> {
-        crate::outln!("\nPrediction with enforcement off (risk = P(eventually violated), as sent live by the bridge)")?;
+        crate::outln!(
+            "\nPrediction with enforcement off (risk = {}, as sent live by the bridge)",
+            self.risk_words
+        )?;
         let mut header = format!("{:<16} {:>5} {:>5} |", "property", "viol.", "safe");
         for (key, _) in &self.thresholds {
             header.push_str(&format!(" θ={key:<4} pred  lead  FA  |"));
@@ -284,7 +291,7 @@ impl Summary {
                 "avguard demo: held-out runs driven through the live bridge with enforcement off; {} properties.",
                 model.properties().len()
             ),
-            risk_measure: "P(eventually violated)".into(),
+            risk_measure: self.risk_words.clone(),
             properties,
         };
         let md = out.join("report.md");

@@ -295,6 +295,22 @@ pub fn run_by_run_words(d: &crate::time_ahead::Dominance) -> Option<String> {
     ))
 }
 
+/// `base` (the risk measure in words) with, when a property of `model` mixes in a frame share, that said
+/// too: the reports then read the mix, not the chain's probability alone.
+pub fn risk_words(base: &str, model: Option<&monitor::Model>) -> String {
+    let mixes = model.is_some_and(|m| {
+        m.properties()
+            .iter()
+            .flat_map(|p| p.chains())
+            .any(|c| c.frame_share().is_some_and(|f| f.weight() > 0.0))
+    });
+    if mixes {
+        format!("{base}, mixed with the frame share where the model has one (avguard info)")
+    } else {
+        base.to_owned()
+    }
+}
+
 /// How a comparator is named in the reports.
 pub fn comparator_label(name: &str, rule: Option<&str>) -> String {
     match (name, rule) {

@@ -98,7 +98,10 @@ pub fn write_outputs(
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
-        risk_measure: settings.risk_measure_words(),
+        risk_measure: crate::report::risk_words(
+            &settings.risk_measure_words(),
+            model.map(|m| m.as_ref()),
+        ),
         properties,
     };
     write_atomic(
