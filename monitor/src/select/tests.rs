@@ -287,7 +287,7 @@ fn three_predicate_model(
 
 fn search_risks_equal_the_built_model_under(prior: crate::property::SmoothingPrior) {
     let hierarchical = prior == crate::property::SmoothingPrior::Hierarchical;
-    let (p, recs, sources, data) = three_predicate_model(prior);
+    let (p, recs, _, data) = three_predicate_model(prior);
     assert_eq!(
         p.counts().n_invalid(),
         0,
