@@ -63,10 +63,12 @@ pub fn learn(
         )
         .collect();
     progress.finish_and_clear();
-    // As `avguard learn` by default (`--alpha auto`, `--ensemble 3`): the search chooses each property's
-    // Laplace α, and each property averages three chains.
+    // As `avguard learn` by default (`--alpha auto`, `--ensemble 3`, `--frame-share auto`): the search
+    // chooses each property's Laplace α and the weight of its frame share, and each property averages
+    // three chains.
     let search = SearchConfig {
         choose_alpha: true,
+        choose_share: true,
         chains: crate::cmd::learn::DEFAULT_ENSEMBLE as usize,
         ..SearchConfig::default()
     };
