@@ -165,6 +165,15 @@ impl Model {
         &self.laws
     }
 
+    /// Whether some chain's risk mixes in a frame share (weight above 0), so that the risk the monitor
+    /// reports is not the chains' P(F unsafe) alone.
+    pub fn mixes_frame_share(&self) -> bool {
+        self.properties
+            .iter()
+            .flat_map(PropertyModel::chains)
+            .any(|c| c.frame_share().is_some_and(|f| f.weight() > 0.0))
+    }
+
     /// Serialises the model (magic, version, body).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = MAGIC.to_vec();

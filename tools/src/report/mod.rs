@@ -295,15 +295,9 @@ pub fn run_by_run_words(d: &crate::time_ahead::Dominance) -> Option<String> {
     ))
 }
 
-/// `base` (the risk measure in words) with, when a property of `model` mixes in a frame share, that said
-/// too: the reports then read the mix, not the chain's probability alone.
-pub fn risk_words(base: &str, model: Option<&monitor::Model>) -> String {
-    let mixes = model.is_some_and(|m| {
-        m.properties()
-            .iter()
-            .flat_map(|p| p.chains())
-            .any(|c| c.frame_share().is_some_and(|f| f.weight() > 0.0))
-    });
+/// `base` (the risk measure in words), with the frame share said too when the model `mixes` one in: the
+/// reports then read the mix, not the chains' probability alone.
+pub fn risk_words(base: &str, mixes: bool) -> String {
     if mixes {
         format!("{base}, mixed with the frame share where the model has one (avguard info)")
     } else {

@@ -71,6 +71,7 @@ impl Scorer {
         let rss_params = rss.params()?;
         let mut settings = Settings::new(&bytes, thresholds, horizon_s, conservative);
         settings.rss = rss.describe();
+        settings.frame_share = model.mixes_frame_share();
         for (p, property) in model.properties().iter().enumerate() {
             if let Some(rule) = property.reactive_rule() {
                 settings

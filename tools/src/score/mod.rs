@@ -39,6 +39,9 @@ pub struct Settings {
     /// Per property, the calibrated alarm's false-alarm target and confidence, checked on the scored runs.
     #[serde(default)]
     pub calibration_targets: std::collections::BTreeMap<String, (f64, f64)>,
+    /// Whether the model's risk mixes in a frame share ([`monitor::Model::mixes_frame_share`]).
+    #[serde(default)]
+    pub frame_share: bool,
     /// FNV-1a hash of the `--map` file's bytes, hex (road fields of `.record` inputs depend on it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub map_hash: Option<String>,
@@ -62,6 +65,7 @@ impl Settings {
             rules: std::collections::BTreeMap::new(),
             calibrated: std::collections::BTreeMap::new(),
             calibration_targets: std::collections::BTreeMap::new(),
+            frame_share: false,
         }
     }
 
@@ -85,11 +89,12 @@ impl Settings {
             Some(h) => format!("P(unsafe within {h} s)"),
             None => "P(eventually unsafe)".to_owned(),
         };
-        if self.conservative {
+        let base = if self.conservative {
             format!("the PAC upper bound of {base} (p + ε)")
         } else {
             base
-        }
+        };
+        crate::report::risk_words(&base, self.frame_share)
     }
 }
 

@@ -98,10 +98,7 @@ pub fn write_outputs(
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
-        risk_measure: crate::report::risk_words(
-            &settings.risk_measure_words(),
-            model.map(|m| m.as_ref()),
-        ),
+        risk_measure: settings.risk_measure_words(),
         properties,
     };
     write_atomic(
