@@ -192,6 +192,7 @@ fn the_session_reads_the_risk_mixed_with_the_frame_share() {
         model.properties()[0].frame_share().map(|f| f.weight()),
         Some(0.5)
     );
+    assert!(model.mixes_frame_share() && !hand_model().mixes_frame_share());
     let mut s = Session::new(&model, &SessionConfig::default()).unwrap();
     // (gap, state, eventually, within 1 step, within 2 steps): half the chain's, half the share's.
     let cases = [
