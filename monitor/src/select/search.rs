@@ -54,6 +54,10 @@
 //! the above under each Laplace α of [`ALPHA_CHOICES`], and with [`SearchConfig::choose_prior`] also
 //! hierarchically under each of [`HIERARCHICAL_ALPHA_CHOICES`], and keeps the smoothing whose winner has
 //! the highest finalist score (why: see that function).
+//!
+//! **The frame share.** With [`SearchConfig::share_weight`] above 0 every fold's risk mixes in its
+//! states' frame share, counted on the training folds' frames ([`crate::share`]). The greedy search runs
+//! at weight 0; [`choose_share_weight`] then compares the weights on its result.
 
 use rand::seq::SliceRandom;
 use rand::SeedableRng;

@@ -422,9 +422,9 @@ impl<'a> Scorer<'a> {
             // this function, and risk 1 everywhere scores the candidate at its worst rather than crash.
             Err(_) => vec![1.0; n],
         };
-        // The frame share of every observed state, mixed in as the model mixes it (`crate::share`):
-        // every observed state was visited in training, so each has one.
-        // A state never observed has no share: its risk stays the chain's (see `risk_of`).
+        // The frame share of every observed state (each was visited in training), mixed in as the
+        // model mixes it (`crate::share`); a state never observed has none and keeps the chain's risk
+        // (`risk_of`).
         let w = self.share_weight;
         ws.mixed.clear();
         if w > 0.0 {
@@ -439,7 +439,8 @@ impl<'a> Scorer<'a> {
     }
 
     /// P(F unsafe) of every state `0..2^(|set| + 1)` under the predicates `set` (pool indices, in bit
-    /// order after the unsafe predicate), learned from every run: what the built model's table must say.
+    /// order after the unsafe predicate), learned from every run: what the built model's table must say
+    /// (with a frame-share weight, the risk mixed with the share: what its risk table must say).
     pub fn full_data_risks(&self, set: &[usize]) -> Vec<f64> {
         let toggles: Vec<&Toggles> = set.iter().map(|&c| &self.data.candidates[c]).collect();
         let (segs, parent) = self.segments_and_parent(&toggles);
