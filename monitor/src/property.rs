@@ -254,8 +254,7 @@ type MemberParts = PropertyParts<NoMember>;
 
 impl<M> PropertyParts<M> {
     fn assemble(self, members: Vec<PropertyModel>) -> Result<PropertyModel, ModelError> {
-        // The chain's own risks until the share (validated with the rest) is mixed in.
-        let risk = self.table.clone();
+        let risk = risk_of(&self.table, self.frame_share.as_ref())?;
         let m = PropertyModel {
             name: self.name,
             law: self.law,
@@ -272,9 +271,10 @@ impl<M> PropertyParts<M> {
             calibration: self.calibration,
             members,
             risk,
-            frame_share: None,
+            frame_share: self.frame_share,
         };
-        m.with_frame_share(self.frame_share)
+        m.validate()?;
+        Ok(m)
     }
 }
 
@@ -350,12 +350,12 @@ impl PropertyModel {
             dtmc: learned.dtmc,
             deadlocks: learned.deadlocks,
             pac,
-            table: table.clone(),
+            risk: table.clone(),
+            table,
             selection: None,
             reactive_rule: None,
             calibration: None,
             members: Vec::new(),
-            risk: table.clone(),
             frame_share: None,
         };
         m.validate()?;
@@ -370,10 +370,7 @@ impl PropertyModel {
         mut self,
         share: Option<FrameShare>,
     ) -> Result<PropertyModel, ModelError> {
-        self.risk = match &share {
-            Some(share) => self.table.blended(share)?,
-            None => self.table.clone(),
-        };
+        self.risk = risk_of(&self.table, share.as_ref())?;
         self.frame_share = share;
         self.validate()?;
         Ok(self)
@@ -615,6 +612,14 @@ impl PropertyModel {
     pub fn risk_upper_bound(&self, state: StateId) -> Option<f64> {
         let p = self.risk.eventually(state)?;
         Some((p + self.pac.epsilon_of(state)).min(1.0))
+    }
+}
+
+/// The risks a chain's monitor reads: its reachability `table`, mixed with `share` when there is one.
+fn risk_of(table: &RiskTable, share: Option<&FrameShare>) -> Result<RiskTable, StructureError> {
+    match share {
+        Some(share) => table.blended(share),
+        None => Ok(table.clone()),
     }
 }
 

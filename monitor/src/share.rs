@@ -180,8 +180,12 @@ impl FrameShare {
         let eventually: Vec<Option<f64>> = (0..n_states)
             .map(|s| (frames[s] > 0).then(|| share(violating[s], frames[s])))
             .collect();
+        // State-major: entry i is state i / h (the range is empty without horizons).
         let within = (0..n_states * h)
-            .map(|i| (frames[i / h.max(1)] > 0).then(|| share(within[i], frames[i / h.max(1)])))
+            .map(|i| {
+                let tot = frames[i / h];
+                (tot > 0).then(|| share(within[i], tot))
+            })
             .collect();
         FrameShare::try_new(weight, horizons_steps.to_vec(), eventually, within)
     }

@@ -213,7 +213,7 @@ impl AutoPlan {
             .collect();
         let mut config = self.config.clone();
         config.smoothing = crate::av::SmoothingScope::Observed;
-        let counts = counts_of(&data, &segs, &predicates, &config)?;
+        let (counts, _) = counts_and_share(&data, &segs, &predicates, &config, 0.0)?;
         PropertyModel::build_for_law(&prop.name, &prop.law, predicates, 0, counts, &config)
     }
 
@@ -403,25 +403,22 @@ impl AutoPlan {
                 }
                 alpha = found.alpha;
                 hierarchical = found.hierarchical;
+                // The search's configuration under the smoothing it chose.
+                let chosen_cfg = SearchConfig {
+                    alpha,
+                    hierarchical,
+                    ..*search_cfg
+                };
                 if (found.alpha, found.hierarchical) != (search_cfg.alpha, search_cfg.hierarchical)
                 {
-                    let cfg = SearchConfig {
-                        alpha,
-                        hierarchical,
-                        ..*search_cfg
-                    };
-                    fixed_score = search::score_set(&data, records, &cfg, &fixed).0;
+                    fixed_score = search::score_set(&data, records, &chosen_cfg, &fixed).0;
                 }
                 // How much of the frame share the risk mixes in, chosen for the first chain's
                 // predicates under its smoothing and applied to every chain.
                 if search_cfg.choose_share {
-                    let cfg = SearchConfig {
-                        alpha,
-                        hierarchical,
-                        ..*search_cfg
-                    };
                     let chosen = search::chosen_toggles(&data, &found.steps, &found.refined);
-                    share_weight = search::choose_share_weight(&data, records, &cfg, &chosen).0;
+                    share_weight =
+                        search::choose_share_weight(&data, records, &chosen_cfg, &chosen).0;
                 }
                 let steps = selection_steps(&found)?;
                 // The refined candidates join the data, so that the pool size counts them.
@@ -458,7 +455,7 @@ impl AutoPlan {
                 crate::property::SmoothingPrior::Flat
             };
         }
-        let counts = counts_of(&data, &segs, &predicates, &config)?;
+        let (counts, share) = counts_and_share(&data, &segs, &predicates, &config, share_weight)?;
         let rule = rule_choice.map(|choice| reactive_rule(&pool, &choice));
         let selection = Selection {
             mode,
@@ -474,7 +471,8 @@ impl AutoPlan {
         // Each further chain is smoothed as the first (its search ran under the first's smoothing).
         for (cfg, steps, segs) in member_searches {
             let predicates: Vec<String> = steps.iter().map(|s| s.predicate.clone()).collect();
-            let counts = counts_of(&data, &segs, &predicates, &config)?;
+            let (counts, share) =
+                counts_and_share(&data, &segs, &predicates, &config, share_weight)?;
             let member_selection = Selection {
                 seed: cfg.seed,
                 steps,
@@ -482,14 +480,12 @@ impl AutoPlan {
                 fixed_score: search::score_set(&data, records, &cfg, &fixed).0,
                 ..selection.clone()
             };
-            let share = frame_share(&data, &segs, &predicates, &config, share_weight)?;
             members.push(
                 PropertyModel::build_for_law(&p.name, &p.law, predicates, 0, counts, &config)?
                     .with_selection(member_selection)
                     .with_frame_share(share)?,
             );
         }
-        let share = frame_share(&data, &segs, &predicates, &config, share_weight)?;
         let model = PropertyModel::build_for_law(&p.name, &p.law, predicates, 0, counts, &config)?
             .with_frame_share(share)?
             .with_selection(selection.clone())
@@ -533,49 +529,41 @@ fn reactive_rule(pool: &[(Candidate, Source)], choice: &rule::RuleChoice) -> Rea
 }
 
 /// The transition counts of every run's trace under `segs` (the learning traces: cut at the first unsafe
-/// frame, or ended by `done`).
-fn counts_of(
+/// frame, or ended by `done`) and, at a `share_weight` above 0, the frame share of every state over the
+/// same traces with that weight, smoothed with the model's α ([`FrameShare::from_traces`]).
+fn counts_and_share(
     data: &PropertyData,
     segs: &search::Segments,
     predicates: &[String],
     config: &BuildConfig,
-) -> Result<Counts, ModelError> {
+    share_weight: f64,
+) -> Result<(Counts, Option<FrameShare>), ModelError> {
     let domain = PropertyModel::domain_for(predicates, 0, config)?;
     let mut counts = Counts::new(domain.n_states());
+    let mut traces: Vec<(Vec<StateId>, bool)> = Vec::new();
     for (r, run) in data.runs.iter().enumerate() {
         let mut trace = segs.frame_states(r, run.n);
         if !run.violated {
             trace.push(domain.done());
         }
         counts.observe_trace(&domain, &trace)?;
+        if share_weight > 0.0 {
+            if !run.violated {
+                trace.pop();
+            }
+            traces.push((trace, run.violated));
+        }
     }
-    Ok(counts)
-}
-
-/// The frame share of every state under `segs` (the learning traces, as [`counts_of`] reads them) with
-/// `weight`, smoothed with the model's α; `None` at weight 0.
-fn frame_share(
-    data: &PropertyData,
-    segs: &search::Segments,
-    predicates: &[String],
-    config: &BuildConfig,
-    weight: f64,
-) -> Result<Option<FrameShare>, ModelError> {
-    if weight <= 0.0 {
-        return Ok(None);
-    }
-    let n_states = PropertyModel::domain_for(predicates, 0, config)?.n_states();
-    let traces: Vec<(Vec<StateId>, bool)> = data
-        .runs
-        .iter()
-        .enumerate()
-        .map(|(r, run)| (segs.frame_states(r, run.n), run.violated))
-        .collect();
-    Ok(Some(FrameShare::from_traces(
-        weight,
-        n_states,
-        &config.horizons_steps,
-        config.laplace.alpha,
-        traces.iter().map(|(t, v)| (t.as_slice(), *v)),
-    )?))
+    let share = if share_weight > 0.0 {
+        Some(FrameShare::from_traces(
+            share_weight,
+            domain.n_states(),
+            &config.horizons_steps,
+            config.laplace.alpha,
+            traces.iter().map(|(t, v)| (t.as_slice(), *v)),
+        )?)
+    } else {
+        None
+    };
+    Ok((counts, share))
 }

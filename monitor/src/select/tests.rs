@@ -93,6 +93,14 @@ fn records(n: usize, seed: u64) -> (AutoPlan, Vec<RunRecord>) {
     (plan, records)
 }
 
+/// Where each of the predicates `texts` (candidates of `pool`, by their text) is recorded.
+fn sources_of(pool: &Pool, texts: &[String]) -> Vec<data::Source> {
+    texts
+        .iter()
+        .map(|t| pool.iter().find(|(c, _)| c.text() == *t).unwrap().1)
+        .collect()
+}
+
 /// Where the first `n` non-constant candidates of `full` are recorded whose score alone (under `cfg`)
 /// is above `min` and below 0.5: a pool of weak candidates.
 fn weak_sources(
@@ -277,10 +285,7 @@ fn three_predicate_model(
     };
     let chosen = vec![pick("acc<="), pick("NPCAhead<="), pick("speed<=")];
     let p = plan.build_with(&recs, 0, &chosen).unwrap();
-    let sources: Vec<data::Source> = chosen
-        .iter()
-        .map(|t| pool.iter().find(|(c, _)| c.text() == *t).unwrap().1)
-        .collect();
+    let sources = sources_of(&pool, &chosen);
     let data = PropertyData::new(&recs, 0, &sources);
     (p, recs, sources, data)
 }
@@ -398,7 +403,6 @@ fn search_risks_with_a_frame_share_equal_the_built_model() {
 #[test]
 fn the_frame_share_weight_is_chosen_by_the_search_score() {
     let (plan, recs) = records(300, 4);
-    // One predicate besides the unsafe one: a coarse abstraction, where the weights rank differently.
     let cfg = SearchConfig {
         max_predicates: 2,
         choose_share: true,
@@ -408,10 +412,7 @@ fn the_frame_share_weight_is_chosen_by_the_search_score() {
     assert_eq!(Model::from_bytes(&model.to_bytes()).unwrap(), model);
     let p = &model.properties()[0];
     let pool = plan.pool_of(&recs, 0);
-    let sources: Vec<data::Source> = p.predicates()[1..]
-        .iter()
-        .map(|t| pool.iter().find(|(c, _)| c.text() == *t).unwrap().1)
-        .collect();
+    let sources = sources_of(&pool, &p.predicates()[1..]);
     let data = PropertyData::new(&recs, 0, &sources);
     let toggles: Vec<&data::Toggles> = data.candidates.iter().collect();
     let (w, scores) = search::choose_share_weight(&data, &recs, &cfg, &toggles);
@@ -1045,10 +1046,7 @@ fn the_auto_model_is_smoothed_as_its_search() {
         assert_eq!(rebuilt.table(), p.table());
         // The table is the chain the search scored under that smoothing.
         let pool = plan.pool_of(&recs, 0);
-        let sources: Vec<data::Source> = p.predicates()[1..]
-            .iter()
-            .map(|t| pool.iter().find(|(c, _)| c.text() == *t).unwrap().1)
-            .collect();
+        let sources = sources_of(&pool, &p.predicates()[1..]);
         let data = PropertyData::new(&recs, 0, &sources);
         let set: Vec<usize> = (0..sources.len()).collect();
         let risks = Scorer::new(&data, &recs, &cfg).full_data_risks(&set);
