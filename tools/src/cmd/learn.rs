@@ -94,6 +94,16 @@ pub struct Args {
 /// Default `--ensemble` of `learn` and `evaluate`: chains per property.
 pub const DEFAULT_ENSEMBLE: u32 = 3;
 
+/// The search `avguard learn` runs without options (`--alpha auto`, `--prior flat`, `--frame-share
+/// auto`, `--ensemble 3`, the search's default folds, seed and predicate bound): what the demo learns
+/// with too.
+pub fn default_search() -> SearchConfig {
+    FrameShareArg::Auto.search(Prior::Flat.search(AlphaArg::Auto.search(SearchConfig {
+        chains: DEFAULT_ENSEMBLE as usize,
+        ..SearchConfig::default()
+    })))
+}
+
 /// `--alpha`: a pseudo-count, or `auto` (chosen by the search).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum AlphaArg {
@@ -354,4 +364,27 @@ fn print_summary(model: &Model) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    /// `avguard learn`'s arguments alone, as the binary parses them.
+    #[derive(Parser)]
+    struct Learn {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    /// The search `learn` runs without options is [`default_search`], the demo's: the two cannot drift
+    /// apart (the demo once missed an option `learn` had).
+    #[test]
+    fn the_default_search_is_learn_s_without_options() {
+        let learn = Learn::try_parse_from(["learn", "--laws", "l", "--out", "m", "x.h5"]).unwrap();
+        let options = fit_options(&learn.args, 0.1).unwrap();
+        assert_eq!(options.search, default_search());
+        assert!(options.search.choose_share && options.search.choose_alpha);
+    }
 }

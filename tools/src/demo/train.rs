@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context};
 use laws::LawSource;
-use monitor::select::{AbstractionMode, AutoPlan, SearchConfig};
+use monitor::select::{AbstractionMode, AutoPlan};
 use monitor::{BuildConfig, Model, PropertySpec, RiskMeasure, Session, SessionConfig};
 use rayon::prelude::*;
 use scenarios::Scenario;
@@ -63,15 +63,9 @@ pub fn learn(
         )
         .collect();
     progress.finish_and_clear();
-    // As `avguard learn` by default (`--alpha auto`, `--ensemble 3`, `--frame-share auto`): the search
-    // chooses each property's Laplace α and the weight of its frame share, and each property averages
-    // three chains.
-    let search = SearchConfig {
-        choose_alpha: true,
-        choose_share: true,
-        chains: crate::cmd::learn::DEFAULT_ENSEMBLE as usize,
-        ..SearchConfig::default()
-    };
+    // As `avguard learn` by default: the search chooses each property's Laplace α and the weight of its
+    // frame share, and each property averages three chains.
+    let search = crate::cmd::learn::default_search();
     Ok(plan.build(&records, mode, &search)?.0)
 }
 
