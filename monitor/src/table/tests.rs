@@ -62,14 +62,16 @@ fn model_files_keep_the_bounded_risks_horizon_major() {
 fn a_frame_share_mixes_into_the_risks_by_its_weight() {
     let (_, t) = three_states();
     // State 0 visited (share 0.7; within 1 step 0.2, within 4 steps 0.4), states 1 and 2 not.
-    let share = FrameShare::try_new(
-        0.25,
-        vec![1, 4],
-        vec![Some(0.7), None, None],
-        vec![Some(0.2), Some(0.4), None, None, None, None],
-    )
-    .unwrap();
-    let m = t.blended(&share).unwrap();
+    let share_at = |weight: f64| {
+        FrameShare::try_new(
+            weight,
+            vec![1, 4],
+            vec![Some(0.7), None, None],
+            vec![Some(0.2), Some(0.4), None, None, None, None],
+        )
+        .unwrap()
+    };
+    let m = t.blended(&share_at(0.25)).unwrap();
     let near = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 1e-12);
     assert!(near(m.eventually(0), 0.75 * 0.5 + 0.25 * 0.7));
     assert!(near(m.within(0, 0), 0.75 * 0.1 + 0.25 * 0.2));
@@ -83,14 +85,7 @@ fn a_frame_share_mixes_into_the_risks_by_its_weight() {
         assert_eq!(m.most_likely_path(s), t.most_likely_path(s));
     }
     // Weight 0 is the table itself.
-    let none = FrameShare::try_new(
-        0.0,
-        vec![1, 4],
-        vec![Some(0.7), None, None],
-        vec![Some(0.2), Some(0.4), None, None, None, None],
-    )
-    .unwrap();
-    assert_eq!(t.blended(&none).unwrap(), t);
+    assert_eq!(t.blended(&share_at(0.0)).unwrap(), t);
     // A share of another shape is refused.
     let two = FrameShare::try_new(0.5, vec![1, 4], vec![None, None], vec![None; 4]).unwrap();
     assert!(t.blended(&two).is_err());
