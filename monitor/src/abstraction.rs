@@ -81,6 +81,8 @@ enum Pred {
         law: usize,
         more_than_frames: Option<u64>,
     },
+    /// A conjunction of literals (predicate, negated), none of them a conjunction.
+    And(Vec<(Pred, bool)>),
 }
 
 /// How `unsafe_now` is computed.
@@ -150,10 +152,45 @@ enum PredText<'t> {
     Pending(PendingPredicate<'t>),
     /// A law-language atom.
     Atom(Atom),
+    /// A conjunction of literals (predicate, negated): [`CONJUNCTION`]-separated, each as a reactive
+    /// rule's literal is written ([`rule_literal`]).
+    And(Vec<(PredText<'t>, bool)>),
 }
+
+/// What separates the literals of a conjunction predicate (`closestApproach.accTtc<=1.4 & jerk>0`).
+pub const CONJUNCTION: &str = " & ";
+
+/// Most literals of one conjunction predicate.
+pub const MAX_CONJUNCTION_LITERALS: usize = 4;
 
 impl<'t> PredText<'t> {
     fn read(text: &'t str, full: &LawSet) -> Result<PredText<'t>, String> {
+        if text.contains(CONJUNCTION.trim()) {
+            let literals: Vec<&str> = text.split(CONJUNCTION.trim()).collect();
+            if literals.len() > MAX_CONJUNCTION_LITERALS {
+                return Err(format!(
+                    "predicate '{text}': a conjunction of {} literals (at most {MAX_CONJUNCTION_LITERALS})",
+                    literals.len()
+                ));
+            }
+            return literals
+                .into_iter()
+                .map(|l| {
+                    let (l, negated) = rule_literal(l);
+                    PredText::read_literal(l, full).map(|p| (p, negated))
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(PredText::And)
+                .map_err(|e| format!("in conjunction '{text}': {e}"));
+        }
+        PredText::read_literal(text, full)
+    }
+
+    /// A predicate that is not a conjunction.
+    fn read_literal(text: &'t str, full: &LawSet) -> Result<PredText<'t>, String> {
+        if text.is_empty() {
+            return Err("an empty predicate".into());
+        }
         if let Some(law) = text.strip_suffix(WINDOW_SUFFIX) {
             if full.index_of(law).is_some() {
                 return Ok(PredText::Window(law));
@@ -169,12 +206,13 @@ impl<'t> PredText<'t> {
             .map_err(|e| format!("predicate '{text}': {e}"))
     }
 
-    /// The law the predicate reads a verdict or an obligation of.
-    fn law(&self) -> Option<&'t str> {
+    /// The laws the predicate reads a verdict or an obligation of.
+    fn laws(&self, out: &mut Vec<&'t str>) {
         match self {
-            PredText::Window(law) => Some(law),
-            PredText::Pending(p) => Some(p.law),
-            PredText::Atom(_) => None,
+            PredText::Window(law) => out.push(law),
+            PredText::Pending(p) => out.push(p.law),
+            PredText::Atom(_) => {}
+            PredText::And(literals) => literals.iter().for_each(|(p, _)| p.laws(out)),
         }
     }
 
@@ -192,6 +230,12 @@ impl<'t> PredText<'t> {
                 more_than_frames: p.more_than_frames(frame_period_s),
             },
             PredText::Atom(a) => Pred::Atom(a.clone()),
+            PredText::And(literals) => Pred::And(
+                literals
+                    .iter()
+                    .map(|(p, negated)| p.resolve(reduced, frame_period_s).map(|p| (p, *negated)))
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
         })
     }
 }
@@ -235,13 +279,12 @@ impl<'t> ReadProperty<'t> {
     }
 
     /// The laws the property needs: its own, then those its predicates and rule read.
-    fn laws(&self) -> impl Iterator<Item = &'t str> + '_ {
-        std::iter::once(self.law).chain(
-            self.preds
-                .iter()
-                .chain(self.rule.iter().map(|(p, _)| p))
-                .filter_map(PredText::law),
-        )
+    fn laws(&self) -> Vec<&'t str> {
+        let mut out = vec![self.law];
+        for p in self.preds.iter().chain(self.rule.iter().map(|(p, _)| p)) {
+            p.laws(&mut out);
+        }
+        out
     }
 
     /// The property's encoder over the reduced law set.
@@ -257,11 +300,10 @@ impl<'t> ReadProperty<'t> {
         let unsafe_now = match &preds[self.unsafe_bit] {
             Pred::Window(i) => UnsafeNow::Violated(*i),
             Pred::Atom(a) => UnsafeNow::Atom(a.clone()),
-            Pred::Pending { .. } => {
-                return Err(
-                    "the unsafe predicate must be `L.w` or an atom, not an obligation".into(),
-                )
-            }
+            Pred::Pending { .. } | Pred::And(_) => return Err(
+                "the unsafe predicate must be `L.w` or an atom, not an obligation or a conjunction"
+                    .into(),
+            ),
         };
         let mut ante = Vec::new();
         antecedents(reduced.laws()[law_index].body(), &mut ante);
@@ -410,19 +452,26 @@ impl Compiled {
                         }),
                     })
                 }
+                Pred::And(_) => Err(laws::EvalError::Config(
+                    "a conjunction where a single predicate is expected",
+                )),
             };
-            let preds = enc
-                .preds
-                .iter()
-                .map(|p| compile(&mut evaluator, p))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(config)?;
             // Most predicates are one atom: those bits are read straight from the atom table.
-            let (mut atoms, mut rest) = (Vec::new(), Vec::new());
-            for (bit, pred) in preds.into_iter().enumerate() {
+            let (mut atoms, mut rest, mut conjunctions) = (Vec::new(), Vec::new(), Vec::new());
+            for (bit, p) in enc.preds.iter().enumerate() {
                 let bit = u32::try_from(bit).map_err(|_| {
                     ModelError::Config("more predicates than a state has bits".into())
                 })?;
+                if let Pred::And(literals) = p {
+                    let literals = literals
+                        .iter()
+                        .map(|(q, negated)| compile(&mut evaluator, q).map(|rt| (rt, *negated)))
+                        .collect::<Result<Vec<_>, _>>()
+                        .map_err(config)?;
+                    conjunctions.push((literals.into_boxed_slice(), bit));
+                    continue;
+                }
+                let pred = compile(&mut evaluator, p).map_err(config)?;
                 match pred {
                     RtPred::State(h) => match evaluator.state_atom(h) {
                         Some((atom, negated)) => atoms.push((atom, negated, bit)),
@@ -453,6 +502,7 @@ impl Compiled {
             encoders.push(RtEncoder {
                 atoms: AtomGather::new(&atoms),
                 rest,
+                conjunctions,
                 unsafe_bit: enc.unsafe_bit,
                 unsafe_now,
                 baseline,
@@ -510,6 +560,14 @@ impl RtPred {
                 .is_some_and(|age| age >= u64::from(min_age)),
         }
     }
+
+    /// Whether every literal (predicate, negated) holds at the frame of `verdicts`.
+    #[inline]
+    fn all(literals: &[(RtPred, bool)], verdicts: &Verdicts<'_>) -> bool {
+        literals
+            .iter()
+            .all(|&(lit, negated)| lit.holds(verdicts) != negated)
+    }
 }
 
 /// A reactive-rule literal's predicate text and whether it is negated (`not P`; atoms are negated by
@@ -528,13 +586,18 @@ enum RtUnsafe {
     State(StateHandle),
 }
 
+/// A conjunction's literals as the tracker reads them: (predicate, negated).
+type Literals = Box<[(RtPred, bool)]>;
+
 /// One property's encoder, compiled against a tracker's evaluator.
 #[derive(Debug, Clone)]
 struct RtEncoder {
     /// The predicates that are one atom, gathered into their bits of the state.
     atoms: AtomGather,
-    /// The others, with their bits.
+    /// The other single predicates, with their bits.
     rest: Vec<(RtPred, u32)>,
+    /// The conjunctions' literals, with their bits.
+    conjunctions: Vec<(Literals, u32)>,
     unsafe_bit: usize,
     unsafe_now: RtUnsafe,
     /// The disjunction of the law's antecedents; `None` when it has none (no baseline alarm).
@@ -576,16 +639,15 @@ impl Tracker {
             for &(pred, bit) in &enc.rest {
                 state |= StateId::from(pred.holds(&verdicts)) << bit;
             }
+            for (literals, bit) in &enc.conjunctions {
+                state |= StateId::from(RtPred::all(literals, &verdicts)) << bit;
+            }
             let unsafe_now = match enc.unsafe_now {
                 RtUnsafe::Violated(i) => verdicts.violated_now(i),
                 RtUnsafe::State(h) => verdicts.state(h),
             };
             let baseline = enc.baseline.is_some_and(|h| verdicts.state(h));
-            let rule = !enc.rule.is_empty()
-                && enc
-                    .rule
-                    .iter()
-                    .all(|&(lit, negated)| lit.holds(&verdicts) != negated);
+            let rule = !enc.rule.is_empty() && RtPred::all(&enc.rule, &verdicts);
             *out = Encoded {
                 state,
                 unsafe_state: state >> enc.unsafe_bit & 1 == 1,

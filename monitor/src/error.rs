@@ -72,11 +72,15 @@ pub enum ModelError {
     #[error("not an avguard model file (bad magic bytes)")]
     NotAModel,
     /// The file is a model of a format version this build cannot read.
-    #[error("unsupported model format version {found} (this build reads version {supported})")]
+    #[error(
+        "unsupported model format version {found} (this build reads versions {oldest} to {supported})"
+    )]
     Version {
         /// Version in the file.
         found: u32,
-        /// Version this build reads and writes.
+        /// Oldest version this build reads.
+        oldest: u32,
+        /// Version this build writes (the newest it reads).
         supported: u32,
     },
     /// The bytes could not be decoded (truncated or corrupt).

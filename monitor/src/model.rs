@@ -16,8 +16,11 @@ mod tests;
 
 /// Magic bytes at the start of every model file.
 pub const MAGIC: &[u8; 16] = b"AVGUARD-MODEL\0\0\0";
-/// The format version this build reads and writes.
-pub const FORMAT_VERSION: u32 = 7;
+/// The format version this build writes.
+pub const FORMAT_VERSION: u32 = 8;
+/// The oldest format version this build reads: version 7 differs from 8 only in that its predicates are
+/// never conjunctions, so its files read as they are.
+pub const OLDEST_READ_VERSION: u32 = 7;
 
 /// All learned properties of a deployment.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -197,9 +200,10 @@ impl Model {
             .ok_or(ModelError::NotAModel)?;
         let (version, body) = rest.split_first_chunk::<4>().ok_or(ModelError::NotAModel)?;
         let version = u32::from_le_bytes(*version);
-        if version != FORMAT_VERSION {
+        if !(OLDEST_READ_VERSION..=FORMAT_VERSION).contains(&version) {
             return Err(ModelError::Version {
                 found: version,
+                oldest: OLDEST_READ_VERSION,
                 supported: FORMAT_VERSION,
             });
         }

@@ -181,6 +181,9 @@ fn tracker_equals_direct_evaluation_on_random_drives() {
                 ]
                 .map(String::from),
             );
+            // Conjunctions: of atoms (one negated by its comparison), and with a negated window.
+            p.push("NPCAhead.ttc < 2 & speed > 5".into());
+            p.push(format!("not {n}.w & NPCAhead(10) & speed <= 8"));
             p
         })
         .collect();
@@ -208,20 +211,27 @@ fn tracker_equals_direct_evaluation_on_random_drives() {
     let ctx = SignalContext::default();
     let mut tracker = c.tracker(ctx).unwrap();
     let mut reference = Evaluator::new(c.laws(), &c.eval).unwrap();
-    let (mut n_bits_set, mut n_baseline) = (0u64, 0u64);
+    let (mut n_bits_set, mut n_baseline, mut n_conjunctions_set) = (0u64, 0u64, 0u64);
     for f in random_frames(3000, 0x5eed_1234) {
         let got = tracker.step(&f).to_vec();
         let s = Signals::from_frame(&f, &ctx);
         let v = reference.step(&s);
         for (enc, g) in c.encoders.iter().zip(&got) {
-            let mut state: StateId = 0;
-            for (bit, pred) in enc.preds.iter().enumerate() {
-                let holds = match pred {
-                    Pred::Atom(a) => a.eval(&s),
+            fn holds(pred: &Pred, s: &Signals, v: &Verdicts<'_>) -> bool {
+                match pred {
+                    Pred::Atom(a) => a.eval(s),
                     Pred::Window(i) => v.in_window(*i),
                     Pred::Pending { .. } => unreachable!("the shipped properties use none"),
-                };
-                state |= StateId::from(holds) << bit;
+                    Pred::And(literals) => literals
+                        .iter()
+                        .all(|(p, negated)| holds(p, s, v) != *negated),
+                }
+            }
+            let mut state: StateId = 0;
+            for (bit, pred) in enc.preds.iter().enumerate() {
+                state |= StateId::from(holds(pred, &s, &v)) << bit;
+                n_conjunctions_set +=
+                    u64::from(matches!(pred, Pred::And(_)) && holds(pred, &s, &v));
             }
             let unsafe_now = match &enc.unsafe_now {
                 UnsafeNow::Violated(i) => v.violated_now(*i),
@@ -245,9 +255,53 @@ fn tracker_equals_direct_evaluation_on_random_drives() {
     }
     // The drive exercises the predicates and the baseline (the comparison is not vacuous).
     assert!(
-        n_bits_set > 10_000 && n_baseline > 100,
-        "{n_bits_set} {n_baseline}"
+        n_bits_set > 10_000 && n_baseline > 100 && n_conjunctions_set > 100,
+        "{n_bits_set} {n_baseline} {n_conjunctions_set}"
     );
+}
+
+/// Conjunction predicates are read literal by literal; malformed ones are refused with the reason.
+#[test]
+fn conjunction_predicates_are_read_and_malformed_ones_refused() {
+    let laws = laws::shipped::sources();
+    let compile = |preds: &[&str]| {
+        let preds: Vec<String> = preds.iter().map(|p| p.to_string()).collect();
+        let defs = [PropertyDef {
+            name: "p",
+            law: "law52",
+            predicates: &preds,
+            unsafe_bit: 0,
+            reactive_rule: &[],
+        }];
+        Compiled::new(&laws, &defs, 0.1, 100).map(|c| c.encoders[0].preds.clone())
+    };
+    let preds = compile(&["law52.w", "law52.pending>1.3 & acc>-1.9"]).unwrap();
+    match &preds[1] {
+        Pred::And(l) => {
+            assert_eq!(l.len(), 2);
+            assert!(matches!(l[0], (Pred::Pending { .. }, false)));
+            // `acc>-1.9` is kept as written; the evaluator reads its comparison.
+            assert!(matches!(&l[1], (Pred::Atom(a), false) if a.to_string() == "acc>-1.9"));
+        }
+        other => panic!("{other:?}"),
+    }
+    for (bad, says) in [
+        (
+            "speed<1 & speed<2 & speed<3 & speed<4 & speed<5",
+            "at most 4",
+        ),
+        ("speed<1 & ", "empty predicate"),
+        ("speed<1 & nosuchsignal>2", "nosuchsignal"),
+        ("speed<1 & nolaw.pending", "nolaw"),
+    ] {
+        let err = compile(&["law52.w", bad]).unwrap_err().to_string();
+        assert!(
+            err.contains(says) && err.contains("conjunction"),
+            "{bad}: {err}"
+        );
+    }
+    let err = compile(&["collision & speed<1"]).unwrap_err().to_string();
+    assert!(err.contains("unsafe predicate"), "{err}");
 }
 
 /// `L.pending` and `L.pending>x` bits follow the law's oldest pending obligation.

@@ -62,6 +62,15 @@ fn rejects_foreign_future_truncated_and_corrupt_files() {
         Model::from_bytes(&future),
         Err(ModelError::Version { found, .. }) if found == crate::model::FORMAT_VERSION + 1
     ));
+    // Version 7 (no conjunction predicates) still reads as it is; 6 does not.
+    let mut seven = bytes.clone();
+    seven[16] = 7;
+    assert_eq!(Model::from_bytes(&seven).unwrap(), small_model());
+    let mut six = bytes.clone();
+    six[16] = 6;
+    let err = Model::from_bytes(&six).unwrap_err();
+    assert!(matches!(err, ModelError::Version { found: 6, .. }));
+    assert!(err.to_string().contains("versions 7 to 8"), "{err}");
     assert!(matches!(
         Model::from_bytes(&bytes[..bytes.len() - 9]),
         Err(ModelError::Decode(_))
