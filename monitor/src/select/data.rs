@@ -93,6 +93,23 @@ impl TryFrom<RawRunRecord> for RunRecord {
     }
 }
 
+#[cfg(test)]
+impl RunRecord {
+    /// A record of frames at `t` with one word of candidate bits per frame, no signals, and one property
+    /// whose first unsafe frame is `first_unsafe`.
+    pub(crate) fn from_bits(t: Vec<f64>, bits: Vec<u64>, first_unsafe: Option<u32>) -> RunRecord {
+        RunRecord::try_from(RawRunRecord {
+            t,
+            n_words: 1,
+            bits,
+            n_signals: 0,
+            values: Vec::new(),
+            first_unsafe: vec![first_unsafe],
+        })
+        .expect("a consistent record")
+    }
+}
+
 impl RunRecord {
     /// Bit words and signal values per frame; equal to the [`Recorder::layout`] that made the record.
     pub fn layout(&self) -> (usize, usize) {
@@ -306,6 +323,47 @@ impl Toggles {
             self.init[r],
             &self.frames[self.offsets[r] as usize..self.offsets[r + 1] as usize],
         )
+    }
+
+    /// The toggles of the conjunction `(self ≠ negated_self) ∧ (other ≠ negated_other)` over the same runs
+    /// (`other` must come from the same [`PropertyData`]).
+    pub fn and(&self, other: &Toggles, negated_self: bool, negated_other: bool) -> Toggles {
+        let mut t = Toggles {
+            init: Vec::with_capacity(self.init.len()),
+            offsets: vec![0],
+            frames: Vec::new(),
+        };
+        for r in 0..self.init.len() {
+            let (ia, fa) = self.run(r);
+            let (ib, fb) = other.run(r);
+            let (mut va, mut vb) = (ia != negated_self, ib != negated_other);
+            let mut out = va && vb;
+            t.init.push(out);
+            let (mut i, mut j) = (0, 0);
+            while i < fa.len() || j < fb.len() {
+                let k = match (fa.get(i), fb.get(j)) {
+                    (Some(&x), Some(&y)) => x.min(y),
+                    (Some(&x), None) => x,
+                    (None, Some(&y)) => y,
+                    (None, None) => break,
+                };
+                // Both may change at the same frame: the conjunction changes at most once there.
+                if fa.get(i) == Some(&k) {
+                    va = !va;
+                    i += 1;
+                }
+                if fb.get(j) == Some(&k) {
+                    vb = !vb;
+                    j += 1;
+                }
+                if (va && vb) != out {
+                    out = va && vb;
+                    t.frames.push(k);
+                }
+            }
+            t.offsets.push(t.frames.len() as u32);
+        }
+        t
     }
 
     /// True when the candidate has the same value on every kept frame of every run.

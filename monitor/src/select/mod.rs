@@ -62,6 +62,17 @@ pub fn negated_text(atom: &Atom) -> String {
     format!("~({text})")
 }
 
+/// A predicate text as a literal of a rule or a conjunction: as it is, or negated — an atom by its
+/// comparison (`speed>30`), any other predicate as `not P` ([`crate::abstraction::rule_literal`] reads
+/// both back).
+pub fn literal_text(text: &str, negated: bool) -> String {
+    match Atom::parse(text) {
+        _ if !negated => text.to_string(),
+        Ok(a) => negated_text(&a),
+        Err(_) => format!("not {text}"),
+    }
+}
+
 /// What to learn with a searched (or scored) abstraction.
 #[derive(Debug, Clone)]
 pub struct AutoPlan {
@@ -340,30 +351,56 @@ impl AutoPlan {
                     Some(&refine),
                 );
                 // A search's steps as predicate texts: pool candidates by index, the refined ones (at
-                // indices from the pool's end) as their threshold atoms.
-                let refined_atom = |r: &search::Refined| -> Result<Atom, ModelError> {
-                    let (i, cs) = fine(r.of).unwrap_or_default();
+                // indices from the pool's end) as their threshold atoms or conjunctions.
+                let cut_text = |of: usize, alternative: usize| -> Result<String, ModelError> {
+                    let (i, cs) = fine(of).unwrap_or_default();
                     let sig = self.signals[i];
-                    let x = cs[r.alternative];
-                    pool::threshold_atom(sig, x).ok_or_else(|| {
-                        ModelError::Config(format!(
-                            "threshold atom {}<={x} does not parse",
-                            sig.name()
-                        ))
-                    })
+                    let x = cs.get(alternative).copied().unwrap_or(f64::NAN);
+                    pool::threshold_atom(sig, x)
+                        .map(|a| a.to_string())
+                        .ok_or_else(|| {
+                            ModelError::Config(format!(
+                                "threshold atom {}<={x} does not parse",
+                                sig.name()
+                            ))
+                        })
                 };
                 let selection_steps =
                     |found: &search::AlphaChoice| -> Result<Vec<SelectionStep>, ModelError> {
-                        let text = |c: usize| match c.checked_sub(pool.len()) {
-                            None => Ok(pool[c].0.text()),
-                            Some(r) => found
-                                .refined
-                                .get(r)
-                                .ok_or_else(|| {
-                                    ModelError::Config(format!("no refined candidate {r}"))
-                                })
-                                .and_then(refined_atom)
-                                .map(|a| a.to_string()),
+                        let single = |c: usize| -> Result<String, ModelError> {
+                            match c.checked_sub(pool.len()) {
+                                None => Ok(pool[c].0.text()),
+                                Some(r) => match found.refined.get(r).map(|r| (r.of, r.kind)) {
+                                    Some((of, search::RefinedKind::Cut(alternative))) => {
+                                        cut_text(of, alternative)
+                                    }
+                                    _ => Err(ModelError::Config(format!(
+                                        "no refined cut {r} to join"
+                                    ))),
+                                },
+                            }
+                        };
+                        let text = |c: usize| -> Result<String, ModelError> {
+                            let joined = c
+                                .checked_sub(pool.len())
+                                .and_then(|r| found.refined.get(r))
+                                .and_then(|r| match r.kind {
+                                    search::RefinedKind::And {
+                                        left,
+                                        left_negated,
+                                        negated,
+                                    } => Some((r.of, left, left_negated, negated)),
+                                    search::RefinedKind::Cut(_) => None,
+                                });
+                            match joined {
+                                Some((of, left, left_negated, negated)) => Ok(format!(
+                                    "{}{}{}",
+                                    literal_text(&single(left)?, left_negated),
+                                    crate::abstraction::CONJUNCTION,
+                                    literal_text(&pool[of].0.text(), negated)
+                                )),
+                                None => single(c),
+                            }
                         };
                         found
                             .steps
@@ -515,11 +552,7 @@ fn reactive_rule(pool: &[(Candidate, Source)], choice: &rule::RuleChoice) -> Rea
         literals: choice
             .literals
             .iter()
-            .map(|&(c, negated)| match &pool[c].0 {
-                Candidate::Atom(a) if negated => negated_text(a),
-                other if negated => format!("not {}", other.text()),
-                other => other.text(),
-            })
+            .map(|&(c, negated)| literal_text(&pool[c].0.text(), negated))
             .collect(),
         n_predicted: choice.n_predicted,
         n_violating: choice.n_violating,

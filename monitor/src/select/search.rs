@@ -43,6 +43,20 @@
 //! cut ([`Refined`]); [`greedy_multi`] runs every start both without and with refinement, since a better
 //! early step can still lead the myopic search to a lower final score, and keeps the highest.
 //!
+//! **Conjunctions** ([`SearchConfig::conjunction_partners`]). A state is the product of its predicates'
+//! values, so every predicate splits every state: a cut that matters only in one corner of the state
+//! space (a short time to collision *while not braking*) costs a bit that also splits all the others, and
+//! their visits with it. With conjunctions each step, after its best single candidate (and that
+//! candidate's finer cuts), also scores each of the step's best few single candidates joined with every
+//! predicate chosen so far and with each other, `a ∧ b`, `a ∧ ¬b`, `¬a ∧ b` and `¬a ∧ ¬b`, as one
+//! predicate: one bit that is set only in that corner. Joined with a chosen predicate it merges the
+//! states that predicate's other side splits needlessly; joined with another candidate it adds the corner
+//! without either half. It replaces the single candidate when it scores higher by
+//! [`SearchConfig::conjunction_margin`] (the best of several hundred conjunctions on the same folds is
+//! more optimistic than the best of the singles). A conjunction is never
+//! joined again, so every predicate stays at most two readable literals
+//! (`closestApproach.accTtc<=1.4 & jerk>0`).
+//!
 //! **Choosing among the searches.** Each search's final score is the best of the many its greedy steps
 //! compared on the same folds, so it is optimistic, and the more so for a search whose steps happened to
 //! fit those folds: the plain maximum over the searches picks that luck. [`greedy_multi`] therefore
@@ -110,6 +124,14 @@ pub struct SearchConfig {
     /// Whether the auto model's risk mixes in the frame share with the weight [`choose_share_weight`]
     /// chooses (else the chain's risk alone).
     pub choose_share: bool,
+    /// Conjunctions: each step also scores a predicate already chosen joined with one of the step's
+    /// this-many best candidates (either literal possibly negated) as one predicate, in place of the
+    /// step's best single candidate (0: single candidates only; see the module docs).
+    pub conjunction_partners: usize,
+    /// How much more than the step's best single candidate a conjunction must score to take the step. A
+    /// step scores many more conjunctions than single candidates on the same folds, so the best of them is
+    /// the more optimistic; the margin asks for a gain that is not only that.
+    pub conjunction_margin: f64,
 }
 
 /// The Laplace α values a search chooses among ([`SearchConfig::choose_alpha`]): the paper's add-one
@@ -136,6 +158,8 @@ impl Default for SearchConfig {
             chains: 1,
             share_weight: 0.0,
             choose_share: false,
+            conjunction_partners: 0,
+            conjunction_margin: 0.01,
         }
     }
 }
@@ -171,16 +195,34 @@ pub struct Step {
 /// of the same signal cut at other points, in a fixed order (empty for any other candidate).
 pub type Refine<'r> = &'r (dyn Fn(usize) -> Arc<[Toggles]> + Sync);
 
-/// A refined candidate a search chose: its pool candidate, which of that candidate's alternatives (index
-/// into what [`Refine`] returned for it), and the alternative's toggles.
+/// A candidate a search built from the pool's and chose: a finer cut of a pool threshold, or a
+/// conjunction, with its toggles.
 #[derive(Debug, Clone)]
 pub struct Refined {
-    /// The pool candidate it refines.
+    /// The pool candidate it refines or joins.
     pub of: usize,
-    /// Which alternative.
-    pub alternative: usize,
+    /// How it is built from `of`.
+    pub kind: RefinedKind,
     /// Its toggles.
     pub toggles: Toggles,
+}
+
+/// How a [`Refined`] candidate is built from its pool candidate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefinedKind {
+    /// The same signal at another cut: which alternative (index into what [`Refine`] returned for it).
+    Cut(usize),
+    /// `left ∧ of`, one predicate: `left` is a step's candidate index (a pool index — a chosen predicate
+    /// or another of the step's best candidates — or a refined candidate's index from the pool's end, never
+    /// itself a conjunction), each literal possibly negated.
+    And {
+        /// The predicate already chosen.
+        left: usize,
+        /// Whether it is negated.
+        left_negated: bool,
+        /// Whether the pool candidate is negated.
+        negated: bool,
+    },
 }
 
 /// Greedy forward selection over `data.candidates`; returns the steps taken (the first is the start) and
@@ -263,7 +305,7 @@ fn greedy_refined(
             .map(|&i| toggles_at(data, &refined, i))
             .collect();
         let duplicate = |t: &Toggles| taken.contains(&t);
-        let best = usable
+        let mut singles: Vec<(f64, usize)> = usable
             .par_iter()
             .filter(|c| !chosen.contains(c) && !duplicate(&data.candidates[**c]))
             .map_init(Workspace::default, |ws, &c| {
@@ -272,10 +314,12 @@ fn greedy_refined(
                     c,
                 )
             })
-            .reduce_with(better);
-        let Some((mut s, c)) = best else { break };
+            .collect();
+        let Some((mut s, c)) = singles.iter().copied().reduce(better) else {
+            break;
+        };
         // The finer cuts of the chosen threshold, scored in its place.
-        let mut finer: Option<(usize, Toggles)> = None;
+        let mut finer: Option<(RefinedKind, Toggles)> = None;
         if let Some(refine) = refine {
             let alternatives = refine(c);
             let best_alt = alternatives
@@ -291,20 +335,74 @@ fn greedy_refined(
                 .reduce_with(better);
             if let Some((sa, j)) = best_alt.filter(|&(sa, _)| sa > s) {
                 s = sa;
-                finer = Some((j, alternatives[j].clone()));
+                finer = Some((RefinedKind::Cut(j), alternatives[j].clone()));
+            }
+        }
+        let mut of = c;
+        // Conjunctions of a chosen predicate with one of the step's best candidates, in its place.
+        if cfg.conjunction_partners > 0 {
+            singles.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            let partners: Vec<usize> = singles
+                .iter()
+                .take(cfg.conjunction_partners)
+                .map(|&(_, c)| c)
+                .collect();
+            // The left literal: a predicate chosen so far (not itself a conjunction), or one of the
+            // partners before the right one (each pair once).
+            let chosen_lefts: Vec<usize> = chosen
+                .iter()
+                .copied()
+                .filter(|&i| !is_conjunction(data, &refined, i))
+                .collect();
+            let mut joined: Vec<(usize, RefinedKind, Toggles)> = Vec::new();
+            for (j, &partner) in partners.iter().enumerate() {
+                for &left in chosen_lefts.iter().chain(&partners[..j]) {
+                    if refined_of(data, &refined, left) == Some(partner) || left == partner {
+                        continue;
+                    }
+                    for (left_negated, negated) in
+                        [(false, false), (false, true), (true, false), (true, true)]
+                    {
+                        let t = toggles_at(data, &refined, left).and(
+                            &data.candidates[partner],
+                            left_negated,
+                            negated,
+                        );
+                        if !t.is_constant() && !duplicate(&t) {
+                            let kind = RefinedKind::And {
+                                left,
+                                left_negated,
+                                negated,
+                            };
+                            joined.push((partner, kind, t));
+                        }
+                    }
+                }
+            }
+            let best_joined = joined
+                .par_iter()
+                .enumerate()
+                .map_init(Workspace::default, |ws, (j, (_, _, t))| {
+                    (
+                        scorer.score_with(ws, &segs, Some(t), n_bits, level.as_ref()),
+                        j,
+                    )
+                })
+                .reduce_with(better);
+            if let Some((sj, j)) = best_joined.filter(|&(sj, _)| sj > s + cfg.conjunction_margin) {
+                s = sj;
+                let (partner, kind, t) = joined.swap_remove(j);
+                of = partner;
+                finer = Some((kind, t));
             }
         }
         if s < score + cfg.min_gain {
             break;
         }
         let index = match finer {
-            Some((alternative, toggles)) => {
+            Some((kind, toggles)) => {
                 segs = segs.with(data, &toggles, n_bits);
-                refined.push(Refined {
-                    of: c,
-                    alternative,
-                    toggles,
-                });
+                refined.push(Refined { of, kind, toggles });
                 data.candidates.len() + refined.len() - 1
             }
             None => {
@@ -489,6 +587,20 @@ pub fn chosen_toggles<'t>(
 }
 
 /// The toggles of a [`Step::candidate`] index: a pool candidate's, or a refined one's.
+/// Whether step candidate `i` is a conjunction.
+fn is_conjunction(data: &PropertyData, refined: &[Refined], i: usize) -> bool {
+    i.checked_sub(data.candidates.len())
+        .and_then(|r| refined.get(r))
+        .is_some_and(|r| matches!(r.kind, RefinedKind::And { .. }))
+}
+
+/// The pool candidate step candidate `i` refines (`None` for a pool candidate).
+fn refined_of(data: &PropertyData, refined: &[Refined], i: usize) -> Option<usize> {
+    i.checked_sub(data.candidates.len())
+        .and_then(|r| refined.get(r))
+        .map(|r| r.of)
+}
+
 fn toggles_at<'t>(data: &'t PropertyData, refined: &'t [Refined], i: usize) -> &'t Toggles {
     match i.checked_sub(data.candidates.len()) {
         Some(r) => &refined[r].toggles,

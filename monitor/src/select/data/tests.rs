@@ -96,3 +96,48 @@ mod cuts {
         }
     }
 }
+
+mod conjunctions {
+    use proptest::prelude::*;
+
+    use super::super::{PropertyData, RunRecord, Source};
+
+    /// Runs of one property over two bit columns, some cut short by a violation.
+    fn runs() -> impl Strategy<Value = Vec<RunRecord>> {
+        prop::collection::vec((prop::collection::vec(0u64..4, 1..40), any::<bool>()), 1..8)
+            .prop_map(|runs| {
+                runs.into_iter()
+                    .map(|(bits, violated)| {
+                        let n = bits.len();
+                        RunRecord {
+                            t: (0..n).map(|k| k as f64 * 0.1).collect(),
+                            n_words: 1,
+                            bits,
+                            n_signals: 0,
+                            values: Vec::new(),
+                            first_unsafe: vec![violated.then(|| (n as u32 - 1) * 2 / 3)],
+                        }
+                    })
+                    .collect()
+            })
+    }
+
+    proptest! {
+        /// A conjunction's toggles, merged from its literals' toggles, are what reading the conjunction
+        /// frame by frame gives, for every choice of negations (changes at the same frame included).
+        #[test]
+        fn a_conjunction_equals_its_frame_by_frame_value(
+            records in runs(),
+            negated_a in any::<bool>(),
+            negated_b in any::<bool>(),
+        ) {
+            let (a, b) = (Source::Bit(0), Source::Bit(1));
+            let data = PropertyData::new(&records, 0, &[a, b]);
+            let got = data.candidates[0].and(&data.candidates[1], negated_a, negated_b);
+            let want = super::super::toggles(&records, &data.runs, |rec, k| {
+                (rec.value(a, k) != negated_a) && (rec.value(b, k) != negated_b)
+            });
+            prop_assert_eq!(got, want);
+        }
+    }
+}
