@@ -282,6 +282,38 @@ fn learned_abstraction_calibration_and_the_bound_on_fresh_runs() {
         assert_eq!(b["frame_share_weight"].as_f64(), Some(0.0), "{b}");
         assert_eq!(a["predicates"], b["predicates"], "{a} / {b}");
     }
+    // `--conjunctions 8`: some step joins two literals into one predicate, which the model keeps as words
+    // and a session reads back (`calibrate` steps every calibration run through it).
+    let joined_path = dir.join("joined.avg");
+    run_ok(
+        avguard()
+            .args(["learn", "--conjunctions", "8", "--ensemble", "1", "--laws"])
+            .arg(workspace_root().join("laws/specs"))
+            .arg("--out")
+            .arg(&joined_path)
+            .arg(&train),
+    );
+    let joined = load(&joined_path);
+    let conjunctions: Vec<&String> = joined
+        .properties()
+        .iter()
+        .flat_map(|p| p.predicates())
+        .filter(|t| t.contains(" & "))
+        .collect();
+    assert!(!conjunctions.is_empty(), "no conjunction chosen");
+    assert!(
+        conjunctions.iter().all(|t| t.split(" & ").count() == 2),
+        "{conjunctions:?}"
+    );
+    let joined_cal = run_ok(
+        avguard()
+            .args(["calibrate", "--model"])
+            .arg(&joined_path)
+            .args(["--target-false-alarms", "10%", "--out"])
+            .arg(dir.join("joined_cal.avg"))
+            .arg(&cal),
+    );
+    assert!(joined_cal.contains("θ ="), "{joined_cal}");
     let model = load(&model_path);
     let p = model.property("law51_sub5").unwrap();
     let sel = p.selection().unwrap();

@@ -70,6 +70,9 @@ pub struct Args {
     /// Whether the auto model's risk may mix in the frame share (as `learn`).
     #[arg(long, value_enum, default_value_t = FrameShareArg::Auto)]
     frame_share: FrameShareArg,
+    /// Conjunction predicates of the auto model's search (as `learn`).
+    #[arg(long, default_value_t = super::learn::DEFAULT_CONJUNCTIONS, value_parser = clap::value_parser!(u32).range(0..=64))]
+    conjunctions: u32,
     /// RSS comparator parameters.
     #[command(flatten)]
     rss: crate::rss_options::RssOptions,
@@ -134,6 +137,7 @@ fn evaluate_once(
                 max_predicates: args.max_predicates as usize,
                 folds: args.folds as usize,
                 chains: args.ensemble as usize,
+                conjunction_partners: args.conjunctions as usize,
                 ..SearchConfig::default()
             }))),
         calibrate: CalibrateOptions {
