@@ -283,11 +283,21 @@ fn learned_abstraction_calibration_and_the_bound_on_fresh_runs() {
         assert_eq!(a["predicates"], b["predicates"], "{a} / {b}");
     }
     // `--conjunctions 8`: some step joins two literals into one predicate, which the model keeps as words
-    // and a session reads back (`calibrate` steps every calibration run through it).
+    // and a session reads back (`calibrate` steps every calibration run through it). A small search (four
+    // predicates, one α, one chain) keeps this debug-build learning short.
     let joined_path = dir.join("joined.avg");
     run_ok(
         avguard()
-            .args(["learn", "--conjunctions", "8", "--ensemble", "1", "--laws"])
+            .args([
+                "learn",
+                "--conjunctions",
+                "8",
+                "--max-predicates",
+                "4",
+                "--alpha",
+                "1",
+            ])
+            .args(["--ensemble", "1", "--laws"])
             .arg(workspace_root().join("laws/specs"))
             .arg("--out")
             .arg(&joined_path)

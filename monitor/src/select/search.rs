@@ -124,9 +124,9 @@ pub struct SearchConfig {
     /// Whether the auto model's risk mixes in the frame share with the weight [`choose_share_weight`]
     /// chooses (else the chain's risk alone).
     pub choose_share: bool,
-    /// Conjunctions: each step also scores a predicate already chosen joined with one of the step's
-    /// this-many best candidates (either literal possibly negated) as one predicate, in place of the
-    /// step's best single candidate (0: single candidates only; see the module docs).
+    /// Conjunctions: each step also scores its this-many best candidates joined with every predicate
+    /// chosen so far and with each other (either literal possibly negated) as one predicate, in place of
+    /// the step's best single candidate (0: single candidates only; see the module docs).
     pub conjunction_partners: usize,
     /// How much more than the step's best single candidate a conjunction must score to take the step. A
     /// step scores many more conjunctions than single candidates on the same folds, so the best of them is
@@ -216,7 +216,7 @@ pub enum RefinedKind {
     /// or another of the step's best candidates — or a refined candidate's index from the pool's end, never
     /// itself a conjunction), each literal possibly negated.
     And {
-        /// The predicate already chosen.
+        /// The other literal: a chosen predicate, or another of the step's best candidates.
         left: usize,
         /// Whether it is negated.
         left_negated: bool,
@@ -339,7 +339,8 @@ fn greedy_refined(
             }
         }
         let mut of = c;
-        // Conjunctions of a chosen predicate with one of the step's best candidates, in its place.
+        // Conjunctions of the step's best candidates with the chosen predicates and with each other, in
+        // the single candidate's place.
         if cfg.conjunction_partners > 0 {
             singles.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
             let partners: Vec<usize> = singles
