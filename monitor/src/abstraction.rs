@@ -173,17 +173,37 @@ impl<'t> PredText<'t> {
                     literals.len()
                 ));
             }
-            return literals
-                .into_iter()
-                .map(|l| {
-                    let (l, negated) = rule_literal(l);
-                    PredText::read_literal(l, full).map(|p| (p, negated))
-                })
-                .collect::<Result<Vec<_>, _>>()
+            return PredText::read_literals(literals, full)
                 .map(PredText::And)
                 .map_err(|e| format!("in conjunction '{text}': {e}"));
         }
         PredText::read_literal(text, full)
+    }
+
+    /// Literals as a reactive rule or a conjunction writes them ([`rule_literal`]), none a conjunction.
+    fn read_literals(
+        texts: impl IntoIterator<Item = &'t str>,
+        full: &LawSet,
+    ) -> Result<Vec<(PredText<'t>, bool)>, String> {
+        texts
+            .into_iter()
+            .map(|t| {
+                let (text, negated) = rule_literal(t);
+                PredText::read_literal(text, full).map(|p| (p, negated))
+            })
+            .collect()
+    }
+
+    /// Literals over the reduced law set.
+    fn resolve_literals(
+        literals: &[(PredText<'t>, bool)],
+        reduced: &LawSet,
+        frame_period_s: f64,
+    ) -> Result<Vec<(Pred, bool)>, String> {
+        literals
+            .iter()
+            .map(|(p, negated)| p.resolve(reduced, frame_period_s).map(|p| (p, *negated)))
+            .collect()
     }
 
     /// A predicate that is not a conjunction.
@@ -230,12 +250,11 @@ impl<'t> PredText<'t> {
                 more_than_frames: p.more_than_frames(frame_period_s),
             },
             PredText::Atom(a) => Pred::Atom(a.clone()),
-            PredText::And(literals) => Pred::And(
-                literals
-                    .iter()
-                    .map(|(p, negated)| p.resolve(reduced, frame_period_s).map(|p| (p, *negated)))
-                    .collect::<Result<Vec<_>, _>>()?,
-            ),
+            PredText::And(literals) => Pred::And(PredText::resolve_literals(
+                literals,
+                reduced,
+                frame_period_s,
+            )?),
         })
     }
 }
@@ -262,14 +281,7 @@ impl<'t> ReadProperty<'t> {
             .iter()
             .map(|t| PredText::read(t, full))
             .collect::<Result<Vec<_>, _>>()?;
-        let rule = p
-            .reactive_rule
-            .iter()
-            .map(|t| {
-                let (text, negated) = rule_literal(t);
-                PredText::read(text, full).map(|pred| (pred, negated))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let rule = PredText::read_literals(p.reactive_rule.iter().map(String::as_str), full)?;
         Ok(ReadProperty {
             law: p.law,
             preds,
@@ -307,14 +319,7 @@ impl<'t> ReadProperty<'t> {
         };
         let mut ante = Vec::new();
         antecedents(reduced.laws()[law_index].body(), &mut ante);
-        let rule = self
-            .rule
-            .iter()
-            .map(|(p, negated)| {
-                p.resolve(reduced, frame_period_s)
-                    .map(|pred| (pred, *negated))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let rule = PredText::resolve_literals(&self.rule, reduced, frame_period_s)?;
         Ok(Encoder {
             preds,
             unsafe_bit: self.unsafe_bit,
@@ -456,6 +461,12 @@ impl Compiled {
                     "a conjunction where a single predicate is expected",
                 )),
             };
+            let compile_literals = |ev: &mut Evaluator, literals: &[(Pred, bool)]| {
+                literals
+                    .iter()
+                    .map(|(q, negated)| compile(ev, q).map(|rt| (rt, *negated)))
+                    .collect::<Result<Vec<_>, _>>()
+            };
             // Most predicates are one atom: those bits are read straight from the atom table.
             let (mut atoms, mut rest, mut conjunctions) = (Vec::new(), Vec::new(), Vec::new());
             for (bit, p) in enc.preds.iter().enumerate() {
@@ -463,11 +474,7 @@ impl Compiled {
                     ModelError::Config("more predicates than a state has bits".into())
                 })?;
                 if let Pred::And(literals) = p {
-                    let literals = literals
-                        .iter()
-                        .map(|(q, negated)| compile(&mut evaluator, q).map(|rt| (rt, *negated)))
-                        .collect::<Result<Vec<_>, _>>()
-                        .map_err(config)?;
+                    let literals = compile_literals(&mut evaluator, literals).map_err(config)?;
                     conjunctions.push((literals.into_boxed_slice(), bit));
                     continue;
                 }
@@ -480,12 +487,7 @@ impl Compiled {
                     _ => rest.push((pred, bit)),
                 }
             }
-            let rule = enc
-                .rule
-                .iter()
-                .map(|(p, negated)| compile(&mut evaluator, p).map(|rt| (rt, *negated)))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(config)?;
+            let rule = compile_literals(&mut evaluator, &enc.rule).map_err(config)?;
             let unsafe_now = match &enc.unsafe_now {
                 UnsafeNow::Violated(i) => RtUnsafe::Violated(*i),
                 UnsafeNow::Atom(a) => RtUnsafe::State(atom(&mut evaluator, a).map_err(config)?),
