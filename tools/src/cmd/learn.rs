@@ -91,7 +91,8 @@ pub struct Args {
     /// either literal possibly negated) as one predicate, which takes the step when it scores at least
     /// 0.01 higher than the step's best single candidate; 0
     /// (the default) keeps every predicate a single atom. Conjunctions read as words and can warn
-    /// earlier for some laws, but on held-out runs they did not dominate more comparators (README).
+    /// earlier for some laws, but on held-out runs they did not dominate more comparators
+    /// (docs/MEASUREMENTS.md).
     #[arg(long, default_value_t = DEFAULT_CONJUNCTIONS, value_parser = clap::value_parser!(u32).range(0..=64))]
     pub conjunctions: u32,
     /// Log files (`.h5`) or folders holding them.
@@ -103,7 +104,7 @@ pub struct Args {
 pub const DEFAULT_ENSEMBLE: u32 = 3;
 
 /// Default `--conjunctions` of `learn` and `evaluate`: none (single-atom predicates; on held-out runs
-/// conjunctions did not earn their place, see the README).
+/// conjunctions did not earn their place, see docs/MEASUREMENTS.md).
 pub const DEFAULT_CONJUNCTIONS: u32 = 0;
 
 /// The search `avguard learn` runs without options (`--alpha auto`, `--prior flat`, `--frame-share
