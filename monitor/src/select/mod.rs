@@ -380,26 +380,25 @@ impl AutoPlan {
                                 },
                             }
                         };
+                        // A conjunction joins a single candidate (`left`) to its pool candidate.
                         let text = |c: usize| -> Result<String, ModelError> {
-                            let joined = c
-                                .checked_sub(pool.len())
-                                .and_then(|r| found.refined.get(r))
-                                .and_then(|r| match r.kind {
+                            let refined =
+                                c.checked_sub(pool.len()).and_then(|r| found.refined.get(r));
+                            match refined.map(|r| (r.of, r.kind)) {
+                                Some((
+                                    of,
                                     search::RefinedKind::And {
                                         left,
                                         left_negated,
                                         negated,
-                                    } => Some((r.of, left, left_negated, negated)),
-                                    search::RefinedKind::Cut(_) => None,
-                                });
-                            match joined {
-                                Some((of, left, left_negated, negated)) => Ok(format!(
+                                    },
+                                )) => Ok(format!(
                                     "{}{}{}",
                                     literal_text(&single(left)?, left_negated),
                                     crate::abstraction::CONJUNCTION,
                                     literal_text(&pool[of].0.text(), negated)
                                 )),
-                                None => single(c),
+                                _ => single(c),
                             }
                         };
                         found

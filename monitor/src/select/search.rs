@@ -353,12 +353,16 @@ fn greedy_refined(
             let chosen_lefts: Vec<usize> = chosen
                 .iter()
                 .copied()
-                .filter(|&i| !is_conjunction(data, &refined, i))
+                .filter(|&i| {
+                    !refined_at(data, &refined, i)
+                        .is_some_and(|r| matches!(r.kind, RefinedKind::And { .. }))
+                })
                 .collect();
             let mut joined: Vec<(usize, RefinedKind, Toggles)> = Vec::new();
             for (j, &partner) in partners.iter().enumerate() {
                 for &left in chosen_lefts.iter().chain(&partners[..j]) {
-                    if refined_of(data, &refined, left) == Some(partner) || left == partner {
+                    let left_of = refined_at(data, &refined, left).map(|r| r.of);
+                    if left_of == Some(partner) || left == partner {
                         continue;
                     }
                     for (left_negated, negated) in
@@ -587,21 +591,13 @@ pub fn chosen_toggles<'t>(
         .collect()
 }
 
+/// The refined candidate a [`Step::candidate`] index names (`None` for a pool candidate).
+fn refined_at<'r>(data: &PropertyData, refined: &'r [Refined], i: usize) -> Option<&'r Refined> {
+    i.checked_sub(data.candidates.len())
+        .and_then(|r| refined.get(r))
+}
+
 /// The toggles of a [`Step::candidate`] index: a pool candidate's, or a refined one's.
-/// Whether step candidate `i` is a conjunction.
-fn is_conjunction(data: &PropertyData, refined: &[Refined], i: usize) -> bool {
-    i.checked_sub(data.candidates.len())
-        .and_then(|r| refined.get(r))
-        .is_some_and(|r| matches!(r.kind, RefinedKind::And { .. }))
-}
-
-/// The pool candidate step candidate `i` refines (`None` for a pool candidate).
-fn refined_of(data: &PropertyData, refined: &[Refined], i: usize) -> Option<usize> {
-    i.checked_sub(data.candidates.len())
-        .and_then(|r| refined.get(r))
-        .map(|r| r.of)
-}
-
 fn toggles_at<'t>(data: &'t PropertyData, refined: &'t [Refined], i: usize) -> &'t Toggles {
     match i.checked_sub(data.candidates.len()) {
         Some(r) => &refined[r].toggles,
