@@ -13,24 +13,6 @@ fn record() -> RunRecord {
     }
 }
 
-/// A run of one property, frames 0.1 s apart, with one word of bits per frame and `n_signals` values per
-/// frame (frame-major); it violates at frame `first_unsafe` when given.
-fn one_property_run(
-    bits: Vec<u64>,
-    n_signals: usize,
-    values: Vec<f64>,
-    first_unsafe: Option<u32>,
-) -> RunRecord {
-    RunRecord {
-        t: (0..bits.len()).map(|k| k as f64 * 0.1).collect(),
-        n_words: 1,
-        bits,
-        n_signals,
-        values,
-        first_unsafe: vec![first_unsafe],
-    }
-}
-
 #[test]
 fn a_record_travels_and_a_corrupt_one_is_refused() {
     let good = record();
@@ -79,9 +61,14 @@ mod cuts {
                 runs.into_iter()
                     .map(|(v, violated)| {
                         let n = v.len();
-                        let values = v.iter().flat_map(|&x| [0.0, x]).collect();
-                        let first_unsafe = violated.then(|| (n as u32 - 1) / 2);
-                        super::one_property_run(vec![0; n], 2, values, first_unsafe)
+                        RunRecord {
+                            t: (0..n).map(|k| k as f64 * 0.1).collect(),
+                            n_words: 1,
+                            bits: vec![0; n],
+                            n_signals: 2,
+                            values: v.iter().flat_map(|&x| [0.0, x]).collect(),
+                            first_unsafe: vec![violated.then(|| (n as u32 - 1) / 2)],
+                        }
                     })
                     .collect()
             })
@@ -121,8 +108,9 @@ mod conjunctions {
             .prop_map(|runs| {
                 runs.into_iter()
                     .map(|(bits, violated)| {
-                        let first_unsafe = violated.then(|| (bits.len() as u32 - 1) * 2 / 3);
-                        super::one_property_run(bits, 0, Vec::new(), first_unsafe)
+                        let n = bits.len();
+                        let t = (0..n).map(|k| k as f64 * 0.1).collect();
+                        RunRecord::from_bits(t, bits, violated.then(|| (n as u32 - 1) * 2 / 3))
                     })
                     .collect()
             })
