@@ -30,3 +30,32 @@ fn panics_stack_overflows_and_failed_rust_allocations_are_ours() {
         "INFO: Running with entropic power schedule"
     ));
 }
+
+#[test]
+fn a_run_past_its_limit_is_killed_and_one_within_it_gives_its_status_and_output() {
+    use super::run_bounded;
+    use std::process::Command;
+    use std::time::{Duration, Instant};
+    let dir = std::env::temp_dir().join(format!("xtask-run-bounded-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("out");
+    let started = Instant::now();
+    let status = run_bounded(
+        Command::new("sh").args(["-c", "echo started; sleep 30"]),
+        &out,
+        Duration::from_millis(500),
+    )
+    .unwrap();
+    assert!(status.is_none(), "{status:?}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "started\n");
+    let status = run_bounded(
+        Command::new("sh").args(["-c", "echo done >&2; exit 3"]),
+        &out,
+        Duration::from_secs(30),
+    )
+    .unwrap();
+    assert_eq!(status.and_then(|s| s.code()), Some(3));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "done\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}
