@@ -25,6 +25,7 @@ use laws::{
 };
 
 use crate::error::ModelError;
+use crate::forest::ForestShare;
 use crate::spec::{PendingPredicate, WINDOW_SUFFIX};
 use crate::StateId;
 
@@ -55,6 +56,9 @@ pub struct PropertyDef<'a> {
     pub unsafe_bit: usize,
     /// The literals of the property's reactive comparator rule (law-language atoms; empty for none).
     pub reactive_rule: &'a [String],
+    /// The forest mixed into the property's risk ([`crate::forest`]), whose split predicates are
+    /// evaluated like the predicates; `None` for none.
+    pub forest: Option<&'a ForestShare>,
 }
 
 impl<'a> PropertyDef<'a> {
@@ -66,6 +70,7 @@ impl<'a> PropertyDef<'a> {
             predicates: &p.predicates,
             unsafe_bit: p.unsafe_bit,
             reactive_rule: &[],
+            forest: None,
         }
     }
 }
@@ -104,16 +109,20 @@ pub(crate) struct Encoder {
     antecedents: Vec<Formula>,
     /// The reactive rule's literals (predicate, negated); empty for none.
     rule: Vec<(Pred, bool)>,
+    /// The forest's split predicates and the forest; `None` for none.
+    forest: Option<(Vec<Pred>, ForestShare)>,
 }
 
 /// The per-frame result of one encoder.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub(crate) struct Encoded {
     pub state: StateId,
     pub unsafe_state: bool,
     pub unsafe_now: bool,
     pub baseline: bool,
     pub rule: bool,
+    /// The forest's value at the frame (`None` without a forest).
+    pub forest: Option<f64>,
 }
 
 /// The laws and encoders of a model, ready to step.
@@ -266,6 +275,8 @@ struct ReadProperty<'t> {
     unsafe_bit: usize,
     /// The reactive rule's literals and whether each is negated.
     rule: Vec<(PredText<'t>, bool)>,
+    /// The forest's split predicates, and the forest.
+    forest: Option<(Vec<PredText<'t>>, &'t ForestShare)>,
 }
 
 impl<'t> ReadProperty<'t> {
@@ -282,18 +293,35 @@ impl<'t> ReadProperty<'t> {
             .map(|t| PredText::read(t, full))
             .collect::<Result<Vec<_>, _>>()?;
         let rule = PredText::read_literals(p.reactive_rule.iter().map(String::as_str), full)?;
+        let forest = p
+            .forest
+            .map(|f| {
+                f.predicates()
+                    .iter()
+                    .map(|t| PredText::read(t, full).map_err(|e| format!("forest split: {e}")))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map(|preds| (preds, f))
+            })
+            .transpose()?;
         Ok(ReadProperty {
             law: p.law,
             preds,
             unsafe_bit: p.unsafe_bit,
             rule,
+            forest,
         })
     }
 
     /// The laws the property needs: its own, then those its predicates and rule read.
     fn laws(&self) -> Vec<&'t str> {
         let mut out = vec![self.law];
-        for p in self.preds.iter().chain(self.rule.iter().map(|(p, _)| p)) {
+        let forest = self.forest.iter().flat_map(|(preds, _)| preds);
+        for p in self
+            .preds
+            .iter()
+            .chain(self.rule.iter().map(|(p, _)| p))
+            .chain(forest)
+        {
             p.laws(&mut out);
         }
         out
@@ -320,12 +348,24 @@ impl<'t> ReadProperty<'t> {
         let mut ante = Vec::new();
         antecedents(reduced.laws()[law_index].body(), &mut ante);
         let rule = PredText::resolve_literals(&self.rule, reduced, frame_period_s)?;
+        let forest = self
+            .forest
+            .as_ref()
+            .map(|(preds, f)| {
+                preds
+                    .iter()
+                    .map(|p| p.resolve(reduced, frame_period_s))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map(|preds| (preds, (*f).clone()))
+            })
+            .transpose()?;
         Ok(Encoder {
             preds,
             unsafe_bit: self.unsafe_bit,
             unsafe_now,
             antecedents: ante,
             rule,
+            forest,
         })
     }
 }
@@ -488,6 +528,24 @@ impl Compiled {
                 }
             }
             let rule = compile_literals(&mut evaluator, &enc.rule).map_err(config)?;
+            // A forest split is a conjunction's literals or one predicate (a literal that holds).
+            let forest = enc
+                .forest
+                .as_ref()
+                .map(|(preds, share)| {
+                    preds
+                        .iter()
+                        .map(|p| match p {
+                            Pred::And(literals) => compile_literals(&mut evaluator, literals)
+                                .map(Vec::into_boxed_slice),
+                            p => compile(&mut evaluator, p)
+                                .map(|rt| vec![(rt, false)].into_boxed_slice()),
+                        })
+                        .collect::<Result<Vec<Literals>, _>>()
+                        .map(|splits| (splits, share.clone()))
+                })
+                .transpose()
+                .map_err(config)?;
             let unsafe_now = match &enc.unsafe_now {
                 UnsafeNow::Violated(i) => RtUnsafe::Violated(*i),
                 UnsafeNow::Atom(a) => RtUnsafe::State(atom(&mut evaluator, a).map_err(config)?),
@@ -509,6 +567,7 @@ impl Compiled {
                 unsafe_now,
                 baseline,
                 rule,
+                forest,
             });
         }
         Ok((
@@ -606,6 +665,8 @@ struct RtEncoder {
     baseline: Option<StateHandle>,
     /// The reactive rule's literals (predicate, negated); empty when the property has none.
     rule: Vec<(RtPred, bool)>,
+    /// The forest's splits (each a conjunction of literals) and the forest; `None` for none.
+    forest: Option<(Vec<Literals>, ForestShare)>,
 }
 
 /// Steps the laws and encoders over one run's frames.
@@ -650,12 +711,17 @@ impl Tracker {
             };
             let baseline = enc.baseline.is_some_and(|h| verdicts.state(h));
             let rule = !enc.rule.is_empty() && RtPred::all(&enc.rule, &verdicts);
+            // Each tree reads only the splits on its path.
+            let forest = enc.forest.as_ref().map(|(splits, share)| {
+                share.value(|i| splits.get(i).is_some_and(|l| RtPred::all(l, &verdicts)))
+            });
             *out = Encoded {
                 state,
                 unsafe_state: state >> enc.unsafe_bit & 1 == 1,
                 unsafe_now,
                 baseline,
                 rule,
+                forest,
             };
         }
         inspect(signals, &verdicts, &self.out)

@@ -17,6 +17,8 @@
 //!   cross-validated warnings at fixed false-alarm rates) and the best small reactive rule over the same
 //!   candidates; [`calibrate`] sets a property's alarm threshold on calibration runs with a
 //!   Clopper–Pearson bound on its false-alarm rate;
+//! - [`forest`] holds the small decision trees whose short-horizon share a property's risk may also mix
+//!   in ([`select::forest`] grows them);
 //! - [`prism`] writes a chain in PRISM's explicit format so Storm or PRISM can check our numbers.
 //!
 //! **Invariant:** no I/O. Matrices and tables have private fields and are validated on construction, and
@@ -33,6 +35,7 @@ pub mod domain;
 pub mod dtmc;
 pub mod error;
 pub mod estimate;
+pub mod forest;
 pub mod model;
 pub mod pac;
 

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::abstraction::{Compiled, PropertyDef};
 use crate::error::ModelError;
+use crate::forest::ForestShare;
 use crate::property::PropertyModel;
 
 #[cfg(test)]
@@ -16,11 +17,16 @@ mod tests;
 
 /// Magic bytes at the start of every model file.
 pub const MAGIC: &[u8; 16] = b"AVGUARD-MODEL\0\0\0";
-/// The format version this build writes.
-pub const FORMAT_VERSION: u32 = 8;
-/// The oldest format version this build reads: version 7 differs from 8 only in that its predicates are
-/// never conjunctions, so its files read as they are.
+/// The format version this build writes: from 9 on, the properties are followed by one optional forest
+/// per property ([`crate::forest`]).
+pub const FORMAT_VERSION: u32 = 9;
+/// The oldest format version this build reads: version 8 differs from 9 only in that it has no forests
+/// after the properties, and version 7 from 8 only in that its predicates are never conjunctions, so
+/// their files read as they are (without forests).
 pub const OLDEST_READ_VERSION: u32 = 7;
+
+/// The first format version whose files carry forests.
+const FIRST_FOREST_VERSION: u32 = 9;
 
 /// All learned properties of a deployment.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -86,6 +92,7 @@ impl Model {
     /// # Errors
     /// See [`Compiled::new`]; never for a model that passed [`Model::try_new`].
     pub fn compile(&self) -> Result<Compiled, ModelError> {
+        // Members carry no rule and no forest: the property's own chain does.
         fn def(p: &PropertyModel, rule: bool) -> PropertyDef<'_> {
             PropertyDef {
                 name: p.name(),
@@ -96,6 +103,7 @@ impl Model {
                     .reactive_rule()
                     .filter(|_| rule)
                     .map_or(&[][..], |r| &r.literals[..]),
+                forest: p.forest().filter(|_| rule),
             }
         }
         let defs: Vec<PropertyDef<'_>> = self
@@ -183,7 +191,9 @@ impl Model {
         out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
         // Serialising plain data into a Vec cannot fail: postcard errors only on writer failure or
         // unsupported types (maps with non-string keys are not among ours, sequences have known length).
-        match postcard::to_extend(self, out) {
+        let forests: Vec<Option<&ForestShare>> =
+            self.properties.iter().map(PropertyModel::forest).collect();
+        match postcard::to_extend(self, out).and_then(|out| postcard::to_extend(&forests, out)) {
             Ok(v) => v,
             Err(e) => unreachable!("postcard into a Vec cannot fail: {e}"),
         }
@@ -207,8 +217,27 @@ impl Model {
                 supported: FORMAT_VERSION,
             });
         }
-        let (model, tail): (Model, &[u8]) =
-            postcard::take_from_bytes(body).map_err(|e| ModelError::Decode(e.to_string()))?;
+        let decode = |e: postcard::Error| ModelError::Decode(e.to_string());
+        let (mut model, mut tail): (Model, &[u8]) =
+            postcard::take_from_bytes(body).map_err(decode)?;
+        if version >= FIRST_FOREST_VERSION {
+            let (forests, rest): (Vec<Option<ForestShare>>, &[u8]) =
+                postcard::take_from_bytes(tail).map_err(decode)?;
+            if forests.len() != model.properties.len() {
+                return Err(ModelError::Decode(format!(
+                    "{} forests for {} properties",
+                    forests.len(),
+                    model.properties.len()
+                )));
+            }
+            model.properties = model
+                .properties
+                .into_iter()
+                .zip(forests)
+                .map(|(p, f)| p.with_forest(f))
+                .collect();
+            tail = rest;
+        }
         if !tail.is_empty() {
             return Err(ModelError::Decode(format!("{} trailing bytes", tail.len())));
         }

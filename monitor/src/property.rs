@@ -13,6 +13,7 @@ use crate::domain::Domain;
 use crate::dtmc::Dtmc;
 use crate::error::{ModelError, StructureError};
 use crate::estimate::{build_dtmc_with_prior, LaplaceConfig};
+use crate::forest::ForestShare;
 use crate::pac::{PacConfig, PacSummary};
 use crate::provenance::{ReactiveRule, Selection};
 use crate::share::FrameShare;
@@ -219,6 +220,10 @@ pub struct PropertyModel {
     /// stored.
     #[serde(skip_serializing)]
     risk: RiskTable,
+    /// The forest mixed into the property's risk ([`crate::forest`]); `None`: none. Model files carry it
+    /// after the properties ([`crate::model`]), so that older files read as they are.
+    #[serde(skip_serializing)]
+    forest: Option<ForestShare>,
 }
 
 /// Most chains an ensemble may hold besides the property's own (a bound a model file cannot exceed).
@@ -272,6 +277,7 @@ impl<M> PropertyParts<M> {
             members,
             risk,
             frame_share: self.frame_share,
+            forest: None,
         };
         m.validate()?;
         Ok(m)
@@ -357,6 +363,7 @@ impl PropertyModel {
             calibration: None,
             members: Vec::new(),
             frame_share: None,
+            forest: None,
         };
         m.validate()?;
         Ok(m)
@@ -374,6 +381,13 @@ impl PropertyModel {
         self.frame_share = share;
         self.validate()?;
         Ok(self)
+    }
+
+    /// The model whose risk mixes in `forest` (replacing any earlier one; `None`: none). Its split
+    /// predicates must read against the model's laws, which [`crate::Model::try_new`] checks.
+    pub fn with_forest(mut self, forest: Option<ForestShare>) -> PropertyModel {
+        self.forest = forest;
+        self
     }
 
     /// The model with its selection record.
@@ -394,7 +408,7 @@ impl PropertyModel {
     ///
     /// # Errors
     /// [`ModelError::Structure`] when a member belongs to another property or law, has another unsafe
-    /// predicate, frame period or horizons, carries members, a rule or a calibration of its own, or when
+    /// predicate, frame period or horizons, carries members, a rule, a calibration or a forest of its own, or when
     /// there are more than [`MAX_MEMBERS`].
     pub fn with_members(
         mut self,
@@ -511,8 +525,8 @@ impl PropertyModel {
                 Some("another frame period or window")
             } else if !m.members.is_empty() {
                 Some("members of its own")
-            } else if m.reactive_rule.is_some() || m.calibration.is_some() {
-                Some("a rule or calibration of its own")
+            } else if m.reactive_rule.is_some() || m.calibration.is_some() || m.forest.is_some() {
+                Some("a rule, calibration or forest of its own")
             } else {
                 None
             };
@@ -576,6 +590,10 @@ impl PropertyModel {
     /// The frame share mixed into the risk, if any.
     pub fn frame_share(&self) -> Option<&FrameShare> {
         self.frame_share.as_ref()
+    }
+    /// The forest mixed into the property's risk, if any ([`crate::forest`]).
+    pub fn forest(&self) -> Option<&ForestShare> {
+        self.forest.as_ref()
     }
     /// How the predicates were chosen, when recorded.
     pub fn selection(&self) -> Option<&Selection> {

@@ -46,7 +46,8 @@ pub struct PropertyOutcome {
     /// The run has been in an unsafe state at or before this frame (state and risks are frozen there).
     pub absorbed: bool,
     /// P(F unsafe) from this state; for an ensemble ([`crate::property::PropertyModel::members`]) the
-    /// mean over its chains, each read at its own state (this and the other risks alike).
+    /// mean over its chains, each read at its own state (this and the other risks alike); with a forest
+    /// ([`crate::forest`]), that mixed with the forest's value at this frame (this and `risk_within`).
     pub risk_eventually: f64,
     /// P(F≤k unsafe) for each of the model's horizons ([`Session::horizons_steps`]).
     pub risk_within: Vec<f64>,
@@ -203,6 +204,14 @@ impl Session {
             if n != 1.0 {
                 for r in &mut out.risk_within {
                     *r /= n;
+                }
+            }
+            // The forest's short-horizon share, mixed into every measure but the PAC bound (which is of
+            // the chains' P(F unsafe)).
+            if let (Some(forest), Some(value)) = (p.forest(), enc.forest) {
+                out.risk_eventually = forest.mix(out.risk_eventually, value);
+                for r in &mut out.risk_within {
+                    *r = forest.mix(*r, value);
                 }
             }
         }

@@ -20,6 +20,7 @@ fn every_shipped_law_survives_the_reduced_re_parse_unchanged() {
             predicates: p,
             unsafe_bit: 0,
             reactive_rule: &[],
+            forest: None,
         })
         .collect();
     let c = Compiled::new(&laws, &defs, 0.1, 100).unwrap();
@@ -48,6 +49,7 @@ fn only_the_needed_laws_are_evaluated() {
         predicates: &preds,
         unsafe_bit: 0,
         reactive_rule: &[],
+        forest: None,
     }];
     let c = Compiled::new(&laws, &defs, 0.1, 100).unwrap();
     let names: Vec<&str> = c.laws().laws().iter().map(|l| l.name()).collect();
@@ -64,6 +66,7 @@ fn unknown_laws_and_bad_predicates_are_named() {
         predicates: &preds,
         unsafe_bit: 0,
         reactive_rule: &[],
+        forest: None,
     }];
     let e = Compiled::new(&laws, &bad_law, 0.1, 100)
         .unwrap_err()
@@ -196,6 +199,7 @@ fn tracker_equals_direct_evaluation_on_random_drives() {
             predicates: p,
             unsafe_bit: 0,
             reactive_rule: &[],
+            forest: None,
         })
         .collect();
     // An atom as the unsafe predicate (no_collision's shape).
@@ -206,6 +210,7 @@ fn tracker_equals_direct_evaluation_on_random_drives() {
         predicates: &collision_preds,
         unsafe_bit: 0,
         reactive_rule: &[],
+        forest: None,
     });
     let c = Compiled::new(&laws, &defs, 0.1, 100).unwrap();
     let ctx = SignalContext::default();
@@ -247,6 +252,7 @@ fn tracker_equals_direct_evaluation_on_random_drives() {
                 unsafe_now,
                 baseline,
                 rule: false,
+                forest: None,
             };
             assert_eq!(*g, want, "frame {f:?}");
             n_bits_set += u64::from(state.count_ones());
@@ -272,6 +278,7 @@ fn conjunction_predicates_are_read_and_malformed_ones_refused() {
             predicates: &preds,
             unsafe_bit: 0,
             reactive_rule: &[],
+            forest: None,
         }];
         Compiled::new(&laws, &defs, 0.1, 100).map(|c| c.encoders[0].preds.clone())
     };
@@ -322,6 +329,7 @@ fn obligation_predicates_are_bits_of_the_state() {
         predicates: &preds,
         unsafe_bit: 0,
         reactive_rule: &[],
+        forest: None,
     }];
     let c = Compiled::new(&laws, &defs, 0.1, 100).unwrap();
     let mut tracker = c.tracker(SignalContext::default()).unwrap();

@@ -62,15 +62,38 @@ fn rejects_foreign_future_truncated_and_corrupt_files() {
         Model::from_bytes(&future),
         Err(ModelError::Version { found, .. }) if found == crate::model::FORMAT_VERSION + 1
     ));
-    // Version 7 (no conjunction predicates) still reads as it is; 6 does not.
-    let mut seven = bytes.clone();
-    seven[16] = 7;
-    assert_eq!(Model::from_bytes(&seven).unwrap(), small_model());
+    // The forests after the properties: one property, without a forest.
+    assert_eq!(bytes[bytes.len() - 2..], [1, 0]);
+    let before_forests = &bytes[..bytes.len() - 2];
+    // Versions 7 (no conjunction predicates) and 8 (no forests) still read as they are; 6 does not.
+    for version in [7, 8] {
+        let mut old = before_forests.to_vec();
+        old[16] = version;
+        assert_eq!(Model::from_bytes(&old).unwrap(), small_model());
+        // With forests after all, those bytes trail.
+        old.extend_from_slice(&[1, 0]);
+        assert!(matches!(
+            Model::from_bytes(&old),
+            Err(ModelError::Decode(_))
+        ));
+    }
     let mut six = bytes.clone();
     six[16] = 6;
     let err = Model::from_bytes(&six).unwrap_err();
     assert!(matches!(err, ModelError::Version { found: 6, .. }));
-    assert!(err.to_string().contains("versions 7 to 8"), "{err}");
+    assert!(err.to_string().contains("versions 7 to 9"), "{err}");
+    // Forests for another number of properties, and none at all, in a version-9 file.
+    let mut two = before_forests.to_vec();
+    two.extend_from_slice(&[2, 0, 0]);
+    let err = Model::from_bytes(&two).unwrap_err();
+    assert!(
+        err.to_string().contains("2 forests for 1 properties"),
+        "{err}"
+    );
+    assert!(matches!(
+        Model::from_bytes(before_forests),
+        Err(ModelError::Decode(_))
+    ));
     assert!(matches!(
         Model::from_bytes(&bytes[..bytes.len() - 9]),
         Err(ModelError::Decode(_))
@@ -132,4 +155,60 @@ fn risk_from_learned_counts_matches_a_hand_solution() {
     assert!([0b100, 0, d.done()].iter().all(|s| support.contains(s)));
     let total = 4.0 + support.len() as f64;
     assert!((p.dtmc().prob(0, 0b100) - 3.0 / total).abs() < 1e-15);
+}
+
+/// A forest's split predicates are checked like the predicates: one that does not read fails the model,
+/// naming the property; one that reads is carried through the file.
+#[test]
+fn a_forest_s_splits_must_read_against_the_laws() {
+    use crate::forest::{ForestShare, Node, Tree};
+    let m = small_model();
+    let forest = |split: &str| {
+        ForestShare::try_new(
+            0.5,
+            30,
+            vec![split.to_string()],
+            vec![Tree {
+                nodes: vec![
+                    Node::Split {
+                        predicate: 0,
+                        yes: 1,
+                        no: 2,
+                    },
+                    Node::Leaf(0.8),
+                    Node::Leaf(0.1),
+                ],
+            }],
+        )
+        .unwrap()
+    };
+    let with = |split: &str| {
+        Model::try_new(
+            m.laws().to_vec(),
+            vec![m.properties()[0].clone().with_forest(Some(forest(split)))],
+        )
+    };
+    let err = with("speed <=").unwrap_err().to_string();
+    assert!(
+        err.contains("no_collision") && err.contains("forest split"),
+        "{err}"
+    );
+    assert!(with("nosuchlaw.w").is_err());
+    let ok = with("speed > 3 & NPCAhead(10)").unwrap();
+    let back = Model::from_bytes(&ok.to_bytes()).unwrap();
+    assert_eq!(back, ok);
+    assert_eq!(
+        back.properties()[0].forest(),
+        Some(&forest("speed > 3 & NPCAhead(10)"))
+    );
+    // A forest belongs to the property, not to an ensemble member (whose forest no file would carry).
+    let p = m.properties()[0].clone();
+    let member = p.clone().with_forest(Some(forest("speed > 3")));
+    let err = p
+        .clone()
+        .with_members(vec![member])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("forest of its own"), "{err}");
+    assert!(p.with_members(vec![m.properties()[0].clone()]).is_ok());
 }

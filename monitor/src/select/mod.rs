@@ -26,6 +26,7 @@ mod candidates;
 use candidates::Cuts;
 pub mod criterion;
 pub mod data;
+pub mod forest;
 pub mod pool;
 pub mod rule;
 pub mod search;
@@ -40,6 +41,7 @@ use laws::{Atom, Signal};
 use crate::counts::Counts;
 use crate::domain::Domain;
 use crate::error::ModelError;
+use crate::forest::ForestShare;
 use crate::model::Model;
 use crate::property::{BuildConfig, PropertyModel};
 pub use crate::provenance::{AbstractionMode, ReactiveRule, Selection, SelectionStep};
@@ -318,6 +320,8 @@ impl AutoPlan {
         let mut member_searches = Vec::new();
         // The frame share's weight in every chain's risk: chosen after the search (0: the chain alone).
         let mut share_weight = 0.0;
+        // The forest mixed into the property's risk: grown after the search when its weight is above 0.
+        let mut forest_share = None;
         let (steps, segs): (Vec<SelectionStep>, _) = match mode {
             AbstractionMode::Auto if n_violating > 0 => {
                 // Greedy selection is myopic: started from nothing it can settle on a worse set than
@@ -456,6 +460,21 @@ impl AutoPlan {
                     share_weight =
                         search::choose_share_weight(&data, records, &chosen_cfg, &chosen).0;
                 }
+                if search_cfg.forest_trees > 0 {
+                    let chosen = search::chosen_toggles(&data, &found.steps, &found.refined);
+                    let cfg = SearchConfig {
+                        share_weight,
+                        ..chosen_cfg
+                    };
+                    forest_share = self.forest(
+                        &data,
+                        records,
+                        &pool,
+                        (&cfg, &chosen),
+                        search_cfg.forest_trees,
+                        alpha,
+                    )?;
+                }
                 let steps = selection_steps(&found)?;
                 // The refined candidates join the data, so that the pool size counts them.
                 data.candidates
@@ -526,7 +545,8 @@ impl AutoPlan {
             .with_frame_share(share)?
             .with_selection(selection.clone())
             .with_reactive_rule(rule.clone())
-            .with_members(members)?;
+            .with_members(members)?
+            .with_forest(forest_share);
         Ok((
             model,
             PropertyReport {
@@ -536,6 +556,44 @@ impl AutoPlan {
                 budget_rules,
             },
         ))
+    }
+}
+
+impl AutoPlan {
+    /// The forest of a property whose first chain's predicates are `chosen` (searched under `cfg`):
+    /// grown over the pool's candidates that vary, with its weight chosen on `cfg`'s folds
+    /// ([`forest::choose_forest_weight`]); `None` when that weight is 0.
+    fn forest(
+        &self,
+        data: &PropertyData,
+        records: &[RunRecord],
+        pool: &[(Candidate, Source)],
+        (cfg, chosen): (&SearchConfig, &[&data::Toggles]),
+        n_trees: usize,
+        alpha: f64,
+    ) -> Result<Option<ForestShare>, ModelError> {
+        let varying: Vec<usize> = (0..pool.len())
+            .filter(|&c| !data.candidates[c].is_constant())
+            .collect();
+        let candidates: Vec<&data::Toggles> =
+            varying.iter().map(|&c| &data.candidates[c]).collect();
+        let period = self.config.frame_period_s;
+        let horizon_steps = (forest::HORIZON_S / period).round().max(1.0) as u32;
+        let table = forest::FrameTable::new(data, &candidates, horizon_steps);
+        let (weight, _) =
+            forest::choose_forest_weight(data, records, cfg, chosen, &table, n_trees, alpha);
+        if weight == 0.0 {
+            return Ok(None);
+        }
+        let all: Vec<usize> = (0..data.runs.len()).collect();
+        let trees = forest::grow_forest(&table, &all, n_trees, alpha, cfg.seed);
+        let (texts, trees) = forest::renumbered(trees, |c| pool[varying[c]].0.text());
+        Ok(Some(ForestShare::try_new(
+            weight,
+            horizon_steps,
+            texts,
+            trees,
+        )?))
     }
 }
 

@@ -132,6 +132,10 @@ pub struct SearchConfig {
     /// step scores many more conjunctions than single candidates on the same folds, so the best of them is
     /// the more optimistic; the margin asks for a gain that is not only that.
     pub conjunction_margin: f64,
+    /// Trees of the auto model's forest ([`crate::forest`]): above 0, a forest of this many trees is
+    /// grown and mixed into the property's risk with the weight
+    /// [`super::forest::choose_forest_weight`] chooses (none at weight 0); 0 grows none.
+    pub forest_trees: usize,
 }
 
 /// The Laplace α values a search chooses among ([`SearchConfig::choose_alpha`]): the paper's add-one
@@ -160,6 +164,7 @@ impl Default for SearchConfig {
             choose_share: false,
             conjunction_partners: 0,
             conjunction_margin: 0.01,
+            forest_trees: 0,
         }
     }
 }

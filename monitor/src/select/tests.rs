@@ -1268,3 +1268,136 @@ fn conjunctions_of_two_candidates_see_two_causes() {
         "{single_steps:?}"
     );
 }
+
+/// A forest grown on the search's data is what the runtime reads: frame by frame, a session of the
+/// model with it reports the mix of the same model's risk without it and the forest's value, the
+/// forest's splits evaluated by the session as the recorder evaluated the candidates; and the model
+/// file carries it.
+#[test]
+fn a_forest_is_what_the_runtime_reads() {
+    let (plan, recs) = records(300, 5);
+    let (model, _) = plan
+        .build(&recs, AbstractionMode::Fixed, &SearchConfig::default())
+        .unwrap();
+    let pool = plan.pool_of(&recs, 0);
+    let sources: Vec<data::Source> = pool.iter().map(|(_, s)| *s).collect();
+    let data = PropertyData::new(&recs, 0, &sources);
+    let varying: Vec<usize> = (0..pool.len())
+        .filter(|&c| !data.candidates[c].is_constant())
+        .collect();
+    let varying_toggles: Vec<&data::Toggles> =
+        varying.iter().map(|&c| &data.candidates[c]).collect();
+    let table = forest::FrameTable::new(&data, &varying_toggles, 30);
+    let all: Vec<usize> = (0..data.runs.len()).collect();
+    let trees = forest::grow_forest(&table, &all, 3, 1.0, 0);
+    let (texts, trees) = forest::renumbered(trees, |c| pool[varying[c]].0.text());
+    // Where each split predicate is recorded.
+    let used: Vec<usize> = texts
+        .iter()
+        .map(|t| pool.iter().position(|(c, _)| c.text() == *t).unwrap())
+        .collect();
+    assert!(used.len() >= 2, "{used:?}");
+    let share = crate::forest::ForestShare::try_new(0.5, 30, texts, trees).unwrap();
+    let with = Model::try_new(
+        model.laws().to_vec(),
+        vec![model.properties()[0]
+            .clone()
+            .with_forest(Some(share.clone()))],
+    )
+    .unwrap();
+    // The file carries the forest; a file of the format before forests reads without one.
+    let bytes = with.to_bytes();
+    assert_eq!(Model::from_bytes(&bytes).unwrap(), with);
+    assert!(Model::from_bytes(&bytes).unwrap().properties()[0]
+        .forest()
+        .is_some());
+    // Each run's frames through both models, against the recorded candidate values.
+    let with = std::sync::Arc::new(with);
+    let without = std::sync::Arc::new(model);
+    let cfg = crate::SessionConfig::default();
+    let mut a = crate::Session::new(&with, &cfg).unwrap();
+    let mut b = crate::Session::new(&without, &cfg).unwrap();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    let (mut recorder, mut n_frames, mut values) = (plan.recorder().unwrap(), 0, Vec::new());
+    for _ in 0..30 {
+        let frames = run(&mut rng);
+        let rec = recorder.record(&frames);
+        a.reset();
+        b.reset();
+        for (k, f) in frames.iter().enumerate() {
+            let (x, y) = (&a.step(f).properties[0], &b.step(f).properties[0]);
+            if y.absorbed {
+                assert_eq!(x.risk_eventually, 1.0);
+                continue;
+            }
+            let v = share.value(|i| rec.value(sources[used[i]], k));
+            let want = 0.5 * y.risk_eventually + 0.5 * v;
+            assert!((x.risk_eventually - want).abs() < 1e-12, "frame {k}");
+            for (xw, yw) in x.risk_within.iter().zip(&y.risk_within) {
+                assert!((xw - (0.5 * yw + 0.5 * v)).abs() < 1e-12, "frame {k}");
+            }
+            assert_eq!(x.risk_upper, y.risk_upper, "the PAC bound is the chains'");
+            n_frames += 1;
+            values.push(v);
+        }
+    }
+    assert!(n_frames > 1000);
+    values.sort_by(f64::total_cmp);
+    assert!(
+        values[0] < values[values.len() - 1],
+        "the forest's value varies"
+    );
+}
+
+/// The auto model carries a forest exactly when the fold score chose a weight above 0, with that
+/// weight; `forest_trees: 0` grows none. With the unsafe predicate alone the chain gives every frame
+/// one risk and cannot rank them, so the forest is chosen.
+#[test]
+fn the_auto_model_carries_the_forest_its_fold_score_chose() {
+    let (plan, recs) = records(300, 6);
+    let cfg = SearchConfig {
+        max_predicates: 1,
+        forest_trees: 4,
+        ..SearchConfig::default()
+    };
+    let (model, _) = plan.build(&recs, AbstractionMode::Auto, &cfg).unwrap();
+    let p = &model.properties()[0];
+    let pool = plan.pool_of(&recs, 0);
+    let sources: Vec<data::Source> = pool.iter().map(|(_, s)| *s).collect();
+    let data = PropertyData::new(&recs, 0, &sources);
+    let chosen_sources = sources_of(&pool, &p.predicates()[1..]);
+    let chosen_data = PropertyData::new(&recs, 0, &chosen_sources);
+    let chosen: Vec<&data::Toggles> = chosen_data.candidates.iter().collect();
+    let varying: Vec<usize> = (0..pool.len())
+        .filter(|&c| !data.candidates[c].is_constant())
+        .collect();
+    let varying_toggles: Vec<&data::Toggles> =
+        varying.iter().map(|&c| &data.candidates[c]).collect();
+    let table = forest::FrameTable::new(&data, &varying_toggles, 30);
+    let (w, scores) = forest::choose_forest_weight(
+        &data,
+        &recs,
+        &cfg,
+        &chosen,
+        &table,
+        4,
+        p.config().laplace.alpha,
+    );
+    assert!(w > 0.0, "{scores:?}");
+    assert!(scores[0] < scores[1], "{scores:?}");
+    let f = p.forest().unwrap();
+    assert_eq!(f.weight(), w);
+    assert_eq!(f.trees().len(), 4);
+    assert_eq!(f.horizon_steps(), 30);
+    let (none, _) = plan
+        .build(
+            &recs,
+            AbstractionMode::Auto,
+            &SearchConfig {
+                forest_trees: 0,
+                ..cfg
+            },
+        )
+        .unwrap();
+    assert!(none.properties()[0].forest().is_none());
+}

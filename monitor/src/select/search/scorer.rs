@@ -455,6 +455,31 @@ impl<'a> Scorer<'a> {
             .collect()
     }
 
+    /// The segmentation of the predicates `toggles` (in bit order after the unsafe predicate) and, per
+    /// fold `f` in `0..k`, the risk of every state under the chain learned without fold `f` (mixed with
+    /// its frame share under a frame-share weight): the risks the score reads for the fold's held-out runs.
+    pub fn fold_risks(&self, toggles: &[&Toggles]) -> (Segments, Vec<Vec<f64>>) {
+        let (segs, parent) = self.segments_and_parent(toggles);
+        let bits = toggles.len() as u32 + 1;
+        let mut ws = Workspace::default();
+        self.count(&mut ws, &segs, None, bits);
+        let per_fold = (0..self.k)
+            .map(|f| {
+                let prior = parent.as_ref().map(|p| p.fold(f));
+                self.fit_fold(&mut ws, f, bits, prior);
+                (0..1u32 << bits)
+                    .map(|s| self.risk_of(&ws, s, bits, prior))
+                    .collect()
+            })
+            .collect();
+        (segs, per_fold)
+    }
+
+    /// Each run's fold (in `data.runs` order).
+    pub fn folds(&self) -> &[u8] {
+        &self.folds
+    }
+
     /// The fold chain's risk of state `s` (see the module docs for states not observed in training),
     /// mixed with its frame share under a frame-share weight; an unobserved state has no share and gets
     /// the chain's risk alone, as in the built model.

@@ -1,0 +1,231 @@
+//! The forest share of a frame: a few small decision trees over the property's candidate predicates,
+//! each leaf holding the share of its training frames that were followed by a violation within the
+//! forest's horizon, averaged over the trees.
+//!
+//! **Why a third estimate.** The chain's P(F unsafe) and the frame share ([`crate::share`]) are both
+//! functions of the abstract state, a dozen predicates chosen for the chain's reachability. What they
+//! cannot see is a short-lived local cell of the signal space — "closing fast and already near the
+//! junction" — that the chosen predicates cut across rather than isolate. A decision tree grown on "a
+//! violation follows within h s" finds such cells directly: each split is one candidate predicate (a
+//! readable atom), each leaf a conjunction of them. One tree is noisy (its splits move with the runs it
+//! saw), so the forest averages trees grown on seeded subsets of the runs (bagging). The property's
+//! risk is `(1 − w) · risk_chain + w · forest`, with `w` chosen per property on the training runs' folds
+//! ([`crate::select::forest::choose_forest_weight`]), so that `w = 0` — no forest — is kept wherever
+//! mixing does not warn better there.
+//!
+//! **What the mixed number is.** The forest's value is the chance of a violation within its horizon,
+//! the chain's the chance of one eventually (or within the measure's horizon); their mix is an alarm
+//! score that ranks frames, which is all an alarm threshold uses, not a probability of one event.
+//! `info` says when a model mixes one in.
+//!
+//! Each split's predicate is stored as its text and compiled like the property's own predicates; a
+//! split's children come after it in the node list, so every walk ends within the tree's length.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::StructureError;
+
+/// Most trees a forest may hold.
+pub const MAX_TREES: usize = 64;
+/// Most nodes one tree may hold.
+pub const MAX_NODES: usize = 1023;
+/// Most distinct split predicates a forest may name.
+pub const MAX_PREDICATES: usize = 4096;
+
+/// One node of a tree.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum Node {
+    /// Goes to `yes` when predicate `predicate` holds, else to `no` (node indices in the same tree, both
+    /// after this node's own).
+    Split {
+        /// Index into the forest's predicates.
+        predicate: u32,
+        /// The node when the predicate holds.
+        yes: u32,
+        /// The node when it does not.
+        no: u32,
+    },
+    /// The smoothed share of the leaf's training frames followed by a violation within the horizon.
+    Leaf(f64),
+}
+
+/// One tree: node 0 is the root.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tree {
+    /// The nodes, each split before its children.
+    pub nodes: Vec<Node>,
+}
+
+impl Tree {
+    /// The leaf share reached when predicate `i` holds iff `holds(i)`. Total: a split's children come
+    /// after it, so the walk takes at most one step per node (a valid tree; an invalid one gives the
+    /// value of whatever leaf it stops at, or ½).
+    pub fn value(&self, mut holds: impl FnMut(usize) -> bool) -> f64 {
+        let mut at = 0usize;
+        loop {
+            match self.nodes.get(at) {
+                Some(&Node::Leaf(v)) => return v,
+                Some(&Node::Split { predicate, yes, no }) => {
+                    let next = if holds(predicate as usize) { yes } else { no } as usize;
+                    if next <= at {
+                        return 0.5;
+                    }
+                    at = next;
+                }
+                None => return 0.5,
+            }
+        }
+    }
+}
+
+/// A property's forest: split predicates (texts), trees, horizon and weight.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "ForestParts")]
+pub struct ForestShare {
+    weight: f64,
+    horizon_steps: u32,
+    predicates: Vec<String>,
+    trees: Vec<Tree>,
+}
+
+/// A forest as model files carry it, before its structure is checked.
+#[derive(Deserialize)]
+struct ForestParts {
+    weight: f64,
+    horizon_steps: u32,
+    predicates: Vec<String>,
+    trees: Vec<Tree>,
+}
+
+impl TryFrom<ForestParts> for ForestShare {
+    type Error = StructureError;
+    fn try_from(p: ForestParts) -> Result<Self, Self::Error> {
+        ForestShare::try_new(p.weight, p.horizon_steps, p.predicates, p.trees)
+    }
+}
+
+impl ForestShare {
+    /// Assembles a forest, checking: a weight in [0, 1]; a horizon of at least one step; 1 to
+    /// [`MAX_TREES`] trees of 1 to [`MAX_NODES`] nodes; at most [`MAX_PREDICATES`] predicates, each named
+    /// by some split; every split's predicate in range and its children after it and inside the tree;
+    /// every leaf share in [0, 1].
+    ///
+    /// # Errors
+    /// [`StructureError`] naming the first violated condition.
+    pub fn try_new(
+        weight: f64,
+        horizon_steps: u32,
+        predicates: Vec<String>,
+        trees: Vec<Tree>,
+    ) -> Result<ForestShare, StructureError> {
+        let invalid = |s: String| Err(StructureError::Invalid(s));
+        if !(0.0..=1.0).contains(&weight) {
+            return invalid(format!("forest weight {weight} is not in [0, 1]"));
+        }
+        if horizon_steps == 0 {
+            return invalid("forest horizon of 0 steps".into());
+        }
+        if trees.is_empty() || trees.len() > MAX_TREES {
+            return invalid(format!(
+                "forest of {} trees (1 to {MAX_TREES})",
+                trees.len()
+            ));
+        }
+        if predicates.len() > MAX_PREDICATES {
+            return invalid(format!(
+                "forest names {} predicates (at most {MAX_PREDICATES})",
+                predicates.len()
+            ));
+        }
+        let mut used = vec![false; predicates.len()];
+        for (t, tree) in trees.iter().enumerate() {
+            let n = tree.nodes.len();
+            if n == 0 || n > MAX_NODES {
+                return invalid(format!("forest tree {t} has {n} nodes (1 to {MAX_NODES})"));
+            }
+            for (i, node) in tree.nodes.iter().enumerate() {
+                match *node {
+                    Node::Leaf(v) => {
+                        if !(0.0..=1.0).contains(&v) {
+                            return Err(StructureError::BadProbability {
+                                what: "forest leaf",
+                                state: i,
+                                value: v,
+                            });
+                        }
+                    }
+                    Node::Split { predicate, yes, no } => {
+                        let Some(u) = used.get_mut(predicate as usize) else {
+                            return Err(StructureError::OutOfRange {
+                                what: "forest split predicate",
+                                index: u64::from(predicate),
+                                bound: predicates.len() as u64,
+                            });
+                        };
+                        *u = true;
+                        for child in [yes, no] {
+                            let c = child as usize;
+                            if c <= i || c >= n {
+                                return invalid(format!(
+                                    "forest tree {t}: node {i}'s child {c} is not after it in a tree of {n} nodes"
+                                ));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(i) = used.iter().position(|u| !u) {
+            return invalid(format!("forest predicate {i} is named by no split"));
+        }
+        Ok(ForestShare {
+            weight,
+            horizon_steps,
+            predicates,
+            trees,
+        })
+    }
+
+    /// The same forest with weight `w`.
+    ///
+    /// # Errors
+    /// A weight outside [0, 1].
+    pub fn with_weight(self, w: f64) -> Result<ForestShare, StructureError> {
+        ForestShare::try_new(w, self.horizon_steps, self.predicates, self.trees)
+    }
+
+    /// The weight `w` of the forest in the risk `(1 − w) · risk_chain + w · forest`.
+    pub fn weight(&self) -> f64 {
+        self.weight
+    }
+
+    /// The horizon, in steps, of the violations its leaves count.
+    pub fn horizon_steps(&self) -> u32 {
+        self.horizon_steps
+    }
+
+    /// The split predicates' texts.
+    pub fn predicates(&self) -> &[String] {
+        &self.predicates
+    }
+
+    /// The trees.
+    pub fn trees(&self) -> &[Tree] {
+        &self.trees
+    }
+
+    /// The forest's value at a frame where predicate `i` holds iff `holds(i)`: the mean of its trees'
+    /// leaf shares.
+    pub fn value(&self, mut holds: impl FnMut(usize) -> bool) -> f64 {
+        let sum: f64 = self.trees.iter().map(|t| t.value(&mut holds)).sum();
+        sum / self.trees.len() as f64
+    }
+
+    /// `risk` mixed with the forest's `value`: `(1 − w) · risk + w · value`, clamped to [0, 1].
+    pub fn mix(&self, risk: f64, value: f64) -> f64 {
+        ((1.0 - self.weight) * risk + self.weight * value).clamp(0.0, 1.0)
+    }
+}
+
+#[cfg(test)]
+mod tests;

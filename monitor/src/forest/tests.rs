@@ -1,0 +1,149 @@
+use super::*;
+
+/// `a` then, under it, `b`: leaves 0.9 (a ∧ b), 0.4 (a ∧ ¬b), 0.1 (¬a).
+fn two_level() -> Tree {
+    Tree {
+        nodes: vec![
+            Node::Split {
+                predicate: 0,
+                yes: 1,
+                no: 2,
+            },
+            Node::Split {
+                predicate: 1,
+                yes: 3,
+                no: 4,
+            },
+            Node::Leaf(0.1),
+            Node::Leaf(0.9),
+            Node::Leaf(0.4),
+        ],
+    }
+}
+
+fn texts() -> Vec<String> {
+    vec!["speed>10".into(), "acc<=-2".into()]
+}
+
+#[test]
+fn a_walk_reads_the_leaf_of_the_frame_and_the_forest_averages_its_trees() {
+    let t = two_level();
+    assert_eq!(t.value(|i| [true, true][i]), 0.9);
+    assert_eq!(t.value(|i| [true, false][i]), 0.4);
+    assert_eq!(t.value(|i| [false, true][i]), 0.1);
+    let stump = Tree {
+        nodes: vec![
+            Node::Split {
+                predicate: 1,
+                yes: 1,
+                no: 2,
+            },
+            Node::Leaf(0.7),
+            Node::Leaf(0.3),
+        ],
+    };
+    let f = ForestShare::try_new(0.25, 30, texts(), vec![t, stump]).unwrap();
+    // (0.9 + 0.7) / 2 and (0.1 + 0.3) / 2.
+    assert!((f.value(|_| true) - 0.8).abs() < 1e-12);
+    assert!((f.value(|_| false) - 0.2).abs() < 1e-12);
+    // 0.75 · 0.4 + 0.25 · 0.8.
+    assert!((f.mix(0.4, 0.8) - 0.5).abs() < 1e-12);
+    assert_eq!(f.mix(1.0, 1.0), 1.0);
+    assert_eq!(f.horizon_steps(), 30);
+    assert_eq!(f.predicates(), texts().as_slice());
+}
+
+#[test]
+fn malformed_forests_are_refused_with_their_fault() {
+    let ok = || (0.5, 10, texts(), vec![two_level()]);
+    let refused = |(w, h, p, t): (f64, u32, Vec<String>, Vec<Tree>), says: &str| {
+        let e = ForestShare::try_new(w, h, p, t).unwrap_err().to_string();
+        assert!(e.contains(says), "{e} lacks '{says}'");
+    };
+    assert!(ForestShare::try_new(0.5, 10, texts(), vec![two_level()]).is_ok());
+    let (_, h, p, t) = ok();
+    refused((1.5, h, p.clone(), t.clone()), "weight");
+    refused((f64::NAN, h, p.clone(), t.clone()), "weight");
+    refused((0.5, 0, p.clone(), t.clone()), "horizon");
+    refused((0.5, h, p.clone(), Vec::new()), "0 trees");
+    refused(
+        (0.5, h, p.clone(), vec![two_level(); MAX_TREES + 1]),
+        "trees",
+    );
+    refused(
+        (0.5, h, p.clone(), vec![Tree { nodes: Vec::new() }]),
+        "0 nodes",
+    );
+    // A child before its parent (a cycle) or outside the tree.
+    let mut back = two_level();
+    back.nodes[1] = Node::Split {
+        predicate: 1,
+        yes: 0,
+        no: 4,
+    };
+    refused((0.5, h, p.clone(), vec![back]), "not after it");
+    let mut outside = two_level();
+    outside.nodes[1] = Node::Split {
+        predicate: 1,
+        yes: 3,
+        no: 9,
+    };
+    refused((0.5, h, p.clone(), vec![outside]), "not after it");
+    let mut far = two_level();
+    far.nodes[0] = Node::Split {
+        predicate: 7,
+        yes: 1,
+        no: 2,
+    };
+    refused((0.5, h, p.clone(), vec![far]), "out of range");
+    let mut leaf = two_level();
+    leaf.nodes[3] = Node::Leaf(1.2);
+    refused((0.5, h, p.clone(), vec![leaf]), "forest leaf");
+    let mut nan = two_level();
+    nan.nodes[3] = Node::Leaf(f64::NAN);
+    refused((0.5, h, p.clone(), vec![nan]), "forest leaf");
+    let mut unused = p.clone();
+    unused.push("jerk>1".into());
+    refused((0.5, h, unused, t), "named by no split");
+}
+
+#[test]
+fn a_stored_forest_reads_back_and_a_malformed_one_does_not() {
+    let f = ForestShare::try_new(0.5, 30, texts(), vec![two_level()]).unwrap();
+    let bytes = postcard::to_allocvec(&f).unwrap();
+    assert_eq!(postcard::from_bytes::<ForestShare>(&bytes).unwrap(), f);
+    // The same bytes with the weight 0.5 (little-endian f64, first field) made 2.
+    let mut bad = bytes.clone();
+    let half = 0.5f64.to_le_bytes();
+    let at = bad.windows(8).position(|w| w == half).unwrap();
+    bad[at..at + 8].copy_from_slice(&2.0f64.to_le_bytes());
+    assert!(postcard::from_bytes::<ForestShare>(&bad).is_err());
+    // Every truncation fails to read.
+    for n in 0..bytes.len() {
+        assert!(
+            postcard::from_bytes::<ForestShare>(&bytes[..n]).is_err(),
+            "{n}"
+        );
+    }
+}
+
+#[test]
+fn an_invalid_walk_stops_instead_of_looping() {
+    // Not constructible through `try_new`; `value` still ends.
+    let cyclic = Tree {
+        nodes: vec![Node::Split {
+            predicate: 0,
+            yes: 0,
+            no: 0,
+        }],
+    };
+    assert_eq!(cyclic.value(|_| true), 0.5);
+    let dangling = Tree {
+        nodes: vec![Node::Split {
+            predicate: 0,
+            yes: 5,
+            no: 5,
+        }],
+    };
+    assert_eq!(dangling.value(|_| false), 0.5);
+}

@@ -1,0 +1,418 @@
+//! Growing a property's forest ([`crate::forest`]) from the search's data, and choosing its weight.
+//!
+//! **Frames.** [`FrameTable`] lays out every kept frame of every run (a violating run without its unsafe
+//! frame, as the frame share counts them) with one bitset per candidate and the target bitset "a
+//! violation follows within the horizon". The data the search keeps as toggles become bits here: a
+//! tree asks about single frames, not segments.
+//!
+//! **Trees.** Each tree is grown best-first, CART-style: a leaf is split on the candidate whose split most
+//! lowers the frame-weighted Gini impurity, `p·(n − p)/n` for `n` frames of which `p` are followed by a
+//! violation, both children keeping at least [`MIN_LEAF_FRAMES`] frames, until the tree has
+//! [`MAX_LEAVES`] leaves or no split lowers the impurity. A leaf's value is `(p + α/2)/(n + α)`, the chain's
+//! smoothing. Each tree sees a seeded [`SUBSAMPLE`] of the runs (bagging, by run, never by frame), so the
+//! forest's mean is steadier than any one tree; its size is `--forest`.
+//!
+//! **Weight.** [`choose_forest_weight`] scores the mix on the search's folds with the search's criterion
+//! ([`super::criterion`]): per fold, a forest grown on the other folds' runs and the first chain's risks
+//! learned without the fold ([`super::search::Scorer::fold_risks`]), each held-out frame's risk the mix
+//! at each weight of [`FOREST_WEIGHTS`]. The highest mean score wins, ties to the lower weight, so a
+//! property whose chain already warns as well keeps weight 0 and no forest.
+//!
+//! Offline, bagged trees mixed at weight ½ lengthened the ≤ 40 % lead on held-out residential runs of the
+//! independent-intersection generator from 1.70 s to 2.1–2.2 s (docs/MEASUREMENTS.md, sessions 12 and 13).
+
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+
+use super::criterion::{level_for_budget, utility, BUDGETS};
+use super::data::{PropertyData, RunRecord, Toggles};
+use super::search::{Scorer, SearchConfig};
+use crate::forest::{Node, Tree};
+
+/// Most leaves per tree.
+pub const MAX_LEAVES: usize = 16;
+/// Fewest training frames per leaf.
+pub const MIN_LEAF_FRAMES: u64 = 50;
+/// Share of the runs each tree is grown on.
+pub const SUBSAMPLE: f64 = 0.7;
+/// The horizon, in seconds, of the violations the trees learn to foresee: the lead the product aims
+/// for on the independent intersection (2 s), with a margin.
+pub const HORIZON_S: f64 = 3.0;
+/// The forest weights [`choose_forest_weight`] compares, no forest first (it wins ties).
+pub const FOREST_WEIGHTS: [f64; 4] = [0.0, 0.25, 0.5, 0.75];
+
+/// Every kept frame of one property's runs as bits.
+#[derive(Debug, Clone)]
+pub struct FrameTable {
+    /// Per run (in `data.runs` order): its first frame's index in the table and its kept frames.
+    runs: Vec<(usize, usize)>,
+    n_frames: usize,
+    words: usize,
+    /// Per candidate: one bit per frame.
+    cand: Vec<Vec<u64>>,
+    /// One bit per frame: a violation follows within the horizon.
+    target: Vec<u64>,
+}
+
+impl FrameTable {
+    /// The kept frames of `data`'s runs, with the bits of `candidates` (toggles over the same runs) and
+    /// the target "the run's violation is at most `horizon_steps` frames later".
+    pub fn new(data: &PropertyData, candidates: &[&Toggles], horizon_steps: u32) -> FrameTable {
+        let mut runs = Vec::with_capacity(data.runs.len());
+        let mut n_frames = 0usize;
+        for run in &data.runs {
+            let kept = run.n as usize - usize::from(run.violated);
+            runs.push((n_frames, kept));
+            n_frames += kept;
+        }
+        let words = n_frames.div_ceil(64).max(1);
+        let mut target = vec![0u64; words];
+        for (run, &(start, kept)) in data.runs.iter().zip(&runs) {
+            if run.violated {
+                // Frame k is followed by the violation (frame n − 1) n − 1 − k frames later.
+                let from = kept.saturating_sub(horizon_steps as usize);
+                for k in from..kept {
+                    set(&mut target, start + k);
+                }
+            }
+        }
+        let cand = {
+            use rayon::prelude::*;
+            candidates
+                .par_iter()
+                .map(|t| bits_of(t, &runs, words))
+                .collect()
+        };
+        FrameTable {
+            runs,
+            n_frames,
+            words,
+            cand,
+            target,
+        }
+    }
+
+    /// Number of frames.
+    pub fn n_frames(&self) -> usize {
+        self.n_frames
+    }
+
+    /// The value of candidate `c` (its index among the table's candidates) at frame `i`.
+    fn bit(&self, c: usize, i: usize) -> bool {
+        self.cand[c][i / 64] >> (i % 64) & 1 == 1
+    }
+
+    /// The frames of the runs `runs` (indices in `data.runs` order) as a mask.
+    fn mask_of(&self, runs: impl IntoIterator<Item = usize>) -> Vec<u64> {
+        let mut mask = vec![0u64; self.words];
+        for r in runs {
+            let (start, kept) = self.runs[r];
+            for i in start..start + kept {
+                set(&mut mask, i);
+            }
+        }
+        mask
+    }
+}
+
+fn set(bits: &mut [u64], i: usize) {
+    bits[i / 64] |= 1 << (i % 64);
+}
+
+/// A candidate's toggles as one bit per kept frame.
+fn bits_of(t: &Toggles, runs: &[(usize, usize)], words: usize) -> Vec<u64> {
+    let mut bits = vec![0u64; words];
+    for (r, &(start, kept)) in runs.iter().enumerate() {
+        let (init, toggles) = t.run(r);
+        let mut value = init;
+        let mut from = 0usize;
+        for k in toggles
+            .iter()
+            .map(|&k| k as usize)
+            .chain(std::iter::once(kept))
+        {
+            let to = k.min(kept);
+            if value {
+                for i in start + from..start + to {
+                    set(&mut bits, i);
+                }
+            }
+            if to == kept {
+                break;
+            }
+            value = !value;
+            from = to;
+        }
+    }
+    bits
+}
+
+/// Frame-weighted Gini impurity (halved): `p·(n − p)/n`, 0 for no frame.
+fn impurity(n: u64, p: u64) -> f64 {
+    if n == 0 {
+        0.0
+    } else {
+        p as f64 * (n - p) as f64 / n as f64
+    }
+}
+
+/// A leaf being grown: its node, frames and best split (gain, candidate, frames and positives where the
+/// candidate holds).
+struct Growing {
+    node: usize,
+    mask: Vec<u64>,
+    n: u64,
+    p: u64,
+    best: Option<(f64, usize, u64, u64)>,
+}
+
+/// The best split of the frames `mask` (`n` of them, `p` followed by a violation).
+fn best_split(table: &FrameTable, mask: &[u64], n: u64, p: u64) -> Option<(f64, usize, u64, u64)> {
+    let live: Vec<usize> = (0..mask.len()).filter(|&w| mask[w] != 0).collect();
+    let positive: Vec<u64> = live.iter().map(|&w| mask[w] & table.target[w]).collect();
+    let parent = impurity(n, p);
+    let mut best: Option<(f64, usize, u64, u64)> = None;
+    for (c, bits) in table.cand.iter().enumerate() {
+        let (mut n1, mut p1) = (0u64, 0u64);
+        for (j, &w) in live.iter().enumerate() {
+            n1 += u64::from((mask[w] & bits[w]).count_ones());
+            p1 += u64::from((positive[j] & bits[w]).count_ones());
+        }
+        let (n0, p0) = (n - n1, p - p1);
+        if n1 < MIN_LEAF_FRAMES || n0 < MIN_LEAF_FRAMES {
+            continue;
+        }
+        let gain = parent - impurity(n1, p1) - impurity(n0, p0);
+        if gain > 1e-12 && best.is_none_or(|b| gain > b.0) {
+            best = Some((gain, c, n1, p1));
+        }
+    }
+    best
+}
+
+/// Grows one tree on the frames `mask`; split predicates are the table's candidate indices. `alpha`
+/// smooths the leaves.
+pub fn grow_tree(table: &FrameTable, mask: Vec<u64>, alpha: f64) -> Tree {
+    let count = |m: &[u64]| -> (u64, u64) {
+        m.iter()
+            .zip(&table.target)
+            .fold((0, 0), |(n, p), (&a, &t)| {
+                (
+                    n + u64::from(a.count_ones()),
+                    p + u64::from((a & t).count_ones()),
+                )
+            })
+    };
+    let leaf = |n: u64, p: u64| Node::Leaf((p as f64 + alpha / 2.0) / (n as f64 + alpha));
+    let (n, p) = count(&mask);
+    let mut nodes = vec![leaf(n, p)];
+    let mut open = vec![Growing {
+        node: 0,
+        best: best_split(table, &mask, n, p),
+        mask,
+        n,
+        p,
+    }];
+    let mut leaves = 1;
+    while leaves < MAX_LEAVES {
+        // The open leaf with the largest gain (the first on ties).
+        let Some(at) = (0..open.len())
+            .filter(|&i| open[i].best.is_some())
+            .max_by(|&a, &b| {
+                let (ga, gb) = (
+                    open[a].best.map_or(0.0, |x| x.0),
+                    open[b].best.map_or(0.0, |x| x.0),
+                );
+                ga.total_cmp(&gb).then(b.cmp(&a))
+            })
+        else {
+            break;
+        };
+        let g = open.swap_remove(at);
+        let Some((_, c, n1, p1)) = g.best else {
+            break;
+        };
+        let yes_mask: Vec<u64> = g
+            .mask
+            .iter()
+            .zip(&table.cand[c])
+            .map(|(&m, &b)| m & b)
+            .collect();
+        let no_mask: Vec<u64> = g
+            .mask
+            .iter()
+            .zip(&table.cand[c])
+            .map(|(&m, &b)| m & !b)
+            .collect();
+        let (yes, no) = (nodes.len(), nodes.len() + 1);
+        nodes[g.node] = Node::Split {
+            predicate: c as u32,
+            yes: yes as u32,
+            no: no as u32,
+        };
+        let (n0, p0) = (g.n - n1, g.p - p1);
+        nodes.push(leaf(n1, p1));
+        nodes.push(leaf(n0, p0));
+        for (node, m, n, p) in [(yes, yes_mask, n1, p1), (no, no_mask, n0, p0)] {
+            open.push(Growing {
+                node,
+                best: best_split(table, &m, n, p),
+                mask: m,
+                n,
+                p,
+            });
+        }
+        leaves += 1;
+    }
+    Tree { nodes }
+}
+
+/// Grows `n_trees` trees, each on a seeded [`SUBSAMPLE`] of the runs `runs` (indices in `data.runs`
+/// order), in parallel; deterministic for a seed.
+pub fn grow_forest(
+    table: &FrameTable,
+    runs: &[usize],
+    n_trees: usize,
+    alpha: f64,
+    seed: u64,
+) -> Vec<Tree> {
+    use rayon::prelude::*;
+    (0..n_trees)
+        .into_par_iter()
+        .map(|j| {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(
+                seed.wrapping_add((j as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03)),
+            );
+            let mut pick = runs.to_vec();
+            pick.shuffle(&mut rng);
+            let keep =
+                ((SUBSAMPLE * pick.len() as f64).round() as usize).clamp(1, pick.len().max(1));
+            pick.truncate(keep);
+            grow_tree(table, table.mask_of(pick), alpha)
+        })
+        .collect()
+}
+
+/// `trees` as a forest stores them: split predicates renumbered in first-use order (tree by tree, node by
+/// node), each named by `text` of its table candidate. Returns the texts and the trees.
+pub fn renumbered(trees: Vec<Tree>, text: impl Fn(usize) -> String) -> (Vec<String>, Vec<Tree>) {
+    let mut used: Vec<usize> = Vec::new();
+    let trees = trees
+        .into_iter()
+        .map(|t| Tree {
+            nodes: t
+                .nodes
+                .into_iter()
+                .map(|n| match n {
+                    Node::Split { predicate, yes, no } => {
+                        let c = predicate as usize;
+                        let i = used.iter().position(|&u| u == c).unwrap_or_else(|| {
+                            used.push(c);
+                            used.len() - 1
+                        });
+                        Node::Split {
+                            predicate: i as u32,
+                            yes,
+                            no,
+                        }
+                    }
+                    leaf => leaf,
+                })
+                .collect(),
+        })
+        .collect();
+    (used.into_iter().map(text).collect(), trees)
+}
+
+/// A held-out frame in [`choose_forest_weight`]: the fold chain's risk, the fold forest's value, and the
+/// time to the run's end (its violation, for a violating run).
+struct HeldFrame {
+    chain: f64,
+    forest: f64,
+    lead: f64,
+}
+
+/// The mean leaf value of `trees` at frame `i` of `table`.
+fn forest_value(table: &FrameTable, trees: &[Tree], i: usize) -> f64 {
+    let sum: f64 = trees.iter().map(|t| t.value(|c| table.bit(c, i))).sum();
+    sum / trees.len().max(1) as f64
+}
+
+/// The forest weight, among [`FOREST_WEIGHTS`], whose mix scores best on the folds of `cfg`, with each
+/// weight's score (see the module docs). `chosen` are the first chain's predicates (in bit order),
+/// `table` the frames of `data`'s runs, `n_trees` the forest's size, `alpha` the leaves' smoothing.
+pub fn choose_forest_weight(
+    data: &PropertyData,
+    records: &[RunRecord],
+    cfg: &SearchConfig,
+    chosen: &[&Toggles],
+    table: &FrameTable,
+    n_trees: usize,
+    alpha: f64,
+) -> (f64, Vec<f64>) {
+    let scorer = Scorer::new(data, records, cfg);
+    let (segs, fold_risks) = scorer.fold_risks(chosen);
+    let folds = scorer.folds();
+    let mut totals = vec![0.0; FOREST_WEIGHTS.len()];
+    let mut n_violating = 0usize;
+    for (f, risks) in fold_risks.iter().enumerate() {
+        let train: Vec<usize> = (0..data.runs.len())
+            .filter(|&r| folds[r] as usize != f)
+            .collect();
+        let trees = grow_forest(
+            table,
+            &train,
+            n_trees,
+            alpha,
+            cfg.seed.wrapping_add(f as u64),
+        );
+        // Per held-out run: whether it violates, and its kept frames.
+        let held: Vec<(bool, Vec<HeldFrame>)> = (0..data.runs.len())
+            .filter(|&r| folds[r] as usize == f)
+            .map(|r| {
+                let run = data.runs[r];
+                let (start, kept) = table.runs[r];
+                let states = segs.frame_states(r, run.n);
+                let t = &records[run.record].t;
+                let t_viol = t[run.n as usize - 1];
+                let frames = (0..kept)
+                    .map(|i| HeldFrame {
+                        chain: risks.get(states[i] as usize).copied().unwrap_or(1.0),
+                        forest: forest_value(table, &trees, start + i),
+                        lead: t_viol - t[i],
+                    })
+                    .collect();
+                (run.violated, frames)
+            })
+            .collect();
+        n_violating += held.iter().filter(|h| h.0).count();
+        for (wi, &w) in FOREST_WEIGHTS.iter().enumerate() {
+            let mix = |x: &HeldFrame| (1.0 - w) * x.chain + w * x.forest;
+            let mut safe_max: Vec<f64> = held
+                .iter()
+                .filter(|h| !h.0)
+                .map(|h| h.1.iter().map(mix).fold(f64::NEG_INFINITY, f64::max))
+                .collect();
+            safe_max.sort_by(|a, b| b.total_cmp(a));
+            for &b in &BUDGETS {
+                let level = level_for_budget(&safe_max, b);
+                for (_, frames) in held.iter().filter(|h| h.0) {
+                    let lead = frames.iter().find(|x| mix(x) > level).map(|x| x.lead);
+                    totals[wi] += utility(lead);
+                }
+            }
+        }
+    }
+    let denom = (n_violating * BUDGETS.len()).max(1) as f64;
+    let scores: Vec<f64> = totals.iter().map(|t| t / denom).collect();
+    let mut best = 0;
+    for (i, &s) in scores.iter().enumerate() {
+        if s > scores[best] {
+            best = i;
+        }
+    }
+    (FOREST_WEIGHTS[best], scores)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,193 @@
+use rand::{Rng, SeedableRng};
+
+use super::*;
+use crate::select::data::Source;
+
+/// `n` runs of 40–120 frames at 0.1 s with 5 candidate bits: bit 0 marks the last 2 s before the end
+/// of a violating run (and, rarely, a frame of a safe run), bit 1 is noise, bits 2–4 change at random;
+/// about a third of the runs violate at their last frame.
+fn runs(n: usize, seed: u64) -> Vec<RunRecord> {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    (0..n)
+        .map(|_| {
+            let len = rng.random_range(40..120u32);
+            let violated = rng.random_bool(0.35);
+            let mut slow = [false; 3];
+            let bits = (0..len)
+                .map(|k| {
+                    let late = len - 1 - k <= 20;
+                    let b0 = if violated {
+                        late
+                    } else {
+                        rng.random_bool(0.0005)
+                    };
+                    let b1 = rng.random_bool(0.5);
+                    for s in &mut slow {
+                        if rng.random_bool(0.05) {
+                            *s = !*s;
+                        }
+                    }
+                    u64::from(b0)
+                        | u64::from(b1) << 1
+                        | slow
+                            .iter()
+                            .enumerate()
+                            .map(|(i, &s)| u64::from(s) << (i + 2))
+                            .sum::<u64>()
+                })
+                .collect();
+            let t = (0..len).map(|k| f64::from(k) * 0.1).collect();
+            RunRecord::from_bits(t, bits, violated.then_some(len - 1))
+        })
+        .collect()
+}
+
+fn all_of(data: &PropertyData) -> Vec<&Toggles> {
+    data.candidates.iter().collect()
+}
+
+fn data_of(recs: &[RunRecord]) -> PropertyData {
+    let sources: Vec<Source> = (0..5).map(Source::Bit).collect();
+    PropertyData::new(recs, 0, &sources)
+}
+
+/// Per kept frame (run by run): the candidates' values and the target, read from the records directly.
+fn frames_of(recs: &[RunRecord], data: &PropertyData, h: u32) -> Vec<(Vec<bool>, bool)> {
+    let mut out = Vec::new();
+    for run in &data.runs {
+        let rec = &recs[run.record];
+        let kept = run.n - u32::from(run.violated);
+        for k in 0..kept {
+            let values = (0..5)
+                .map(|c| rec.value(Source::Bit(c), k as usize))
+                .collect();
+            out.push((values, run.violated && run.n - 1 - k <= h));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_frame_table_holds_every_kept_frame_as_the_records_do() {
+    let recs = runs(60, 1);
+    let data = data_of(&recs);
+    let table = FrameTable::new(&data, &all_of(&data), 20);
+    let frames = frames_of(&recs, &data, 20);
+    assert_eq!(table.n_frames(), frames.len());
+    for (i, (values, target)) in frames.iter().enumerate() {
+        for (c, &v) in values.iter().enumerate() {
+            assert_eq!(table.bit(c, i), v, "frame {i} candidate {c}");
+        }
+        assert_eq!(
+            table.target[i / 64] >> (i % 64) & 1 == 1,
+            *target,
+            "frame {i}"
+        );
+    }
+}
+
+/// Every leaf's value is the smoothed share of the training frames that reach it, recounted frame by
+/// frame; leaves keep their minimum size; the root split is the best by a direct Gini computation.
+#[test]
+fn a_tree_s_leaves_are_the_shares_of_the_frames_that_reach_them() {
+    let recs = runs(300, 2);
+    let data = data_of(&recs);
+    let table = FrameTable::new(&data, &all_of(&data), 20);
+    let frames = frames_of(&recs, &data, 20);
+    let all: Vec<usize> = (0..data.runs.len()).collect();
+    let alpha = 0.3;
+    let tree = grow_tree(&table, table.mask_of(all), alpha);
+    let n_leaves = tree
+        .nodes
+        .iter()
+        .filter(|n| matches!(n, Node::Leaf(_)))
+        .count();
+    assert!((2..=MAX_LEAVES).contains(&n_leaves), "{n_leaves}");
+    // Recount: which leaf each frame reaches (by walking), and its frames and positives.
+    let leaf_of = |values: &[bool]| {
+        let mut at = 0usize;
+        while let Node::Split { predicate, yes, no } = tree.nodes[at] {
+            at = if values[predicate as usize] { yes } else { no } as usize;
+        }
+        at
+    };
+    let mut counts = vec![(0u64, 0u64); tree.nodes.len()];
+    for (values, target) in &frames {
+        let l = leaf_of(values);
+        counts[l].0 += 1;
+        counts[l].1 += u64::from(*target);
+    }
+    for (i, node) in tree.nodes.iter().enumerate() {
+        if let Node::Leaf(v) = *node {
+            let (n, p) = counts[i];
+            assert!(n >= MIN_LEAF_FRAMES, "leaf {i}: {n} frames");
+            let want = (p as f64 + alpha / 2.0) / (n as f64 + alpha);
+            assert!((v - want).abs() < 1e-12, "leaf {i}: {v} vs {want}");
+        }
+    }
+    // The root split by the textbook Gini decrease, n·G = n − Σ_class n_c²/n, over the frames.
+    let gini = |sel: &[&(Vec<bool>, bool)]| {
+        let n = sel.len() as f64;
+        let p = sel.iter().filter(|f| f.1).count() as f64;
+        if n == 0.0 {
+            0.0
+        } else {
+            n - (p * p + (n - p) * (n - p)) / n
+        }
+    };
+    let everything: Vec<&(Vec<bool>, bool)> = frames.iter().collect();
+    let best = (0..5)
+        .map(|c| {
+            let (yes, no): (Vec<_>, Vec<_>) = everything.iter().partition(|f| f.0[c]);
+            (c, gini(&everything) - gini(&yes) - gini(&no))
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap();
+    assert_eq!(best.0, 0, "the planted candidate is the best split");
+    assert!(
+        matches!(tree.nodes[0], Node::Split { predicate: 0, .. }),
+        "{:?}",
+        tree.nodes[0]
+    );
+}
+
+#[test]
+fn a_forest_is_seeded_and_bagged_by_run() {
+    let recs = runs(200, 3);
+    let data = data_of(&recs);
+    let table = FrameTable::new(&data, &all_of(&data), 20);
+    let all: Vec<usize> = (0..data.runs.len()).collect();
+    let a = grow_forest(&table, &all, 6, 1.0, 7);
+    assert_eq!(a.len(), 6);
+    assert_eq!(a, grow_forest(&table, &all, 6, 1.0, 7));
+    // The trees saw different runs, so they differ (in some leaf value at least).
+    assert!(a.iter().any(|t| *t != a[0]));
+    // A tree grown on the runs of its subsample alone: with one tree and a subsample of every run
+    // but none, the same as a tree on the runs it picked.
+    let one = grow_forest(&table, &[4], 1, 1.0, 7);
+    assert_eq!(one[0], grow_tree(&table, table.mask_of([4]), 1.0));
+}
+
+/// The weight is the one whose fold score is highest: a planted short-horizon sign that the chain (the
+/// unsafe predicate alone, one risk for every frame) cannot see makes the forest win; a table without
+/// varying candidates (single-leaf trees, a constant added to every risk) keeps weight 0.
+#[test]
+fn the_forest_weight_goes_to_a_sign_the_chain_does_not_see_and_only_then() {
+    let recs = runs(300, 4);
+    let data = data_of(&recs);
+    let cfg = SearchConfig::default();
+    let table = FrameTable::new(&data, &all_of(&data), 20);
+    let (w, scores) = choose_forest_weight(&data, &recs, &cfg, &[], &table, 4, 1.0);
+    assert_eq!(scores.len(), FOREST_WEIGHTS.len());
+    assert!(w > 0.0, "{scores:?}");
+    assert!(
+        scores[0] < 0.1,
+        "the chain alone warns of nothing: {scores:?}"
+    );
+    // Warned of about 2 s ahead at every budget: u ≈ 1/2 + 1/2 · 2/5.
+    let best = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    assert!(best > 0.6, "{scores:?}");
+    let flat = FrameTable::new(&data, &[], 20);
+    let (w, scores) = choose_forest_weight(&data, &recs, &cfg, &[], &flat, 4, 1.0);
+    assert_eq!(w, 0.0, "{scores:?}");
+}
