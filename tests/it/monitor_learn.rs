@@ -6,6 +6,7 @@ use std::path::Path;
 
 use crate::support::{avguard, ok, python_script, run_ok, run_refused, scratch, workspace_root};
 use monitor::learning::merge_counts;
+use monitor::select::forest::FOREST_WEIGHTS;
 use monitor::select::search::{ALPHA_CHOICES, SHARE_WEIGHTS};
 use monitor::{Model, PropertyModel};
 
@@ -241,11 +242,24 @@ fn learned_abstraction_calibration_and_the_bound_on_fresh_runs() {
                 assert!(SHARE_WEIGHTS.contains(&share), "{p}");
                 for m in p["members"].as_array().unwrap() {
                     assert_eq!(m["frame_share_weight"].as_f64(), Some(share), "{p}");
+                    assert!(m["forest"].is_null(), "a member has no forest: {p}");
+                }
+                // `--forest 8`, the default: a forest of 8 trees with a weight above 0, or none.
+                if !p["forest"].is_null() {
+                    let w = p["forest"]["weight"].as_f64().unwrap();
+                    assert!(w > 0.0 && FOREST_WEIGHTS.contains(&w), "{p}");
+                    assert_eq!(p["forest"]["trees"].as_u64(), Some(8), "{p}");
+                    assert_eq!(p["forest"]["horizon_steps"].as_u64(), Some(30), "{p}");
+                    assert!(
+                        !p["forest"]["predicates"].as_array().unwrap().is_empty(),
+                        "{p}"
+                    );
                 }
             }
             _ => {
                 assert_eq!(alpha, 1.0, "{p}");
                 assert_eq!(share, 0.0, "{p}");
+                assert!(p["forest"].is_null(), "{p}");
             }
         }
     }
@@ -260,12 +274,12 @@ fn learned_abstraction_calibration_and_the_bound_on_fresh_runs() {
     assert!(!bad.status.success());
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(err.contains("'nope' is neither `auto` nor"), "{err}");
-    // `--frame-share off`: no property mixes in a share, and the search chose the same predicates (the
-    // weight is chosen after it).
+    // `--frame-share off --forest 0`: no property mixes in a share or a forest, and the search chose the
+    // same predicates (both are chosen after it).
     let off_path = dir.join("off.avg");
     run_ok(
         avguard()
-            .args(["learn", "--frame-share", "off", "--laws"])
+            .args(["learn", "--frame-share", "off", "--forest", "0", "--laws"])
             .arg(workspace_root().join("laws/specs"))
             .arg("--out")
             .arg(&off_path)
@@ -280,6 +294,7 @@ fn learned_abstraction_calibration_and_the_bound_on_fresh_runs() {
         .zip(off["properties"].as_array().unwrap())
     {
         assert_eq!(b["frame_share_weight"].as_f64(), Some(0.0), "{b}");
+        assert!(b["forest"].is_null(), "{b}");
         assert_eq!(a["predicates"], b["predicates"], "{a} / {b}");
     }
     // `--conjunctions 8`: some step joins two literals into one predicate, which the model keeps as words

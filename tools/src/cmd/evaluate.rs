@@ -73,6 +73,9 @@ pub struct Args {
     /// Conjunction predicates of the auto model's search (as `learn`).
     #[arg(long, default_value_t = super::learn::DEFAULT_CONJUNCTIONS, value_parser = clap::value_parser!(u32).range(0..=64))]
     conjunctions: u32,
+    /// Trees of the auto model's forests (as `learn`).
+    #[arg(long, default_value_t = super::learn::DEFAULT_FOREST, value_parser = clap::value_parser!(u32).range(0..=64))]
+    forest: u32,
     /// RSS comparator parameters.
     #[command(flatten)]
     rss: crate::rss_options::RssOptions,
@@ -138,6 +141,7 @@ fn evaluate_once(
                 folds: args.folds as usize,
                 chains: args.ensemble as usize,
                 conjunction_partners: args.conjunctions as usize,
+                forest_trees: args.forest as usize,
                 ..SearchConfig::default()
             }))),
         calibrate: CalibrateOptions {

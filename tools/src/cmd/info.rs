@@ -56,7 +56,7 @@ fn property_json(p: &PropertyModel) -> String {
     format!(
         "{{\"name\":{},\"predicates\":[{}],\"unsafe\":{},\"states\":{},\"transitions\":{},\"runs\":{},\
          \"pac\":{{\"met\":{},\"total\":{},\"visited\":{},\"epsilon\":{},\"delta\":{},\"worst\":[{}]}},\
-         \"smoothing\":{{\"alpha\":{},\"scope\":{},\"prior\":{}}},\"frame_share_weight\":{},\"horizons_steps\":[{}],\"selection\":{},\"reactive_rule\":{},\"calibration\":{},\"members\":[{}]}}",
+         \"smoothing\":{{\"alpha\":{},\"scope\":{},\"prior\":{}}},\"frame_share_weight\":{},\"forest\":{},\"horizons_steps\":[{}],\"selection\":{},\"reactive_rule\":{},\"calibration\":{},\"members\":[{}]}}",
         quote(p.name()),
         preds.join(","),
         quote(&p.predicates()[p.unsafe_bit()]),
@@ -73,6 +73,16 @@ fn property_json(p: &PropertyModel) -> String {
         quote(p.config().smoothing.as_str()),
         quote(p.config().prior.as_str()),
         serde_json::json!(p.frame_share().map_or(0.0, |f| f.weight())),
+        p.forest().map_or_else(
+            || "null".to_owned(),
+            |f| serde_json::json!({
+                "weight": f.weight(),
+                "trees": f.trees().len(),
+                "horizon_steps": f.horizon_steps(),
+                "predicates": f.predicates(),
+            })
+            .to_string()
+        ),
         p.table()
             .horizons_steps()
             .iter()
@@ -148,6 +158,17 @@ fn text(model: &Model) -> String {
                 out,
                 "  risk: {} x P(F unsafe) + {w} x frame share (the share of a state's training frames in runs that went on to violate; weight chosen by the cross-validated score)",
                 1.0 - w
+            );
+        }
+        if let Some(f) = p.forest() {
+            let w = f.weight();
+            let _ = writeln!(
+                out,
+                "  forest: the risk above mixed as {} x risk + {w} x forest ({} trees over {} split predicates, each leaf the share of its training frames followed by a violation within {} steps; weight chosen by the cross-validated score)",
+                1.0 - w,
+                f.trees().len(),
+                f.predicates().len(),
+                f.horizon_steps()
             );
         }
         if let Some(sel) = p.selection() {

@@ -95,6 +95,12 @@ pub struct Args {
     /// (docs/MEASUREMENTS.md).
     #[arg(long, default_value_t = DEFAULT_CONJUNCTIONS, value_parser = clap::value_parser!(u32).range(0..=64))]
     pub conjunctions: u32,
+    /// With `--abstraction auto`, trees of each searched property's forest: small decision trees over
+    /// the same candidates, grown on seeded subsets of the runs to foresee a violation within 3 s, whose
+    /// mean leaf share the risk mixes in with a weight (0, ¼, ½ or ¾) chosen on the search's folds; a
+    /// property that warns no better with it keeps none. 0 grows none (at most 64).
+    #[arg(long, default_value_t = DEFAULT_FOREST, value_parser = clap::value_parser!(u32).range(0..=64))]
+    pub forest: u32,
     /// Log files (`.h5`) or folders holding them.
     #[arg(required = true)]
     pub logs: Vec<PathBuf>,
@@ -107,13 +113,17 @@ pub const DEFAULT_ENSEMBLE: u32 = 3;
 /// conjunctions did not earn their place, see docs/MEASUREMENTS.md).
 pub const DEFAULT_CONJUNCTIONS: u32 = 0;
 
+/// Default `--forest` of `learn` and `evaluate`: trees per property's forest.
+pub const DEFAULT_FOREST: u32 = 8;
+
 /// The search `avguard learn` runs without options (`--alpha auto`, `--prior flat`, `--frame-share
-/// auto`, `--ensemble 3`, no `--conjunctions`, the search's default folds, seed and predicate bound): what the demo learns
+/// auto`, `--ensemble 3`, no `--conjunctions`, `--forest 8`, the search's default folds, seed and predicate bound): what the demo learns
 /// with too.
 pub fn default_search() -> SearchConfig {
     FrameShareArg::Auto.search(Prior::Flat.search(AlphaArg::Auto.search(SearchConfig {
         chains: DEFAULT_ENSEMBLE as usize,
         conjunction_partners: DEFAULT_CONJUNCTIONS as usize,
+        forest_trees: DEFAULT_FOREST as usize,
         ..SearchConfig::default()
     })))
 }
@@ -270,6 +280,7 @@ pub fn fit_options(args: &Args, frame_period_s: f64) -> anyhow::Result<FitOption
                 seed: args.seed,
                 chains: args.ensemble as usize,
                 conjunction_partners: args.conjunctions as usize,
+                forest_trees: args.forest as usize,
                 ..SearchConfig::default()
             }))),
     })
