@@ -1,7 +1,8 @@
 //! `Session::step` for a model of 8 properties over the shipped laws: per-frame latency (median and p99 of
 //! individually timed steps, printed) and criterion figures, with, in the same run, the two costs every
-//! step pays as baselines: `Signals::from_frame` alone and the law evaluator alone; and the same model as
-//! ensembles of three chains per property (`learn --ensemble 3`).
+//! step pays as baselines: `Signals::from_frame` alone and the law evaluator alone; the same model as
+//! ensembles of three chains per property (`learn --ensemble 3`); and those ensembles with a forest of 8
+//! trees per property (`learn --forest 8` where the search's folds choose one).
 //!
 //! Run: `cargo bench -p monitor --bench session` (release). Target: median ≤ 0.5 µs, p99 ≤ 5 µs per frame.
 //! This drive has one road user and the model the declared predicates; `cargo bench -p tools --bench
@@ -116,6 +117,71 @@ fn ensemble(base: &Model) -> Arc<Model> {
     Arc::new(Model::try_new(base.laws().to_vec(), properties).expect("model"))
 }
 
+/// Forest splits on signals the declared predicates already read.
+const READ_SPLITS: [&str; 12] = [
+    "speed<=8",
+    "speed<=12",
+    "speed<=16",
+    "NPCAhead<=10",
+    "NPCAhead<=15",
+    "NPCAhead<=25",
+    "NPCAhead.ttc<=2.8",
+    "NPCAhead.ttc<=5",
+    "junctionAhead<=10",
+    "junctionAhead<=20",
+    "stoplineAhead<=30",
+    "stoplineAhead<=10",
+];
+
+/// Forest splits half of which read signals nothing else in the model reads (each road user's closest
+/// approach and priority conflict, the nearest road user, jerk).
+const NEW_SPLITS: [&str; 12] = [
+    "speed<=8",
+    "speed<=12",
+    "closestApproach.accTtc<=1.5",
+    "closestApproach.ttc<=3",
+    "NPCAhead<=15",
+    "NPCAhead.ttc<=2.8",
+    "acc<=-1",
+    "junctionAhead<=10",
+    "stoplineAhead<=30",
+    "jerk<=-0.5",
+    "PriorityConflict.egoTime<=2",
+    "NearestNPC<=6",
+];
+
+/// `base` with a forest on every property: 8 complete trees of depth 4 (15 splits, 16 leaves each) over
+/// `splits`. The leaf values do not matter here; the per-frame work of walking 8 trees does.
+fn with_forests(base: &Model, splits: &[&str]) -> Arc<Model> {
+    use monitor::forest::{ForestShare, Node, Tree};
+    let texts: Vec<String> = splits.iter().map(|t| t.to_string()).collect();
+    let tree = |k: usize| {
+        // Nodes in breadth-first order: node i's children are 2i + 1 and 2i + 2.
+        let nodes = (0..31usize)
+            .map(|i| {
+                if i < 15 {
+                    Node::Split {
+                        predicate: ((i + k) % texts.len()) as u32,
+                        yes: (2 * i + 1) as u32,
+                        no: (2 * i + 2) as u32,
+                    }
+                } else {
+                    Node::Leaf((i - 15) as f64 / 16.0)
+                }
+            })
+            .collect();
+        Tree { nodes }
+    };
+    let forest =
+        ForestShare::try_new(0.25, 30, texts.clone(), (0..8).map(tree).collect()).expect("forest");
+    let properties = base
+        .properties()
+        .iter()
+        .map(|p| p.clone().with_forest(Some(forest.clone())))
+        .collect();
+    Arc::new(Model::try_new(base.laws().to_vec(), properties).expect("model"))
+}
+
 fn percentile(sorted: &[u64], q: f64) -> u64 {
     sorted[((sorted.len() - 1) as f64 * q).round() as usize]
 }
@@ -127,10 +193,24 @@ fn session(c: &mut Criterion) {
 
     let ensemble = ensemble(&model);
     let mut e = Session::new(&ensemble, &SessionConfig::default()).expect("session");
+    let forests = with_forests(&ensemble, &READ_SPLITS);
+    let mut fo = Session::new(&forests, &SessionConfig::default()).expect("session");
+    let new_signals = with_forests(&ensemble, &NEW_SPLITS);
+    let mut fn_ = Session::new(&new_signals, &SessionConfig::default()).expect("session");
     // Individually timed steps (Instant overhead included, so these are upper bounds).
     for (what, session, m) in [
         ("", &mut s, &model),
         (", ensembles of 3 chains", &mut e, &ensemble),
+        (
+            ", ensembles of 3 chains and forests of 8 trees (splits on signals read already)",
+            &mut fo,
+            &forests,
+        ),
+        (
+            ", ensembles of 3 chains and forests of 8 trees (half the splits on new signals)",
+            &mut fn_,
+            &new_signals,
+        ),
     ] {
         let mut ns: Vec<u64> = Vec::with_capacity(frames.len() * 50);
         for _ in 0..50 {
@@ -171,6 +251,17 @@ fn session(c: &mut Criterion) {
             }
         })
     });
+    g.bench_function(
+        "step (8 properties, ensembles of 3 chains, forests of 8 trees on signals read already)",
+        |b| {
+            b.iter(|| {
+                fo.reset();
+                for f in &frames {
+                    black_box(fo.step(black_box(f)));
+                }
+            })
+        },
+    );
     let ctx = SignalContext::default();
     g.bench_function("baseline: Signals::from_frame", |b| {
         b.iter(|| {

@@ -16,7 +16,7 @@
 //!
 //! [`Session`]: crate::Session
 
-use laws::eval::{AtomGather, StateHandle};
+use laws::eval::{AtomGather, AtomIndex, StateHandle};
 use laws::signals::SignalSet;
 use laws::ObligationHandle;
 use laws::{
@@ -504,7 +504,7 @@ impl Compiled {
             let compile_literals = |ev: &mut Evaluator, literals: &[(Pred, bool)]| {
                 literals
                     .iter()
-                    .map(|(q, negated)| compile(ev, q).map(|rt| (rt, *negated)))
+                    .map(|(q, negated)| compile(ev, q).map(|rt| RtPred::direct(ev, rt, *negated)))
                     .collect::<Result<Vec<_>, _>>()
             };
             // Most predicates are one atom: those bits are read straight from the atom table.
@@ -528,7 +528,7 @@ impl Compiled {
                 }
             }
             let rule = compile_literals(&mut evaluator, &enc.rule).map_err(config)?;
-            // A forest split is a conjunction's literals or one predicate (a literal that holds).
+            // A forest split is one literal (most: read without a loop) or a conjunction's literals.
             let forest = enc
                 .forest
                 .as_ref()
@@ -537,11 +537,13 @@ impl Compiled {
                         .iter()
                         .map(|p| match p {
                             Pred::And(literals) => compile_literals(&mut evaluator, literals)
-                                .map(Vec::into_boxed_slice),
-                            p => compile(&mut evaluator, p)
-                                .map(|rt| vec![(rt, false)].into_boxed_slice()),
+                                .map(|l| Split::All(l.into_boxed_slice())),
+                            p => compile(&mut evaluator, p).map(|rt| {
+                                let (rt, negated) = RtPred::direct(&evaluator, rt, false);
+                                Split::One(rt, negated)
+                            }),
                         })
-                        .collect::<Result<Vec<Literals>, _>>()
+                        .collect::<Result<Vec<Split>, _>>()
                         .map(|splits| (splits, share.clone()))
                 })
                 .transpose()
@@ -599,6 +601,8 @@ pub(crate) struct ExtraHandles {
 enum RtPred {
     /// An atom registered with the evaluator.
     State(StateHandle),
+    /// An atom's bit in the evaluator's atom table (a state formula that is one atom, read directly).
+    Atom(AtomIndex),
     /// `L.w` with L's index in the reduced law set.
     Window(usize),
     /// An obligation registered with the evaluator, pending for at least `min_age` frames (0 for
@@ -610,11 +614,24 @@ enum RtPred {
 }
 
 impl RtPred {
+    /// A literal `(rt, negated)` as it is cheapest to read: a state formula that is one atom becomes that
+    /// atom's bit, its negation folded into the literal's.
+    fn direct(evaluator: &Evaluator, rt: RtPred, negated: bool) -> (RtPred, bool) {
+        match rt {
+            RtPred::State(h) => match evaluator.state_atom(h) {
+                Some((atom, flipped)) => (RtPred::Atom(atom), negated != flipped),
+                None => (rt, negated),
+            },
+            _ => (rt, negated),
+        }
+    }
+
     /// The predicate's value at the frame of `verdicts`.
     #[inline]
     fn holds(self, verdicts: &Verdicts<'_>) -> bool {
         match self {
             RtPred::State(h) => verdicts.state(h),
+            RtPred::Atom(a) => verdicts.atom(a),
             RtPred::Window(i) => verdicts.in_window(i),
             RtPred::Pending { handle, min_age } => verdicts
                 .pending_frames(handle)
@@ -650,6 +667,25 @@ enum RtUnsafe {
 /// A conjunction's literals as the tracker reads them: (predicate, negated).
 type Literals = Box<[(RtPred, bool)]>;
 
+/// A forest split as the tracker reads it.
+#[derive(Debug, Clone)]
+enum Split {
+    /// One literal (predicate, negated).
+    One(RtPred, bool),
+    /// A conjunction's literals.
+    All(Literals),
+}
+
+impl Split {
+    #[inline]
+    fn holds(&self, verdicts: &Verdicts<'_>) -> bool {
+        match self {
+            Split::One(p, negated) => p.holds(verdicts) != *negated,
+            Split::All(literals) => RtPred::all(literals, verdicts),
+        }
+    }
+}
+
 /// One property's encoder, compiled against a tracker's evaluator.
 #[derive(Debug, Clone)]
 struct RtEncoder {
@@ -665,8 +701,8 @@ struct RtEncoder {
     baseline: Option<StateHandle>,
     /// The reactive rule's literals (predicate, negated); empty when the property has none.
     rule: Vec<(RtPred, bool)>,
-    /// The forest's splits (each a conjunction of literals) and the forest; `None` for none.
-    forest: Option<(Vec<Literals>, ForestShare)>,
+    /// The forest's splits and the forest; `None` for none.
+    forest: Option<(Vec<Split>, ForestShare)>,
 }
 
 /// Steps the laws and encoders over one run's frames.
@@ -713,7 +749,7 @@ impl Tracker {
             let rule = !enc.rule.is_empty() && RtPred::all(&enc.rule, &verdicts);
             // Each tree reads only the splits on its path.
             let forest = enc.forest.as_ref().map(|(splits, share)| {
-                share.value(|i| splits.get(i).is_some_and(|l| RtPred::all(l, &verdicts)))
+                share.value(|i| splits.get(i).is_some_and(|split| split.holds(&verdicts)))
             });
             *out = Encoded {
                 state,

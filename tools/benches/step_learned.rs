@@ -1,7 +1,6 @@
 //! `Session::step` with *learned* models, as `avguard learn` makes them: the per-frame cost of the
-//! abstraction the search chooses (single chains, `--ensemble 1`, ensembles of three chains, and the
-//! default: those with forests of 8 trees where the search's folds chose one), beside, in the same run,
-//! `Signals::from_frame` alone.
+//! abstraction the search chooses (single chains, `--ensemble 1`, and the default ensembles of three
+//! chains), beside, in the same run, `Signals::from_frame` alone.
 //!
 //! `monitor`'s `session` bench times a model of the declared predicates, and ensembles whose further
 //! chains are made up (they read signals the first chain does not); this one learns the models from
@@ -129,11 +128,10 @@ fn main() {
         .map(|(s, i)| scenarios::run(&scenarios[s], scenarios::run_seed(s as u64, i)))
         .collect();
     let n_frames: usize = held_out.iter().map(Vec::len).sum();
-    let learn = |chains: usize, forest_trees: usize| -> Arc<Model> {
+    let learn = |chains: usize| -> Arc<Model> {
         let cfg = SearchConfig {
             choose_alpha: true,
             chains,
-            forest_trees,
             ..SearchConfig::default()
         };
         Arc::new(
@@ -143,9 +141,8 @@ fn main() {
         )
     };
     let models = [
-        ("single chains", learn(1, 0)),
-        ("ensembles of 3 chains", learn(3, 0)),
-        ("ensembles of 3 chains and forests of 8 trees", learn(3, 8)),
+        ("single chains", learn(1)),
+        ("ensembles of 3 chains", learn(3)),
     ];
     let mut sessions: Vec<Session> = models
         .iter()
@@ -218,14 +215,9 @@ fn main() {
             .flat_map(|p| std::iter::once(p).chain(p.members()))
             .map(|c| c.predicates().len())
             .sum();
-        let forests = model
-            .properties()
-            .iter()
-            .filter(|p| p.forest().is_some())
-            .count();
         let median = percentile(&ns, 0.5);
         println!(
-            "  {what}: {} properties ({forests} with a forest), {chains} chains, {predicates} predicates: median {median} ns ({:.1} x the baseline), p99 {} ns, max {} ns; whole passes: {:.0} ns per frame (median of {ROUNDS})",
+            "  {what}: {} properties, {chains} chains, {predicates} predicates: median {median} ns ({:.1} x the baseline), p99 {} ns, max {} ns; whole passes: {:.0} ns per frame (median of {ROUNDS})",
             model.properties().len(),
             median as f64 / base as f64,
             percentile(&ns, 0.99),
