@@ -185,6 +185,14 @@ impl Model {
             .any(|c| c.frame_share().is_some_and(|f| f.weight() > 0.0))
     }
 
+    /// Whether some property's risk mixes in a forest ([`crate::forest`]; weight above 0), so that the
+    /// risk the monitor reports (but its PAC bound) is not the chains' alone.
+    pub fn mixes_forest(&self) -> bool {
+        self.properties
+            .iter()
+            .any(|p| p.forest().is_some_and(|f| f.weight() > 0.0))
+    }
+
     /// Serialises the model (magic, version, body).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = MAGIC.to_vec();

@@ -1269,6 +1269,17 @@ fn conjunctions_of_two_candidates_see_two_causes() {
     );
 }
 
+/// The pool candidates that vary on `data` (as `AutoPlan` grows forests over them) and their frame table
+/// at a 3 s horizon (30 frames).
+fn forest_table(pool: &Pool, data: &PropertyData) -> (Vec<usize>, forest::FrameTable) {
+    let varying: Vec<usize> = (0..pool.len())
+        .filter(|&c| !data.candidates[c].is_constant())
+        .collect();
+    let toggles: Vec<&data::Toggles> = varying.iter().map(|&c| &data.candidates[c]).collect();
+    let table = forest::FrameTable::new(data, &toggles, 30);
+    (varying, table)
+}
+
 /// A forest grown on the search's data is what the runtime reads: frame by frame, a session of the
 /// model with it reports the mix of the same model's risk without it and the forest's value, the
 /// forest's splits evaluated by the session as the recorder evaluated the candidates; and the model
@@ -1282,12 +1293,7 @@ fn a_forest_is_what_the_runtime_reads() {
     let pool = plan.pool_of(&recs, 0);
     let sources: Vec<data::Source> = pool.iter().map(|(_, s)| *s).collect();
     let data = PropertyData::new(&recs, 0, &sources);
-    let varying: Vec<usize> = (0..pool.len())
-        .filter(|&c| !data.candidates[c].is_constant())
-        .collect();
-    let varying_toggles: Vec<&data::Toggles> =
-        varying.iter().map(|&c| &data.candidates[c]).collect();
-    let table = forest::FrameTable::new(&data, &varying_toggles, 30);
+    let (varying, table) = forest_table(&pool, &data);
     let all: Vec<usize> = (0..data.runs.len()).collect();
     let trees = forest::grow_forest(&table, &all, 3, 1.0, 0);
     let (texts, trees) = forest::renumbered(trees, |c| pool[varying[c]].0.text());
@@ -1368,12 +1374,7 @@ fn the_auto_model_carries_the_forest_its_fold_score_chose() {
     let chosen_sources = sources_of(&pool, &p.predicates()[1..]);
     let chosen_data = PropertyData::new(&recs, 0, &chosen_sources);
     let chosen: Vec<&data::Toggles> = chosen_data.candidates.iter().collect();
-    let varying: Vec<usize> = (0..pool.len())
-        .filter(|&c| !data.candidates[c].is_constant())
-        .collect();
-    let varying_toggles: Vec<&data::Toggles> =
-        varying.iter().map(|&c| &data.candidates[c]).collect();
-    let table = forest::FrameTable::new(&data, &varying_toggles, 30);
+    let (_, table) = forest_table(&pool, &data);
     let (w, scores) = forest::choose_forest_weight(
         &data,
         &recs,

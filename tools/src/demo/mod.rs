@@ -123,6 +123,14 @@ pub fn run(cfg: &DemoConfig) -> anyhow::Result<Summary> {
                 m.predicates().join(", ")
             )?;
         }
+        if let Some(f) = p.forest() {
+            crate::outln!(
+                "        forest: {} trees over {} split predicates, mixed in at weight {}",
+                f.trees().len(),
+                f.predicates().len(),
+                f.weight()
+            )?;
+        }
         match &cal.result {
             Ok(c) => crate::outln!(
                 "        calibrated on {} runs: θ = {:.3}{}, false alarms {}/{} (95 % upper bound {:.1} % ≤ target {:.0} %)",

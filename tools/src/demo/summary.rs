@@ -63,8 +63,11 @@ impl Summary {
         thresholds: &[f64],
         n_interventions: u64,
     ) -> anyhow::Result<Summary> {
-        let risk_words =
-            crate::report::risk_words("P(eventually violated)", model.mixes_frame_share());
+        let risk_words = crate::report::risk_words(
+            "P(eventually violated)",
+            model.mixes_frame_share(),
+            model.mixes_forest(),
+        );
         let thresholds: Vec<(String, f64)> =
             thresholds.iter().map(|&t| (threshold_key(t), t)).collect();
         let model = Arc::new(model.clone());

@@ -295,13 +295,20 @@ pub fn run_by_run_words(d: &crate::time_ahead::Dominance) -> Option<String> {
     ))
 }
 
-/// `base` (the risk measure in words), with the frame share said too when the model `mixes` one in: the
-/// reports then read the mix, not the chains' probability alone.
-pub fn risk_words(base: &str, mixes: bool) -> String {
-    if mixes {
-        format!("{base}, mixed with the frame share where the model has one (avguard info)")
-    } else {
-        base.to_owned()
+/// `base` (the risk measure in words), with the frame share and the forest said too when the model
+/// mixes them in (`share`, `forest`): the reports then read the mix, not the chains' probability alone.
+pub fn risk_words(base: &str, share: bool, forest: bool) -> String {
+    match (share, forest) {
+        (false, false) => base.to_owned(),
+        (true, false) => {
+            format!("{base}, mixed with the frame share where the model has one (avguard info)")
+        }
+        (false, true) => format!(
+            "{base}, mixed with the forest's short-horizon share where the model has one (avguard info)"
+        ),
+        (true, true) => format!(
+            "{base}, mixed with the frame share and the forest's short-horizon share where the model has them (avguard info)"
+        ),
     }
 }
 

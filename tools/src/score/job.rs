@@ -72,6 +72,7 @@ impl Scorer {
         let mut settings = Settings::new(&bytes, thresholds, horizon_s, conservative);
         settings.rss = rss.describe();
         settings.frame_share = model.mixes_frame_share();
+        settings.forest = model.mixes_forest();
         for (p, property) in model.properties().iter().enumerate() {
             if let Some(rule) = property.reactive_rule() {
                 settings

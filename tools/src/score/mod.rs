@@ -42,6 +42,9 @@ pub struct Settings {
     /// Whether the model's risk mixes in a frame share ([`monitor::Model::mixes_frame_share`]).
     #[serde(default)]
     pub frame_share: bool,
+    /// Whether the model's risk mixes in a forest ([`monitor::Model::mixes_forest`]; not in the PAC bound).
+    #[serde(default)]
+    pub forest: bool,
     /// FNV-1a hash of the `--map` file's bytes, hex (road fields of `.record` inputs depend on it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub map_hash: Option<String>,
@@ -66,6 +69,7 @@ impl Settings {
             calibrated: std::collections::BTreeMap::new(),
             calibration_targets: std::collections::BTreeMap::new(),
             frame_share: false,
+            forest: false,
         }
     }
 
@@ -94,7 +98,7 @@ impl Settings {
         } else {
             base
         };
-        crate::report::risk_words(&base, self.frame_share)
+        crate::report::risk_words(&base, self.frame_share, self.forest && !self.conservative)
     }
 }
 
