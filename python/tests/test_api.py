@@ -380,9 +380,9 @@ def test_an_ensemble_s_risk_is_the_mean_of_its_chains_learned_alone(data):
     """`ensemble=2` keeps a second chain per searched property, learned under another fold assignment with
     the first chain's smoothing. Its per-frame risk must be the mean of the risks of the two chains, each
     learned alone with its seed (at a given α, so that both searches smooth alike, and without the frame
-    share, whose weight the first chain's folds would choose for both)."""
+    share or a forest, whose weights the first chain's folds would choose for both)."""
     logs = data.train_logs()
-    options = {"laws": data.laws, "max_predicates": 4, "alpha": 0.3, "frame_share": "off"}
+    options = {"laws": data.laws, "max_predicates": 4, "alpha": 0.3, "frame_share": "off", "forest": 0}
     ensemble = avguard.build_model(avguard.learn_counts(logs, ensemble=2, **options))
     first = avguard.build_model(avguard.learn_counts(logs, ensemble=1, **options))
     second = avguard.build_model(avguard.learn_counts(logs, ensemble=1, seed=SECOND_CHAIN_SEED, **options))
