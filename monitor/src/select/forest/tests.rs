@@ -191,3 +191,27 @@ fn the_forest_weight_goes_to_a_sign_the_chain_does_not_see_and_only_then() {
     let (w, scores) = choose_forest_weight(&data, &recs, &cfg, &[], &flat, 4, 1.0);
     assert_eq!(w, 0.0, "{scores:?}");
 }
+
+/// At weight 0 the frame-by-frame fold score is the search's own cross-validated score of the chosen
+/// predicates, which the scorer computes on segments of constant state: two computations of one number.
+#[test]
+fn at_weight_0_the_fold_score_is_the_search_s_score() {
+    let recs = runs(300, 5);
+    let data = data_of(&recs);
+    let table = FrameTable::new(&data, &all_of(&data), 20);
+    for (chosen, share_weight) in [(vec![0usize], 0.0), (vec![0, 2], 0.0), (vec![3, 0], 0.5)] {
+        let cfg = SearchConfig {
+            share_weight,
+            ..SearchConfig::default()
+        };
+        let toggles: Vec<&Toggles> = chosen.iter().map(|&c| &data.candidates[c]).collect();
+        let (_, scores) = choose_forest_weight(&data, &recs, &cfg, &toggles, &table, 2, 1.0);
+        let search = Scorer::new(&data, &recs, &cfg).score_toggles(&toggles).0;
+        assert!(search > 0.0, "{chosen:?}: the score is not vacuous");
+        assert!(
+            (scores[0] - search).abs() < 1e-12,
+            "{chosen:?} at share weight {share_weight}: {} vs {search}",
+            scores[0]
+        );
+    }
+}
