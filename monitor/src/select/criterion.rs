@@ -44,3 +44,26 @@ pub fn level_for_budget(safe_max: &[f64], budget: f64) -> f64 {
     let allowed = (budget * safe_max.len() as f64 + 1e-9).floor() as usize;
     safe_max.get(allowed).copied().unwrap_or(f64::NEG_INFINITY)
 }
+
+/// Appends `(risk, lead)` to a violating run's envelope, the increases of its running maximum risk with
+/// the lead (s before the violation) at which each was first reached, when `risk` is a new maximum. The
+/// first frame whose risk is above a level is the first envelope entry above it.
+pub fn push_envelope(envelope: &mut Vec<(f64, f64)>, risk: f64, lead: f64) {
+    if envelope.last().is_none_or(|&(m, _)| risk > m) {
+        envelope.push((risk, lead));
+    }
+}
+
+/// Adds one held-out fold's utilities to `total`: for each budget of [`BUDGETS`], the alarm level set
+/// on the fold's safe runs (their highest risks `safe_max`, sorted here in descending order) and each
+/// violating run's utility (its envelope from [`push_envelope`]) at that level.
+pub fn add_fold_utility(total: &mut f64, safe_max: &mut [f64], envelopes: &[Vec<(f64, f64)>]) {
+    safe_max.sort_by(|a, b| b.total_cmp(a));
+    for &b in &BUDGETS {
+        let level = level_for_budget(safe_max, b);
+        for env in envelopes {
+            let lead = env.iter().find(|&&(x, _)| x > level).map(|&(_, l)| l);
+            *total += utility(lead);
+        }
+    }
+}

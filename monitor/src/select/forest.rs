@@ -24,7 +24,7 @@
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
-use super::criterion::{level_for_budget, utility, BUDGETS};
+use super::criterion::{add_fold_utility, push_envelope, BUDGETS};
 use super::data::{PropertyData, RunRecord, Toggles};
 use super::search::{Scorer, SearchConfig};
 use crate::forest::{Node, Tree};
@@ -386,21 +386,25 @@ pub fn choose_forest_weight(
             })
             .collect();
         n_violating += held.iter().filter(|h| h.0).count();
-        for (wi, &w) in FOREST_WEIGHTS.iter().enumerate() {
+        for (total, &w) in totals.iter_mut().zip(&FOREST_WEIGHTS) {
             let mix = |x: &HeldFrame| (1.0 - w) * x.chain + w * x.forest;
             let mut safe_max: Vec<f64> = held
                 .iter()
                 .filter(|h| !h.0)
                 .map(|h| h.1.iter().map(mix).fold(f64::NEG_INFINITY, f64::max))
                 .collect();
-            safe_max.sort_by(|a, b| b.total_cmp(a));
-            for &b in &BUDGETS {
-                let level = level_for_budget(&safe_max, b);
-                for (_, frames) in held.iter().filter(|h| h.0) {
-                    let lead = frames.iter().find(|x| mix(x) > level).map(|x| x.lead);
-                    totals[wi] += utility(lead);
-                }
-            }
+            let envelopes: Vec<Vec<(f64, f64)>> = held
+                .iter()
+                .filter(|h| h.0)
+                .map(|h| {
+                    let mut env = Vec::new();
+                    for x in &h.1 {
+                        push_envelope(&mut env, mix(x), x.lead);
+                    }
+                    env
+                })
+                .collect();
+            add_fold_utility(total, &mut safe_max, &envelopes);
         }
     }
     let denom = (n_violating * BUDGETS.len()).max(1) as f64;

@@ -3,7 +3,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::super::criterion::{level_for_budget, utility, BUDGETS};
+use super::super::criterion::{add_fold_utility, push_envelope, BUDGETS};
 use super::super::data::{PropertyData, RunRecord, Toggles};
 use super::segments::{merge_run, Segments};
 use super::{assign_folds, SearchConfig};
@@ -267,14 +267,11 @@ impl<'a> Scorer<'a> {
                     segs
                 };
                 if run.violated {
-                    // The running maximum's increases: (risk, time first reached).
                     let t_viol = t[run.n as usize - 1];
                     let mut env: Vec<(f64, f64)> = Vec::new();
                     for &(start, st) in usable {
                         let x = self.risk_of(ws, st, total_bits, prior);
-                        if env.last().is_none_or(|&(m, _)| x > m) {
-                            env.push((x, t_viol - t[start as usize]));
-                        }
+                        push_envelope(&mut env, x, t_viol - t[start as usize]);
                     }
                     leads.push(env);
                 } else {
@@ -285,15 +282,8 @@ impl<'a> Scorer<'a> {
                     safe_max.push(m);
                 }
             }
-            safe_max.sort_by(|a, b| b.total_cmp(a));
             n_violating += leads.len();
-            for &b in &BUDGETS {
-                let level = level_for_budget(&safe_max, b);
-                for env in &leads {
-                    let lead = env.iter().find(|&&(x, _)| x > level).map(|&(_, l)| l);
-                    total += utility(lead);
-                }
-            }
+            add_fold_utility(&mut total, &mut safe_max, &leads);
         }
         if n_violating == 0 {
             return 0.0;
@@ -443,27 +433,30 @@ impl<'a> Scorer<'a> {
     /// (with a frame-share weight, the risk mixed with the share: what its risk table must say).
     pub fn full_data_risks(&self, set: &[usize]) -> Vec<f64> {
         let toggles: Vec<&Toggles> = set.iter().map(|&c| &self.data.candidates[c]).collect();
-        let (segs, parent) = self.segments_and_parent(&toggles);
-        let bits = set.len() as u32 + 1;
-        let mut ws = Workspace::default();
-        self.count(&mut ws, &segs, None, bits);
         // No run is in fold `k`, so that "held-out fold" leaves every run in training.
-        let prior = parent.as_ref().map(|p| p.fold(self.k));
-        self.fit_fold(&mut ws, self.k, bits, prior);
-        (0..1u32 << bits)
-            .map(|s| self.risk_of(&ws, s, bits, prior))
-            .collect()
+        let (_, mut risks) = self.chain_risks(&toggles, self.k..self.k + 1);
+        risks.pop().unwrap_or_default()
     }
 
     /// The segmentation of the predicates `toggles` (in bit order after the unsafe predicate) and, per
     /// fold `f` in `0..k`, the risk of every state under the chain learned without fold `f` (mixed with
     /// its frame share under a frame-share weight): the risks the score reads for the fold's held-out runs.
     pub fn fold_risks(&self, toggles: &[&Toggles]) -> (Segments, Vec<Vec<f64>>) {
+        self.chain_risks(toggles, 0..self.k)
+    }
+
+    /// The segmentation of `toggles` and, for each fold `f` of `folds` (`k`: none held out), the risk
+    /// of every state under the chain learned without fold `f`.
+    fn chain_risks(
+        &self,
+        toggles: &[&Toggles],
+        folds: std::ops::Range<usize>,
+    ) -> (Segments, Vec<Vec<f64>>) {
         let (segs, parent) = self.segments_and_parent(toggles);
         let bits = toggles.len() as u32 + 1;
         let mut ws = Workspace::default();
         self.count(&mut ws, &segs, None, bits);
-        let per_fold = (0..self.k)
+        let per_fold = folds
             .map(|f| {
                 let prior = parent.as_ref().map(|p| p.fold(f));
                 self.fit_fold(&mut ws, f, bits, prior);
