@@ -528,24 +528,10 @@ impl Compiled {
                 }
             }
             let rule = compile_literals(&mut evaluator, &enc.rule).map_err(config)?;
-            // A forest split is one literal (most: read without a loop) or a conjunction's literals.
             let forest = enc
                 .forest
                 .as_ref()
-                .map(|(preds, share)| {
-                    preds
-                        .iter()
-                        .map(|p| match p {
-                            Pred::And(literals) => compile_literals(&mut evaluator, literals)
-                                .map(|l| Split::All(l.into_boxed_slice())),
-                            p => compile(&mut evaluator, p).map(|rt| {
-                                let (rt, negated) = RtPred::direct(&evaluator, rt, false);
-                                Split::One(rt, negated)
-                            }),
-                        })
-                        .collect::<Result<Vec<Split>, _>>()
-                        .map(|splits| (splits, share.clone()))
-                })
+                .map(|(preds, share)| RtForest::compile(&mut evaluator, preds, share, compile))
                 .transpose()
                 .map_err(config)?;
             let unsafe_now = match &enc.unsafe_now {
@@ -667,22 +653,90 @@ enum RtUnsafe {
 /// A conjunction's literals as the tracker reads them: (predicate, negated).
 type Literals = Box<[(RtPred, bool)]>;
 
-/// A forest split as the tracker reads it.
+/// A forest as the tracker reads it: each frame, its splits' values are computed into a bitset first
+/// (the splits that are one atom copied from the atom table in runs, the others one by one), and then
+/// its trees are walked over those bits, rather than each node on a tree's path asking for its split.
 #[derive(Debug, Clone)]
-enum Split {
-    /// One literal (predicate, negated).
-    One(RtPred, bool),
-    /// A conjunction's literals.
-    All(Literals),
+struct RtForest {
+    /// Per 64 splits, the ones among them that are one atom: bit `i % 64` of word `i / 64` is split `i`.
+    gathers: Vec<AtomGather>,
+    /// The other splits (a literal that is not one atom, or a conjunction's literals), with their index.
+    rest: Vec<(Literals, u32)>,
+    /// The frame's split values.
+    words: Vec<u64>,
+    share: ForestShare,
+    /// The split values the trees were last walked for, and the value (`None` before the first walk):
+    /// split values mostly stay the same from one frame to the next (thresholds on signals that change
+    /// smoothly), so most frames skip the walk.
+    last: (Vec<u64>, Option<f64>),
 }
 
-impl Split {
-    #[inline]
-    fn holds(&self, verdicts: &Verdicts<'_>) -> bool {
-        match self {
-            Split::One(p, negated) => p.holds(verdicts) != *negated,
-            Split::All(literals) => RtPred::all(literals, verdicts),
+impl RtForest {
+    fn compile(
+        evaluator: &mut Evaluator,
+        preds: &[Pred],
+        share: &ForestShare,
+        compile: impl Fn(&mut Evaluator, &Pred) -> Result<RtPred, laws::EvalError>,
+    ) -> Result<RtForest, laws::EvalError> {
+        let n_words = preds.len().div_ceil(64);
+        let mut atoms: Vec<Vec<(AtomIndex, bool, u32)>> = vec![Vec::new(); n_words];
+        let mut rest = Vec::new();
+        for (i, p) in preds.iter().enumerate() {
+            // Fewer than `MAX_PREDICATES` splits, so the index fits.
+            let i = i as u32;
+            let literals = match p {
+                Pred::And(literals) => literals
+                    .iter()
+                    .map(|(q, negated)| {
+                        compile(evaluator, q).map(|rt| RtPred::direct(evaluator, rt, *negated))
+                    })
+                    .collect::<Result<Vec<_>, _>>()?,
+                p => {
+                    let rt = compile(evaluator, p)?;
+                    match RtPred::direct(evaluator, rt, false) {
+                        (RtPred::Atom(a), negated) => {
+                            atoms[(i / 64) as usize].push((a, negated, i % 64));
+                            continue;
+                        }
+                        literal => vec![literal],
+                    }
+                }
+            };
+            rest.push((literals.into_boxed_slice(), i));
         }
+        Ok(RtForest {
+            gathers: atoms.iter().map(|a| AtomGather::new(a)).collect(),
+            rest,
+            words: vec![0; n_words],
+            share: share.clone(),
+            last: (vec![0; n_words], None),
+        })
+    }
+
+    /// The forest's value at the frame of `verdicts`.
+    #[inline]
+    fn value(&mut self, verdicts: &Verdicts<'_>) -> f64 {
+        for (word, gather) in self.words.iter_mut().zip(&self.gathers) {
+            *word = verdicts.gather(gather);
+        }
+        for (literals, i) in self.rest.iter() {
+            if let Some(word) = self.words.get_mut((i / 64) as usize) {
+                *word |= u64::from(RtPred::all(literals, verdicts)) << (i % 64);
+            }
+        }
+        let (last_words, last_value) = &mut self.last;
+        if let Some(value) = *last_value {
+            if *last_words == self.words {
+                return value;
+            }
+        }
+        let words = &self.words;
+        let value = self
+            .share
+            .value(|i| words.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1));
+        last_words.copy_from_slice(words);
+        *last_value = Some(value);
+        value
     }
 }
 
@@ -701,8 +755,8 @@ struct RtEncoder {
     baseline: Option<StateHandle>,
     /// The reactive rule's literals (predicate, negated); empty when the property has none.
     rule: Vec<(RtPred, bool)>,
-    /// The forest's splits and the forest; `None` for none.
-    forest: Option<(Vec<Split>, ForestShare)>,
+    /// The forest; `None` for none.
+    forest: Option<RtForest>,
 }
 
 /// Steps the laws and encoders over one run's frames.
@@ -732,7 +786,7 @@ impl Tracker {
     ) -> R {
         let signals = self.signals.next(frame);
         let verdicts = self.evaluator.step(signals);
-        for (enc, out) in self.encoders.iter().zip(self.out.iter_mut()) {
+        for (enc, out) in self.encoders.iter_mut().zip(self.out.iter_mut()) {
             // State bits are below 32 (a state is a `StateId`), so the gathered bits fit.
             let mut state = verdicts.gather(&enc.atoms) as StateId;
             for &(pred, bit) in &enc.rest {
@@ -747,10 +801,7 @@ impl Tracker {
             };
             let baseline = enc.baseline.is_some_and(|h| verdicts.state(h));
             let rule = !enc.rule.is_empty() && RtPred::all(&enc.rule, &verdicts);
-            // Each tree reads only the splits on its path.
-            let forest = enc.forest.as_ref().map(|(splits, share)| {
-                share.value(|i| splits.get(i).is_some_and(|split| split.holds(&verdicts)))
-            });
+            let forest = enc.forest.as_mut().map(|f| f.value(&verdicts));
             *out = Encoded {
                 state,
                 unsafe_state: state >> enc.unsafe_bit & 1 == 1,

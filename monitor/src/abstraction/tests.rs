@@ -374,3 +374,115 @@ fn obligation_predicates_are_bits_of_the_state() {
         assert!(e.contains(want), "{text}: {e}");
     }
 }
+
+/// A forest's splits — more than a word of them, of every kind: atoms (some negated by their
+/// comparison), windows, an obligation pending and pending longer than x, a conjunction with a negated
+/// literal — read as a direct evaluation reads them (every predicate on its own, a separate evaluator),
+/// and the tracker's forest value is the forest's walk ([`ForestShare::value`]) over those values.
+#[test]
+fn a_forest_reads_its_splits_as_a_direct_evaluation_does() {
+    use crate::forest::{Node, Tree};
+    let laws = [LawSource {
+        name: "t".into(),
+        text: "slow = G(stoplineAhead(10) -> F[0,1](speed < 0.5));\n\
+               fast = G(speed <= 57.3);\n"
+            .into(),
+    }];
+    let mut splits: Vec<String> = (0..70)
+        .map(|k| format!("speed > {}", 0.1 + f64::from(k) * 0.2))
+        .collect();
+    splits.extend(
+        [
+            "slow.w",
+            "slow.pending",
+            "slow.pending>0.5",
+            "not fast.w & stoplineAhead(10) & speed <= 8",
+            "NPCAhead.ttc < 2",
+            "fast.w",
+            "stoplineAhead(20)",
+        ]
+        .map(String::from),
+    );
+    let n = splits.len() as u32;
+    // 8 complete trees of depth 6; node j of tree t splits on predicate (7j + 13t) mod n.
+    let trees: Vec<Tree> = (0..8u32)
+        .map(|t| Tree {
+            nodes: (0..127u32)
+                .map(|j| {
+                    if j < 63 {
+                        Node::Split {
+                            predicate: (7 * j + 13 * t) % n,
+                            yes: 2 * j + 1,
+                            no: 2 * j + 2,
+                        }
+                    } else {
+                        Node::Leaf(f64::from((j * 31 + t * 17) % 64) / 63.0)
+                    }
+                })
+                .collect(),
+        })
+        .collect();
+    let share = ForestShare::try_new(0.5, 30, splits, trees).unwrap();
+    let preds = vec!["slow.w".to_string()];
+    let defs = [PropertyDef {
+        name: "p",
+        law: "slow",
+        predicates: &preds,
+        unsafe_bit: 0,
+        reactive_rule: &[],
+        forest: Some(&share),
+    }];
+    let c = Compiled::new(&laws, &defs, 0.1, 100).unwrap();
+    let split_preds = &c.encoders[0].forest.as_ref().unwrap().0;
+    let ctx = SignalContext::default();
+    let mut tracker = c.tracker(ctx).unwrap();
+    let mut reference = Evaluator::new(c.laws(), &c.eval).unwrap();
+    let slow = c.laws().index_of("slow").unwrap();
+    let obligation = reference.add_obligation(&c.laws().laws()[slow]).unwrap();
+    fn holds(
+        pred: &Pred,
+        s: &Signals,
+        v: &Verdicts<'_>,
+        obligation: (usize, laws::ObligationHandle),
+    ) -> bool {
+        match pred {
+            Pred::Atom(a) => a.eval(s),
+            Pred::Window(i) => v.in_window(*i),
+            Pred::Pending {
+                law,
+                more_than_frames,
+            } => {
+                assert_eq!(*law, obligation.0);
+                let min_age = more_than_frames.map_or(0, |m| m + 1);
+                v.pending_frames(obligation.1)
+                    .is_some_and(|age| age >= min_age)
+            }
+            Pred::And(literals) => literals
+                .iter()
+                .all(|(p, negated)| holds(p, s, v, obligation) != *negated),
+        }
+    }
+    let (mut values, mut n_true) = (Vec::new(), vec![0usize; split_preds.len()]);
+    let frames = random_frames(3000, 0x0f0e_57ee);
+    for f in &frames {
+        let got = tracker.step(f)[0].forest;
+        let s = Signals::from_frame(f, &ctx);
+        let v = reference.step(&s);
+        let direct: Vec<bool> = split_preds
+            .iter()
+            .map(|p| holds(p, &s, &v, (slow, obligation)))
+            .collect();
+        for (count, &d) in n_true.iter_mut().zip(&direct) {
+            *count += usize::from(d);
+        }
+        let want = share.value(|i| direct[i]);
+        assert_eq!(got, Some(want), "frame {f:?}");
+        values.push(want);
+    }
+    // Not vacuous: every split is true on some frames and false on others, and the value varies.
+    for (i, &count) in n_true.iter().enumerate() {
+        assert!(count > 0 && count < frames.len(), "split {i}: {count}");
+    }
+    values.sort_by(f64::total_cmp);
+    assert!(values[0] < values[values.len() - 1]);
+}

@@ -1295,7 +1295,22 @@ fn a_forest_is_what_the_runtime_reads() {
     let data = PropertyData::new(&recs, 0, &sources);
     let (varying, table) = forest_table(&pool, &data);
     let all: Vec<usize> = (0..data.runs.len()).collect();
-    let trees = forest::grow_forest(&table, &all, 3, 1.0, 0);
+    let mut trees = forest::grow_forest(&table, &all, 3, 1.0, 0);
+    // And a tree that splits on every varying candidate in turn (more than a word of split bits, and
+    // every kind of predicate the pool holds): candidate i's yes is a leaf, its no the next split.
+    let n = varying.len() as u32;
+    let mut caterpillar: Vec<crate::forest::Node> = (0..n)
+        .flat_map(|i| {
+            let split = crate::forest::Node::Split {
+                predicate: i,
+                yes: 2 * i + 1,
+                no: 2 * i + 2,
+            };
+            [split, crate::forest::Node::Leaf(f64::from(i % 7) / 7.0)]
+        })
+        .collect();
+    caterpillar.push(crate::forest::Node::Leaf(0.5));
+    trees.push(crate::forest::Tree { nodes: caterpillar });
     let (texts, trees) = forest::renumbered(trees, |c| pool[varying[c]].0.text());
     // Where each split predicate is recorded.
     let used: Vec<usize> = texts
