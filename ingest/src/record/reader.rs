@@ -162,13 +162,9 @@ impl<R: Read + Seek> RecordReader<R> {
         let bytes = r.read_body(0, len, Section::Header)?;
         r.header = Header::decode(bytes.as_slice())
             .map_err(|e| r.malformed(Section::Header, 0, e.to_string()))?;
-        if r.header.compress() != CompressType::CompressNone {
-            return Err(r.malformed(
-                Section::Header,
-                0,
-                format!("compression {:?} is not supported", r.header.compress()),
-            ));
-        }
+        // The header's `compress` field is not read here: Cyber's own writer stores chunk bodies
+        // uncompressed whatever it says, and its reader reads them so; a body that does not decode says
+        // what the header declared (see `next_chunk`).
         r.pos = SECTION_HEADER_BYTES + HEADER_BYTES;
         if r.pos > size {
             return Err(RecordError::Truncated {
@@ -225,7 +221,21 @@ impl<R: Read + Seek> RecordReader<R> {
             let bad = |e: prost::DecodeError| self.malformed(section, offset, e.to_string());
             match section {
                 Section::ChunkBody => {
-                    let body = ChunkBody::decode(bytes.as_slice()).map_err(bad)?;
+                    let body = ChunkBody::decode(bytes.as_slice()).map_err(|e| {
+                        let declared = self.header.compress();
+                        if declared == CompressType::CompressNone {
+                            return bad(e);
+                        }
+                        self.malformed(
+                            section,
+                            offset,
+                            format!(
+                                "{e} (the header declares {declared:?} compression; chunk bodies are \
+                                 read uncompressed, as Cyber writes them whatever the header says, and \
+                                 compressed ones are not supported)"
+                            ),
+                        )
+                    })?;
                     return Ok(Some(body.messages));
                 }
                 Section::Channel => {

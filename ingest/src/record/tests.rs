@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use super::*;
 use crate::assemble::AssemblerConfig;
+use crate::wire::apollo::cyber::{CompressType, Header, SectionType, SingleMessage};
 
 fn example() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -210,4 +211,77 @@ fn a_recording_is_read_through_one_assembler_and_its_counters_add_up() {
     let mut a = Assembler::new(AssemblerConfig::default());
     let err = read_runs(&[example(), bad.clone()], &mut a).unwrap_err();
     assert!(err.to_string().contains("bad.record.00001"), "{err}");
+}
+
+/// The offset of the first chunk body section of `record`.
+fn first_chunk_body(record: &[u8]) -> usize {
+    let mut at = (reader::SECTION_HEADER_BYTES + reader::HEADER_BYTES) as usize;
+    loop {
+        let kind = i32::from_le_bytes(record[at..at + 4].try_into().unwrap());
+        if kind == SectionType::SectionChunkBody as i32 {
+            return at;
+        }
+        let len = u64::from_le_bytes(record[at + 8..at + 16].try_into().unwrap());
+        at += 16 + len as usize;
+    }
+}
+
+/// `record` with its header's `compress` field set to `compress`, the rest of the header kept.
+fn with_compress(record: &[u8], compress: CompressType) -> Vec<u8> {
+    use prost::Message;
+    use reader::{HEADER_BYTES, SECTION_HEADER_BYTES};
+    let start = SECTION_HEADER_BYTES as usize;
+    let len = u64::from_le_bytes(record[8..16].try_into().unwrap()) as usize;
+    let mut header = Header::decode(&record[start..start + len]).unwrap();
+    header.set_compress(compress);
+    let body = header.encode_to_vec();
+    assert!(body.len() as u64 <= HEADER_BYTES);
+    let mut out = record.to_vec();
+    out[8..16].copy_from_slice(&(body.len() as u64).to_le_bytes());
+    let padded = &mut out[start..start + HEADER_BYTES as usize];
+    padded.fill(0);
+    padded[..body.len()].copy_from_slice(&body);
+    out
+}
+
+/// Every message of `bytes` read as a record, in order.
+fn messages_of(bytes: &[u8]) -> Result<Vec<SingleMessage>, RecordError> {
+    let name = std::path::Path::new("declared.record");
+    let mut r = RecordReader::from_reader(name, std::io::Cursor::new(bytes), bytes.len() as u64)?;
+    let mut all = Vec::new();
+    while let Some(chunk) = r.next_chunk()? {
+        all.extend(chunk);
+    }
+    Ok(all)
+}
+
+/// A header that declares compression is read as Cyber's own reader reads it, with chunk bodies taken
+/// as they are (Cyber's writer never compresses them); a body that then does not decode names the
+/// declared compression.
+#[test]
+fn a_declared_compression_reads_as_cyber_reads_it() {
+    let good = std::fs::read(example()).unwrap();
+    let want = messages_of(&good).unwrap();
+    assert_eq!(want.len(), 34);
+    for compress in [CompressType::CompressBz2, CompressType::CompressLz4] {
+        let declared = with_compress(&good, compress);
+        assert_ne!(declared, good);
+        assert_eq!(messages_of(&declared).unwrap(), want, "{compress:?}");
+        // A body that is not a ChunkBody: the first chunk body's bytes overwritten.
+        let body_at = first_chunk_body(&good);
+        let mut garbage = declared.clone();
+        for b in &mut garbage[body_at + 16..body_at + 40] {
+            *b = 0xff;
+        }
+        let err = messages_of(&garbage).unwrap_err().to_string();
+        assert!(
+            err.contains("chunk body section at offset") && err.contains(&format!("{compress:?}")),
+            "{err}"
+        );
+        // Without the declaration, the same damage says nothing of compression.
+        let mut plain = good.clone();
+        plain[body_at + 16..body_at + 40].fill(0xff);
+        let err = messages_of(&plain).unwrap_err().to_string();
+        assert!(!err.contains("compression"), "{err}");
+    }
 }
