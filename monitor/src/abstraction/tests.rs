@@ -311,15 +311,21 @@ fn conjunction_predicates_are_read_and_malformed_ones_refused() {
     assert!(err.contains("unsafe predicate"), "{err}");
 }
 
+/// Two laws: `slow`, stop within 1 s of coming within 10 m of a stop line (an obligation), and `fast`,
+/// never above `limit_kmh`.
+fn slow_and_fast(limit_kmh: f64) -> [LawSource; 1] {
+    [LawSource {
+        name: "t".into(),
+        text: format!(
+            "slow = G(stoplineAhead(10) -> F[0,1](speed < 0.5));\nfast = G(speed <= {limit_kmh});\n"
+        ),
+    }]
+}
+
 /// `L.pending` and `L.pending>x` bits follow the law's oldest pending obligation.
 #[test]
 fn obligation_predicates_are_bits_of_the_state() {
-    let laws = [LawSource {
-        name: "t".into(),
-        text: "slow = G(stoplineAhead(10) -> F[0,1](speed < 0.5));\n\
-               fast = G(speed <= 30);\n"
-            .into(),
-    }];
+    let laws = slow_and_fast(30.0);
     let preds: Vec<String> = ["slow.w", "slow.pending", "slow.pending>0.5"]
         .map(String::from)
         .to_vec();
@@ -382,12 +388,7 @@ fn obligation_predicates_are_bits_of_the_state() {
 #[test]
 fn a_forest_reads_its_splits_as_a_direct_evaluation_does() {
     use crate::forest::{Node, Tree};
-    let laws = [LawSource {
-        name: "t".into(),
-        text: "slow = G(stoplineAhead(10) -> F[0,1](speed < 0.5));\n\
-               fast = G(speed <= 57.3);\n"
-            .into(),
-    }];
+    let laws = slow_and_fast(57.3);
     let mut splits: Vec<String> = (0..70)
         .map(|k| format!("speed > {}", 0.1 + f64::from(k) * 0.2))
         .collect();
