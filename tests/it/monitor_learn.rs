@@ -244,7 +244,31 @@ fn learned_abstraction_calibration_and_the_bound_on_fresh_runs() {
                     assert_eq!(m["frame_share_weight"].as_f64(), Some(share), "{p}");
                     assert!(m["forest"].is_null(), "a member has no forest: {p}");
                 }
-                // `--forest 8`, the default: a forest of 8 trees with a weight above 0, or none.
+                // `--forest 8`, the default: a forest of 8 trees with a weight above 0, or none; the
+                // printout gives every weight's fold score, the best of which is the stored weight.
+                let stored = p["forest"]["weight"].as_f64().unwrap_or(0.0);
+                let name = p["name"].as_str().unwrap();
+                let line = summary
+                    .lines()
+                    .find(|l| l.starts_with(&format!("{name}: forest weight ")))
+                    .unwrap_or_else(|| panic!("no forest line for {name}: {summary}"));
+                let printed: f64 = line.split(' ').nth(3).unwrap().parse().unwrap();
+                assert_eq!(printed, stored, "{line}");
+                let scores: Vec<f64> = line
+                    .split(": ")
+                    .nth(2)
+                    .unwrap()
+                    .split(';')
+                    .next()
+                    .unwrap()
+                    .split(" / ")
+                    .map(|x| x.parse().unwrap())
+                    .collect();
+                assert_eq!(scores.len(), FOREST_WEIGHTS.len(), "{line}");
+                let best = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                // Rounding keeps order, so the stored weight's printed score is the printed best.
+                let at = FOREST_WEIGHTS.iter().position(|&w| w == stored).unwrap();
+                assert_eq!(scores[at], best, "{line}");
                 if !p["forest"].is_null() {
                     let w = p["forest"]["weight"].as_f64().unwrap();
                     assert!(w > 0.0 && FOREST_WEIGHTS.contains(&w), "{p}");
@@ -260,6 +284,11 @@ fn learned_abstraction_calibration_and_the_bound_on_fresh_runs() {
                 assert_eq!(alpha, 1.0, "{p}");
                 assert_eq!(share, 0.0, "{p}");
                 assert!(p["forest"].is_null(), "{p}");
+                let name = p["name"].as_str().unwrap();
+                assert!(
+                    !summary.contains(&format!("{name}: forest weight")),
+                    "{summary}"
+                );
             }
         }
     }
@@ -277,7 +306,7 @@ fn learned_abstraction_calibration_and_the_bound_on_fresh_runs() {
     // `--frame-share off --forest 0`: no property mixes in a share or a forest, and the search chose the
     // same predicates (both are chosen after it).
     let off_path = dir.join("off.avg");
-    run_ok(
+    let off_summary = run_ok(
         avguard()
             .args(["learn", "--frame-share", "off", "--forest", "0", "--laws"])
             .arg(workspace_root().join("laws/specs"))
@@ -285,6 +314,7 @@ fn learned_abstraction_calibration_and_the_bound_on_fresh_runs() {
             .arg(&off_path)
             .arg(&train),
     );
+    assert!(!off_summary.contains("forest weight"), "{off_summary}");
     let off: serde_json::Value =
         serde_json::from_str(&run_ok(avguard().args(["info", "--json"]).arg(&off_path))).unwrap();
     for (a, b) in json["properties"]

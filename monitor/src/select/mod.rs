@@ -99,6 +99,10 @@ pub struct PropertyReport {
     pub rule: Option<ReactiveRule>,
     /// The rule for each budget [`AutoPlan::build_with_budget_rules`] was asked for, in order.
     pub budget_rules: Vec<Option<ReactiveRule>>,
+    /// The cross-validated score of each forest weight of [`forest::FOREST_WEIGHTS`], from which the
+    /// stored forest's weight was chosen; empty when no forest was grown (`forest_trees` 0, or no
+    /// search).
+    pub forest_scores: Vec<f64>,
 }
 
 impl AutoPlan {
@@ -321,7 +325,7 @@ impl AutoPlan {
         // The frame share's weight in every chain's risk: chosen after the search (0: the chain alone).
         let mut share_weight = 0.0;
         // The forest mixed into the property's risk: grown after the search when its weight is above 0.
-        let mut forest_share = None;
+        let (mut forest_share, mut forest_scores) = (None, Vec::new());
         let (steps, segs): (Vec<SelectionStep>, _) = match mode {
             AbstractionMode::Auto if n_violating > 0 => {
                 // Greedy selection is myopic: started from nothing it can settle on a worse set than
@@ -466,7 +470,7 @@ impl AutoPlan {
                         share_weight,
                         ..chosen_cfg
                     };
-                    forest_share = self.forest(
+                    (forest_share, forest_scores) = self.forest(
                         &data,
                         records,
                         &pool,
@@ -554,6 +558,7 @@ impl AutoPlan {
                 selection,
                 rule,
                 budget_rules,
+                forest_scores,
             },
         ))
     }
@@ -562,7 +567,7 @@ impl AutoPlan {
 impl AutoPlan {
     /// The forest of a property whose first chain's predicates are `chosen` (searched under `cfg`):
     /// grown over the pool's candidates that vary, with its weight chosen on `cfg`'s folds
-    /// ([`forest::choose_forest_weight`]); `None` when that weight is 0.
+    /// ([`forest::choose_forest_weight`]); `None` when that weight is 0. Also every weight's score.
     fn forest(
         &self,
         data: &PropertyData,
@@ -571,7 +576,7 @@ impl AutoPlan {
         (cfg, chosen): (&SearchConfig, &[&data::Toggles]),
         n_trees: usize,
         alpha: f64,
-    ) -> Result<Option<ForestShare>, ModelError> {
+    ) -> Result<(Option<ForestShare>, Vec<f64>), ModelError> {
         let varying: Vec<usize> = (0..pool.len())
             .filter(|&c| !data.candidates[c].is_constant())
             .collect();
@@ -580,20 +585,16 @@ impl AutoPlan {
         let period = self.config.frame_period_s;
         let horizon_steps = (forest::HORIZON_S / period).round().max(1.0) as u32;
         let table = forest::FrameTable::new(data, &candidates, horizon_steps);
-        let (weight, _) =
+        let (weight, scores) =
             forest::choose_forest_weight(data, records, cfg, chosen, &table, n_trees, alpha);
         if weight == 0.0 {
-            return Ok(None);
+            return Ok((None, scores));
         }
         let all: Vec<usize> = (0..data.runs.len()).collect();
         let trees = forest::grow_forest(&table, &all, n_trees, alpha, cfg.seed);
         let (texts, trees) = forest::renumbered(trees, |c| pool[varying[c]].0.text());
-        Ok(Some(ForestShare::try_new(
-            weight,
-            horizon_steps,
-            texts,
-            trees,
-        )?))
+        let share = ForestShare::try_new(weight, horizon_steps, texts, trees)?;
+        Ok((Some(share), scores))
     }
 }
 

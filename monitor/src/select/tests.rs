@@ -1381,7 +1381,7 @@ fn the_auto_model_carries_the_forest_its_fold_score_chose() {
         forest_trees: 4,
         ..SearchConfig::default()
     };
-    let (model, _) = plan.build(&recs, AbstractionMode::Auto, &cfg).unwrap();
+    let (model, reports) = plan.build(&recs, AbstractionMode::Auto, &cfg).unwrap();
     let p = &model.properties()[0];
     let pool = plan.pool_of(&recs, 0);
     let sources: Vec<data::Source> = pool.iter().map(|(_, s)| *s).collect();
@@ -1401,11 +1401,12 @@ fn the_auto_model_carries_the_forest_its_fold_score_chose() {
     );
     assert!(w > 0.0, "{scores:?}");
     assert!(scores[0] < scores[1], "{scores:?}");
+    assert_eq!(reports[0].forest_scores, scores, "the report carries them");
     let f = p.forest().unwrap();
     assert_eq!(f.weight(), w);
     assert_eq!(f.trees().len(), 4);
     assert_eq!(f.horizon_steps(), 30);
-    let (none, _) = plan
+    let (none, none_reports) = plan
         .build(
             &recs,
             AbstractionMode::Auto,
@@ -1416,4 +1417,5 @@ fn the_auto_model_carries_the_forest_its_fold_score_chose() {
         )
         .unwrap();
     assert!(none.properties()[0].forest().is_none());
+    assert!(none_reports[0].forest_scores.is_empty());
 }

@@ -306,6 +306,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         eprintln!("skipped {}: {e}", path.display());
     }
     let model = fitted.model;
+    let reports = fitted.reports;
     std::fs::write(&args.out, model.to_bytes())
         .with_context(|| format!("{}: cannot write", args.out.display()))?;
     crate::outln!(
@@ -315,7 +316,39 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         logs.len(),
         args.out.display()
     )?;
-    print_summary(&model)
+    print_summary(&model)?;
+    for r in &reports {
+        if let Some(line) = forest_choice_words(&r.name, &r.forest_scores) {
+            crate::outln!("{line}")?;
+        }
+    }
+    Ok(())
+}
+
+/// How property `name`'s forest weight was chosen, in words: every weight's cross-validated score
+/// (`scores`, one per weight of `FOREST_WEIGHTS`) and the winner's margin over the runner-up (a small
+/// margin says the choice is close to a toss); `None` when no forest was grown (no scores).
+pub fn forest_choice_words(name: &str, scores: &[f64]) -> Option<String> {
+    use monitor::select::forest::FOREST_WEIGHTS;
+    if scores.len() != FOREST_WEIGHTS.len() {
+        return None;
+    }
+    // The weight the search keeps: the first best score.
+    let best = (0..scores.len()).fold(0, |b, i| if scores[i] > scores[b] { i } else { b });
+    let runner_up = (0..scores.len())
+        .filter(|&i| i != best)
+        .map(|i| scores[i])
+        .fold(f64::NEG_INFINITY, f64::max);
+    let list =
+        |f: &dyn Fn(usize) -> String| (0..scores.len()).map(f).collect::<Vec<_>>().join(" / ");
+    Some(format!(
+        "{}: forest weight {} (fold scores of weights {}: {}; margin over the next {:.5})",
+        name,
+        FOREST_WEIGHTS[best],
+        list(&|i| FOREST_WEIGHTS[i].to_string()),
+        list(&|i| format!("{:.4}", scores[i])),
+        scores[best] - runner_up
+    ))
 }
 
 fn print_summary(model: &Model) -> anyhow::Result<()> {
@@ -402,6 +435,23 @@ mod tests {
     struct Learn {
         #[command(flatten)]
         args: Args,
+    }
+
+    /// The printed weight is the first best score's (ties keep the lower weight, as the search does),
+    /// with its margin over the best of the others.
+    #[test]
+    fn the_forest_choice_reads_as_the_search_made_it() {
+        assert_eq!(
+            forest_choice_words("p", &[0.5, 0.61234, 0.61234, 0.1]).unwrap(),
+            "p: forest weight 0.25 (fold scores of weights 0 / 0.25 / 0.5 / 0.75: \
+             0.5000 / 0.6123 / 0.6123 / 0.1000; margin over the next 0.00000)"
+        );
+        let words = forest_choice_words("q", &[0.63, 0.6, 0.62998, 0.2]).unwrap();
+        assert!(
+            words.starts_with("q: forest weight 0 (") && words.ends_with("next 0.00002)"),
+            "{words}"
+        );
+        assert_eq!(forest_choice_words("r", &[]), None);
     }
 
     /// The search `learn` runs without options is [`default_search`], the demo's: the two cannot drift
