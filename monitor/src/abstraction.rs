@@ -531,7 +531,9 @@ impl Compiled {
             let forest = enc
                 .forest
                 .as_ref()
-                .map(|(preds, share)| RtForest::compile(&mut evaluator, preds, share, compile))
+                .map(|(preds, share)| {
+                    RtForest::compile(&mut evaluator, preds, share, compile_literals)
+                })
                 .transpose()
                 .map_err(config)?;
             let unsafe_now = match &enc.unsafe_now {
@@ -676,7 +678,10 @@ impl RtForest {
         evaluator: &mut Evaluator,
         preds: &[Pred],
         share: &ForestShare,
-        compile: impl Fn(&mut Evaluator, &Pred) -> Result<RtPred, laws::EvalError>,
+        compile_literals: impl Fn(
+            &mut Evaluator,
+            &[(Pred, bool)],
+        ) -> Result<Vec<(RtPred, bool)>, laws::EvalError>,
     ) -> Result<RtForest, laws::EvalError> {
         let n_words = preds.len().div_ceil(64);
         let mut atoms: Vec<Vec<(AtomIndex, bool, u32)>> = vec![Vec::new(); n_words];
@@ -684,25 +689,16 @@ impl RtForest {
         for (i, p) in preds.iter().enumerate() {
             // Fewer than `MAX_PREDICATES` splits, so the index fits.
             let i = i as u32;
+            // A split is a conjunction's literals, or one predicate as a literal that holds.
             let literals = match p {
-                Pred::And(literals) => literals
-                    .iter()
-                    .map(|(q, negated)| {
-                        compile(evaluator, q).map(|rt| RtPred::direct(evaluator, rt, *negated))
-                    })
-                    .collect::<Result<Vec<_>, _>>()?,
-                p => {
-                    let rt = compile(evaluator, p)?;
-                    match RtPred::direct(evaluator, rt, false) {
-                        (RtPred::Atom(a), negated) => {
-                            atoms[(i / 64) as usize].push((a, negated, i % 64));
-                            continue;
-                        }
-                        literal => vec![literal],
-                    }
-                }
+                Pred::And(literals) => compile_literals(evaluator, literals)?,
+                p => compile_literals(evaluator, &[(p.clone(), false)])?,
             };
-            rest.push((literals.into_boxed_slice(), i));
+            if let [(RtPred::Atom(a), negated)] = literals[..] {
+                atoms[(i / 64) as usize].push((a, negated, i % 64));
+            } else {
+                rest.push((literals.into_boxed_slice(), i));
+            }
         }
         Ok(RtForest {
             gathers: atoms.iter().map(|a| AtomGather::new(a)).collect(),

@@ -215,14 +215,15 @@ fn a_recording_is_read_through_one_assembler_and_its_counters_add_up() {
 
 /// The offset of the first chunk body section of `record`.
 fn first_chunk_body(record: &[u8]) -> usize {
-    let mut at = (reader::SECTION_HEADER_BYTES + reader::HEADER_BYTES) as usize;
+    let section = reader::SECTION_HEADER_BYTES as usize;
+    let mut at = section + reader::HEADER_BYTES as usize;
     loop {
         let kind = i32::from_le_bytes(record[at..at + 4].try_into().unwrap());
         if kind == SectionType::SectionChunkBody as i32 {
             return at;
         }
-        let len = u64::from_le_bytes(record[at + 8..at + 16].try_into().unwrap());
-        at += 16 + len as usize;
+        let len = u64::from_le_bytes(record[at + 8..at + section].try_into().unwrap());
+        at += section + len as usize;
     }
 }
 

@@ -153,6 +153,33 @@ fn random_frames(n: usize, seed: u64) -> Vec<Frame> {
         .collect()
 }
 
+/// A predicate's value evaluated on its own: an atom on the frame's signals `s`, a window or an
+/// obligation from a separate evaluator's verdicts `v`, where `obligation` is the law index and handle
+/// of the one obligation registered with it (none: no predicate may read one).
+fn direct_holds(
+    pred: &Pred,
+    s: &Signals,
+    v: &Verdicts<'_>,
+    obligation: Option<(usize, laws::ObligationHandle)>,
+) -> bool {
+    match pred {
+        Pred::Atom(a) => a.eval(s),
+        Pred::Window(i) => v.in_window(*i),
+        Pred::Pending {
+            law,
+            more_than_frames,
+        } => {
+            let (registered, handle) = obligation.expect("no obligation registered");
+            assert_eq!(*law, registered);
+            let min_age = more_than_frames.map_or(0, |m| m + 1);
+            v.pending_frames(handle).is_some_and(|age| age >= min_age)
+        }
+        Pred::And(literals) => literals
+            .iter()
+            .all(|(p, negated)| direct_holds(p, s, v, obligation) != *negated),
+    }
+}
+
 /// The tracker (shared atom bits, needed-signals mask, antecedents as one table) against a direct
 /// computation: every signal, every atom and antecedent evaluated on its own, a separate evaluator.
 #[test]
@@ -222,16 +249,8 @@ fn tracker_equals_direct_evaluation_on_random_drives() {
         let s = Signals::from_frame(&f, &ctx);
         let v = reference.step(&s);
         for (enc, g) in c.encoders.iter().zip(&got) {
-            fn holds(pred: &Pred, s: &Signals, v: &Verdicts<'_>) -> bool {
-                match pred {
-                    Pred::Atom(a) => a.eval(s),
-                    Pred::Window(i) => v.in_window(*i),
-                    Pred::Pending { .. } => unreachable!("the shipped properties use none"),
-                    Pred::And(literals) => literals
-                        .iter()
-                        .all(|(p, negated)| holds(p, s, v) != *negated),
-                }
-            }
+            // The shipped properties read no obligation.
+            let holds = |pred: &Pred, s: &Signals, v: &Verdicts<'_>| direct_holds(pred, s, v, None);
             let mut state: StateId = 0;
             for (bit, pred) in enc.preds.iter().enumerate() {
                 state |= StateId::from(holds(pred, &s, &v)) << bit;
@@ -440,29 +459,6 @@ fn a_forest_reads_its_splits_as_a_direct_evaluation_does() {
     let mut reference = Evaluator::new(c.laws(), &c.eval).unwrap();
     let slow = c.laws().index_of("slow").unwrap();
     let obligation = reference.add_obligation(&c.laws().laws()[slow]).unwrap();
-    fn holds(
-        pred: &Pred,
-        s: &Signals,
-        v: &Verdicts<'_>,
-        obligation: (usize, laws::ObligationHandle),
-    ) -> bool {
-        match pred {
-            Pred::Atom(a) => a.eval(s),
-            Pred::Window(i) => v.in_window(*i),
-            Pred::Pending {
-                law,
-                more_than_frames,
-            } => {
-                assert_eq!(*law, obligation.0);
-                let min_age = more_than_frames.map_or(0, |m| m + 1);
-                v.pending_frames(obligation.1)
-                    .is_some_and(|age| age >= min_age)
-            }
-            Pred::And(literals) => literals
-                .iter()
-                .all(|(p, negated)| holds(p, s, v, obligation) != *negated),
-        }
-    }
     let (mut values, mut n_true) = (Vec::new(), vec![0usize; split_preds.len()]);
     let frames = random_frames(3000, 0x0f0e_57ee);
     for f in &frames {
@@ -471,7 +467,7 @@ fn a_forest_reads_its_splits_as_a_direct_evaluation_does() {
         let v = reference.step(&s);
         let direct: Vec<bool> = split_preds
             .iter()
-            .map(|p| holds(p, &s, &v, (slow, obligation)))
+            .map(|p| direct_holds(p, &s, &v, Some((slow, obligation))))
             .collect();
         for (count, &d) in n_true.iter_mut().zip(&direct) {
             *count += usize::from(d);

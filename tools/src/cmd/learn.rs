@@ -317,24 +317,25 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.out.display()
     )?;
     print_summary(&model)?;
-    for r in &reports {
-        if let Some(line) = forest_choice_words(&r.name, &r.forest_scores) {
+    for (p, r) in model.properties().iter().zip(&reports) {
+        let weight = p.forest().map_or(0.0, |f| f.weight());
+        if let Some(line) = forest_choice_words(&r.name, weight, &r.forest_scores) {
             crate::outln!("{line}")?;
         }
     }
     Ok(())
 }
 
-/// How property `name`'s forest weight was chosen, in words: every weight's cross-validated score
-/// (`scores`, one per weight of `FOREST_WEIGHTS`) and the winner's margin over the runner-up (a small
-/// margin says the choice is close to a toss); `None` when no forest was grown (no scores).
-pub fn forest_choice_words(name: &str, scores: &[f64]) -> Option<String> {
+/// How property `name`'s forest weight `weight` (0: none stored) was chosen, in words: every weight's
+/// cross-validated score (`scores`, one per weight of `FOREST_WEIGHTS`) and the chosen weight's margin
+/// over the best of the others (a small margin says the choice is close to a toss); `None` when no
+/// forest was grown (no scores) or `weight` is not one of them.
+pub fn forest_choice_words(name: &str, weight: f64, scores: &[f64]) -> Option<String> {
     use monitor::select::forest::FOREST_WEIGHTS;
     if scores.len() != FOREST_WEIGHTS.len() {
         return None;
     }
-    // The weight the search keeps: the first best score.
-    let best = (0..scores.len()).fold(0, |b, i| if scores[i] > scores[b] { i } else { b });
+    let best = FOREST_WEIGHTS.iter().position(|&w| w == weight)?;
     let runner_up = (0..scores.len())
         .filter(|&i| i != best)
         .map(|i| scores[i])
@@ -344,7 +345,7 @@ pub fn forest_choice_words(name: &str, scores: &[f64]) -> Option<String> {
     Some(format!(
         "{}: forest weight {} (fold scores of weights {}: {}; margin over the next {:.5})",
         name,
-        FOREST_WEIGHTS[best],
+        weight,
         list(&|i| FOREST_WEIGHTS[i].to_string()),
         list(&|i| format!("{:.4}", scores[i])),
         scores[best] - runner_up
@@ -437,21 +438,21 @@ mod tests {
         args: Args,
     }
 
-    /// The printed weight is the first best score's (ties keep the lower weight, as the search does),
-    /// with its margin over the best of the others.
+    /// The printed weight is the stored one (here the first best score's: ties keep the lower weight,
+    /// as the search does), with its margin over the best of the others.
     #[test]
     fn the_forest_choice_reads_as_the_search_made_it() {
         assert_eq!(
-            forest_choice_words("p", &[0.5, 0.61234, 0.61234, 0.1]).unwrap(),
+            forest_choice_words("p", 0.25, &[0.5, 0.61234, 0.61234, 0.1]).unwrap(),
             "p: forest weight 0.25 (fold scores of weights 0 / 0.25 / 0.5 / 0.75: \
              0.5000 / 0.6123 / 0.6123 / 0.1000; margin over the next 0.00000)"
         );
-        let words = forest_choice_words("q", &[0.63, 0.6, 0.62998, 0.2]).unwrap();
+        let words = forest_choice_words("q", 0.0, &[0.63, 0.6, 0.62998, 0.2]).unwrap();
         assert!(
             words.starts_with("q: forest weight 0 (") && words.ends_with("next 0.00002)"),
             "{words}"
         );
-        assert_eq!(forest_choice_words("r", &[]), None);
+        assert_eq!(forest_choice_words("r", 0.0, &[]), None);
     }
 
     /// The search `learn` runs without options is [`default_search`], the demo's: the two cannot drift
