@@ -108,6 +108,24 @@ impl RunRecord {
         })
         .expect("a consistent record")
     }
+
+    /// [`RunRecord::from_bits`] with one signal, whose value at each frame is `signal`'s.
+    pub(crate) fn from_bits_and_signal(
+        t: Vec<f64>,
+        bits: Vec<u64>,
+        signal: Vec<f64>,
+        first_unsafe: Option<u32>,
+    ) -> RunRecord {
+        RunRecord::try_from(RawRunRecord {
+            t,
+            n_words: 1,
+            bits,
+            n_signals: 1,
+            values: signal,
+            first_unsafe: vec![first_unsafe],
+        })
+        .expect("a consistent record")
+    }
 }
 
 impl RunRecord {
@@ -366,6 +384,23 @@ impl Toggles {
         t
     }
 
+    /// The toggles of the runs `keep` (indices, in the order given) alone.
+    pub fn subset(&self, keep: &[usize]) -> Toggles {
+        let mut t = Toggles {
+            init: Vec::with_capacity(keep.len()),
+            offsets: Vec::with_capacity(keep.len() + 1),
+            frames: Vec::new(),
+        };
+        t.offsets.push(0);
+        for &r in keep {
+            let (init, frames) = self.run(r);
+            t.init.push(init);
+            t.frames.extend_from_slice(frames);
+            t.offsets.push(t.frames.len() as u32);
+        }
+        t
+    }
+
     /// True when the candidate has the same value on every kept frame of every run.
     pub fn is_constant(&self) -> bool {
         self.frames.is_empty() && self.init.windows(2).all(|w| w[0] == w[1])
@@ -462,6 +497,16 @@ impl PropertyData {
             }
         }
         out
+    }
+
+    /// The data of the runs `keep` (indices into `runs`, in the order given) alone, over the same
+    /// records: what [`PropertyData::new`] gives for those runs' records.
+    pub fn subset(&self, keep: &[usize]) -> PropertyData {
+        PropertyData {
+            runs: keep.iter().map(|&r| self.runs[r]).collect(),
+            unsafe_toggles: self.unsafe_toggles.subset(keep),
+            candidates: self.candidates.iter().map(|t| t.subset(keep)).collect(),
+        }
     }
 
     /// Compresses `records` for property number `property` with candidates read from `sources`.

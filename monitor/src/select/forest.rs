@@ -26,7 +26,7 @@ use rand::SeedableRng;
 
 use super::criterion::{add_fold_utility, push_envelope, BUDGETS};
 use super::data::{PropertyData, RunRecord, Toggles};
-use super::search::{Scorer, SearchConfig};
+use super::search::{Scorer, SearchConfig, Segments};
 use crate::forest::{Node, Tree};
 
 /// Most leaves per tree.
@@ -338,24 +338,32 @@ fn forest_value(table: &FrameTable, trees: &[Tree], i: usize) -> f64 {
     sum / trees.len().max(1) as f64
 }
 
+/// [`Scorer::fold_risks`] as the fold chains [`choose_forest_weight`] reads: one segmentation, each
+/// fold's risks.
+pub fn shared_chains((segs, risks): &(Segments, Vec<Vec<f64>>)) -> Vec<(&Segments, &[f64])> {
+    risks.iter().map(|r| (segs, r.as_slice())).collect()
+}
+
 /// The forest weight, among [`FOREST_WEIGHTS`], whose mix scores best on the folds of `cfg`, with each
-/// weight's score (see the module docs). `chosen` are the first chain's predicates (in bit order),
-/// `table` the frames of `data`'s runs, `n_trees` the forest's size, `alpha` the leaves' smoothing.
+/// weight's score (see the module docs). `chains` holds, per fold of `cfg`, the chain whose risks the
+/// mix reads for the fold's held-out runs: its predicates' segmentation over every run of `data` and the
+/// risk of every state learned without the fold ([`Scorer::fold_risks`] of the first chain's
+/// predicates, or [`super::nested::fold_chains`]). `table` holds the frames of `data`'s runs, `n_trees`
+/// is the forest's size, `alpha` the leaves' smoothing.
 pub fn choose_forest_weight(
     data: &PropertyData,
     records: &[RunRecord],
     cfg: &SearchConfig,
-    chosen: &[&Toggles],
+    chains: &[(&Segments, &[f64])],
     table: &FrameTable,
     n_trees: usize,
     alpha: f64,
 ) -> (f64, Vec<f64>) {
     let scorer = Scorer::new(data, records, cfg);
-    let (segs, fold_risks) = scorer.fold_risks(chosen);
     let folds = scorer.folds();
     let mut totals = vec![0.0; FOREST_WEIGHTS.len()];
     let mut n_violating = 0usize;
-    for (f, risks) in fold_risks.iter().enumerate() {
+    for (f, &(segs, risks)) in chains.iter().enumerate() {
         let train: Vec<usize> = (0..data.runs.len())
             .filter(|&r| folds[r] as usize != f)
             .collect();

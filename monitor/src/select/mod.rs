@@ -27,6 +27,7 @@ use candidates::Cuts;
 pub mod criterion;
 pub mod data;
 pub mod forest;
+pub mod nested;
 pub mod pool;
 pub mod rule;
 pub mod search;
@@ -470,11 +471,14 @@ impl AutoPlan {
                         share_weight,
                         ..chosen_cfg
                     };
+                    let nested = search_cfg
+                        .forest_nested
+                        .then(|| nested::fold_chains(&data, records, &cfg, &fixed, &fine));
                     (forest_share, forest_scores) = self.forest(
                         &data,
                         records,
                         &pool,
-                        (&cfg, &chosen),
+                        (&cfg, &chosen, nested.as_deref()),
                         search_cfg.forest_trees,
                         alpha,
                     )?;
@@ -567,13 +571,18 @@ impl AutoPlan {
 impl AutoPlan {
     /// The forest of a property whose first chain's predicates are `chosen` (searched under `cfg`):
     /// grown over the pool's candidates that vary, with its weight chosen on `cfg`'s folds
-    /// ([`forest::choose_forest_weight`]); `None` when that weight is 0. Also every weight's score.
+    /// ([`forest::choose_forest_weight`]) against `nested`'s fold chains when given, else against the
+    /// chain of `chosen`; `None` when that weight is 0. Also every weight's score.
     fn forest(
         &self,
         data: &PropertyData,
         records: &[RunRecord],
         pool: &[(Candidate, Source)],
-        (cfg, chosen): (&SearchConfig, &[&data::Toggles]),
+        (cfg, chosen, nested): (
+            &SearchConfig,
+            &[&data::Toggles],
+            Option<&[nested::FoldChain]>,
+        ),
         n_trees: usize,
         alpha: f64,
     ) -> Result<(Option<ForestShare>, Vec<f64>), ModelError> {
@@ -585,8 +594,16 @@ impl AutoPlan {
         let period = self.config.frame_period_s;
         let horizon_steps = (forest::HORIZON_S / period).round().max(1.0) as u32;
         let table = forest::FrameTable::new(data, &candidates, horizon_steps);
+        let first;
+        let chains: Vec<(&search::Segments, &[f64])> = match nested {
+            Some(chains) => chains.iter().map(|(s, r)| (s, r.as_slice())).collect(),
+            None => {
+                first = search::Scorer::new(data, records, cfg).fold_risks(chosen);
+                forest::shared_chains(&first)
+            }
+        };
         let (weight, scores) =
-            forest::choose_forest_weight(data, records, cfg, chosen, &table, n_trees, alpha);
+            forest::choose_forest_weight(data, records, cfg, &chains, &table, n_trees, alpha);
         if weight == 0.0 {
             return Ok((None, scores));
         }

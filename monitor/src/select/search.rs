@@ -136,6 +136,10 @@ pub struct SearchConfig {
     /// grown and mixed into the property's risk with the weight
     /// [`super::forest::choose_forest_weight`] chooses (none at weight 0); 0 grows none.
     pub forest_trees: usize,
+    /// Whether the forest's weight is chosen against chains whose predicates were searched without the
+    /// fold they are scored on ([`super::nested::fold_chains`]: one more search per fold), rather than
+    /// against the first chain's predicates, chosen on every run.
+    pub forest_nested: bool,
 }
 
 /// The Laplace α values a search chooses among ([`SearchConfig::choose_alpha`]): the paper's add-one
@@ -165,6 +169,7 @@ impl Default for SearchConfig {
             conjunction_partners: 0,
             conjunction_margin: 0.01,
             forest_trees: 0,
+            forest_nested: false,
         }
     }
 }

@@ -1390,11 +1390,12 @@ fn the_auto_model_carries_the_forest_its_fold_score_chose() {
     let chosen_data = PropertyData::new(&recs, 0, &chosen_sources);
     let chosen: Vec<&data::Toggles> = chosen_data.candidates.iter().collect();
     let (_, table) = forest_table(&pool, &data);
+    let first = search::Scorer::new(&data, &recs, &cfg).fold_risks(&chosen);
     let (w, scores) = forest::choose_forest_weight(
         &data,
         &recs,
         &cfg,
-        &chosen,
+        &forest::shared_chains(&first),
         &table,
         4,
         p.config().laplace.alpha,
@@ -1418,4 +1419,55 @@ fn the_auto_model_carries_the_forest_its_fold_score_chose() {
         .unwrap();
     assert!(none.properties()[0].forest().is_none());
     assert!(none_reports[0].forest_scores.is_empty());
+}
+
+/// With `forest_nested` the weight is chosen against the chains of searches run without each fold
+/// ([`nested::fold_chains`]): the report carries their scores and the model their choice, and they
+/// differ from the direct choice's, whose chain's predicates were chosen on every run.
+#[test]
+fn a_nested_forest_weight_is_scored_against_chains_searched_without_the_fold() {
+    let plan = AutoPlan::new(laws(), properties(), BuildConfig::default()).unwrap();
+    let mut rec = plan.recorder().unwrap();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(6);
+    let recs: Vec<RunRecord> = (0..300)
+        .map(|_| rec.record(&run_two_causes(&mut rng)))
+        .collect();
+    // Room for one predicate: the cause is a conjunction, so the forest has something to add.
+    let cfg = SearchConfig {
+        max_predicates: 2,
+        forest_trees: 4,
+        forest_nested: true,
+        ..SearchConfig::default()
+    };
+    let (model, reports) = plan.build(&recs, AbstractionMode::Auto, &cfg).unwrap();
+    let p = &model.properties()[0];
+    let pool = plan.pool_of(&recs, 0);
+    let sources: Vec<data::Source> = pool.iter().map(|(_, s)| *s).collect();
+    let data = PropertyData::new(&recs, 0, &sources);
+    let cuts = plan.cuts(&recs);
+    let fine = |c: usize| cuts.fine_of(&pool, c);
+    let prop = &plan.properties()[0];
+    let unsafe_text = &prop.predicates[prop.unsafe_bit];
+    let fixed: Vec<usize> = prop
+        .predicates
+        .iter()
+        .filter(|t| *t != unsafe_text)
+        .filter_map(|t| pool.iter().position(|(c, _)| c.text() == *t))
+        .collect();
+    assert!(!fixed.is_empty(), "the declared start is searched from too");
+    let chains = nested::fold_chains(&data, &recs, &cfg, &fixed, &fine);
+    let views: Vec<(&search::Segments, &[f64])> =
+        chains.iter().map(|(s, r)| (s, r.as_slice())).collect();
+    let (_, table) = forest_table(&pool, &data);
+    let alpha = p.config().laplace.alpha;
+    let (w, scores) = forest::choose_forest_weight(&data, &recs, &cfg, &views, &table, 4, alpha);
+    assert_eq!(reports[0].forest_scores, scores);
+    assert_eq!(p.forest().map_or(0.0, |f| f.weight()), w);
+    let direct = SearchConfig {
+        forest_nested: false,
+        ..cfg
+    };
+    let (_, direct_reports) = plan.build(&recs, AbstractionMode::Auto, &direct).unwrap();
+    assert_eq!(direct_reports[0].forest_scores.len(), scores.len());
+    assert_ne!(direct_reports[0].forest_scores, scores);
 }

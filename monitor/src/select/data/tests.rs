@@ -135,3 +135,55 @@ mod conjunctions {
         }
     }
 }
+
+mod subsets {
+    use proptest::prelude::*;
+
+    use super::super::{PropertyData, RunRecord, Source};
+
+    /// Runs of one property over two bit columns, some cut short by a violation, some empty.
+    fn runs() -> impl Strategy<Value = Vec<RunRecord>> {
+        prop::collection::vec(
+            (prop::collection::vec(0u64..4, 0..30), any::<bool>()),
+            1..10,
+        )
+        .prop_map(|runs| {
+            runs.into_iter()
+                .map(|(bits, violated)| {
+                    let n = bits.len();
+                    let t = (0..n).map(|k| k as f64 * 0.1).collect();
+                    let first = (violated && n > 0).then(|| (n as u32 - 1) / 2);
+                    RunRecord::from_bits(t, bits, first)
+                })
+                .collect()
+        })
+    }
+
+    proptest! {
+        /// The data of some runs, cut from the data of all, is the data read from those runs' records
+        /// alone: the same runs (up to where their records sit), unsafe toggles and candidates.
+        #[test]
+        fn a_subset_is_the_data_of_its_runs_read_alone(
+            records in runs(),
+            picks in prop::collection::vec(any::<prop::sample::Index>(), 0..12),
+        ) {
+            let sources = [Source::Bit(0), Source::Bit(1)];
+            let data = PropertyData::new(&records, 0, &sources);
+            prop_assume!(!data.runs.is_empty());
+            let keep: Vec<usize> = picks.iter().map(|i| i.index(data.runs.len())).collect();
+            let sub = data.subset(&keep);
+            let alone: Vec<RunRecord> = keep
+                .iter()
+                .map(|&r| records[data.runs[r].record].clone())
+                .collect();
+            let want = PropertyData::new(&alone, 0, &sources);
+            prop_assert_eq!(sub.runs.len(), want.runs.len());
+            for (i, (got, w)) in sub.runs.iter().zip(&want.runs).enumerate() {
+                prop_assert_eq!(got.record, data.runs[keep[i]].record);
+                prop_assert_eq!((got.n, got.violated), (w.n, w.violated));
+            }
+            prop_assert_eq!(&sub.unsafe_toggles, &want.unsafe_toggles);
+            prop_assert_eq!(&sub.candidates, &want.candidates);
+        }
+    }
+}

@@ -177,7 +177,9 @@ fn the_forest_weight_goes_to_a_sign_the_chain_does_not_see_and_only_then() {
     let data = data_of(&recs);
     let cfg = SearchConfig::default();
     let table = FrameTable::new(&data, &all_of(&data), 20);
-    let (w, scores) = choose_forest_weight(&data, &recs, &cfg, &[], &table, 4, 1.0);
+    let alone = Scorer::new(&data, &recs, &cfg).fold_risks(&[]);
+    let chains = shared_chains(&alone);
+    let (w, scores) = choose_forest_weight(&data, &recs, &cfg, &chains, &table, 4, 1.0);
     assert_eq!(scores.len(), FOREST_WEIGHTS.len());
     assert!(w > 0.0, "{scores:?}");
     assert!(
@@ -188,7 +190,7 @@ fn the_forest_weight_goes_to_a_sign_the_chain_does_not_see_and_only_then() {
     let best = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     assert!(best > 0.6, "{scores:?}");
     let flat = FrameTable::new(&data, &[], 20);
-    let (w, scores) = choose_forest_weight(&data, &recs, &cfg, &[], &flat, 4, 1.0);
+    let (w, scores) = choose_forest_weight(&data, &recs, &cfg, &chains, &flat, 4, 1.0);
     assert_eq!(w, 0.0, "{scores:?}");
 }
 
@@ -205,7 +207,9 @@ fn at_weight_0_the_fold_score_is_the_search_s_score() {
             ..SearchConfig::default()
         };
         let toggles: Vec<&Toggles> = chosen.iter().map(|&c| &data.candidates[c]).collect();
-        let (_, scores) = choose_forest_weight(&data, &recs, &cfg, &toggles, &table, 2, 1.0);
+        let first = Scorer::new(&data, &recs, &cfg).fold_risks(&toggles);
+        let chains = shared_chains(&first);
+        let (_, scores) = choose_forest_weight(&data, &recs, &cfg, &chains, &table, 2, 1.0);
         let search = Scorer::new(&data, &recs, &cfg).score_toggles(&toggles).0;
         assert!(search > 0.0, "{chosen:?}: the score is not vacuous");
         assert!(

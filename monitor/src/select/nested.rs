@@ -1,0 +1,136 @@
+//! The first chain as the search would have chosen it without each fold: for choosing a forest's weight
+//! on folds the chain's predicates never saw.
+//!
+//! [`super::forest::choose_forest_weight`] compares the chain alone with the chain mixed with a forest,
+//! each scored on the search's folds by a model learned without the fold. The forest is grown without
+//! the fold; but the chain's predicates were chosen by the search to score best on those very folds, so
+//! its fold score is flattered by the choice and the comparison leans to the chain. Here, for each fold,
+//! the search runs again on the other folds' runs alone — its rule start found again on them, its
+//! smoothing and folds as the search's — and the fold's held-out runs are read by the chain of the
+//! predicates it chose there, learned without the fold. Nothing the fold's runs say reaches the
+//! predicates, so chain and forest are compared on equal terms (nested cross-validation). It costs one
+//! search per fold.
+
+use std::sync::{Arc, OnceLock};
+
+use super::data::{PropertyData, RunRecord, Toggles};
+use super::rule;
+use super::search::{self, AlphaChoice, RefinedKind, Scorer, SearchConfig, Segments};
+
+/// A pool candidate's finer cuts, as the search refines it: its signal's column and the cuts.
+pub type Fine<'f> = &'f (dyn Fn(usize) -> Option<(usize, &'f [f64])> + Sync);
+
+/// One fold's chain: its predicates' segmentation over every run, and the risk of each state learned
+/// without the fold.
+pub type FoldChain = (Segments, Vec<f64>);
+
+/// Per fold of `cfg` (in fold order), the segmentation over every run of `data` of the predicates the
+/// search chooses on the other folds' runs, and the risk of every state under their chain learned
+/// without the fold. `cfg` is the search's configuration under the smoothing and frame-share weight it
+/// chose (kept, not chosen again), `fixed` the declared predicates (a start of the search), `fine` the
+/// pool's finer cuts.
+pub fn fold_chains(
+    data: &PropertyData,
+    records: &[RunRecord],
+    cfg: &SearchConfig,
+    fixed: &[usize],
+    fine: Fine<'_>,
+) -> Vec<FoldChain> {
+    let inner = SearchConfig {
+        choose_alpha: false,
+        choose_prior: false,
+        choose_share: false,
+        share_weight: 0.0,
+        chains: 1,
+        forest_trees: 0,
+        ..*cfg
+    };
+    let full = Scorer::new(data, records, cfg);
+    let folds = full.folds().to_vec();
+    let k = cfg.folds.max(2);
+    let pool: Vec<usize> = (0..data.candidates.len()).collect();
+    (0..k)
+        .map(|f| {
+            let keep: Vec<usize> = (0..data.runs.len())
+                .filter(|&r| folds[r] as usize != f)
+                .collect();
+            let sub = data.subset(&keep);
+            let rule_literals: Vec<usize> = rule::best_rule(&sub, records, &pool)
+                .iter()
+                .flat_map(|r| r.literals.iter().map(|&(c, _)| c))
+                .collect();
+            let alternatives: Vec<OnceLock<Arc<[Toggles]>>> =
+                (0..pool.len()).map(|_| OnceLock::new()).collect();
+            let refine = |c: usize| -> Arc<[Toggles]> {
+                let read = || -> Arc<[Toggles]> {
+                    fine(c)
+                        .map(|(i, cs)| sub.toggles_of_cuts(records, i, cs).into())
+                        .unwrap_or_default()
+                };
+                alternatives
+                    .get(c)
+                    .map_or_else(read, |cell| Arc::clone(cell.get_or_init(read)))
+            };
+            let found = search::greedy_multi_alphas(
+                &sub,
+                records,
+                &inner,
+                &[&rule_literals, fixed],
+                Some(&refine),
+            );
+            let share_weight = if cfg.choose_share {
+                let chosen = search::chosen_toggles(&sub, &found.steps, &found.refined);
+                search::choose_share_weight(&sub, records, &inner, &chosen).0
+            } else {
+                cfg.share_weight
+            };
+            let toggles: Vec<Toggles> = found
+                .steps
+                .iter()
+                .filter_map(|s| s.candidate)
+                .filter_map(|c| over_every_run(data, records, &found, fine, c))
+                .collect();
+            let refs: Vec<&Toggles> = toggles.iter().collect();
+            let chain_cfg = SearchConfig {
+                share_weight,
+                ..*cfg
+            };
+            let (segs, mut risks) = Scorer::new(data, records, &chain_cfg).fold_risks(&refs);
+            (segs, risks.swap_remove(f))
+        })
+        .collect()
+}
+
+/// The toggles over every run of `data` of the candidate a search on a subset of its runs chose as
+/// `c` (a pool index, or a refined candidate of `found` from the pool's end); `None` only for an index
+/// the search did not make.
+fn over_every_run(
+    data: &PropertyData,
+    records: &[RunRecord],
+    found: &AlphaChoice,
+    fine: Fine<'_>,
+    c: usize,
+) -> Option<Toggles> {
+    let Some(r) = c.checked_sub(data.candidates.len()) else {
+        return data.candidates.get(c).cloned();
+    };
+    let refined = found.refined.get(r)?;
+    match refined.kind {
+        RefinedKind::Cut(alternative) => {
+            let (i, cs) = fine(refined.of)?;
+            let cut = cs.get(alternative..=alternative)?;
+            data.toggles_of_cuts(records, i, cut).pop()
+        }
+        RefinedKind::And {
+            left,
+            left_negated,
+            negated,
+        } => {
+            let left = over_every_run(data, records, found, fine, left)?;
+            Some(left.and(data.candidates.get(refined.of)?, left_negated, negated))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
