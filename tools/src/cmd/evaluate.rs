@@ -9,7 +9,7 @@ use monitor::select::SearchConfig;
 use monitor::{BuildConfig, LaplaceConfig};
 
 use crate::calibration::CalibrateOptions;
-use crate::cmd::learn::{AlphaArg, FrameShareArg, Prior};
+use crate::cmd::learn::{AlphaArg, ForestChoice, FrameShareArg, Prior};
 use crate::evaluate::{evaluate, render_repeats, EvaluateOptions, SeedSummary};
 
 /// Arguments of `avguard evaluate`.
@@ -76,6 +76,9 @@ pub struct Args {
     /// Trees of the auto model's forests (as `learn`).
     #[arg(long, default_value_t = super::learn::DEFAULT_FOREST, value_parser = clap::value_parser!(u32).range(0..=64))]
     forest: u32,
+    /// What the auto model's forest weights are chosen against (as `learn`).
+    #[arg(long, value_enum, default_value_t = ForestChoice::Nested)]
+    forest_choice: ForestChoice,
     /// RSS comparator parameters.
     #[command(flatten)]
     rss: crate::rss_options::RssOptions,
@@ -134,16 +137,19 @@ fn evaluate_once(
             ..BuildConfig::at_frame_period(frame_period_s).context("--frame-period-s")?
         },
         search: args
-            .frame_share
-            .search(args.prior.search(args.alpha.search(SearchConfig {
-                seed,
-                max_predicates: args.max_predicates as usize,
-                folds: args.folds as usize,
-                chains: args.ensemble as usize,
-                conjunction_partners: args.conjunctions as usize,
-                forest_trees: args.forest as usize,
-                ..SearchConfig::default()
-            }))),
+            .forest_choice
+            .search(
+                args.frame_share
+                    .search(args.prior.search(args.alpha.search(SearchConfig {
+                        seed,
+                        max_predicates: args.max_predicates as usize,
+                        folds: args.folds as usize,
+                        chains: args.ensemble as usize,
+                        conjunction_partners: args.conjunctions as usize,
+                        forest_trees: args.forest as usize,
+                        ..SearchConfig::default()
+                    }))),
+            ),
         calibrate: CalibrateOptions {
             target_false_alarm: args.target_false_alarms,
             per_scenario: args.per_scenario,

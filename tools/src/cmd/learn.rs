@@ -101,6 +101,13 @@ pub struct Args {
     /// property that warns no better with it keeps none. 0 grows none (at most 64).
     #[arg(long, default_value_t = DEFAULT_FOREST, value_parser = clap::value_parser!(u32).range(0..=64))]
     pub forest: u32,
+    /// What the forest's weight is chosen against on each fold: `nested` (the default) a chain whose
+    /// predicates the search chose again on the other folds' runs alone, so that chain and forest are
+    /// both scored on runs they never saw (one more search per fold: learning takes about twice as
+    /// long); `direct` the first chain, whose predicates were chosen to score best on those very folds,
+    /// so its fold score is flattered and the choice leans to no forest (docs/MEASUREMENTS.md).
+    #[arg(long, value_enum, default_value_t = ForestChoice::Nested)]
+    pub forest_choice: ForestChoice,
     /// Log files (`.h5`) or folders holding them.
     #[arg(required = true)]
     pub logs: Vec<PathBuf>,
@@ -117,15 +124,17 @@ pub const DEFAULT_CONJUNCTIONS: u32 = 0;
 pub const DEFAULT_FOREST: u32 = 8;
 
 /// The search `avguard learn` runs without options (`--alpha auto`, `--prior flat`, `--frame-share
-/// auto`, `--ensemble 3`, no `--conjunctions`, `--forest 8`, the search's default folds, seed and predicate bound): what the demo learns
-/// with too.
+/// auto`, `--ensemble 3`, no `--conjunctions`, `--forest 8`, `--forest-choice nested`, the search's
+/// default folds, seed and predicate bound): what the demo learns with too.
 pub fn default_search() -> SearchConfig {
-    FrameShareArg::Auto.search(Prior::Flat.search(AlphaArg::Auto.search(SearchConfig {
-        chains: DEFAULT_ENSEMBLE as usize,
-        conjunction_partners: DEFAULT_CONJUNCTIONS as usize,
-        forest_trees: DEFAULT_FOREST as usize,
-        ..SearchConfig::default()
-    })))
+    ForestChoice::Nested.search(FrameShareArg::Auto.search(Prior::Flat.search(
+        AlphaArg::Auto.search(SearchConfig {
+            chains: DEFAULT_ENSEMBLE as usize,
+            conjunction_partners: DEFAULT_CONJUNCTIONS as usize,
+            forest_trees: DEFAULT_FOREST as usize,
+            ..SearchConfig::default()
+        }),
+    )))
 }
 
 /// `--alpha`: a pseudo-count, or `auto` (chosen by the search).
@@ -219,6 +228,25 @@ impl FrameShareArg {
     }
 }
 
+/// `--forest-choice` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ForestChoice {
+    /// Against chains searched without the fold they are scored on.
+    Nested,
+    /// Against the first chain, searched on every run.
+    Direct,
+}
+
+impl ForestChoice {
+    /// `search` with this choice.
+    pub fn search(self, search: SearchConfig) -> SearchConfig {
+        SearchConfig {
+            forest_nested: self == ForestChoice::Nested,
+            ..search
+        }
+    }
+}
+
 /// `--prior` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Prior {
@@ -273,16 +301,19 @@ pub fn fit_options(args: &Args, frame_period_s: f64) -> anyhow::Result<FitOption
         build: config,
         mode: args.abstraction.into(),
         search: args
-            .frame_share
-            .search(args.prior.search(args.alpha.search(SearchConfig {
-                max_predicates: args.max_predicates as usize,
-                folds: args.folds as usize,
-                seed: args.seed,
-                chains: args.ensemble as usize,
-                conjunction_partners: args.conjunctions as usize,
-                forest_trees: args.forest as usize,
-                ..SearchConfig::default()
-            }))),
+            .forest_choice
+            .search(
+                args.frame_share
+                    .search(args.prior.search(args.alpha.search(SearchConfig {
+                        max_predicates: args.max_predicates as usize,
+                        folds: args.folds as usize,
+                        seed: args.seed,
+                        chains: args.ensemble as usize,
+                        conjunction_partners: args.conjunctions as usize,
+                        forest_trees: args.forest as usize,
+                        ..SearchConfig::default()
+                    }))),
+            ),
     })
 }
 
@@ -463,5 +494,25 @@ mod tests {
         let options = fit_options(&learn.args, 0.1).unwrap();
         assert_eq!(options.search, default_search());
         assert!(options.search.choose_share && options.search.choose_alpha);
+        assert!(options.search.forest_nested);
+        let direct = Learn::try_parse_from([
+            "learn",
+            "--laws",
+            "l",
+            "--out",
+            "m",
+            "--forest-choice",
+            "direct",
+            "x.h5",
+        ])
+        .unwrap();
+        let direct = fit_options(&direct.args, 0.1).unwrap().search;
+        assert_eq!(
+            direct,
+            SearchConfig {
+                forest_nested: false,
+                ..default_search()
+            }
+        );
     }
 }
