@@ -35,8 +35,6 @@ pub mod search;
 #[cfg(test)]
 mod tests;
 
-use std::sync::{Arc, OnceLock};
-
 use laws::{Atom, Signal};
 
 use crate::counts::Counts;
@@ -340,18 +338,8 @@ impl AutoPlan {
                 // Each step's threshold is also tried at the finer cuts of its signal. A candidate's
                 // alternatives are read from the runs once, however many steps and starts ask for them.
                 let fine = |c: usize| cuts.fine_of(&pool, c);
-                let alternatives: Vec<OnceLock<Arc<[data::Toggles]>>> =
-                    (0..pool.len()).map(|_| OnceLock::new()).collect();
-                let refine = |c: usize| -> Arc<[data::Toggles]> {
-                    let read = || -> Arc<[data::Toggles]> {
-                        fine(c)
-                            .map(|(i, cs)| data.toggles_of_cuts(records, i, cs).into())
-                            .unwrap_or_default()
-                    };
-                    alternatives
-                        .get(c)
-                        .map_or_else(read, |cell| Arc::clone(cell.get_or_init(read)))
-                };
+                let cache = search::RefineCache::new(&data, records, &fine);
+                let refine = |c: usize| cache.get(c);
                 let found = search::greedy_multi_alphas(
                     &data,
                     records,

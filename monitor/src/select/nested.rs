@@ -11,14 +11,9 @@
 //! predicates, so chain and forest are compared on equal terms (nested cross-validation). It costs one
 //! search per fold.
 
-use std::sync::{Arc, OnceLock};
-
 use super::data::{PropertyData, RunRecord, Toggles};
 use super::rule;
-use super::search::{self, AlphaChoice, RefinedKind, Scorer, SearchConfig, Segments};
-
-/// A pool candidate's finer cuts, as the search refines it: its signal's column and the cuts.
-pub type Fine<'f> = &'f (dyn Fn(usize) -> Option<(usize, &'f [f64])> + Sync);
+use super::search::{self, AlphaChoice, Fine, RefinedKind, Scorer, SearchConfig, Segments};
 
 /// One fold's chain: its predicates' segmentation over every run, and the risk of each state learned
 /// without the fold.
@@ -59,18 +54,8 @@ pub fn fold_chains(
                 .iter()
                 .flat_map(|r| r.literals.iter().map(|&(c, _)| c))
                 .collect();
-            let alternatives: Vec<OnceLock<Arc<[Toggles]>>> =
-                (0..pool.len()).map(|_| OnceLock::new()).collect();
-            let refine = |c: usize| -> Arc<[Toggles]> {
-                let read = || -> Arc<[Toggles]> {
-                    fine(c)
-                        .map(|(i, cs)| sub.toggles_of_cuts(records, i, cs).into())
-                        .unwrap_or_default()
-                };
-                alternatives
-                    .get(c)
-                    .map_or_else(read, |cell| Arc::clone(cell.get_or_init(read)))
-            };
+            let cache = search::RefineCache::new(&sub, records, fine);
+            let refine = |c: usize| cache.get(c);
             let found = search::greedy_multi_alphas(
                 &sub,
                 records,

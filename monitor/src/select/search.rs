@@ -75,7 +75,7 @@
 
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 
@@ -204,6 +204,44 @@ pub struct Step {
 /// Finer versions of a pool candidate for [`greedy_multi`]: for a threshold atom `signal<=c`, the toggles
 /// of the same signal cut at other points, in a fixed order (empty for any other candidate).
 pub type Refine<'r> = &'r (dyn Fn(usize) -> Arc<[Toggles]> + Sync);
+
+/// A pool candidate's finer cuts, when it is a threshold atom: its signal's column and the cuts.
+pub type Fine<'f> = &'f (dyn Fn(usize) -> Option<(usize, &'f [f64])> + Sync);
+
+/// The toggles of each pool candidate's finer cuts over the runs of one [`PropertyData`], read from the
+/// runs the first time a search asks for them (a [`Refine`] through [`RefineCache::get`]).
+pub struct RefineCache<'a, 'f> {
+    data: &'a PropertyData,
+    records: &'a [RunRecord],
+    fine: Fine<'f>,
+    cells: Vec<OnceLock<Arc<[Toggles]>>>,
+}
+
+impl<'a, 'f> RefineCache<'a, 'f> {
+    /// The cache of `data`'s pool candidates, whose cuts `fine` gives.
+    pub fn new(data: &'a PropertyData, records: &'a [RunRecord], fine: Fine<'f>) -> Self {
+        RefineCache {
+            data,
+            records,
+            fine,
+            cells: (0..data.candidates.len())
+                .map(|_| OnceLock::new())
+                .collect(),
+        }
+    }
+
+    /// The toggles of candidate `c`'s finer cuts, in `fine`'s order (none for a candidate without).
+    pub fn get(&self, c: usize) -> Arc<[Toggles]> {
+        let read = || -> Arc<[Toggles]> {
+            (self.fine)(c)
+                .map(|(i, cs)| self.data.toggles_of_cuts(self.records, i, cs).into())
+                .unwrap_or_default()
+        };
+        self.cells
+            .get(c)
+            .map_or_else(read, |cell| Arc::clone(cell.get_or_init(read)))
+    }
+}
 
 /// A candidate a search built from the pool's and chose: a finer cut of a pool threshold, or a
 /// conjunction, with its toggles.

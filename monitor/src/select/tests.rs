@@ -112,6 +112,17 @@ fn records(n: usize, seed: u64) -> (AutoPlan, Vec<RunRecord>) {
     (plan, records)
 }
 
+/// [`records`] of [`run_two_causes`].
+fn two_cause_records(n: usize, seed: u64) -> (AutoPlan, Vec<RunRecord>) {
+    let plan = AutoPlan::new(laws(), properties(), BuildConfig::default()).unwrap();
+    let mut rec = plan.recorder().unwrap();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let records = (0..n)
+        .map(|_| rec.record(&run_two_causes(&mut rng)))
+        .collect();
+    (plan, records)
+}
+
 /// Where each of the predicates `texts` (candidates of `pool`, by their text) is recorded.
 fn sources_of(pool: &Pool, texts: &[String]) -> Vec<data::Source> {
     texts
@@ -1165,12 +1176,7 @@ fn each_ensemble_member_is_the_chain_its_own_seed_learns() {
 /// beat, and the search with conjunctions ends no lower than without.
 #[test]
 fn a_chosen_conjunction_is_what_the_runtime_reads() {
-    let plan = AutoPlan::new(laws(), properties(), BuildConfig::default()).unwrap();
-    let mut rec = plan.recorder().unwrap();
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2);
-    let recs: Vec<RunRecord> = (0..300)
-        .map(|_| rec.record(&run_two_causes(&mut rng)))
-        .collect();
+    let (plan, recs) = two_cause_records(300, 2);
     // Room for one predicate besides the unsafe one: only a conjunction sees the cause.
     let cfg = |partners: usize| SearchConfig {
         max_predicates: 2,
@@ -1426,12 +1432,7 @@ fn the_auto_model_carries_the_forest_its_fold_score_chose() {
 /// differ from the direct choice's, whose chain's predicates were chosen on every run.
 #[test]
 fn a_nested_forest_weight_is_scored_against_chains_searched_without_the_fold() {
-    let plan = AutoPlan::new(laws(), properties(), BuildConfig::default()).unwrap();
-    let mut rec = plan.recorder().unwrap();
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(6);
-    let recs: Vec<RunRecord> = (0..300)
-        .map(|_| rec.record(&run_two_causes(&mut rng)))
-        .collect();
+    let (plan, recs) = two_cause_records(300, 6);
     // Room for one predicate: the cause is a conjunction, so the forest has something to add.
     let cfg = SearchConfig {
         max_predicates: 2,
