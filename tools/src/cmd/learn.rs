@@ -486,8 +486,9 @@ mod tests {
         assert_eq!(forest_choice_words("r", 0.0, &[]), None);
     }
 
-    /// The search `learn` runs without options is [`default_search`], the demo's: the two cannot drift
-    /// apart (the demo once missed an option `learn` had).
+    /// The search `learn` runs without options is [`default_search`], and the demo's is `learn`'s with
+    /// `--forest-choice direct`: the two cannot drift apart (the demo once missed an option `learn`
+    /// had).
     #[test]
     fn the_default_search_is_learn_s_without_options() {
         let learn = Learn::try_parse_from(["learn", "--laws", "l", "--out", "m", "x.h5"]).unwrap();
@@ -514,5 +515,6 @@ mod tests {
                 ..default_search()
             }
         );
+        assert_eq!(direct, crate::demo::train::demo_search());
     }
 }

@@ -10,7 +10,7 @@
 
 mod live;
 mod summary;
-mod train;
+pub(crate) mod train;
 
 use std::path::PathBuf;
 use std::time::Instant;
