@@ -167,3 +167,21 @@ fn a_refined_candidate_reads_over_every_run_as_the_frames_say() {
     );
     assert_eq!(over_every_run(&data, &recs, &found, &fine, n + 2), None);
 }
+
+/// With a single violating run, the folds whose other runs lack it have nothing to search for; every
+/// fold still gets a chain of finite risks.
+#[test]
+fn a_fold_without_a_violation_still_gets_a_chain() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(8);
+    let recs: Vec<RunRecord> = (0..12)
+        .map(|i| run(&mut rng, 0, Some((60, i == 0))))
+        .collect();
+    let cfg = config();
+    let data = data_of(&recs);
+    let chains = fold_chains(&data, &recs, &cfg, &[1], &no_cuts);
+    assert_eq!(chains.len(), cfg.folds);
+    for (f, (_, risks)) in chains.iter().enumerate() {
+        assert!(!risks.is_empty(), "fold {f}");
+        assert!(risks.iter().all(|r| r.is_finite()), "fold {f}: {risks:?}");
+    }
+}
