@@ -305,11 +305,17 @@ pub fn evaluate(
     }
     // The rules written for each budget come with the fixed build: they depend on the pool alone.
     let budgets: Vec<f64> = FALSE_ALARM_BUDGETS_PCT.iter().map(|b| b / 100.0).collect();
-    let (fixed, reports) =
-        plan.build_with_budget_rules(&records, AbstractionMode::Fixed, &opts.search, &budgets)?;
+    let (fixed, reports) = crate::fit::build_with_progress(
+        &plan,
+        &records,
+        AbstractionMode::Fixed,
+        &opts.search,
+        &budgets,
+    )?;
     let rules_by_budget: Vec<Vec<Option<ReactiveRule>>> =
         reports.into_iter().map(|r| r.budget_rules).collect();
-    let (auto, _) = plan.build(&records, AbstractionMode::Auto, &opts.search)?;
+    let (auto, _) =
+        crate::fit::build_with_progress(&plan, &records, AbstractionMode::Auto, &opts.search, &[])?;
     let mut models = vec![
         (AbstractionMode::Fixed, fixed),
         (AbstractionMode::Auto, auto),

@@ -242,6 +242,24 @@ pub fn record_each(
         .collect())
 }
 
+/// [`AutoPlan::build_with_budget_rules`] with a bar of the properties learned (the search can take
+/// minutes).
+///
+/// # Errors
+/// As [`AutoPlan::build_with_budget_rules`].
+pub fn build_with_progress(
+    plan: &AutoPlan,
+    records: &[RunRecord],
+    mode: monitor::select::AbstractionMode,
+    search: &monitor::select::SearchConfig,
+    budgets: &[f64],
+) -> anyhow::Result<(monitor::Model, Vec<monitor::select::PropertyReport>)> {
+    let progress = crate::progress::bar(plan.properties().len() as u64, "learning");
+    let built = plan.build_observed(records, mode, search, budgets, &|_, _| progress.inc(1));
+    progress.finish_and_clear();
+    Ok(built?)
+}
+
 /// The error of a fit that learned no log: how many were given and why each failed.
 pub fn nothing_learned(n_given: usize, errors: &[(PathBuf, String)]) -> anyhow::Error {
     let why: Vec<String> = errors
@@ -270,7 +288,7 @@ pub fn fit(
     if records.is_empty() {
         return Err(nothing_learned(logs.len(), &errors));
     }
-    let (model, reports) = plan.build(&records, opts.mode, &opts.search)?;
+    let (model, reports) = build_with_progress(&plan, &records, opts.mode, &opts.search, &[])?;
     Ok(Fitted {
         model,
         reports,

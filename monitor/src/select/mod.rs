@@ -271,6 +271,22 @@ impl AutoPlan {
         search: &SearchConfig,
         budgets: &[f64],
     ) -> Result<(Model, Vec<PropertyReport>), ModelError> {
+        self.build_observed(records, mode, search, budgets, &|_, _| {})
+    }
+
+    /// [`AutoPlan::build_with_budget_rules`], calling `on_property` with each property's index and name
+    /// once it is learned (in order): for progress, since a property's search can take minutes.
+    ///
+    /// # Errors
+    /// As [`AutoPlan::build`].
+    pub fn build_observed(
+        &self,
+        records: &[RunRecord],
+        mode: AbstractionMode,
+        search: &SearchConfig,
+        budgets: &[f64],
+        on_property: &dyn Fn(usize, &str),
+    ) -> Result<(Model, Vec<PropertyReport>), ModelError> {
         if records.iter().all(RunRecord::is_empty) {
             return Err(ModelError::Config("no training frames".into()));
         }
@@ -280,6 +296,7 @@ impl AutoPlan {
         for (pi, p) in self.properties.iter().enumerate() {
             let (model, report) =
                 self.build_property(records, pi, p, &cuts, (mode, search), budgets)?;
+            on_property(pi, &p.name);
             models.push(model);
             reports.push(report);
         }

@@ -1472,3 +1472,29 @@ fn a_nested_forest_weight_is_scored_against_chains_searched_without_the_fold() {
     assert_eq!(direct_reports[0].forest_scores.len(), scores.len());
     assert_ne!(direct_reports[0].forest_scores, scores);
 }
+
+/// `build_observed` reports each property once, by index and name, after learning it, and learns what
+/// `build` learns.
+#[test]
+fn a_build_reports_each_property_as_it_is_learned() {
+    let (plan, recs) = records(80, 3);
+    let cfg = SearchConfig {
+        max_predicates: 3,
+        ..SearchConfig::default()
+    };
+    let seen = std::sync::Mutex::new(Vec::new());
+    let (model, _) = plan
+        .build_observed(&recs, AbstractionMode::Auto, &cfg, &[], &|i, name| {
+            seen.lock().unwrap().push((i, name.to_string()));
+        })
+        .unwrap();
+    let names: Vec<(usize, String)> = plan
+        .properties()
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (i, p.name.clone()))
+        .collect();
+    assert_eq!(seen.into_inner().unwrap(), names);
+    let (built, _) = plan.build(&recs, AbstractionMode::Auto, &cfg).unwrap();
+    assert_eq!(model.to_bytes(), built.to_bytes());
+}
