@@ -159,10 +159,17 @@ type Pool = Vec<(pool::Candidate, data::Source)>;
 /// is recorded, and the property's data over the whole pool.
 fn whole_pool(seed: u64) -> (Vec<RunRecord>, Pool, Vec<data::Source>, PropertyData) {
     let (plan, recs) = records(200, seed);
-    let pool = plan.pool_of(&recs, 0);
-    let sources: Vec<data::Source> = pool.iter().map(|(_, s)| *s).collect();
-    let data = PropertyData::new(&recs, 0, &sources);
+    let (pool, sources, data) = pool_data(&plan, &recs);
     (recs, pool, sources, data)
+}
+
+/// The first property's candidate pool on `recs`, where each candidate is recorded, and the property's
+/// data over the whole pool.
+fn pool_data(plan: &AutoPlan, recs: &[RunRecord]) -> (Pool, Vec<data::Source>, PropertyData) {
+    let pool = plan.pool_of(recs, 0);
+    let sources: Vec<data::Source> = pool.iter().map(|(_, s)| *s).collect();
+    let data = PropertyData::new(recs, 0, &sources);
+    (pool, sources, data)
 }
 
 #[test]
@@ -1296,9 +1303,7 @@ fn a_forest_is_what_the_runtime_reads() {
     let (model, _) = plan
         .build(&recs, AbstractionMode::Fixed, &SearchConfig::default())
         .unwrap();
-    let pool = plan.pool_of(&recs, 0);
-    let sources: Vec<data::Source> = pool.iter().map(|(_, s)| *s).collect();
-    let data = PropertyData::new(&recs, 0, &sources);
+    let (pool, sources, data) = pool_data(&plan, &recs);
     let (varying, table) = forest_table(&pool, &data);
     let all: Vec<usize> = (0..data.runs.len()).collect();
     let mut trees = forest::grow_forest(&table, &all, 3, 1.0, 0);
@@ -1389,9 +1394,7 @@ fn the_auto_model_carries_the_forest_its_fold_score_chose() {
     };
     let (model, reports) = plan.build(&recs, AbstractionMode::Auto, &cfg).unwrap();
     let p = &model.properties()[0];
-    let pool = plan.pool_of(&recs, 0);
-    let sources: Vec<data::Source> = pool.iter().map(|(_, s)| *s).collect();
-    let data = PropertyData::new(&recs, 0, &sources);
+    let (pool, _, data) = pool_data(&plan, &recs);
     let chosen_sources = sources_of(&pool, &p.predicates()[1..]);
     let chosen_data = PropertyData::new(&recs, 0, &chosen_sources);
     let chosen: Vec<&data::Toggles> = chosen_data.candidates.iter().collect();
@@ -1442,9 +1445,7 @@ fn a_nested_forest_weight_is_scored_against_chains_searched_without_the_fold() {
     };
     let (model, reports) = plan.build(&recs, AbstractionMode::Auto, &cfg).unwrap();
     let p = &model.properties()[0];
-    let pool = plan.pool_of(&recs, 0);
-    let sources: Vec<data::Source> = pool.iter().map(|(_, s)| *s).collect();
-    let data = PropertyData::new(&recs, 0, &sources);
+    let (pool, _, data) = pool_data(&plan, &recs);
     let cuts = plan.cuts(&recs);
     let fine = |c: usize| cuts.fine_of(&pool, c);
     let prop = &plan.properties()[0];
