@@ -601,7 +601,7 @@ impl AutoPlan {
         let table = forest::FrameTable::new(data, &candidates, horizon_steps);
         let first;
         let chains: Vec<(&search::Segments, &[f64])> = match nested {
-            Some(chains) => chains.iter().map(|(s, r)| (s, r.as_slice())).collect(),
+            Some(chains) => nested::views(chains),
             None => {
                 first = search::Scorer::new(data, records, cfg).fold_risks(chosen);
                 forest::shared_chains(&first)

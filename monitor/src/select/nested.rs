@@ -40,9 +40,9 @@ pub fn fold_chains(
         forest_trees: 0,
         ..*cfg
     };
-    let full = Scorer::new(data, records, cfg);
-    let folds = full.folds().to_vec();
+    // The folds of the search's own scorer.
     let k = cfg.folds.max(2);
+    let folds = search::assign_folds(data, k, cfg.seed);
     let pool: Vec<usize> = (0..data.candidates.len()).collect();
     (0..k)
         .map(|f| {
@@ -80,10 +80,14 @@ pub fn fold_chains(
                 share_weight,
                 ..*cfg
             };
-            let (segs, mut risks) = Scorer::new(data, records, &chain_cfg).fold_risks(&refs);
-            (segs, risks.swap_remove(f))
+            Scorer::new(data, records, &chain_cfg).fold_risks_without(&refs, f)
         })
         .collect()
+}
+
+/// `chains` as the fold chains [`super::forest::choose_forest_weight`] reads.
+pub fn views(chains: &[FoldChain]) -> Vec<(&Segments, &[f64])> {
+    chains.iter().map(|(s, r)| (s, r.as_slice())).collect()
 }
 
 /// The toggles over every run of `data` of the candidate a search on a subset of its runs chose as

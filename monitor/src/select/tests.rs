@@ -1458,8 +1458,7 @@ fn a_nested_forest_weight_is_scored_against_chains_searched_without_the_fold() {
         .collect();
     assert!(!fixed.is_empty(), "the declared start is searched from too");
     let chains = nested::fold_chains(&data, &recs, &cfg, &fixed, &fine);
-    let views: Vec<(&search::Segments, &[f64])> =
-        chains.iter().map(|(s, r)| (s, r.as_slice())).collect();
+    let views = nested::views(&chains);
     let (_, table) = forest_table(&pool, &data);
     let alpha = p.config().laplace.alpha;
     let (w, scores) = forest::choose_forest_weight(&data, &recs, &cfg, &views, &table, 4, alpha);

@@ -445,6 +445,13 @@ impl<'a> Scorer<'a> {
         self.chain_risks(toggles, 0..self.k)
     }
 
+    /// [`Scorer::fold_risks`] for fold `f` alone: the segmentation of `toggles` and the risk of every
+    /// state under the chain learned without fold `f`.
+    pub fn fold_risks_without(&self, toggles: &[&Toggles], f: usize) -> (Segments, Vec<f64>) {
+        let (segs, mut risks) = self.chain_risks(toggles, f..f + 1);
+        (segs, risks.pop().unwrap_or_default())
+    }
+
     /// The segmentation of `toggles` and, for each fold `f` of `folds` (`k`: none held out), the risk
     /// of every state under the chain learned without fold `f`.
     fn chain_risks(
