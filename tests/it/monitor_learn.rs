@@ -329,7 +329,8 @@ fn learned_abstraction_calibration_and_the_bound_on_fresh_runs() {
     }
     // `--conjunctions 8`: some step joins two literals into one predicate, which the model keeps as words
     // and a session reads back (`calibrate` steps every calibration run through it). A small search (four
-    // predicates, one α, one chain) keeps this debug-build learning short.
+    // predicates, one α, one chain, the forest's weight chosen directly) keeps this debug-build learning
+    // short.
     let joined_path = dir.join("joined.avg");
     run_ok(
         avguard()
@@ -342,7 +343,7 @@ fn learned_abstraction_calibration_and_the_bound_on_fresh_runs() {
                 "--alpha",
                 "1",
             ])
-            .args(["--ensemble", "1", "--laws"])
+            .args(["--ensemble", "1", "--forest-choice", "direct", "--laws"])
             .arg(workspace_root().join("laws/specs"))
             .arg("--out")
             .arg(&joined_path)
