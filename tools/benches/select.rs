@@ -9,6 +9,9 @@
 //! three starts — nothing, the rule's candidates, the declared predicates — each run once as is and once
 //! with every chosen threshold refined on a finer grid of cuts, each step scored by 5-fold
 //! cross-validation over runs), then the same with α chosen and with α and the smoothing prior chosen.
+//! Last, once (it takes minutes), what `avguard learn` runs without options
+//! ([`tools::cmd::learn::default_search`]): α chosen, an ensemble of three chains, the frame share's
+//! weight chosen, and a forest whose weight is chosen against chains searched without each fold.
 //! Target: seconds, not minutes, on 2 cores.
 
 // A bench prints its figures with `println!`; a closed stdout may end it (tools/clippy.toml).
@@ -77,6 +80,14 @@ fn main() {
     let (model, reports) = auto
         .build(&records, AbstractionMode::Auto, &choosing_prior)
         .expect("auto");
+    let start = Instant::now();
+    auto.build(
+        &records,
+        AbstractionMode::Auto,
+        &tools::cmd::learn::default_search(),
+    )
+    .expect("auto, learn's defaults");
+    let learn_default = start.elapsed();
     println!(
         "abstraction search: {} runs ({n_frames} frames) x {} properties on {} threads",
         records.len(),
@@ -109,6 +120,14 @@ fn main() {
         with_prior.as_secs_f64(),
         with_prior.as_secs_f64() / fixed.as_secs_f64().max(1e-9),
         with_prior.as_secs_f64() / chosen.as_secs_f64().max(1e-9)
+    );
+    println!(
+        "  `avguard learn`'s defaults (α chosen, --ensemble {}, --frame-share auto, --forest {}, --forest-choice nested), one run: {:.2} s = {:.1} x the baseline, {:.2} x α chosen alone",
+        tools::cmd::learn::DEFAULT_ENSEMBLE,
+        tools::cmd::learn::DEFAULT_FOREST,
+        learn_default.as_secs_f64(),
+        learn_default.as_secs_f64() / fixed.as_secs_f64().max(1e-9),
+        learn_default.as_secs_f64() / chosen.as_secs_f64().max(1e-9)
     );
     for (r, p) in reports.iter().zip(model.properties()) {
         let n = r.selection.steps.len() - 1;
