@@ -693,8 +693,8 @@ fn logs_at_another_frame_rate_learn_score_and_bridge_at_that_rate() {
     );
 }
 
-/// `learn --ensemble 2`: each searched property keeps a second chain, learned under another fold
-/// assignment; `info` lists it, `export` writes it as `NAME.chain2.*` and Storm re-checks that chain too;
+/// `learn --ensemble 2`: each searched property keeps a second chain, its predicates searched without one
+/// fold of the first chain's; `info` lists it, `export` writes it as `NAME.chain2.*` and Storm re-checks that chain too;
 /// `calibrate` and `score` use the ensemble's risk.
 #[test]
 fn an_ensemble_through_info_export_storm_calibrate_and_score() {
@@ -728,11 +728,17 @@ fn an_ensemble_through_info_export_storm_calibrate_and_score() {
         p.predicates()[0],
         "same unsafe predicate"
     );
-    assert_ne!(
-        member.selection().map(|s| s.seed),
-        p.selection().map(|s| s.seed),
-        "another fold assignment"
+    // With the defaults (`--forest-choice nested`) the second chain is the search the forest's choice ran
+    // without fold 0: its predicates were chosen on the other folds' runs, its counts learned on all.
+    let (first_sel, member_sel) = (p.selection().unwrap(), member.selection().unwrap());
+    assert_eq!(member_sel.seed, first_sel.seed, "the first chain's folds");
+    assert!(
+        member_sel.n_runs < first_sel.n_runs && member_sel.n_runs * 2 > first_sel.n_runs,
+        "searched without one fold: {} of {} runs",
+        member_sel.n_runs,
+        first_sel.n_runs
     );
+    assert_eq!(member.counts().n_runs(), p.counts().n_runs());
     // A property never violated in training keeps its declared predicates, once.
     for q in model.properties() {
         if q.selection().is_some_and(|s| s.n_violating == 0) {
@@ -757,6 +763,11 @@ fn an_ensemble_through_info_export_storm_calibrate_and_score() {
         text.contains("ensemble: the risk is the mean of 2 chains"),
         "{text}"
     );
+    let searched_on = format!(
+        "searched on {} of {} runs",
+        member_sel.n_runs, first_sel.n_runs
+    );
+    assert!(text.contains(&searched_on), "{text}");
 
     export_and_check_with_storm(
         &model_path,

@@ -429,28 +429,6 @@ impl AutoPlan {
                             })
                             .collect()
                     };
-                // An ensemble's further chains: the same search on the same runs under other fold
-                // assignments, each keeping the predicates its folds prefer.
-                for k in 1..search_cfg.chains.max(1) {
-                    // The smoothing is the first search's choice: a further chain varies the folds
-                    // alone, and costs one search rather than one per smoothing.
-                    let cfg = SearchConfig {
-                        seed: member_seed(search_cfg.seed, k),
-                        alpha: found.alpha,
-                        hierarchical: found.hierarchical,
-                        choose_alpha: false,
-                        choose_prior: false,
-                        ..*search_cfg
-                    };
-                    let m = search::greedy_multi_alphas(
-                        &data,
-                        records,
-                        &cfg,
-                        &[&rule_literals, &fixed],
-                        Some(&refine),
-                    );
-                    member_searches.push((cfg, selection_steps(&m)?, m.segs));
-                }
                 alpha = found.alpha;
                 hierarchical = found.hierarchical;
                 // The search's configuration under the smoothing it chose.
@@ -470,23 +448,62 @@ impl AutoPlan {
                     share_weight =
                         search::choose_share_weight(&data, records, &chosen_cfg, &chosen).0;
                 }
+                let mut fold_searches = None;
                 if search_cfg.forest_trees > 0 {
                     let chosen = search::chosen_toggles(&data, &found.steps, &found.refined);
                     let cfg = SearchConfig {
                         share_weight,
                         ..chosen_cfg
                     };
-                    let nested = search_cfg
+                    fold_searches = search_cfg
                         .forest_nested
-                        .then(|| nested::fold_chains(&data, records, &cfg, &fixed, &fine));
+                        .then(|| nested::fold_searches(&data, records, &cfg, &fixed, &fine));
                     (forest_share, forest_scores) = self.forest(
                         &data,
                         records,
                         &pool,
-                        (&cfg, &chosen, nested.as_deref()),
+                        (&cfg, &chosen, fold_searches.as_deref()),
                         search_cfg.forest_trees,
                         alpha,
                     )?;
+                }
+                // An ensemble's further chains. Where the forest's choice searched again without each
+                // fold, the first folds' searches are the members: their predicates chosen on the runs
+                // outside the fold (a subsample each, as in bagging), at no further search. Otherwise
+                // (and for members beyond the folds) the same search on every run under other fold
+                // assignments, each keeping the predicates its folds prefer.
+                let mut from_folds = fold_searches.unwrap_or_default().into_iter();
+                for k in 1..search_cfg.chains.max(1) {
+                    // The smoothing is the first search's choice: a further chain varies the runs or
+                    // the folds alone, and costs one search rather than one per smoothing.
+                    if let Some(f) = from_folds.next() {
+                        member_searches.push(MemberSearch {
+                            cfg: chosen_cfg,
+                            steps: selection_steps(&f.found)?,
+                            segs: f.chain.0,
+                            runs: Some(f.runs),
+                        });
+                        continue;
+                    }
+                    let cfg = SearchConfig {
+                        seed: member_seed(search_cfg.seed, k),
+                        choose_alpha: false,
+                        choose_prior: false,
+                        ..chosen_cfg
+                    };
+                    let m = search::greedy_multi_alphas(
+                        &data,
+                        records,
+                        &cfg,
+                        &[&rule_literals, &fixed],
+                        Some(&refine),
+                    );
+                    member_searches.push(MemberSearch {
+                        cfg,
+                        steps: selection_steps(&m)?,
+                        segs: m.segs,
+                        runs: None,
+                    });
                 }
                 let steps = selection_steps(&found)?;
                 // The refined candidates join the data, so that the pool size counts them.
@@ -537,15 +554,26 @@ impl AutoPlan {
         };
         let mut members = Vec::with_capacity(member_searches.len());
         // Each further chain is smoothed as the first (its search ran under the first's smoothing).
-        for (cfg, steps, segs) in member_searches {
+        for MemberSearch {
+            cfg,
+            steps,
+            segs,
+            runs,
+        } in member_searches
+        {
             let predicates: Vec<String> = steps.iter().map(|s| s.predicate.clone()).collect();
             let (counts, share) =
                 counts_and_share(&data, &segs, &predicates, &config, share_weight)?;
+            // The runs its trace was scored on: every run, or those outside its fold.
+            let searched = runs.map(|r| data.subset(&r));
+            let on = searched.as_ref().unwrap_or(&data);
             let member_selection = Selection {
                 seed: cfg.seed,
+                n_runs: on.runs.len(),
+                n_violating: on.runs.iter().filter(|r| r.violated).count(),
                 steps,
                 // The declared predicates scored on the member's folds, as its trace was.
-                fixed_score: search::score_set(&data, records, &cfg, &fixed).0,
+                fixed_score: search::score_set(on, records, &cfg, &fixed).0,
                 ..selection.clone()
             };
             members.push(
@@ -586,7 +614,7 @@ impl AutoPlan {
         (cfg, chosen, nested): (
             &SearchConfig,
             &[&data::Toggles],
-            Option<&[nested::FoldChain]>,
+            Option<&[nested::FoldSearch]>,
         ),
         n_trees: usize,
         alpha: f64,
@@ -618,6 +646,15 @@ impl AutoPlan {
         let share = ForestShare::try_new(weight, horizon_steps, texts, trees)?;
         Ok((Some(share), scores))
     }
+}
+
+/// An ensemble member's search: its configuration (smoothing and fold seed), steps and segmentation over
+/// every run, and the runs it searched when not every run (a fold search's, [`nested::FoldSearch`]).
+struct MemberSearch {
+    cfg: SearchConfig,
+    steps: Vec<SelectionStep>,
+    segs: search::Segments,
+    runs: Option<Vec<usize>>,
 }
 
 /// The fold seed of an ensemble's `k`-th further chain (`k` ≥ 1) under search seed `seed`: far from the

@@ -10,6 +10,11 @@
 //! predicates it chose there, learned without the fold. Nothing the fold's runs say reaches the
 //! predicates, so chain and forest are compared on equal terms (nested cross-validation). It costs one
 //! search per fold.
+//!
+//! The same searches give an ensemble its further chains ([`FoldSearch`]): each fold's predicates,
+//! chosen on the runs outside the fold, make a chain learned on every run. Members that differ by the
+//! runs their predicates were chosen on (a subsample each, as in bagging) rather than only by the folds
+//! that scored them, at no further search.
 
 use super::data::{PropertyData, RunRecord, Toggles};
 use super::rule;
@@ -18,6 +23,18 @@ use super::search::{self, AlphaChoice, Fine, RefinedKind, Scorer, SearchConfig, 
 /// One fold's chain: its predicates' segmentation over every run, and the risk of each state learned
 /// without the fold.
 pub type FoldChain = (Segments, Vec<f64>);
+
+/// One fold's search: what it chose on the runs outside the fold, and the fold's chain.
+#[derive(Debug, Clone)]
+pub struct FoldSearch {
+    /// The fold's chain ([`fold_chains`]).
+    pub chain: FoldChain,
+    /// The search on the other folds' runs: its steps and the refined candidates they use (indices as
+    /// for a search on every run: the pool's, then the refined ones from the pool's end).
+    pub found: AlphaChoice,
+    /// The runs it searched (indices into the data's runs, in order).
+    pub runs: Vec<usize>,
+}
 
 /// Per fold of `cfg` (in fold order), the segmentation over every run of `data` of the predicates the
 /// search chooses on the other folds' runs, and the risk of every state under their chain learned
@@ -31,6 +48,20 @@ pub fn fold_chains(
     fixed: &[usize],
     fine: Fine<'_>,
 ) -> Vec<FoldChain> {
+    fold_searches(data, records, cfg, fixed, fine)
+        .into_iter()
+        .map(|s| s.chain)
+        .collect()
+}
+
+/// [`fold_chains`] with each fold's search and the runs it searched, in fold order.
+pub fn fold_searches(
+    data: &PropertyData,
+    records: &[RunRecord],
+    cfg: &SearchConfig,
+    fixed: &[usize],
+    fine: Fine<'_>,
+) -> Vec<FoldSearch> {
     let inner = SearchConfig {
         choose_alpha: false,
         choose_prior: false,
@@ -80,14 +111,21 @@ pub fn fold_chains(
                 share_weight,
                 ..*cfg
             };
-            Scorer::new(data, records, &chain_cfg).fold_risks_without(&refs, f)
+            FoldSearch {
+                chain: Scorer::new(data, records, &chain_cfg).fold_risks_without(&refs, f),
+                found,
+                runs: keep,
+            }
         })
         .collect()
 }
 
 /// `chains` as the fold chains [`super::forest::choose_forest_weight`] reads.
-pub fn views(chains: &[FoldChain]) -> Vec<(&Segments, &[f64])> {
-    chains.iter().map(|(s, r)| (s, r.as_slice())).collect()
+pub fn views(searches: &[FoldSearch]) -> Vec<(&Segments, &[f64])> {
+    searches
+        .iter()
+        .map(|s| (&s.chain.0, s.chain.1.as_slice()))
+        .collect()
 }
 
 /// The toggles over every run of `data` of the candidate a search on a subset of its runs chose as

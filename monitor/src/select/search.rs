@@ -114,9 +114,11 @@ pub struct SearchConfig {
     /// [`HIERARCHICAL_ALPHA_CHOICES`] (or at `alpha` without `choose_alpha`), and keeps whichever
     /// smoothing compares best.
     pub choose_prior: bool,
-    /// Chains per property: 1 learns one; more learn an ensemble, the further chains searched under other
-    /// fold assignments ([`super::member_seed`]) with the smoothing the first chain's search chose, and
-    /// their risks averaged with the first's.
+    /// Chains per property: 1 learns one; more learn an ensemble, their risks averaged with the first's.
+    /// The further chains are searched with the smoothing the first chain's search chose: with
+    /// [`SearchConfig::forest_nested`] (and a forest) they are the searches run without each fold
+    /// ([`super::nested::fold_searches`]), beyond those and otherwise searches on every run under other
+    /// fold assignments ([`super::member_seed`]).
     pub chains: usize,
     /// Weight of the frame share in every chain's risk ([`crate::share`]): 0 is the chain's reachability
     /// alone. The search runs at 0; [`choose_share_weight`] then compares the weights.
@@ -137,8 +139,9 @@ pub struct SearchConfig {
     /// [`super::forest::choose_forest_weight`] chooses (none at weight 0); 0 grows none.
     pub forest_trees: usize,
     /// Whether the forest's weight is chosen against chains whose predicates were searched without the
-    /// fold they are scored on ([`super::nested::fold_chains`]: one more search per fold), rather than
-    /// against the first chain's predicates, chosen on every run.
+    /// fold they are scored on ([`super::nested::fold_chains`]: one more search per fold, which also
+    /// gives an ensemble its further chains), rather than against the first chain's predicates, chosen
+    /// on every run.
     pub forest_nested: bool,
 }
 

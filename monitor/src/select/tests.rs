@@ -1431,7 +1431,7 @@ fn the_auto_model_carries_the_forest_its_fold_score_chose() {
 }
 
 /// With `forest_nested` the weight is chosen against the chains of searches run without each fold
-/// ([`nested::fold_chains`]): the report carries their scores and the model their choice, and they
+/// ([`nested::fold_searches`]): the report carries their scores and the model their choice, and they
 /// differ from the direct choice's, whose chain's predicates were chosen on every run.
 #[test]
 fn a_nested_forest_weight_is_scored_against_chains_searched_without_the_fold() {
@@ -1448,17 +1448,10 @@ fn a_nested_forest_weight_is_scored_against_chains_searched_without_the_fold() {
     let (pool, _, data) = pool_data(&plan, &recs);
     let cuts = plan.cuts(&recs);
     let fine = |c: usize| cuts.fine_of(&pool, c);
-    let prop = &plan.properties()[0];
-    let unsafe_text = &prop.predicates[prop.unsafe_bit];
-    let fixed: Vec<usize> = prop
-        .predicates
-        .iter()
-        .filter(|t| *t != unsafe_text)
-        .filter_map(|t| pool.iter().position(|(c, _)| c.text() == *t))
-        .collect();
+    let fixed = declared(&plan, &pool);
     assert!(!fixed.is_empty(), "the declared start is searched from too");
-    let chains = nested::fold_chains(&data, &recs, &cfg, &fixed, &fine);
-    let views = nested::views(&chains);
+    let searches = nested::fold_searches(&data, &recs, &cfg, &fixed, &fine);
+    let views = nested::views(&searches);
     let (_, table) = forest_table(&pool, &data);
     let alpha = p.config().laplace.alpha;
     let (w, scores) = forest::choose_forest_weight(&data, &recs, &cfg, &views, &table, 4, alpha);
@@ -1497,4 +1490,80 @@ fn a_build_reports_each_property_as_it_is_learned() {
     assert_eq!(seen.into_inner().unwrap(), names);
     let (built, _) = plan.build(&recs, AbstractionMode::Auto, &cfg).unwrap();
     assert_eq!(model.to_bytes(), built.to_bytes());
+}
+
+/// The first property's declared predicates (the unsafe one aside) as indices into `pool`.
+fn declared(plan: &AutoPlan, pool: &Pool) -> Vec<usize> {
+    let prop = &plan.properties()[0];
+    let unsafe_text = &prop.predicates[prop.unsafe_bit];
+    prop.predicates
+        .iter()
+        .filter(|t| *t != unsafe_text)
+        .filter_map(|t| pool.iter().position(|(c, _)| c.text() == *t))
+        .collect()
+}
+
+/// Where the forest's weight is chosen against searches run without each fold, those searches are the
+/// ensemble's further chains: member k is fold k − 1's search (its trace, the runs it searched, its
+/// declared predicates' score on them), learned on every run. Members beyond the folds are searched on
+/// every run under their own seed, as without the nested choice.
+#[test]
+fn with_the_nested_choice_the_members_are_the_fold_searches() {
+    let (plan, recs) = records(200, 5);
+    let cfg = SearchConfig {
+        max_predicates: 4,
+        forest_trees: 4,
+        forest_nested: true,
+        chains: 3,
+        ..SearchConfig::default()
+    };
+    let (model, _) = plan.build(&recs, AbstractionMode::Auto, &cfg).unwrap();
+    let p = &model.properties()[0];
+    let first = p.selection().unwrap();
+    let (pool, _, data) = pool_data(&plan, &recs);
+    let cuts = plan.cuts(&recs);
+    let fine = |c: usize| cuts.fine_of(&pool, c);
+    let fixed = declared(&plan, &pool);
+    let searches = nested::fold_searches(&data, &recs, &cfg, &fixed, &fine);
+    assert_eq!(p.members().len(), 2);
+    for (member, search) in p.members().iter().zip(&searches) {
+        let sel = member.selection().unwrap();
+        let scores: Vec<f64> = sel.steps.iter().map(|s| s.score).collect();
+        let searched: Vec<f64> = search.found.steps.iter().map(|s| s.score).collect();
+        assert_eq!(scores, searched);
+        assert_eq!(sel.n_runs, search.runs.len());
+        assert!(sel.n_runs < first.n_runs && sel.n_runs > first.n_runs / 2);
+        let sub = data.subset(&search.runs);
+        let violating = sub.runs.iter().filter(|r| r.violated).count();
+        assert_eq!(sel.n_violating, violating);
+        assert_eq!(
+            sel.fixed_score,
+            search::score_set(&sub, &recs, &cfg, &fixed).0
+        );
+        // Learned on every run: as many runs and transitions counted as the first chain's.
+        assert_eq!(member.counts().n_runs(), p.counts().n_runs());
+        assert_eq!(member.counts().n_transitions(), p.counts().n_transitions());
+        assert!(member.reactive_rule().is_none() && member.forest().is_none());
+    }
+    // Two more members than folds: the last is searched on every run under its own seed.
+    let (model, _) = plan
+        .build(
+            &recs,
+            AbstractionMode::Auto,
+            &SearchConfig { chains: 7, ..cfg },
+        )
+        .unwrap();
+    let members = model.properties()[0].members();
+    assert_eq!(members.len(), 6);
+    for (k, member) in members.iter().enumerate() {
+        let sel = member.selection().unwrap();
+        if k < 5 {
+            assert_eq!((sel.n_runs, sel.seed), (searches[k].runs.len(), cfg.seed));
+        } else {
+            assert_eq!(
+                (sel.n_runs, sel.seed),
+                (first.n_runs, member_seed(cfg.seed, 6))
+            );
+        }
+    }
 }

@@ -197,15 +197,17 @@ fn text(model: &Model) -> String {
                 "  ensemble: the risk is the mean of {} chains, this one and:",
                 p.members().len() + 1
             );
+            let all_runs = p.selection().map_or(0, |s| s.n_runs);
             for (k, m) in p.members().iter().enumerate() {
                 let _ = writeln!(
                     out,
-                    "    chain {}: {} states, alpha {}, {} prior, fold seed {}, score {:.3}; predicates {}",
+                    "    chain {}: {} states, alpha {}, {} prior, fold seed {}, searched on {} of {all_runs} runs, score {:.3}; predicates {}",
                     k + 2,
                     m.n_states(),
                     m.config().laplace.alpha,
                     m.config().prior.as_str(),
                     m.selection().map_or_else(|| "-".to_owned(), |s| s.seed.to_string()),
+                    m.selection().map_or(0, |s| s.n_runs),
                     m.selection()
                         .and_then(|s| s.steps.last())
                         .map_or(f64::NAN, |s| s.score),

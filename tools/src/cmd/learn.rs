@@ -75,9 +75,12 @@ pub struct Args {
     /// Seed of the fold assignment (the search is deterministic for a seed).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Chains per property with `--abstraction auto`: above 1, an ensemble — the search runs again under
-    /// other fold assignments, each run's chain is kept, and the property's risk is their mean (learning
-    /// takes about this many times as long; at most 16).
+    /// Chains per property with `--abstraction auto`: above 1, an ensemble — further searches, each
+    /// one's chain kept, and the property's risk is their mean. With `--forest-choice nested` (and a
+    /// forest) the further chains are the searches that choice runs without each fold, each chain's
+    /// predicates chosen on the runs outside one fold, at no further search; otherwise (and beyond the
+    /// folds) the search runs again on every run under other fold assignments, each one more search.
+    /// At most 16.
     #[arg(long, default_value_t = DEFAULT_ENSEMBLE, value_parser = clap::value_parser!(u32).range(1..=16))]
     pub ensemble: u32,
     /// With `--abstraction auto`, whether each property's risk may mix in the frame share, the share of
@@ -103,8 +106,8 @@ pub struct Args {
     pub forest: u32,
     /// What the forest's weight is chosen against on each fold: `nested` (the default) a chain whose
     /// predicates the search chose again on the other folds' runs alone, so that chain and forest are
-    /// both scored on runs they never saw (one more search per fold: learning takes about twice as
-    /// long); `direct` the first chain, whose predicates were chosen to score best on those very folds,
+    /// both scored on runs they never saw (one more search per fold, whose chains are also the
+    /// ensemble's further ones); `direct` the first chain, whose predicates were chosen to score best on those very folds,
     /// so its fold score is flattered and the choice leans to no forest (docs/MEASUREMENTS.md).
     #[arg(long, value_enum, default_value_t = ForestChoice::Nested)]
     pub forest_choice: ForestChoice,
@@ -423,11 +426,13 @@ fn print_summary(model: &Model) -> anyhow::Result<()> {
                 crate::outln!("  chosen: {}", trace.join(", "))?;
             }
         }
+        let all_runs = p.selection().map_or(0, |s| s.n_runs);
         for (k, m) in p.members().iter().enumerate() {
             crate::outln!(
-                "  chain {} (fold seed {}): cross-validated score {:.3}; {}",
+                "  chain {} (fold seed {}, searched on {} of {all_runs} runs): cross-validated score {:.3}; {}",
                 k + 2,
                 m.selection().map_or(0, |s| s.seed),
+                m.selection().map_or(0, |s| s.n_runs),
                 m.selection()
                     .and_then(|s| s.steps.last())
                     .map_or(0.0, |s| s.score),
