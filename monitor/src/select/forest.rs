@@ -348,7 +348,7 @@ pub fn shared_chains((segs, risks): &(Segments, Vec<Vec<f64>>)) -> Vec<(&Segment
 /// weight's score (see the module docs). `chains` holds, per fold of `cfg`, the chain whose risks the
 /// mix reads for the fold's held-out runs: its predicates' segmentation over every run of `data` and the
 /// risk of every state learned without the fold ([`Scorer::fold_risks`] of the first chain's
-/// predicates, or [`super::nested::fold_chains`]). `table` holds the frames of `data`'s runs, `n_trees`
+/// predicates, or [`super::nested::fold_searches`]). `table` holds the frames of `data`'s runs, `n_trees`
 /// is the forest's size, `alpha` the leaves' smoothing.
 pub fn choose_forest_weight(
     data: &PropertyData,

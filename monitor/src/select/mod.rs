@@ -316,13 +316,7 @@ impl AutoPlan {
         let sources: Vec<Source> = pool.iter().map(|(_, s)| *s).collect();
         let mut data = PropertyData::new(records, pi, &sources);
         let n_violating = data.runs.iter().filter(|r| r.violated).count();
-        // The fixed predicates are the first pool entries, in their declared order.
-        let fixed: Vec<usize> = p
-            .predicates
-            .iter()
-            .filter(|t| **t != p.predicates[p.unsafe_bit])
-            .filter_map(|t| pool.iter().position(|(c, _)| c.text() == *t))
-            .collect();
+        let fixed = declared_start(p, &pool);
         let (mut fixed_score, fixed_segs) = search::score_set(&data, records, search_cfg, &fixed);
         // The smoothing α of the property's model: the search's choice when it chooses one.
         let mut alpha = self.config.laplace.alpha;
@@ -646,6 +640,17 @@ impl AutoPlan {
         let share = ForestShare::try_new(weight, horizon_steps, texts, trees)?;
         Ok((Some(share), scores))
     }
+}
+
+/// The declared predicates of `p` other than its unsafe one, as indices into `pool` (its first entries),
+/// in their declared order: the fixed abstraction, and a start of the search.
+fn declared_start(p: &ResolvedProperty, pool: &[(Candidate, Source)]) -> Vec<usize> {
+    let unsafe_text = &p.predicates[p.unsafe_bit];
+    p.predicates
+        .iter()
+        .filter(|t| *t != unsafe_text)
+        .filter_map(|t| pool.iter().position(|(c, _)| c.text() == *t))
+        .collect()
 }
 
 /// An ensemble member's search: its configuration (smoothing and fold seed), steps and segmentation over

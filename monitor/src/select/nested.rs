@@ -27,7 +27,7 @@ pub type FoldChain = (Segments, Vec<f64>);
 /// One fold's search: what it chose on the runs outside the fold, and the fold's chain.
 #[derive(Debug, Clone)]
 pub struct FoldSearch {
-    /// The fold's chain ([`fold_chains`]).
+    /// The fold's chain.
     pub chain: FoldChain,
     /// The search on the other folds' runs: its steps and the refined candidates they use (indices as
     /// for a search on every run: the pool's, then the refined ones from the pool's end).
@@ -36,25 +36,11 @@ pub struct FoldSearch {
     pub runs: Vec<usize>,
 }
 
-/// Per fold of `cfg` (in fold order), the segmentation over every run of `data` of the predicates the
-/// search chooses on the other folds' runs, and the risk of every state under their chain learned
-/// without the fold. `cfg` is the search's configuration under the smoothing and frame-share weight it
-/// chose (kept, not chosen again), `fixed` the declared predicates (a start of the search), `fine` the
-/// pool's finer cuts.
-pub fn fold_chains(
-    data: &PropertyData,
-    records: &[RunRecord],
-    cfg: &SearchConfig,
-    fixed: &[usize],
-    fine: Fine<'_>,
-) -> Vec<FoldChain> {
-    fold_searches(data, records, cfg, fixed, fine)
-        .into_iter()
-        .map(|s| s.chain)
-        .collect()
-}
-
-/// [`fold_chains`] with each fold's search and the runs it searched, in fold order.
+/// Per fold of `cfg` (in fold order), the search on the other folds' runs, the runs it searched, and its
+/// chain: the segmentation over every run of `data` of the predicates it chose and the risk of every state
+/// under their chain learned without the fold. `cfg` is the search's configuration under the smoothing and
+/// frame-share weight it chose (kept, not chosen again), `fixed` the declared predicates (a start of the
+/// search), `fine` the pool's finer cuts.
 pub fn fold_searches(
     data: &PropertyData,
     records: &[RunRecord],
@@ -120,7 +106,7 @@ pub fn fold_searches(
         .collect()
 }
 
-/// `chains` as the fold chains [`super::forest::choose_forest_weight`] reads.
+/// The fold chains of `searches` as [`super::forest::choose_forest_weight`] reads them.
 pub fn views(searches: &[FoldSearch]) -> Vec<(&Segments, &[f64])> {
     searches
         .iter()

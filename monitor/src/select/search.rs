@@ -139,7 +139,7 @@ pub struct SearchConfig {
     /// [`super::forest::choose_forest_weight`] chooses (none at weight 0); 0 grows none.
     pub forest_trees: usize,
     /// Whether the forest's weight is chosen against chains whose predicates were searched without the
-    /// fold they are scored on ([`super::nested::fold_chains`]: one more search per fold, which also
+    /// fold they are scored on ([`super::nested::fold_searches`]: one more search per fold, which also
     /// gives an ensemble its further chains), rather than against the first chain's predicates, chosen
     /// on every run.
     pub forest_nested: bool,

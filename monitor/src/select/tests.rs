@@ -1448,7 +1448,7 @@ fn a_nested_forest_weight_is_scored_against_chains_searched_without_the_fold() {
     let (pool, _, data) = pool_data(&plan, &recs);
     let cuts = plan.cuts(&recs);
     let fine = |c: usize| cuts.fine_of(&pool, c);
-    let fixed = declared(&plan, &pool);
+    let fixed = declared_start(&plan.properties()[0], &pool);
     assert!(!fixed.is_empty(), "the declared start is searched from too");
     let searches = nested::fold_searches(&data, &recs, &cfg, &fixed, &fine);
     let views = nested::views(&searches);
@@ -1492,17 +1492,6 @@ fn a_build_reports_each_property_as_it_is_learned() {
     assert_eq!(model.to_bytes(), built.to_bytes());
 }
 
-/// The first property's declared predicates (the unsafe one aside) as indices into `pool`.
-fn declared(plan: &AutoPlan, pool: &Pool) -> Vec<usize> {
-    let prop = &plan.properties()[0];
-    let unsafe_text = &prop.predicates[prop.unsafe_bit];
-    prop.predicates
-        .iter()
-        .filter(|t| *t != unsafe_text)
-        .filter_map(|t| pool.iter().position(|(c, _)| c.text() == *t))
-        .collect()
-}
-
 /// Where the forest's weight is chosen against searches run without each fold, those searches are the
 /// ensemble's further chains: member k is fold k − 1's search (its trace, the runs it searched, its
 /// declared predicates' score on them), learned on every run. Members beyond the folds are searched on
@@ -1523,7 +1512,7 @@ fn with_the_nested_choice_the_members_are_the_fold_searches() {
     let (pool, _, data) = pool_data(&plan, &recs);
     let cuts = plan.cuts(&recs);
     let fine = |c: usize| cuts.fine_of(&pool, c);
-    let fixed = declared(&plan, &pool);
+    let fixed = declared_start(&plan.properties()[0], &pool);
     let searches = nested::fold_searches(&data, &recs, &cfg, &fixed, &fine);
     assert_eq!(p.members().len(), 2);
     for (member, search) in p.members().iter().zip(&searches) {

@@ -63,7 +63,7 @@ fn a_fold_s_chain_owes_nothing_to_the_fold_s_runs() {
     let recs = runs(200, 3);
     let cfg = config();
     let data = data_of(&recs);
-    let chains = fold_chains(&data, &recs, &cfg, &[], &no_cuts);
+    let chains = fold_searches(&data, &recs, &cfg, &[], &no_cuts);
     assert_eq!(chains.len(), cfg.folds);
     let folds = assign_folds(&data, cfg.folds, cfg.seed);
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(99);
@@ -75,11 +75,11 @@ fn a_fold_s_chain_owes_nothing_to_the_fold_s_runs() {
     }
     let other = data_of(&redrawn);
     assert_eq!(assign_folds(&other, cfg.folds, cfg.seed), folds);
-    let again = fold_chains(&other, &redrawn, &cfg, &[], &no_cuts);
-    assert_eq!(again[0].1, chains[0].1);
+    let again = fold_searches(&other, &redrawn, &cfg, &[], &no_cuts);
+    assert_eq!(again[0].chain.1, chains[0].chain.1);
     for f in 1..cfg.folds {
         assert_ne!(
-            again[f].1, chains[f].1,
+            again[f].chain.1, chains[f].chain.1,
             "fold {f} learns from fold 0's runs"
         );
     }
@@ -104,11 +104,11 @@ fn without_a_predicate_to_choose_the_fold_chains_are_the_unsafe_predicate_s() {
         ..config()
     };
     let data = data_of(&recs);
-    let chains = fold_chains(&data, &recs, &cfg, &[], &no_cuts);
+    let chains = fold_searches(&data, &recs, &cfg, &[], &no_cuts);
     let alone = Scorer::new(&data, &recs, &cfg).fold_risks(&[]);
     let want = shared_chains(&alone);
     assert_eq!(chains.len(), want.len());
-    for (f, ((_, got), (_, want))) in chains.iter().zip(&want).enumerate() {
+    for (f, (got, (_, want))) in chains.iter().map(|s| &s.chain.1).zip(&want).enumerate() {
         assert_eq!(got.as_slice(), *want, "fold {f}");
     }
 }
@@ -178,9 +178,9 @@ fn a_fold_without_a_violation_still_gets_a_chain() {
         .collect();
     let cfg = config();
     let data = data_of(&recs);
-    let chains = fold_chains(&data, &recs, &cfg, &[1], &no_cuts);
+    let chains = fold_searches(&data, &recs, &cfg, &[1], &no_cuts);
     assert_eq!(chains.len(), cfg.folds);
-    for (f, (_, risks)) in chains.iter().enumerate() {
+    for (f, risks) in chains.iter().map(|s| &s.chain.1).enumerate() {
         assert!(!risks.is_empty(), "fold {f}");
         assert!(risks.iter().all(|r| r.is_finite()), "fold {f}: {risks:?}");
     }
