@@ -355,7 +355,7 @@ impl AutoPlan {
                     &data,
                     records,
                     search_cfg,
-                    &[&rule_literals, &fixed],
+                    &search_starts(&rule_literals, &fixed),
                     Some(&refine),
                 );
                 // A search's steps as predicate texts: pool candidates by index, the refined ones (at
@@ -449,9 +449,10 @@ impl AutoPlan {
                         share_weight,
                         ..chosen_cfg
                     };
-                    fold_searches = search_cfg
-                        .forest_nested
-                        .then(|| nested::fold_searches(&data, records, &cfg, &fixed, &fine));
+                    fold_searches = search_cfg.forest_nested.then(|| {
+                        let start = (&fixed[..], found.start);
+                        nested::fold_searches(&data, records, &cfg, start, &fine)
+                    });
                     (forest_share, forest_scores) = self.forest(
                         &data,
                         records,
@@ -489,7 +490,7 @@ impl AutoPlan {
                         &data,
                         records,
                         &cfg,
-                        &[&rule_literals, &fixed],
+                        &search_starts(&rule_literals, &fixed),
                         Some(&refine),
                     );
                     member_searches.push(MemberSearch {
@@ -640,6 +641,15 @@ impl AutoPlan {
         let share = ForestShare::try_new(weight, horizon_steps, texts, trees)?;
         Ok((Some(share), scores))
     }
+}
+
+/// Where [`search_starts`] puts the reactive rule's literals.
+pub const RULE_START: usize = 0;
+
+/// The starts a property's search begins from besides nothing, in this order (an
+/// [`search::AlphaChoice::start`] indexes it): the reactive rule's literals, then the declared predicates.
+pub fn search_starts<'a>(rule: &'a [usize], declared: &'a [usize]) -> [&'a [usize]; 2] {
+    [rule, declared]
 }
 
 /// The declared predicates of `p` other than its unsafe one, as indices into `pool` (its first entries),

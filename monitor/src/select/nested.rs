@@ -39,13 +39,14 @@ pub struct FoldSearch {
 /// Per fold of `cfg` (in fold order), the search on the other folds' runs, the runs it searched, and its
 /// chain: the segmentation over every run of `data` of the predicates it chose and the risk of every state
 /// under their chain learned without the fold. `cfg` is the search's configuration under the smoothing and
-/// frame-share weight it chose (kept, not chosen again), `fixed` the declared predicates (a start of the
-/// search), `fine` the pool's finer cuts.
+/// frame-share weight it chose, and `start` where its winner began (its [`AlphaChoice::start`] among
+/// [`super::search_starts`]): both are kept, not chosen again, so each fold runs one search. `fixed` is
+/// the declared predicates (a start), `fine` the pool's finer cuts.
 pub fn fold_searches(
     data: &PropertyData,
     records: &[RunRecord],
     cfg: &SearchConfig,
-    fixed: &[usize],
+    (fixed, start): (&[usize], Option<usize>),
     fine: Fine<'_>,
 ) -> Vec<FoldSearch> {
     let inner = SearchConfig {
@@ -67,19 +68,19 @@ pub fn fold_searches(
                 .filter(|&r| folds[r] as usize != f)
                 .collect();
             let sub = data.subset(&keep);
-            let rule_literals: Vec<usize> = rule::best_rule(&sub, records, &pool)
-                .iter()
-                .flat_map(|r| r.literals.iter().map(|&(c, _)| c))
-                .collect();
+            // The rule start is found again on these runs, when the winner began there.
+            let rule_literals: Vec<usize> = match start {
+                Some(super::RULE_START) => rule::best_rule(&sub, records, &pool)
+                    .iter()
+                    .flat_map(|r| r.literals.iter().map(|&(c, _)| c))
+                    .collect(),
+                _ => Vec::new(),
+            };
+            let starts = super::search_starts(&rule_literals, fixed);
+            let begin = start.and_then(|i| starts.get(i).copied()).unwrap_or(&[]);
             let cache = search::RefineCache::new(&sub, records, fine);
             let refine = |c: usize| cache.get(c);
-            let found = search::greedy_multi_alphas(
-                &sub,
-                records,
-                &inner,
-                &[&rule_literals, fixed],
-                Some(&refine),
-            );
+            let found = search::greedy_one(&sub, records, &inner, (begin, start), Some(&refine));
             let share_weight = if cfg.choose_share {
                 let chosen = search::chosen_toggles(&sub, &found.steps, &found.refined);
                 search::choose_share_weight(&sub, records, &inner, &chosen).0

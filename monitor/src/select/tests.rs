@@ -172,6 +172,26 @@ fn pool_data(plan: &AutoPlan, recs: &[RunRecord]) -> (Pool, Vec<data::Source>, P
     (pool, sources, data)
 }
 
+/// Where the search on every run of `data` begins (its `AlphaChoice::start`), searched as
+/// `build_property` searches it: from the reactive rule's literals and the declared predicates `fixed`.
+fn main_start(
+    data: &PropertyData,
+    recs: &[RunRecord],
+    cfg: &SearchConfig,
+    fixed: &[usize],
+    fine: search::Fine<'_>,
+) -> Option<usize> {
+    let all: Vec<usize> = (0..data.candidates.len()).collect();
+    let rule_literals: Vec<usize> = rule::best_rule(data, recs, &all)
+        .iter()
+        .flat_map(|r| r.literals.iter().map(|&(c, _)| c))
+        .collect();
+    let cache = search::RefineCache::new(data, recs, fine);
+    let refine = |c: usize| cache.get(c);
+    let starts = search_starts(&rule_literals, fixed);
+    search::greedy_multi_alphas(data, recs, cfg, &starts, Some(&refine)).start
+}
+
 #[test]
 fn utility_and_budget_levels_match_hand_values() {
     assert_eq!(utility(None), 0.0);
@@ -954,6 +974,46 @@ fn the_finalists_are_compared_on_fresh_folds_too() {
     assert_eq!(chosen(&own_only), argmax(&|s| at(0, s)));
 }
 
+/// A start that the search from nothing took as its first steps, in its order, is not searched again:
+/// from it the search repeats the one from nothing step for step, so the result is that search's, begun
+/// from nothing. A start the search from nothing did not take first is searched and can win.
+#[test]
+fn a_start_the_search_from_nothing_took_first_repeats_it() {
+    let (recs, _, _, full) = whole_pool(6);
+    // Every step taken, whatever it gains, so that the search has several.
+    let cfg = SearchConfig {
+        max_predicates: 4,
+        min_gain: -1.0,
+        ..SearchConfig::default()
+    };
+    let (plain, _) = search::greedy(&full, &recs, &cfg);
+    let taken: Vec<usize> = plain.iter().filter_map(|s| s.candidate).collect();
+    assert!(taken.len() >= 2, "{plain:?}");
+    let prefix = &taken[..2];
+    let (again, _) = search::greedy_from(&full, &recs, &cfg, prefix);
+    let again_taken: Vec<usize> = again.iter().filter_map(|s| s.candidate).collect();
+    assert_eq!(again_taken, taken);
+    let found = search::greedy_multi_alphas(&full, &recs, &cfg, &[prefix], None);
+    assert_eq!(found.start, None);
+    assert_eq!(found.steps, plain);
+    // In the other order the start is a different search, and the finalist score decides.
+    let swapped = [taken[1], taken[0]];
+    let found = search::greedy_multi_alphas(&full, &recs, &cfg, &[&swapped], None);
+    let (from_swapped, segs) = search::greedy_from(&full, &recs, &cfg, &swapped);
+    let fresh = search::fresh_scorers(&full, &recs, &cfg);
+    let score_of = |steps: &[search::Step], segs: &search::Segments| {
+        let toggles: Vec<&data::Toggles> = steps
+            .iter()
+            .filter_map(|s| s.candidate)
+            .map(|c| &full.candidates[c])
+            .collect();
+        search::finalist_score(steps, segs, &toggles, &fresh)
+    };
+    let (_, plain_segs) = search::greedy(&full, &recs, &cfg);
+    let swapped_wins = score_of(&from_swapped, &segs) > score_of(&plain, &plain_segs);
+    assert_eq!(found.start, swapped_wins.then_some(0));
+}
+
 /// With `choose_alpha` the search runs under each α of `ALPHA_CHOICES`, and with `choose_prior` also
 /// hierarchically under each of `HIERARCHICAL_ALPHA_CHOICES`, and keeps the smoothing whose result has
 /// the highest finalist score (recomputed here from `greedy_multi` under each, ties to the earlier);
@@ -1450,7 +1510,8 @@ fn a_nested_forest_weight_is_scored_against_chains_searched_without_the_fold() {
     let fine = |c: usize| cuts.fine_of(&pool, c);
     let fixed = declared_start(&plan.properties()[0], &pool);
     assert!(!fixed.is_empty(), "the declared start is searched from too");
-    let searches = nested::fold_searches(&data, &recs, &cfg, &fixed, &fine);
+    let start = main_start(&data, &recs, &cfg, &fixed, &fine);
+    let searches = nested::fold_searches(&data, &recs, &cfg, (&fixed, start), &fine);
     let views = nested::views(&searches);
     let (_, table) = forest_table(&pool, &data);
     let alpha = p.config().laplace.alpha;
@@ -1513,7 +1574,8 @@ fn with_the_nested_choice_the_members_are_the_fold_searches() {
     let cuts = plan.cuts(&recs);
     let fine = |c: usize| cuts.fine_of(&pool, c);
     let fixed = declared_start(&plan.properties()[0], &pool);
-    let searches = nested::fold_searches(&data, &recs, &cfg, &fixed, &fine);
+    let start = main_start(&data, &recs, &cfg, &fixed, &fine);
+    let searches = nested::fold_searches(&data, &recs, &cfg, (&fixed, start), &fine);
     assert_eq!(p.members().len(), 2);
     for (member, search) in p.members().iter().zip(&searches) {
         let sel = member.selection().unwrap();

@@ -63,7 +63,7 @@ fn a_fold_s_chain_owes_nothing_to_the_fold_s_runs() {
     let recs = runs(200, 3);
     let cfg = config();
     let data = data_of(&recs);
-    let chains = fold_searches(&data, &recs, &cfg, &[], &no_cuts);
+    let chains = fold_searches(&data, &recs, &cfg, (&[], None), &no_cuts);
     assert_eq!(chains.len(), cfg.folds);
     let folds = assign_folds(&data, cfg.folds, cfg.seed);
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(99);
@@ -75,7 +75,7 @@ fn a_fold_s_chain_owes_nothing_to_the_fold_s_runs() {
     }
     let other = data_of(&redrawn);
     assert_eq!(assign_folds(&other, cfg.folds, cfg.seed), folds);
-    let again = fold_searches(&other, &redrawn, &cfg, &[], &no_cuts);
+    let again = fold_searches(&other, &redrawn, &cfg, (&[], None), &no_cuts);
     assert_eq!(again[0].chain.1, chains[0].chain.1);
     for f in 1..cfg.folds {
         assert_ne!(
@@ -104,7 +104,7 @@ fn without_a_predicate_to_choose_the_fold_chains_are_the_unsafe_predicate_s() {
         ..config()
     };
     let data = data_of(&recs);
-    let chains = fold_searches(&data, &recs, &cfg, &[], &no_cuts);
+    let chains = fold_searches(&data, &recs, &cfg, (&[], None), &no_cuts);
     let alone = Scorer::new(&data, &recs, &cfg).fold_risks(&[]);
     let want = shared_chains(&alone);
     assert_eq!(chains.len(), want.len());
@@ -178,10 +178,37 @@ fn a_fold_without_a_violation_still_gets_a_chain() {
         .collect();
     let cfg = config();
     let data = data_of(&recs);
-    let chains = fold_searches(&data, &recs, &cfg, &[1], &no_cuts);
+    let chains = fold_searches(&data, &recs, &cfg, (&[1], Some(1)), &no_cuts);
     assert_eq!(chains.len(), cfg.folds);
     for (f, risks) in chains.iter().map(|s| &s.chain.1).enumerate() {
         assert!(!risks.is_empty(), "fold {f}");
         assert!(risks.iter().all(|r| r.is_finite()), "fold {f}: {risks:?}");
+    }
+}
+
+/// Each fold runs one search, from where the search on every run began: from the declared predicates
+/// when it began there (they are its first steps, although the search from nothing would not take
+/// them), from nothing otherwise; each is what that search on the fold's other runs gives.
+#[test]
+fn each_fold_searches_once_from_the_winning_start() {
+    let recs = runs(150, 6);
+    let cfg = config();
+    let data = data_of(&recs);
+    // Two bits that change at random: the search from nothing prefers the planted bit 0.
+    let declared = [4usize, 5];
+    for start in [None, Some(1)] {
+        let searches = fold_searches(&data, &recs, &cfg, (&declared, start), &no_cuts);
+        assert_eq!(searches.len(), cfg.folds);
+        for (f, s) in searches.iter().enumerate() {
+            let sub = data.subset(&s.runs);
+            let begin: &[usize] = if start.is_some() { &declared } else { &[] };
+            let (steps, _) = search::greedy_from(&sub, &recs, &cfg, begin);
+            assert_eq!(s.found.steps, steps, "fold {f}, start {start:?}");
+            assert_eq!(s.found.start, start);
+            let first: Vec<Option<usize>> =
+                steps.iter().skip(1).take(2).map(|s| s.candidate).collect();
+            let from_declared = first == [Some(4), Some(5)];
+            assert_eq!(from_declared, start.is_some(), "fold {f}: {steps:?}");
+        }
     }
 }
