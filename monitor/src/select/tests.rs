@@ -1014,6 +1014,85 @@ fn a_start_the_search_from_nothing_took_first_repeats_it() {
     assert_eq!(found.start, swapped_wins.then_some(0));
 }
 
+/// Under the further smoothings the search runs once, from the start the first smoothing's winner grew
+/// from, and the smoothings are compared by those searches' finalist scores (recomputed here with
+/// `greedy_from` and `finalist_score` under each α, ties to the earlier). The starts are two weak pairs
+/// (room for one more predicate), the second the best of all pairs, above the search from nothing;
+/// the synthetic runs are drawn until, under some α, the searches from every start would have chosen
+/// otherwise, so the test tells the two rules apart.
+#[test]
+fn further_smoothings_search_from_the_first_smoothing_s_start() {
+    let cfg = SearchConfig {
+        max_predicates: 4,
+        ..SearchConfig::default()
+    };
+    let alpha_only = SearchConfig {
+        choose_alpha: true,
+        ..cfg
+    };
+    let finalist = |data: &PropertyData, recs: &[RunRecord], c: &SearchConfig, set: &[usize]| {
+        let (steps, segs) = search::greedy_from(data, recs, c, set);
+        let toggles = search::chosen_toggles(data, &steps, &[]);
+        let fresh = search::fresh_scorers(data, recs, c);
+        (
+            search::finalist_score(&steps, &segs, &toggles, &fresh),
+            steps,
+        )
+    };
+    let mut told_apart = false;
+    for seed in 1..40 {
+        let (recs, _, all, full) = whole_pool(seed);
+        let weak = weak_sources(&recs, &all, &full, &cfg, 0.01, 8);
+        let data = PropertyData::new(&recs, 0, &weak);
+        let (from_nothing, _) = finalist(&data, &recs, &cfg, &[]);
+        let pairs: Vec<[usize; 2]> = (0..weak.len())
+            .flat_map(|a| (a + 1..weak.len()).map(move |b| [a, b]))
+            .collect();
+        let scored: Vec<(f64, [usize; 2])> = pairs
+            .iter()
+            .map(|p| (finalist(&data, &recs, &cfg, p).0, *p))
+            .collect();
+        let Some(&(top, best)) = scored
+            .iter()
+            .filter(|(s, _)| *s > from_nothing)
+            .max_by(|x, y| x.0.total_cmp(&y.0))
+        else {
+            continue;
+        };
+        for &(_, other) in scored.iter().filter(|(s, _)| *s < top).take(12) {
+            let starts: [&[usize]; 2] = [&other, &best];
+            let first = search::greedy_multi_alphas(&data, &recs, &cfg, &starts, None);
+            assert_eq!(first.start, Some(1), "seed {seed}");
+            let mut want = (1.0, first.score, first.steps.clone());
+            // Under the rule replaced: every start searched again under every α.
+            let mut every_start = want.clone();
+            for alpha in [0.3, 0.1] {
+                let under = SearchConfig { alpha, ..cfg };
+                let (score, steps) = finalist(&data, &recs, &under, &best);
+                if score > want.1 {
+                    want = (alpha, score, steps);
+                }
+                let all_starts = search::greedy_multi_alphas(&data, &recs, &under, &starts, None);
+                if all_starts.score > every_start.1 {
+                    every_start = (alpha, all_starts.score, all_starts.steps);
+                }
+            }
+            let got = search::greedy_multi_alphas(&data, &recs, &alpha_only, &starts, None);
+            assert_eq!(
+                (got.alpha, got.score, &got.steps),
+                (want.0, want.1, &want.2),
+                "seed {seed}"
+            );
+            assert_eq!(got.start, Some(1));
+            told_apart |= every_start.2 != want.2;
+        }
+        if told_apart {
+            break;
+        }
+    }
+    assert!(told_apart, "no drawn runs tell the two rules apart");
+}
+
 /// With `choose_alpha` the search runs under each α of `ALPHA_CHOICES`, and with `choose_prior` also
 /// hierarchically under each of `HIERARCHICAL_ALPHA_CHOICES`, and keeps the smoothing whose result has
 /// the highest finalist score (recomputed here from `greedy_multi` under each, ties to the earlier);
