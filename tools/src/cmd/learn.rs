@@ -520,6 +520,5 @@ mod tests {
                 ..default_search()
             }
         );
-        assert_eq!(direct, crate::demo::train::demo_search());
     }
 }

@@ -63,12 +63,10 @@ pub fn learn(
         )
         .collect();
     progress.finish_and_clear();
-    // As `avguard learn` by default (the search chooses each property's Laplace α and the weight of its
-    // frame share, and each property averages three chains), but with the forest weights chosen directly
-    // (`--forest-choice direct`): the nested choice searches once more per fold, which would take the demo
-    // past its two minutes, and on the demo's scenario kinds it changed little (docs/MEASUREMENTS.md,
-    // session 15).
-    let search = demo_search();
+    // As `avguard learn` by default: the search chooses each property's Laplace α and the weight of its
+    // frame share, each property averages three chains, and the forest's weight is chosen against chains
+    // searched without each fold (since session 17 no slower than the direct choice).
+    let search = crate::cmd::learn::default_search();
     Ok(plan.build(&records, mode, &search)?.0)
 }
 
@@ -112,10 +110,4 @@ pub fn calibrate(
             _ => false,
         }
     })
-}
-
-/// The search the demo learns with: [`crate::cmd::learn::default_search`] with
-/// `--forest-choice direct`.
-pub fn demo_search() -> monitor::select::SearchConfig {
-    crate::cmd::learn::ForestChoice::Direct.search(crate::cmd::learn::default_search())
 }
