@@ -6,10 +6,10 @@
 //! of 3 on the machine's rayon pool: building the model with the declared predicates (`learn
 //! --abstraction fixed`: their counts, the reactive rule search, and the fixed set's cross-validated score)
 //! and with learned predicates (`--abstraction auto`: the same plus the greedy forward selection from its
-//! three starts — nothing, the rule's candidates, the declared predicates — each run once as is and once
-//! with every chosen threshold refined on a finer grid of cuts, each step scored by 5-fold
-//! cross-validation over runs), then the same with α chosen and with α and the smoothing prior chosen.
-//! Last, once (it takes minutes), what `avguard learn` runs without options
+//! three starts — nothing, the rule's candidates, the declared predicates — each with every chosen
+//! threshold refined on a finer grid of cuts, each step scored by 5-fold cross-validation over runs),
+//! then the same with α chosen (each further α searched from the start that won) and with α and the
+//! smoothing prior chosen. Last, once, what `avguard learn` runs without options
 //! ([`tools::cmd::learn::default_search`]): α chosen, an ensemble of three chains, the frame share's
 //! weight chosen, and a forest whose weight is chosen against chains searched without each fold.
 //! Target: seconds, not minutes, on 2 cores.
@@ -59,7 +59,8 @@ fn main() {
         auto.build(&records, AbstractionMode::Auto, &cfg)
             .expect("auto");
     });
-    // `avguard learn`'s default, `--alpha auto`: one whole search per α choice.
+    // `avguard learn`'s default, `--alpha auto`: every start under the first α, the winning start under
+    // each further one.
     let choosing = SearchConfig {
         choose_alpha: true,
         ..cfg
@@ -103,7 +104,7 @@ fn main() {
         fixed.as_secs_f64()
     );
     println!(
-        "  learned predicates (the same plus greedy forward selection from three starts, each also with refined cuts, 5-fold by run): {:.2} s = {:.1} x the baseline",
+        "  learned predicates (the same plus greedy forward selection from three starts, refined cuts, 5-fold by run): {:.2} s = {:.1} x the baseline",
         learned.as_secs_f64(),
         learned.as_secs_f64() / fixed.as_secs_f64().max(1e-9)
     );
