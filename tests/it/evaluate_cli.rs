@@ -5,12 +5,10 @@
 use crate::monitor_learn::simulate;
 use crate::support::{avguard, run_by_run_counts, run_ok, scratch, workspace_root};
 
-/// `avguard evaluate` with the shipped laws on these training and test runs, the forest's weight chosen
-/// directly: these tests are about what `evaluate` prints and writes, and the nested choice (`learn`'s
-/// and `evaluate`'s default, tested end to end in `monitor_learn`) takes twice as long.
+/// `avguard evaluate` with the shipped laws and its defaults on these training and test runs.
 fn evaluate(train: &std::path::Path, test: &std::path::Path) -> std::process::Command {
     let mut cmd = avguard();
-    cmd.args(["evaluate", "--forest-choice", "direct", "--laws"])
+    cmd.args(["evaluate", "--laws"])
         .arg(workspace_root().join("laws/specs"))
         .arg("--train")
         .arg(train)

@@ -113,7 +113,7 @@ pub fn workspace_root() -> PathBuf {
 pub struct Fixture {
     /// The folder holding everything below (tests may add their own outputs in it).
     pub root: PathBuf,
-    /// The model learned from 40 training runs (`avguard learn --forest-choice direct --laws laws/specs`).
+    /// The model learned from 40 training runs (`avguard learn --laws laws/specs`).
     pub model: PathBuf,
     /// 12 held-out logs.
     pub test_logs: PathBuf,
@@ -147,10 +147,8 @@ pub fn fixture() -> &'static Fixture {
             assert!(status.success(), "avguard simulate failed");
         }
         let model = root.join("model.bin");
-        // The forest's weight chosen directly: the tests that share this model are not about that
-        // choice, and the nested one takes twice as long (`monitor_learn` learns with the defaults).
         let status = avguard()
-            .args(["learn", "--forest-choice", "direct", "--laws"])
+            .args(["learn", "--laws"])
             .arg(workspace_root().join("laws/specs"))
             .arg("--out")
             .arg(&model)
