@@ -651,9 +651,10 @@ fn greedy_multi_scored(
 }
 
 /// One search from `start` (empty: from nothing) under `cfg`'s smoothing, every step's threshold refined
-/// by `refine` when given: the search [`greedy_multi_alphas`] chose, run again on other runs. `index` is
-/// recorded as its [`AlphaChoice::start`]; its score is its own final cross-validated score, not compared
-/// on further fold assignments.
+/// by `refine` when given: what [`greedy_multi_alphas`] runs under each further smoothing, and the fold
+/// searches of [`super::nested::fold_searches`] run from the start it chose. `index` is recorded as its
+/// [`AlphaChoice::start`]; its score is its own final cross-validated score, not compared on further
+/// fold assignments (the caller scores it so where it compares).
 pub fn greedy_one(
     data: &PropertyData,
     records: &[RunRecord],

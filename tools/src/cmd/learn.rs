@@ -491,9 +491,9 @@ mod tests {
         assert_eq!(forest_choice_words("r", 0.0, &[]), None);
     }
 
-    /// The search `learn` runs without options is [`default_search`], and the demo's is `learn`'s with
-    /// `--forest-choice direct`: the two cannot drift apart (the demo once missed an option `learn`
-    /// had).
+    /// The search `learn` runs without options is [`default_search`] (which the demo learns with too),
+    /// and `--forest-choice direct` changes only the forest's choice: the two cannot drift apart (the
+    /// demo once missed an option `learn` had).
     #[test]
     fn the_default_search_is_learn_s_without_options() {
         let learn = Learn::try_parse_from(["learn", "--laws", "l", "--out", "m", "x.h5"]).unwrap();
