@@ -342,10 +342,7 @@ impl AutoPlan {
                 // the declared predicates or the reactive rule's literals already are. So it also
                 // starts from each of those, and the highest cross-validated score wins (ties: the
                 // earlier start) — a choice made on the training runs, like every step.
-                let rule_literals: Vec<usize> = rule_choice
-                    .iter()
-                    .flat_map(|r| r.literals.iter().map(|&(c, _)| c))
-                    .collect();
+                let rule_literals = rule_start(rule_choice.as_ref());
                 // Each step's threshold is also tried at the finer cuts of its signal. A candidate's
                 // alternatives are read from the runs once, however many steps and starts ask for them.
                 let fine = |c: usize| cuts.fine_of(&pool, c);
@@ -650,6 +647,14 @@ pub const RULE_START: usize = 0;
 /// [`search::AlphaChoice::start`] indexes it): the reactive rule's literals, then the declared predicates.
 pub fn search_starts<'a>(rule: &'a [usize], declared: &'a [usize]) -> [&'a [usize]; 2] {
     [rule, declared]
+}
+
+/// The candidates of a reactive rule's literals, in order (none without a rule): the rule's start among
+/// [`search_starts`].
+pub fn rule_start(rule: Option<&rule::RuleChoice>) -> Vec<usize> {
+    rule.iter()
+        .flat_map(|r| r.literals.iter().map(|&(c, _)| c))
+        .collect()
 }
 
 /// The declared predicates of `p` other than its unsafe one, as indices into `pool` (its first entries),

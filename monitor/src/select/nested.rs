@@ -69,15 +69,13 @@ pub fn fold_searches(
                 .collect();
             let sub = data.subset(&keep);
             // The rule start is found again on these runs, when the winner began there.
-            let rule_literals: Vec<usize> = match start {
-                Some(super::RULE_START) => rule::best_rule(&sub, records, &pool)
-                    .iter()
-                    .flat_map(|r| r.literals.iter().map(|&(c, _)| c))
-                    .collect(),
+            let rule_literals = match start {
+                Some(super::RULE_START) => {
+                    super::rule_start(rule::best_rule(&sub, records, &pool).as_ref())
+                }
                 _ => Vec::new(),
             };
-            let starts = super::search_starts(&rule_literals, fixed);
-            let begin = start.and_then(|i| starts.get(i).copied()).unwrap_or(&[]);
+            let begin = search::start_at(&super::search_starts(&rule_literals, fixed), start);
             let cache = search::RefineCache::new(&sub, records, fine);
             let refine = |c: usize| cache.get(c);
             let found = search::greedy_one(&sub, records, &inner, (begin, start), Some(&refine));

@@ -597,8 +597,13 @@ pub fn greedy_multi_alphas(
             hierarchical,
             ..*cfg
         };
-        let begin = start.and_then(|i| starts.get(i).copied()).unwrap_or(&[]);
-        let mut found = greedy_one(data, records, &cfg, (begin, start), refine);
+        let mut found = greedy_one(
+            data,
+            records,
+            &cfg,
+            (start_at(starts, start), start),
+            refine,
+        );
         let fresh = fresh_scorers(data, records, &cfg);
         let toggles = chosen_toggles(data, &found.steps, &found.refined);
         found.score = finalist_score(&found.steps, &found.segs, &toggles, &fresh);
@@ -648,6 +653,11 @@ fn greedy_multi_scored(
         }
     }
     (best, best_score, best_start)
+}
+
+/// The predicates of the start an [`AlphaChoice::start`] names among `starts` (none: from nothing).
+pub fn start_at<'a>(starts: &[&'a [usize]], index: Option<usize>) -> &'a [usize] {
+    index.and_then(|i| starts.get(i).copied()).unwrap_or(&[])
 }
 
 /// One search from `start` (empty: from nothing) under `cfg`'s smoothing, every step's threshold refined

@@ -182,10 +182,7 @@ fn main_start(
     fine: search::Fine<'_>,
 ) -> Option<usize> {
     let all: Vec<usize> = (0..data.candidates.len()).collect();
-    let rule_literals: Vec<usize> = rule::best_rule(data, recs, &all)
-        .iter()
-        .flat_map(|r| r.literals.iter().map(|&(c, _)| c))
-        .collect();
+    let rule_literals = rule_start(rule::best_rule(data, recs, &all).as_ref());
     let cache = search::RefineCache::new(data, recs, fine);
     let refine = |c: usize| cache.get(c);
     let starts = search_starts(&rule_literals, fixed);
