@@ -747,6 +747,10 @@ impl Evaluation {
         for name in self.property_names() {
             let base_runs = self.runs_of(0, &name);
             let n_viol = base_runs.iter().filter(|r| r.violated).count();
+            let n_from_start = base_runs
+                .iter()
+                .filter(|r| r.violated && r.unsafe_from_start)
+                .count();
             if n_viol == 0 {
                 out.push_str(&format!(
                     "\n{name}: no violation among the {} test runs\n",
@@ -755,7 +759,8 @@ impl Evaluation {
                 continue;
             }
             out.push_str(&format!(
-                "\n{name} — test runs: {n_viol} violating, {} safe\n  {:<58} {:>9} {:>12} {:>11}\n",
+                "\n{name} — test runs: {}, {} safe\n  {:<58} {:>9} {:>12} {:>11}\n",
+                crate::time_ahead::violating_words(n_viol, n_from_start),
                 base_runs.len() - n_viol,
                 "alarm",
                 "predicted",

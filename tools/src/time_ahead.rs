@@ -55,6 +55,10 @@ pub struct RunScore {
     pub violated: bool,
     /// Time of the first unsafe frame, s.
     pub violation_t: Option<f64>,
+    /// The run is unsafe from its first frame: no alarm can precede the violation, so no rule or
+    /// threshold can predict it (an avguard extension of §5; absent when false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unsafe_from_start: bool,
     /// Per threshold (keyed by its text, e.g. "0.3").
     pub alarms: BTreeMap<String, AlarmScore>,
     /// The reactive baseline (an avguard extension of §5).
@@ -131,6 +135,7 @@ pub fn score_run_calibrated(
         property: property.to_owned(),
         violated: violation_t.is_some(),
         violation_t,
+        unsafe_from_start: violation_idx == Some(0),
         alarms,
         baseline: alarm_score(first_baseline, series, violation_t),
         max_risk,
@@ -166,6 +171,10 @@ fn alarm_score(
 pub struct Summary {
     /// Runs that violated the property.
     pub n_violating_runs: usize,
+    /// Of those, the runs unsafe from their first frame, which no alarm can precede: `predicted_pct`
+    /// is at most the share of the others.
+    #[serde(default)]
+    pub n_unsafe_from_start: usize,
     /// Percentage of violating runs predicted (alarm strictly before the violation); null without any.
     pub predicted_pct: Option<f64>,
     /// Median lead over predicted runs, s.
@@ -658,12 +667,14 @@ pub fn calibration_check(
 /// Summarises the alarm scores of a set of runs (all of one property).
 pub fn summarise<'a>(scores: impl IntoIterator<Item = (&'a RunScore, &'a AlarmScore)>) -> Summary {
     let mut n_violating = 0usize;
+    let mut n_from_start = 0usize;
     let mut n_safe = 0usize;
     let mut n_false = 0usize;
     let mut leads = Vec::new();
     for (run, alarm) in scores {
         if run.violated {
             n_violating += 1;
+            n_from_start += usize::from(run.unsafe_from_start);
             if let Some(lead) = alarm.lead_s {
                 leads.push(lead);
             }
@@ -675,11 +686,23 @@ pub fn summarise<'a>(scores: impl IntoIterator<Item = (&'a RunScore, &'a AlarmSc
     leads.sort_by(f64::total_cmp);
     Summary {
         n_violating_runs: n_violating,
+        n_unsafe_from_start: n_from_start,
         predicted_pct: percent(leads.len(), n_violating),
         median_lead_s: median(&leads),
         max_lead_s: leads.last().copied(),
         n_safe_runs: n_safe,
         false_alarm_pct: percent(n_false, n_safe),
+    }
+}
+
+/// `N violating`, with how many of them are unsafe from their first frame when any are: those no
+/// alarm can precede, so no rule or threshold can predict them.
+pub fn violating_words(n_violating: usize, n_unsafe_from_start: usize) -> String {
+    match n_unsafe_from_start {
+        0 => format!("{n_violating} violating"),
+        k => format!(
+            "{n_violating} violating ({k} unsafe from their first frame, which no alarm can precede)"
+        ),
     }
 }
 

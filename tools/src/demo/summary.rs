@@ -325,8 +325,13 @@ impl Summary {
         for (name, runs) in &self.properties {
             let refs: Vec<&RunScore> = runs.iter().collect();
             let n_viol = refs.iter().filter(|r| r.violated).count();
+            let n_from_start = refs
+                .iter()
+                .filter(|r| r.violated && r.unsafe_from_start)
+                .count();
             crate::outln!(
-                "{name} ({n_viol} violating, {} safe runs)              pred   lead    FA",
+                "{name} ({}, {} safe runs)              pred   lead    FA",
+                crate::time_ahead::violating_words(n_viol, n_from_start),
                 refs.len() - n_viol
             )?;
             let c = Comparison::of(&refs);

@@ -118,7 +118,7 @@ impl PropertyReport {
             extra_rows: Vec::new(),
             dominance: Vec::new(),
             budgets: Vec::new(),
-            notes: Vec::new(),
+            notes: from_start_note(runs).into_iter().collect(),
         }
     }
 
@@ -249,6 +249,23 @@ pub(crate) fn dominance_cells(d: &crate::time_ahead::Dominance) -> [String; 13] 
         d.run_by_run_share
             .map_or_else(dash, |x| format!("{:.0}%", 100.0 * x)),
     ]
+}
+
+/// A note when some violating runs are unsafe from their first frame: no alarm can precede those, so
+/// they bound every row's predicted share.
+fn from_start_note(runs: &[&RunScore]) -> Option<String> {
+    let n_violating = runs.iter().filter(|r| r.violated).count();
+    let k = runs
+        .iter()
+        .filter(|r| r.violated && r.unsafe_from_start)
+        .count();
+    (k > 0).then(|| {
+        format!(
+            "{k} of the {n_violating} violating runs are unsafe from their first frame: no alarm can \
+             precede those, so no row can predict more than {:.1}% of the violations.",
+            100.0 * (n_violating - k) as f64 / n_violating as f64
+        )
+    })
 }
 
 /// A verdict in words with its share of resamples when known: `yes` (in S% of resamples), or `no`

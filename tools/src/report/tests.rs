@@ -15,6 +15,7 @@ fn run(violated: bool, max_risk: f64, lead: Option<f64>) -> RunScore {
         property: "law".into(),
         violated,
         violation_t: violated.then_some(10.0),
+        unsafe_from_start: false,
         alarms: BTreeMap::from([("0.5".to_owned(), alarm)]),
         baseline: AlarmScore {
             first_alarm_t: None,
@@ -209,5 +210,34 @@ fn the_run_by_run_line_gives_the_counts_and_the_verdict() {
     assert_eq!(
         run_by_run_words(&d).unwrap(),
         "run by run: the comparator warns of no violation, the curve of 2 — earlier"
+    );
+}
+
+/// Violating runs unsafe from their first frame are said under the tables, with the predicted share
+/// they leave at most; without any, no such note.
+#[test]
+fn runs_unsafe_from_the_start_bound_the_predicted_share_in_a_note() {
+    assert!(sample().properties[0].notes.is_empty());
+    let mut runs = [
+        run(true, 0.9, Some(4.0)),
+        run(true, 0.2, None),
+        run(true, 0.0, None),
+        run(false, 0.1, None),
+    ];
+    runs[2].unsafe_from_start = true;
+    let refs: Vec<&RunScore> = runs.iter().collect();
+    let p = PropertyReport::from_runs("law", &refs, &[("0.5".into(), 0.5)], Vec::new(), Vec::new());
+    assert_eq!(
+        p.notes,
+        vec![
+            "1 of the 3 violating runs are unsafe from their first frame: no alarm can precede \
+             those, so no row can predict more than 66.7% of the violations."
+                .to_owned()
+        ]
+    );
+    let summary = &p.by_threshold[0].2;
+    assert_eq!(
+        (summary.n_violating_runs, summary.n_unsafe_from_start),
+        (3, 1)
     );
 }

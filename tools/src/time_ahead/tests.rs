@@ -66,12 +66,38 @@ fn violation_on_the_first_frame_cannot_be_predicted() {
         .values()
         .all(|a| a.first_alarm_t.is_none() && a.lead_s.is_none()));
     assert_eq!(score.baseline.first_alarm_t, None);
+    assert!(score.unsafe_from_start);
+    // Unsafe from the second frame on: the first frame could have warned, so it is not from the start.
+    let later = score_run(
+        "r",
+        "sc",
+        "p",
+        &series(&[0.9, 1.0], Some(1), &[]),
+        &thresholds(),
+    );
+    assert!(later.violated && !later.unsafe_from_start);
+    assert_eq!(later.alarms["0.7"].first_alarm_t, Some(0.0));
+    // A safe run is never unsafe from the start, and the flag is left out of its JSON.
+    let safe = score_run(
+        "r",
+        "sc",
+        "p",
+        &series(&[0.1, 0.2], None, &[]),
+        &thresholds(),
+    );
+    assert!(!safe.unsafe_from_start);
+    let json = serde_json::to_value(&safe).unwrap();
+    assert!(json.get("unsafe_from_start").is_none(), "{json}");
+    let json = serde_json::to_value(&score).unwrap();
+    assert_eq!(json["unsafe_from_start"], serde_json::Value::Bool(true));
+    let back: RunScore = serde_json::from_value(json).unwrap();
+    assert_eq!(back, score);
 }
 
 #[test]
 fn summary_matches_a_hand_count() {
     // Three violating runs with leads 1.0, 3.0 and none; two safe runs, one with an alarm.
-    let mk = |violated: bool, lead: Option<f64>, false_alarm: bool| {
+    let mk = |violated: bool, lead: Option<f64>, false_alarm: bool, from_start: bool| {
         let alarm = AlarmScore {
             first_alarm_t: lead.map(|_| 0.0),
             lead_s: lead,
@@ -83,6 +109,7 @@ fn summary_matches_a_hand_count() {
             property: "p".into(),
             violated,
             violation_t: violated.then_some(5.0),
+            unsafe_from_start: from_start,
             alarms: BTreeMap::from([("0.5".to_owned(), alarm)]),
             baseline: alarm,
             max_risk: 0.0,
@@ -94,14 +121,15 @@ fn summary_matches_a_hand_count() {
         (run, alarm)
     };
     let runs = [
-        mk(true, Some(3.0), false),
-        mk(true, Some(1.0), false),
-        mk(true, None, false),
-        mk(false, None, true),
-        mk(false, None, false),
+        mk(true, Some(3.0), false, false),
+        mk(true, Some(1.0), false, false),
+        mk(true, None, false, true),
+        mk(false, None, true, false),
+        mk(false, None, false, false),
     ];
     let s = summarise(runs.iter().map(|(r, a)| (r, a)));
     assert_eq!(s.n_violating_runs, 3);
+    assert_eq!(s.n_unsafe_from_start, 1);
     assert!((s.predicted_pct.unwrap() - 200.0 / 3.0).abs() < 1e-9);
     assert_eq!(s.median_lead_s, Some(2.0));
     assert_eq!(s.max_lead_s, Some(3.0));
