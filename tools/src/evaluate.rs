@@ -746,11 +746,8 @@ impl Evaluation {
         );
         for name in self.property_names() {
             let base_runs = self.runs_of(0, &name);
-            let n_viol = base_runs.iter().filter(|r| r.violated).count();
-            let n_from_start = base_runs
-                .iter()
-                .filter(|r| r.violated && r.unsafe_from_start)
-                .count();
+            let counts = crate::time_ahead::violating_counts(base_runs.iter().copied());
+            let n_viol = counts.0;
             if n_viol == 0 {
                 out.push_str(&format!(
                     "\n{name}: no violation among the {} test runs\n",
@@ -760,7 +757,7 @@ impl Evaluation {
             }
             out.push_str(&format!(
                 "\n{name} — test runs: {}, {} safe\n  {:<58} {:>9} {:>12} {:>11}\n",
-                crate::time_ahead::violating_words(n_viol, n_from_start),
+                crate::time_ahead::violating_words(counts),
                 base_runs.len() - n_viol,
                 "alarm",
                 "predicted",

@@ -324,15 +324,11 @@ impl Summary {
         };
         for (name, runs) in &self.properties {
             let refs: Vec<&RunScore> = runs.iter().collect();
-            let n_viol = refs.iter().filter(|r| r.violated).count();
-            let n_from_start = refs
-                .iter()
-                .filter(|r| r.violated && r.unsafe_from_start)
-                .count();
+            let counts = crate::time_ahead::violating_counts(runs);
             crate::outln!(
                 "{name} ({}, {} safe runs)              pred   lead    FA",
-                crate::time_ahead::violating_words(n_viol, n_from_start),
-                refs.len() - n_viol
+                crate::time_ahead::violating_words(counts),
+                refs.len() - counts.0
             )?;
             let c = Comparison::of(&refs);
             let cal = self

@@ -254,11 +254,7 @@ pub(crate) fn dominance_cells(d: &crate::time_ahead::Dominance) -> [String; 13] 
 /// A note when some violating runs are unsafe from their first frame: no alarm can precede those, so
 /// they bound every row's predicted share.
 fn from_start_note(runs: &[&RunScore]) -> Option<String> {
-    let n_violating = runs.iter().filter(|r| r.violated).count();
-    let k = runs
-        .iter()
-        .filter(|r| r.violated && r.unsafe_from_start)
-        .count();
+    let (n_violating, k) = time_ahead::violating_counts(runs.iter().copied());
     (k > 0).then(|| {
         format!(
             "{k} of the {n_violating} violating runs are unsafe from their first frame: no alarm can \
