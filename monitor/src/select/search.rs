@@ -571,17 +571,18 @@ pub fn greedy_multi_alphas(
     starts: &[&[usize]],
     refine: Option<Refine<'_>>,
 ) -> AlphaChoice {
-    let search = |(alpha, hierarchical): (f64, bool)| {
-        let cfg = SearchConfig {
-            alpha,
-            hierarchical,
-            ..*cfg
-        };
+    let under = |(alpha, hierarchical): (f64, bool)| SearchConfig {
+        alpha,
+        hierarchical,
+        ..*cfg
+    };
+    let search = |choice: (f64, bool)| {
+        let cfg = under(choice);
         let ((steps, segs, refined), score, start) =
             greedy_multi_scored(data, records, &cfg, starts, refine);
         AlphaChoice {
-            alpha,
-            hierarchical,
+            alpha: cfg.alpha,
+            hierarchical: cfg.hierarchical,
             score,
             steps,
             segs,
@@ -591,12 +592,8 @@ pub fn greedy_multi_alphas(
     };
     // Under a further smoothing, the search from the start the first smoothing's winner grew from,
     // compared by the same finalist score.
-    let again = |(alpha, hierarchical): (f64, bool), start: Option<usize>| {
-        let cfg = SearchConfig {
-            alpha,
-            hierarchical,
-            ..*cfg
-        };
+    let again = |choice: (f64, bool), start: Option<usize>| {
+        let cfg = under(choice);
         let mut found = greedy_one(
             data,
             records,

@@ -118,7 +118,7 @@ impl PropertyReport {
             extra_rows: Vec::new(),
             dominance: Vec::new(),
             budgets: Vec::new(),
-            notes: from_start_note(runs).into_iter().collect(),
+            notes: from_start_note(&baseline).into_iter().collect(),
         }
     }
 
@@ -251,10 +251,10 @@ pub(crate) fn dominance_cells(d: &crate::time_ahead::Dominance) -> [String; 13] 
     ]
 }
 
-/// A note when some violating runs are unsafe from their first frame: no alarm can precede those, so
-/// they bound every row's predicted share.
-fn from_start_note(runs: &[&RunScore]) -> Option<String> {
-    let (n_violating, k) = time_ahead::violating_counts(runs.iter().copied());
+/// A note when some violating runs are unsafe from their first frame (counted in `all`, a summary over
+/// every run): no alarm can precede those, so they bound every row's predicted share.
+fn from_start_note(all: &Summary) -> Option<String> {
+    let (n_violating, k) = (all.n_violating_runs, all.n_unsafe_from_start);
     (k > 0).then(|| {
         format!(
             "{k} of the {n_violating} violating runs are unsafe from their first frame: no alarm can \
