@@ -313,6 +313,21 @@ fn sharded_scores_merge_into_the_unsharded_result() {
             .arg(&hostile),
         &["shard-hostile", "is not a fraction"],
     );
+    // A shard written before the results' format was recorded lacks what these runs report (which
+    // violations are unsafe from their first frame): refused, not merged into an undercount.
+    let older = f.root.join("shard-older");
+    std::fs::create_dir_all(&older).unwrap();
+    let mut settings = read_json(&b.join("settings.json"));
+    assert_eq!(settings["result_format"], 1);
+    settings.as_object_mut().unwrap().remove("result_format");
+    std::fs::write(older.join("settings.json"), settings.to_string()).unwrap();
+    run_refused(
+        avguard()
+            .args(["score", "merge", "--out"])
+            .arg(f.root.join("merged-older"))
+            .arg(&older),
+        &["shard-older", "result format 0", "format 1"],
+    );
 }
 
 #[test]
@@ -325,6 +340,25 @@ fn rerun_skips_scored_logs_and_a_bad_log_fails_alone() {
     let stderr = String::from_utf8_lossy(&again.stderr);
     assert!(stderr.contains("12 of 12 logs already scored"), "{stderr}");
     assert_eq!(first, std::fs::read(out.join("score.json")).unwrap());
+
+    // A cache an older avguard wrote (no result format in its settings) is not resumed: its runs lack
+    // what this version reports. With --force the logs are scored again, to the same result.
+    let older = f.root.join("score-older");
+    ok(score(&older, &[], &[&f.test_logs]));
+    let mut settings = read_json(&older.join("settings.json"));
+    settings.as_object_mut().unwrap().remove("result_format");
+    std::fs::write(older.join("settings.json"), settings.to_string()).unwrap();
+    let refused = score(&older, &[], &[&f.test_logs]);
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("result format 0") && stderr.contains("--force"),
+        "{stderr}"
+    );
+    let forced = ok(score(&older, &["--force"], &[&f.test_logs]));
+    let stderr = String::from_utf8_lossy(&forced.stderr);
+    assert!(!stderr.contains("already scored"), "{stderr}");
+    assert_eq!(first, std::fs::read(older.join("score.json")).unwrap());
 
     let bad_dir = f.root.join("with-bad");
     std::fs::create_dir_all(&bad_dir).unwrap();

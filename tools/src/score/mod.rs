@@ -19,6 +19,10 @@ pub use output::{merge, write_outputs, Written};
 /// What a scoring run was asked for; a cache is only reused under the same settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
+    /// The format of the per-log results this run stores ([`RESULT_FORMAT`]; 0 when absent, as every
+    /// version before it wrote them).
+    #[serde(default)]
+    pub result_format: u32,
     /// FNV-1a hash of the model file's bytes, hex.
     pub model_hash: String,
     /// The thresholds, in the order given.
@@ -50,6 +54,11 @@ pub struct Settings {
     pub map_hash: Option<String>,
 }
 
+/// The format of the per-log results (`OUT/runs/*.json`) and so of a run's `settings.json`: 1 since the
+/// runs carry `unsafe_from_start`. A cache or shard of another format is neither resumed nor merged, since
+/// its runs lack what this version reports (0: written before the format was recorded).
+pub const RESULT_FORMAT: u32 = 1;
+
 impl Settings {
     /// Settings of a run over the model whose file holds `model_bytes`.
     pub fn new(
@@ -59,6 +68,7 @@ impl Settings {
         conservative: bool,
     ) -> Settings {
         Settings {
+            result_format: RESULT_FORMAT,
             model_hash: fnv1a_hex(model_bytes),
             map_hash: None,
             thresholds: thresholds.to_vec(),

@@ -336,6 +336,15 @@ pub fn merge(shards: &[PathBuf], out: &Path, plot_runs: usize) -> anyhow::Result
         })?;
         let s: Settings = serde_json::from_str(&text)
             .with_context(|| format!("{}: corrupt settings.json", shard.display()))?;
+        if s.result_format != super::RESULT_FORMAT {
+            bail!(
+                "{}: scored in result format {}, which this avguard (format {}) does not merge; score \
+                 it again",
+                shard.display(),
+                s.result_format,
+                super::RESULT_FORMAT
+            );
+        }
         for (property, &(target, confidence)) in &s.calibration_targets {
             if !((0.0..=1.0).contains(&target) && (0.0..=1.0).contains(&confidence)) {
                 bail!(
