@@ -299,33 +299,37 @@ fn sharded_scores_merge_into_the_unsharded_result() {
             "{file} differs between the unsharded and the merged run"
         );
     }
-    // A shard whose settings.json claims a calibration at a confidence that is not a probability is
-    // refused with a message naming it (the Beta quantile behind the calibration check would panic).
-    let hostile = f.root.join("shard-hostile");
-    std::fs::create_dir_all(&hostile).unwrap();
-    let mut settings = read_json(&b.join("settings.json"));
-    settings["calibration_targets"] = serde_json::json!({"law51_sub5": [0.1, 5.0]});
-    std::fs::write(hostile.join("settings.json"), settings.to_string()).unwrap();
-    run_refused(
-        avguard()
-            .args(["score", "merge", "--out"])
-            .arg(f.root.join("merged-hostile"))
-            .arg(&hostile),
+    // A shard holding shard b's settings.json as `edit` leaves it is refused by `score merge`, with
+    // stderr naming each of `needles`.
+    let refused_shard = |name: &str, edit: &dyn Fn(&mut Value), needles: &[&str]| {
+        let shard = f.root.join(name);
+        std::fs::create_dir_all(&shard).unwrap();
+        let mut settings = read_json(&b.join("settings.json"));
+        edit(&mut settings);
+        std::fs::write(shard.join("settings.json"), settings.to_string()).unwrap();
+        run_refused(
+            avguard()
+                .args(["score", "merge", "--out"])
+                .arg(f.root.join(format!("merged-{name}")))
+                .arg(&shard),
+            needles,
+        );
+    };
+    // A calibration at a confidence that is not a probability is refused with a message naming the
+    // shard (the Beta quantile behind the calibration check would panic).
+    refused_shard(
+        "shard-hostile",
+        &|s| s["calibration_targets"] = serde_json::json!({"law51_sub5": [0.1, 5.0]}),
         &["shard-hostile", "is not a fraction"],
     );
     // A shard written before the results' format was recorded lacks what these runs report (which
     // violations are unsafe from their first frame): refused, not merged into an undercount.
-    let older = f.root.join("shard-older");
-    std::fs::create_dir_all(&older).unwrap();
-    let mut settings = read_json(&b.join("settings.json"));
-    assert_eq!(settings["result_format"], 1);
-    settings.as_object_mut().unwrap().remove("result_format");
-    std::fs::write(older.join("settings.json"), settings.to_string()).unwrap();
-    run_refused(
-        avguard()
-            .args(["score", "merge", "--out"])
-            .arg(f.root.join("merged-older"))
-            .arg(&older),
+    assert_eq!(read_json(&b.join("settings.json"))["result_format"], 1);
+    refused_shard(
+        "shard-older",
+        &|s| {
+            s.as_object_mut().unwrap().remove("result_format");
+        },
         &["shard-older", "result format 0", "format 1"],
     );
 }
