@@ -36,6 +36,7 @@ pub mod search;
 mod tests;
 
 use laws::{Atom, Signal};
+use rayon::prelude::*;
 
 use crate::counts::Counts;
 use crate::domain::Domain;
@@ -275,7 +276,8 @@ impl AutoPlan {
     }
 
     /// [`AutoPlan::build_with_budget_rules`], calling `on_property` with each property's index and name
-    /// once it is learned (in order): for progress, since a property's search can take minutes.
+    /// once it is learned (in the order they finish: the properties are learned in parallel): for
+    /// progress, since a property's search can take minutes.
     ///
     /// # Errors
     /// As [`AutoPlan::build`].
@@ -285,21 +287,26 @@ impl AutoPlan {
         mode: AbstractionMode,
         search: &SearchConfig,
         budgets: &[f64],
-        on_property: &dyn Fn(usize, &str),
+        on_property: &(dyn Fn(usize, &str) + Sync),
     ) -> Result<(Model, Vec<PropertyReport>), ModelError> {
         if records.iter().all(RunRecord::is_empty) {
             return Err(ModelError::Config("no training frames".into()));
         }
         let cuts = self.cuts(records);
-        let mut models = Vec::with_capacity(self.properties.len());
-        let mut reports = Vec::with_capacity(self.properties.len());
-        for (pi, p) in self.properties.iter().enumerate() {
-            let (model, report) =
-                self.build_property(records, pi, p, &cuts, (mode, search), budgets)?;
-            on_property(pi, &p.name);
-            models.push(model);
-            reports.push(report);
-        }
+        // The properties are learned side by side: each search is parallel within its steps, but its
+        // serial stretches (refining a step's winner, building the model) leave a core idle otherwise.
+        // Every property's result is its own, so the model is the same to the byte.
+        let built: Vec<(PropertyModel, PropertyReport)> = self
+            .properties
+            .par_iter()
+            .enumerate()
+            .map(|(pi, p)| {
+                let built = self.build_property(records, pi, p, &cuts, (mode, search), budgets)?;
+                on_property(pi, &p.name);
+                Ok(built)
+            })
+            .collect::<Result<_, ModelError>>()?;
+        let (models, reports): (Vec<_>, Vec<_>) = built.into_iter().unzip();
         Ok((Model::try_new(self.laws.clone(), models)?, reports))
     }
 
