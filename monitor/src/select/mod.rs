@@ -295,8 +295,9 @@ impl AutoPlan {
         let cuts = self.cuts(records);
         // The properties are learned side by side: each search is parallel within its steps, but its
         // serial stretches (refining a step's winner, building the model) leave a core idle otherwise.
-        // Every property's result is its own, so the model is the same to the byte.
-        let built: Vec<(PropertyModel, PropertyReport)> = self
+        // Every property's result is its own, so the model is the same to the byte; of several
+        // failures, the first property's is returned, as learning them in turn would.
+        let built: Vec<Result<(PropertyModel, PropertyReport), ModelError>> = self
             .properties
             .par_iter()
             .enumerate()
@@ -305,7 +306,8 @@ impl AutoPlan {
                 on_property(pi, &p.name);
                 Ok(built)
             })
-            .collect::<Result<_, ModelError>>()?;
+            .collect();
+        let built = built.into_iter().collect::<Result<Vec<_>, _>>()?;
         let (models, reports): (Vec<_>, Vec<_>) = built.into_iter().unzip();
         Ok((Model::try_new(self.laws.clone(), models)?, reports))
     }
