@@ -129,36 +129,12 @@ fn eliminate(a: &mut [f64], rhs: &mut [f64], m: usize) -> Vec<f64> {
     let mut first = vec![0.0; m];
     let mut col = 0;
     while col < m {
-        let pivot = (col..m)
-            .max_by(|&p, &q| a[p * m + col].abs().total_cmp(&a[q * m + col].abs()))
-            .unwrap_or(col);
-        if pivot != col {
-            for k in 0..m {
-                a.swap(col * m + k, pivot * m + k);
-            }
-            rhs.swap(col, pivot);
-        }
+        pivot(a, rhs, m, col);
         let d = a[col * m + col];
         let next = col + 1;
         if next == m || d == 0.0 {
-            // The last column, or a zero pivot (singular only for a closed component, which the callers
-            // exclude): one step alone, as elimination step by step takes it.
-            if d != 0.0 {
-                let (upper, lower) = a.split_at_mut(next * m);
-                let pivot_row = &upper[col * m + col..col * m + m];
-                for (row, r) in lower.chunks_exact_mut(m).zip(next..) {
-                    if row[col] == 0.0 {
-                        continue;
-                    }
-                    let f = row[col] / d;
-                    if f != 0.0 {
-                        for (x, p) in row[col..].iter_mut().zip(pivot_row) {
-                            *x -= f * p;
-                        }
-                        rhs[r] -= f * rhs[col];
-                    }
-                }
-            }
+            // The last column, or a zero pivot: one step alone.
+            step(a, rhs, m, col);
             col = next;
             continue;
         }
@@ -173,16 +149,8 @@ fn eliminate(a: &mut [f64], rhs: &mut [f64], m: usize) -> Vec<f64> {
                 rhs[r] -= f * rhs[col];
             }
         }
-        let pivot = (next..m)
-            .max_by(|&p, &q| a[p * m + next].abs().total_cmp(&a[q * m + next].abs()))
-            .unwrap_or(next);
-        if pivot != next {
-            for k in 0..m {
-                a.swap(next * m + k, pivot * m + k);
-            }
-            rhs.swap(next, pivot);
-            first.swap(next, pivot);
-        }
+        // The rows' multipliers move with them.
+        first.swap(next, pivot(a, rhs, m, next));
         let (upper, lower) = a.split_at_mut(next * m);
         let row_1 = &upper[col * m + next + 1..col * m + m];
         let (pivot_row, below) = lower.split_at_mut(m);
@@ -241,37 +209,55 @@ fn back_substitute(a: &[f64], rhs: &[f64], m: usize) -> Vec<f64> {
     sol
 }
 
+/// Partial pivoting at column `col`: swaps into row `col` the row at or below it whose entry in that
+/// column is largest in magnitude (the last of equals); returns the row it came from.
+#[inline(always)]
+fn pivot(a: &mut [f64], rhs: &mut [f64], m: usize, col: usize) -> usize {
+    let pivot = (col..m)
+        .max_by(|&p, &q| a[p * m + col].abs().total_cmp(&a[q * m + col].abs()))
+        .unwrap_or(col);
+    if pivot != col {
+        for k in 0..m {
+            a.swap(col * m + k, pivot * m + k);
+        }
+        rhs.swap(col, pivot);
+    }
+    pivot
+}
+
+/// One elimination step at column `col`, its pivot in place: every row below with a nonzero entry there
+/// takes the pivot row's multiple (inlined, so that the loop vectorises in each version of
+/// [`eliminate`]). A zero pivot (singular only for a closed component, which the callers exclude) does
+/// nothing.
+#[inline(always)]
+fn step(a: &mut [f64], rhs: &mut [f64], m: usize, col: usize) {
+    let d = a[col * m + col];
+    if d == 0.0 {
+        return;
+    }
+    let (upper, lower) = a.split_at_mut((col + 1) * m);
+    let pivot_row = &upper[col * m + col..col * m + m];
+    for (row, r) in lower.chunks_exact_mut(m).zip(col + 1..) {
+        // Most entries are zero: skip them before dividing (the division would give 0 and skip too).
+        if row[col] == 0.0 {
+            continue;
+        }
+        let f = row[col] / d;
+        if f != 0.0 {
+            for (x, p) in row[col..].iter_mut().zip(pivot_row) {
+                *x -= f * p;
+            }
+            rhs[r] -= f * rhs[col];
+        }
+    }
+}
+
 /// [`eliminate`] one pivot step at a time: the reference its shared passes must equal to the bit.
 #[cfg(test)]
 fn eliminate_stepwise(a: &mut [f64], rhs: &mut [f64], m: usize) -> Vec<f64> {
     for col in 0..m {
-        let pivot = (col..m)
-            .max_by(|&p, &q| a[p * m + col].abs().total_cmp(&a[q * m + col].abs()))
-            .unwrap_or(col);
-        if pivot != col {
-            for k in 0..m {
-                a.swap(col * m + k, pivot * m + k);
-            }
-            rhs.swap(col, pivot);
-        }
-        let d = a[col * m + col];
-        if d == 0.0 {
-            continue;
-        }
-        let (upper, lower) = a.split_at_mut((col + 1) * m);
-        let pivot_row = &upper[col * m + col..col * m + m];
-        for (row, r) in lower.chunks_exact_mut(m).zip(col + 1..) {
-            if row[col] == 0.0 {
-                continue;
-            }
-            let f = row[col] / d;
-            if f != 0.0 {
-                for (x, p) in row[col..].iter_mut().zip(pivot_row) {
-                    *x -= f * p;
-                }
-                rhs[r] -= f * rhs[col];
-            }
-        }
+        pivot(a, rhs, m, col);
+        step(a, rhs, m, col);
     }
     back_substitute(a, rhs, m)
 }
