@@ -15,18 +15,18 @@ pub fn prepare_out(out: &Path, settings: &Settings, force: bool) -> anyhow::Resu
     if let Ok(text) = std::fs::read_to_string(&settings_path) {
         let previous: Option<Settings> = serde_json::from_str(&text).ok();
         if previous.as_ref() != Some(settings) {
-            if let Some(format) = previous
-                .map(|p| p.result_format)
-                .filter(|&f| f != settings.result_format && !force)
-            {
-                bail!(
-                    "{} holds scores in result format {format}, which this avguard (format {}) does not \
-                     resume; use --force to score them again or choose another --out",
-                    out.display(),
-                    settings.result_format
-                );
-            }
             if !force {
+                let other_format = previous
+                    .map(|p| p.result_format)
+                    .filter(|&f| f != settings.result_format);
+                if let Some(format) = other_format {
+                    bail!(
+                        "{} holds scores in result format {format}, which this avguard (format {}) does \
+                         not resume; use --force to score them again or choose another --out",
+                        out.display(),
+                        settings.result_format
+                    );
+                }
                 bail!(
                     "{} holds scores made with another model or other options; use --force to replace them or \
                      choose another --out",
