@@ -746,8 +746,8 @@ impl Evaluation {
         );
         for name in self.property_names() {
             let base_runs = self.runs_of(0, &name);
-            let counts = crate::time_ahead::violating_counts(base_runs.iter().copied());
-            let n_viol = counts.0;
+            let all = crate::time_ahead::summarise(base_runs.iter().map(|r| (*r, &r.baseline)));
+            let n_viol = all.n_violating_runs;
             if n_viol == 0 {
                 out.push_str(&format!(
                     "\n{name}: no violation among the {} test runs\n",
@@ -757,7 +757,7 @@ impl Evaluation {
             }
             out.push_str(&format!(
                 "\n{name} — test runs: {}, {} safe\n  {:<58} {:>9} {:>12} {:>11}\n",
-                crate::time_ahead::violating_words(counts),
+                crate::time_ahead::violating_words(&all),
                 base_runs.len() - n_viol,
                 "alarm",
                 "predicted",

@@ -695,19 +695,12 @@ pub fn summarise<'a>(scores: impl IntoIterator<Item = (&'a RunScore, &'a AlarmSc
     }
 }
 
-/// The violating runs among `runs`, and how many of them are unsafe from their first frame.
-pub fn violating_counts<'a>(runs: impl IntoIterator<Item = &'a RunScore>) -> (usize, usize) {
-    runs.into_iter()
-        .filter(|r| r.violated)
-        .fold((0, 0), |(n, k), r| {
-            (n + 1, k + usize::from(r.unsafe_from_start))
-        })
-}
-
-/// `N violating` for the runs of [`violating_counts`], with how many of them are unsafe from their
-/// first frame when any are: those no alarm can precede, so no rule or threshold can predict them.
-pub fn violating_words((n_violating, n_unsafe_from_start): (usize, usize)) -> String {
-    match n_unsafe_from_start {
+/// `N violating` for the runs `all` summarises (any alarm of theirs: the counts of runs are the same),
+/// with how many of them are unsafe from their first frame when any are: those no alarm can precede, so
+/// no rule or threshold can predict them.
+pub fn violating_words(all: &Summary) -> String {
+    let n_violating = all.n_violating_runs;
+    match all.n_unsafe_from_start {
         0 => format!("{n_violating} violating"),
         k => format!(
             "{n_violating} violating ({k} unsafe from their first frame, which no alarm can precede)"

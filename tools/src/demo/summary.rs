@@ -324,11 +324,11 @@ impl Summary {
         };
         for (name, runs) in &self.properties {
             let refs: Vec<&RunScore> = runs.iter().collect();
-            let counts = crate::time_ahead::violating_counts(runs);
+            let all = crate::time_ahead::summarise(runs.iter().map(|r| (r, &r.baseline)));
             crate::outln!(
                 "{name} ({}, {} safe runs)              pred   lead    FA",
-                crate::time_ahead::violating_words(counts),
-                refs.len() - counts.0
+                crate::time_ahead::violating_words(&all),
+                refs.len() - all.n_violating_runs
             )?;
             let c = Comparison::of(&refs);
             let cal = self
