@@ -43,6 +43,7 @@ impl PredictionLog {
         let line = match event {
             Event::AlarmStart(i) => line("alarm_start", conn, run, i),
             Event::AlarmEnd(i) => line("alarm_end", conn, run, i),
+            Event::AlarmUpdate(i) => line("alarm_update", conn, run, i),
             Event::Violation { t, property } => {
                 json!({"event": "violation", "conn": conn, "run": run, "t": t, "property": property})
             }

@@ -248,7 +248,9 @@ pub fn apply(i: &ReceivedIntervention, caps: &mut BTreeMap<String, f64>) {
         "stop" => {
             caps.insert(i.property.clone(), 0.0);
         }
-        "clear" => {
+        // `alert` asks for no speed: it replaces the property's earlier demand (the brake check found
+        // braking worse than keeping on).
+        "clear" | "alert" => {
             caps.remove(&i.property);
         }
         _ => {}

@@ -195,7 +195,10 @@ async fn recorded_session_rescored_in_batch_matches_live_decisions() {
         events.clear();
         enforcer.step(frame, decision, &mut events);
         for e in &events {
-            if let crate::enforce::Event::AlarmStart(i) | crate::enforce::Event::AlarmEnd(i) = e {
+            if let crate::enforce::Event::AlarmStart(i)
+            | crate::enforce::Event::AlarmEnd(i)
+            | crate::enforce::Event::AlarmUpdate(i) = e
+            {
                 alarms.push((i.stamp, i.property.clone()));
             }
         }
@@ -207,4 +210,25 @@ async fn recorded_session_rescored_in_batch_matches_live_decisions() {
         .collect();
     assert!(!live_alarms.is_empty());
     assert_eq!(alarms, live_alarms);
+}
+
+#[test]
+fn an_alert_replaces_the_propertys_speed_cap() {
+    let i = |property: &str, action: &str, target: Option<f64>| ReceivedIntervention {
+        stamp: 1.0,
+        property: property.into(),
+        action: action.into(),
+        target_speed_mps: target,
+        probability: 0.9,
+    };
+    let mut caps = BTreeMap::new();
+    apply(&i("a", "slow_down", Some(4.0)), &mut caps);
+    apply(&i("b", "stop", None), &mut caps);
+    assert_eq!(caps.values().copied().collect::<Vec<_>>(), vec![4.0, 0.0]);
+    // The brake check revised b's episode: b no longer caps the speed, a still does.
+    apply(&i("b", "alert", None), &mut caps);
+    assert_eq!(
+        caps.into_iter().collect::<Vec<_>>(),
+        vec![("a".to_string(), 4.0)]
+    );
 }

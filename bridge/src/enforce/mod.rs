@@ -1,8 +1,9 @@
 //! Enforcement: alarm episodes with hysteresis, the intervention to send, and the events to log.
 //!
 //! An *episode* of a property starts on the first frame whose risk reaches θ and ends on the first frame
-//! whose risk falls below `θ - hysteresis`. Exactly one intervention is sent when an episode starts and one
-//! `clear` when it ends, so a risk hovering around θ does not spam the simulator. A violation (the decision
+//! whose risk falls below `θ - hysteresis`. One intervention is sent when an episode starts and one
+//! `clear` when it ends, so a risk hovering around θ does not spam the simulator; in between, only a turn
+//! of the brake check (below) sends another. A violation (the decision
 //! step says it became certain) is logged once per property per connection.
 //!
 //! Target speed for `slow_down`: the largest speed from which the ego can still stop before the nearest
@@ -11,11 +12,20 @@
 //! the current speed. This is the speed at which every stop/yield law ahead can still be met by braking.
 //! With no such feature ahead and no speed limit exceeded, the target halves the current speed (a generic
 //! "reduce energy" response for collision risk). `stop` targets 0; `alert` has no target.
+//!
+//! Before asking to brake, the [`brake_check`] rolls out braking and keeping on over the next seconds; when
+//! braking would leave the vehicle in another road user's path and keeping on would not (a turn across
+//! oncoming traffic already under way), the episode's intervention is an `alert` instead, and while the
+//! episode lasts it is revised ([`Event::AlarmUpdate`]) whenever that verdict turns.
 
 use laws::Frame;
 use serde::Serialize;
 
 use crate::decide::{Decision, PropertyRisk};
+
+pub mod brake_check;
+
+use brake_check::{BrakeCheck, PreviousPose};
 
 #[cfg(test)]
 mod tests;
@@ -52,6 +62,8 @@ pub struct EnforceConfig {
     /// Use each property's calibrated θ and debounce (`avguard calibrate`) where the model has one, and
     /// `threshold` elsewhere.
     pub use_calibrated: bool,
+    /// Horizon of the brake check ([`brake_check`]), s; 0 turns it off (always brake as told).
+    pub brake_check_s: f64,
 }
 
 impl Default for EnforceConfig {
@@ -64,9 +76,14 @@ impl Default for EnforceConfig {
             decel_mps2: 3.0,
             stop_margin_m: 2.0,
             use_calibrated: false,
+            brake_check_s: DEFAULT_BRAKE_CHECK_S,
         }
     }
 }
+
+/// The brake check's default horizon, s: the lead the product aims for (2 s on the independent
+/// intersection) with a margin, as the forests' (`monitor::select::forest::HORIZON_S`).
+pub const DEFAULT_BRAKE_CHECK_S: f64 = 3.0;
 
 /// An intervention message (INTERFACES §3, topic `/avguard/intervention`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -98,6 +115,9 @@ pub enum Event {
     AlarmStart(Intervention),
     /// An episode ended; carries the `clear` sent.
     AlarmEnd(Intervention),
+    /// An active episode's intervention changed (the brake check turned: `alert` instead of braking, or
+    /// braking again); carries the intervention sent, which replaces the episode's earlier one.
+    AlarmUpdate(Intervention),
     /// A violation became certain at `t`.
     Violation {
         /// Frame time, s.
@@ -111,10 +131,27 @@ pub enum Event {
 #[derive(Debug)]
 pub struct Enforcer {
     config: EnforceConfig,
-    /// Per property (by position in the decision): episode active, violation already logged.
-    state: Vec<(String, bool, bool)>,
-    /// Per property (as `state`): consecutive frames with risk at or above its θ (for the debounce).
-    streaks: Vec<u32>,
+    /// Per property, in the order first seen.
+    slots: Vec<Slot>,
+    /// The previous frame's time and heading (for the brake check's yaw rate).
+    previous: Option<PreviousPose>,
+    /// The vehicle's own acceleration: that of the last frame on which no intervention of ours asked it
+    /// to brake (the brake check's "keeping on" future), m/s².
+    own_accel_mps2: f64,
+}
+
+/// One property's enforcement state.
+#[derive(Debug)]
+struct Slot {
+    name: String,
+    /// An alarm episode is active.
+    active: bool,
+    /// Its violation has been logged.
+    violation_logged: bool,
+    /// Consecutive frames with risk at or above its θ (for the debounce).
+    streak: u32,
+    /// The active episode's last intervention asks the vehicle to brake (`slow_down` or `stop`).
+    braking: bool,
 }
 
 impl Enforcer {
@@ -122,8 +159,9 @@ impl Enforcer {
     pub fn new(config: EnforceConfig) -> Self {
         Enforcer {
             config,
-            state: Vec::new(),
-            streaks: Vec::new(),
+            slots: Vec::new(),
+            previous: None,
+            own_accel_mps2: 0.0,
         }
     }
 
@@ -134,30 +172,40 @@ impl Enforcer {
 
     /// Consumes one frame's decision and appends the resulting events.
     pub fn step(&mut self, frame: &Frame, decision: &Decision, events: &mut Vec<Event>) {
+        let brakes = matches!(self.config.action, Action::SlowDown | Action::Stop);
+        let curvature = brake_check::curvature(frame, self.previous);
+        self.previous = Some(PreviousPose {
+            t: frame.t,
+            heading: frame.heading,
+        });
+        if !self.slots.iter().any(|s| s.braking) && frame.accel_mps2.is_finite() {
+            self.own_accel_mps2 = frame.accel_mps2;
+        }
+        let own_accel_mps2 = self.own_accel_mps2;
+        // Rolled out at most once per frame, and only when an episode needs it.
+        let mut outlook: Option<BrakeCheck> = None;
         for (pos, prop) in decision.properties.iter().enumerate() {
             let (threshold, debounce) = self.threshold_of(prop);
             let clear_below = (threshold - self.config.hysteresis).max(0.0);
             // Sessions keep a fixed property order: the same position is checked first, a search by
             // name only when the order changed (e.g. after a model swap).
-            let same_pos = self.state.get(pos).is_some_and(|(n, _, _)| n == &prop.name);
-            let found = if same_pos {
-                Some(pos)
+            let same_pos = self.slots.get(pos).is_some_and(|s| s.name == prop.name);
+            let idx = if same_pos {
+                pos
+            } else if let Some(i) = self.slots.iter().position(|s| s.name == prop.name) {
+                i
             } else {
-                self.state.iter().position(|(n, _, _)| n == &prop.name)
+                self.slots.push(Slot {
+                    name: prop.name.clone(),
+                    active: false,
+                    violation_logged: false,
+                    streak: 0,
+                    braking: false,
+                });
+                self.slots.len() - 1
             };
-            let idx = match found {
-                Some(i) => i,
-                None => {
-                    self.state.push((prop.name.clone(), false, false));
-                    self.state.len() - 1
-                }
-            };
-            self.streaks.resize(self.state.len(), 0);
-            let Some(slot) = self.state.get_mut(idx) else {
-                continue;
-            };
-            if prop.violated && !slot.2 {
-                slot.2 = true;
+            if prop.violated && !self.slots[idx].violation_logged {
+                self.slots[idx].violation_logged = true;
                 events.push(Event::Violation {
                     t: frame.t,
                     property: prop.name.clone(),
@@ -168,25 +216,66 @@ impl Enforcer {
             } else {
                 0.0
             };
-            let streak = self.streaks.get_mut(idx).map_or(0, |s| {
-                *s = if risk >= threshold {
-                    s.saturating_add(1)
-                } else {
-                    0
-                };
-                *s
-            });
-            if !slot.1 && risk >= threshold && streak >= debounce {
-                slot.1 = true;
-                let action = self.config.action;
-                events.push(Event::AlarmStart(self.intervention(frame, prop, action)));
-            } else if slot.1 && risk < clear_below {
-                slot.1 = false;
+            let slot = &mut self.slots[idx];
+            slot.streak = if risk >= threshold {
+                slot.streak.saturating_add(1)
+            } else {
+                0
+            };
+            let starts = !slot.active && risk >= threshold && slot.streak >= debounce;
+            let ends = slot.active && risk < clear_below;
+            let was_braking = slot.braking;
+            let active = slot.active;
+            if ends {
+                slot.active = false;
+                slot.braking = false;
                 events.push(Event::AlarmEnd(self.intervention(
                     frame,
                     prop,
                     Action::Clear,
+                    None,
                 )));
+                continue;
+            }
+            if !(starts || active) {
+                continue;
+            }
+            // An episode starts or goes on: brake, unless braking would leave the vehicle in another
+            // road user's path and keeping on would not.
+            let check = if brakes && self.config.brake_check_s > 0.0 {
+                Some(*outlook.get_or_insert_with(|| {
+                    brake_check::check(
+                        frame,
+                        &brake_check::Futures {
+                            curvature,
+                            own_accel_mps2,
+                            decel_mps2: self.config.decel_mps2,
+                            horizon_s: self.config.brake_check_s,
+                        },
+                    )
+                }))
+            } else {
+                None
+            };
+            let holding_off = active && brakes && !was_braking;
+            let hold_off = check.is_some_and(|c| c.hold_off(holding_off));
+            let action = if hold_off {
+                Action::Alert
+            } else {
+                self.config.action
+            };
+            let now_braking = matches!(action, Action::SlowDown | Action::Stop);
+            let slot = &mut self.slots[idx];
+            slot.active = true;
+            slot.braking = now_braking;
+            if starts {
+                events.push(Event::AlarmStart(
+                    self.intervention(frame, prop, action, check),
+                ));
+            } else if now_braking != was_braking {
+                events.push(Event::AlarmUpdate(
+                    self.intervention(frame, prop, action, check),
+                ));
             }
         }
     }
@@ -199,7 +288,13 @@ impl Enforcer {
         }
     }
 
-    fn intervention(&self, frame: &Frame, prop: &PropertyRisk, action: Action) -> Intervention {
+    fn intervention(
+        &self,
+        frame: &Frame,
+        prop: &PropertyRisk,
+        action: Action,
+        check: Option<BrakeCheck>,
+    ) -> Intervention {
         let target_speed_mps = match action {
             Action::SlowDown => Some(target_speed_mps(frame, &self.config)),
             Action::Stop => Some(0.0),
@@ -214,7 +309,7 @@ impl Enforcer {
             action,
             target_speed_mps,
             state: prop.state_bits.clone(),
-            explanation: explain(prop, &self.config, self.threshold_of(prop).0, action),
+            explanation: explain(prop, &self.config, self.threshold_of(prop).0, action, check),
         }
     }
 }
@@ -255,7 +350,13 @@ pub fn nearest_stop_point_m(frame: &Frame) -> f64 {
     .fold(f64::INFINITY, f64::min)
 }
 
-fn explain(prop: &PropertyRisk, config: &EnforceConfig, threshold: f64, action: Action) -> String {
+fn explain(
+    prop: &PropertyRisk,
+    config: &EnforceConfig,
+    threshold: f64,
+    action: Action,
+    check: Option<BrakeCheck>,
+) -> String {
     let measure = match config.horizon_s {
         Some(h) => format!("P(violation of {} within {h} s)", prop.name),
         None => format!("P(eventual violation of {})", prop.name),
@@ -282,6 +383,14 @@ fn explain(prop: &PropertyRisk, config: &EnforceConfig, threshold: f64, action: 
         if let Some(t) = prop.expected_time_s {
             text.push_str(&format!(", expected in {t:.1} s"));
         }
+    }
+    if let Some(check) = check {
+        let verdict = if action == Action::Alert {
+            "so no slow-down: the vehicle's own controller stays in charge"
+        } else {
+            "so braking is safe"
+        };
+        text.push_str(&format!("; brake check: {}, {verdict}", check.describe()));
     }
     text
 }

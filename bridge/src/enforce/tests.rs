@@ -40,7 +40,7 @@ fn one_intervention_per_episode_with_hysteresis() {
         e.step(&frame(k as f64 * 0.1), &prop(*r, false), &mut ev);
         log.extend(ev.into_iter().map(|ev| match ev {
             Event::AlarmStart(i) => (k, i.action),
-            Event::AlarmEnd(i) => (k, i.action),
+            Event::AlarmEnd(i) | Event::AlarmUpdate(i) => (k, i.action),
             Event::Violation { .. } => (k, Action::Alert),
         }));
     }
@@ -150,4 +150,115 @@ fn calibrated_threshold_and_debounce_apply_only_when_asked() {
     assert_eq!(run(true), vec![(3, 0.3)]);
     // Without the flag the command-line θ = 0.5 rules and nothing reaches it.
     assert!(run(false).is_empty());
+}
+
+/// The ego at the origin heading +x at 5 m/s, accelerating at `accel`; with `crossing`, a car crosses from
+/// the left at 10 m/s through the ego's nose (the brake check's own test: braking stops the ego in its
+/// path, keeping on clears it).
+fn turning(t: f64, accel_mps2: f64, crossing: bool) -> Frame {
+    let car = laws::Obstacle {
+        id: 7,
+        kind: laws::frame::obstacle_type::VEHICLE,
+        x: 2.0,
+        y: 15.0,
+        heading: -std::f64::consts::FRAC_PI_2,
+        speed_mps: 10.0,
+        length: 4.5,
+        width: 1.8,
+        priority: true,
+    };
+    Frame {
+        t,
+        speed_mps: 5.0,
+        accel_mps2,
+        speed_limit_mps: 20.0,
+        junction_dist_m: 30.0,
+        obstacles: if crossing { vec![car] } else { Vec::new() },
+        ..Frame::default()
+    }
+}
+
+fn events_of(e: &mut Enforcer, frame: &Frame, risk: f64) -> Vec<(&'static str, Action)> {
+    let mut ev = Vec::new();
+    e.step(frame, &prop(risk, false), &mut ev);
+    ev.into_iter()
+        .filter_map(|ev| match ev {
+            Event::AlarmStart(i) => Some(("start", i.action)),
+            Event::AlarmUpdate(i) => Some(("update", i.action)),
+            Event::AlarmEnd(i) => Some(("end", i.action)),
+            Event::Violation { .. } => None,
+        })
+        .collect()
+}
+
+#[test]
+fn braking_into_a_road_users_path_becomes_an_alert() {
+    for action in [Action::SlowDown, Action::Stop] {
+        let mut e = Enforcer::new(EnforceConfig {
+            action,
+            ..Default::default()
+        });
+        let mut ev = Vec::new();
+        e.step(&turning(0.0, 1.0, true), &prop(0.9, false), &mut ev);
+        let Some(Event::AlarmStart(i)) = ev.first() else {
+            panic!("no alarm: {ev:?}")
+        };
+        assert_eq!(i.action, Action::Alert);
+        assert_eq!(i.target_speed_mps, None);
+        assert!(
+            i.explanation
+                .contains("brake check: braking would come 0.0 m from road user 7 in "),
+            "{}",
+            i.explanation
+        );
+        assert!(i
+            .explanation
+            .ends_with("so no slow-down: the vehicle's own controller stays in charge"));
+        // Turned off, the same frame gets the configured action.
+        let mut off = Enforcer::new(EnforceConfig {
+            action,
+            brake_check_s: 0.0,
+            ..Default::default()
+        });
+        assert_eq!(
+            events_of(&mut off, &turning(0.0, 1.0, true), 0.9),
+            vec![("start", action)]
+        );
+        // Alert mode has nothing to check.
+        let mut alert = Enforcer::new(EnforceConfig {
+            action: Action::Alert,
+            ..Default::default()
+        });
+        assert_eq!(
+            events_of(&mut alert, &turning(0.0, 1.0, true), 0.9),
+            vec![("start", Action::Alert)]
+        );
+    }
+}
+
+#[test]
+fn an_episode_is_revised_when_the_brake_check_turns() {
+    let mut e = Enforcer::new(EnforceConfig::default());
+    // Nobody near: brake. The vehicle was accelerating at +1 m/s² before it.
+    assert_eq!(
+        events_of(&mut e, &turning(0.0, 1.0, false), 0.9),
+        vec![("start", Action::SlowDown)]
+    );
+    // Braking now (our slow-down): the car appears. "Keeping on" is the vehicle's own +1 m/s², not the
+    // braking we asked for, so the check holds off; the episode is revised to an alert, once.
+    assert_eq!(
+        events_of(&mut e, &turning(0.1, -3.0, true), 0.9),
+        vec![("update", Action::Alert)]
+    );
+    assert!(events_of(&mut e, &turning(0.2, 1.0, true), 0.9).is_empty());
+    // The car is gone: braking is safe again.
+    assert_eq!(
+        events_of(&mut e, &turning(0.3, 1.0, false), 0.9),
+        vec![("update", Action::SlowDown)]
+    );
+    // The episode ends as before.
+    assert_eq!(
+        events_of(&mut e, &turning(0.4, 1.0, false), 0.1),
+        vec![("end", Action::Clear)]
+    );
 }

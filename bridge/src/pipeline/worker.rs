@@ -264,7 +264,7 @@ impl Worker {
             }
         }
         let intervention = match event {
-            Event::AlarmStart(i) | Event::AlarmEnd(i) => i,
+            Event::AlarmStart(i) | Event::AlarmEnd(i) | Event::AlarmUpdate(i) => i,
             Event::Violation { .. } => return,
         };
         let Ok(msg_json) = serde_json::to_string(intervention) else {

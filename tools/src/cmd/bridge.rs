@@ -70,9 +70,15 @@ pub struct Args {
     /// An alarm episode ends when risk falls below θ minus this.
     #[arg(long, default_value_t = 0.1)]
     pub hysteresis: f64,
-    /// Braking deceleration assumed for slow-down target speeds, m/s².
+    /// Braking deceleration assumed for slow-down target speeds and the brake check, m/s².
     #[arg(long, default_value_t = 3.0)]
     pub decel_mps2: f64,
+    /// Brake check horizon, s (0 to 10; 0 turns it off): before a slow-down or stop, braking and keeping
+    /// on are rolled out this far, and an alert is sent instead when braking would leave the vehicle in
+    /// another road user's path and keeping on would not.
+    #[arg(long, value_name = "SECONDS", default_value_t = bridge::enforce::DEFAULT_BRAKE_CHECK_S,
+          value_parser = parse_brake_check)]
+    pub brake_check: f64,
     /// Frame period of the assembled frames, s (default: the model's; another is refused, since the
     /// model steps once per frame).
     #[arg(long)]
@@ -220,6 +226,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     Mode::Alert => Action::Alert,
                 },
                 decel_mps2: args.decel_mps2,
+                brake_check_s: args.brake_check,
                 ..EnforceConfig::default()
             },
             control_command: args.control_command,
@@ -265,4 +272,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         report.n_decode_errors
     );
     Ok(())
+}
+
+/// `--brake-check`: seconds within 0..=10 (the rollout's bound, `brake_check::MAX_HORIZON_S`).
+fn parse_brake_check(text: &str) -> Result<f64, String> {
+    let max = bridge::enforce::brake_check::MAX_HORIZON_S;
+    match text.trim().parse::<f64>() {
+        Ok(v) if (0.0..=max).contains(&v) => Ok(v),
+        _ => Err(format!("'{text}' is not a horizon from 0 to {max} s")),
+    }
 }
