@@ -18,11 +18,14 @@
 //! [`STEP_S`] (at a closing speed of 20 m/s the footprints move 1 m between samples, less than a
 //! car's width) and its *clearance* is the smallest footprint gap to any road user ([`laws::geometry::gap_m`]).
 //! Braking is the worse choice when its clearance falls below [`CLEAR_M`] and keeping on keeps at least
-//! [`MARGIN_M`] more: then the bridge sends an `alert` instead of `slow_down`/`stop` (the vehicle's own
+//! [`MARGIN_M`] more, or when braking touches a road user and keeping on does not (by however little: a
+//! contact against a near miss): then the bridge sends an `alert` instead of `slow_down`/`stop` (the vehicle's own
 //! controller stays in charge), with both clearances in the explanation. It brakes again only once
-//! braking keeps [`CLEAR_M`] or keeping on no longer keeps more (a hysteresis: the futures are rolled out
-//! afresh every frame, and a verdict near the line must not flip the command back and forth). Where both
-//! futures come equally close (both touch, say), braking is kept: it meets the other at a lower speed. A road user too far away to come within [`CLEAR_M`] of
+//! braking keeps [`CLEAR_M`] or keeping on comes closer than braking (a hysteresis: the futures are
+//! rolled out afresh every frame, and a verdict near the line must not flip the command back and forth;
+//! a vehicle that has gone on into a conflict area is not stopped there). Where both futures come
+//! equally close before any hold-off (both touch, say), braking is kept: it meets the other at a lower
+//! speed. A road user too far away to come within [`CLEAR_M`] of
 //! either future is passed over before sampling.
 
 use laws::geometry::{ego_rect, gap_m, wrap_rad, EgoFrame, Rect};
@@ -83,15 +86,16 @@ pub struct BrakeCheck {
 impl BrakeCheck {
     /// Whether to hold off braking (see the module docs), given whether the episode holds off already:
     /// a vehicle that brakes holds off when braking comes too close to a road user and keeping on keeps at
-    /// least [`MARGIN_M`] more clearance; one that keeps on brakes again only when braking no longer comes
-    /// too close or keeping on no longer keeps more clearance than braking. The two conditions differ so
-    /// that a verdict near the line does not flip from frame to frame.
+    /// least [`MARGIN_M`] more clearance, or any clearance where braking touches; one that keeps on brakes
+    /// again only when braking no longer comes too close or keeping on comes closer than braking. The two
+    /// conditions differ so that a verdict near the line does not flip from frame to frame: a vehicle
+    /// that has gone on into a conflict area is not stopped there because both futures touch.
     pub fn hold_off(&self, holding_off: bool) -> bool {
         let (brake, keep) = (self.braking.clearance_m, self.keeping_on.clearance_m);
         if holding_off {
-            self.braking.too_close() && keep > brake
+            self.braking.too_close() && keep >= brake
         } else {
-            self.braking.too_close() && keep >= brake + MARGIN_M
+            self.braking.too_close() && keep > brake && (brake == 0.0 || keep >= brake + MARGIN_M)
         }
     }
 

@@ -206,16 +206,21 @@ fn the_verdict_has_hysteresis() {
     };
     // Both touch: brake (lower speed at contact).
     assert!(!verdict(0.0, 0.0).hold_off(false));
-    // Keeping on only slightly better: a braking vehicle goes on braking, one holding off goes on so.
-    assert!(!verdict(0.0, 0.05).hold_off(false));
-    assert!(verdict(0.0, 0.05).hold_off(true));
+    // Braking touches, keeping on misses by a little: a contact against a near miss, hold off.
+    assert!(verdict(0.0, 0.01).hold_off(false));
+    // Both come close without touching and keeping on is only slightly better: a braking vehicle goes
+    // on braking, one holding off goes on so.
+    assert!(!verdict(0.2, 0.25).hold_off(false));
+    assert!(verdict(0.2, 0.25).hold_off(true));
     // Clearly better: hold off.
     assert!(verdict(0.0, 0.2).hold_off(false));
     // Braking keeps its clearance: brake, whatever keeping on does.
     assert!(!verdict(0.6, 5.0).hold_off(false));
     assert!(!verdict(0.6, 5.0).hold_off(true));
-    // Keeping on is no better any more: brake again.
-    assert!(!verdict(0.2, 0.2).hold_off(true));
+    // Both touch once the vehicle has gone on: it is not stopped in the conflict area.
+    assert!(verdict(0.0, 0.0).hold_off(true));
+    // Keeping on comes closer than braking: brake again.
+    assert!(!verdict(0.2, 0.1).hold_off(true));
 }
 
 proptest! {
