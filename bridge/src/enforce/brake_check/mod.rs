@@ -4,9 +4,9 @@
 //! Braking is the right answer to most alarms, but not to all: a car that has begun to turn across
 //! oncoming traffic, or to cross a priority road, and is told to stop there stops *in* the other's path,
 //! and a car with a close follower stops in front of it. Then the vehicle is better off going on and
-//! clearing the conflict area. So, over the next [`EnforceConfig::brake_check_s`] seconds, two futures are
+//! clearing the conflict area. So, over the next [`super::EnforceConfig::brake_check_s`] seconds, two futures are
 //! rolled out from the frame and compared:
-//! - **braking**: the vehicle brakes at [`EnforceConfig::decel_mps2`] until it stands (and then stays);
+//! - **braking**: the vehicle brakes at [`super::EnforceConfig::decel_mps2`] until it stands (and then stays);
 //! - **keeping on**: it keeps its own acceleration (a braking vehicle keeps braking; an accelerating one
 //!   accelerates up to the larger of its speed and the speed limit). While an intervention of ours is
 //!   braking the vehicle, its own acceleration is that of the last frame before: a car held in a
