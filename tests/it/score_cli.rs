@@ -2,7 +2,7 @@
 //! INTERFACES §5, against `avguard laws eval` (an independent path to the violation times), and across
 //! sharding, resuming and bad inputs. The report is opened in headless Chromium.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
 
 use crate::support::{
@@ -413,13 +413,7 @@ fn report_html_shows_its_plots_in_a_browser() {
     let f = fixture();
     let out = f.root.join("score-browser");
     ok(score(&out, &[], &[&f.test_logs]));
-    let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
-        .into_iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists())
-        .expect(
-            "chromium is not installed: `cargo xtask test` installs it (apt-get install chromium)",
-        );
+    let chromium = crate::support::chromium();
     let profile = scratch();
     let dom = ok(std::process::Command::new(chromium)
         .args([

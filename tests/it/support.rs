@@ -30,6 +30,25 @@ pub fn python() -> Command {
     }
 }
 
+/// Debian's Chromium, for the report check. When it is not installed yet (a fresh machine's plain `cargo
+/// test --workspace`), the first call installs it through the same code as `cargo xtask setup` (apt-get,
+/// as root), printing apt's output; when that fails, the test fails with the reason and the command to
+/// run, as the Python tests do.
+pub fn chromium() -> PathBuf {
+    static BROWSER: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
+    let found = BROWSER.get_or_init(|| {
+        xtask::debian::ensure_chromium()?;
+        xtask::debian::chromium()
+            .ok_or_else(|| "apt-get installed chromium, but it is not in /usr/bin".to_string())
+    });
+    match found {
+        Ok(path) => path.clone(),
+        Err(message) => {
+            panic!("no Chromium for the report check: {message} (or run `cargo xtask setup`)")
+        }
+    }
+}
+
 /// A Python interop script of `tests/py/`, ready for its arguments.
 pub fn python_script(name: &str) -> Command {
     let mut cmd = python();
