@@ -47,31 +47,19 @@ fn car(id: i32, x: f64, y: f64, heading: f64, speed_mps: f64) -> Obstacle {
 
 #[test]
 fn speed_profiles_by_hand() {
-    // Braking from 10 m/s at 5 m/s²: 10 − 2.5 = 7.5 m after 1 s, standing after 2 s at 10 m.
-    let brake = Profile {
-        v0: 10.0,
-        accel: -5.0,
-        v_max: 10.0,
-    };
-    assert_eq!(brake.distance(1.0), 7.5);
-    assert_eq!(brake.distance(2.0), 10.0);
-    assert_eq!(brake.distance(3.0), 10.0);
-    // From 5 m/s at 2 m/s² up to 9 m/s (reached at 2 s, 14 m), then cruising: 14 + 9 = 23 m at 3 s.
-    let go = Profile {
-        v0: 5.0,
-        accel: 2.0,
-        v_max: 9.0,
-    };
-    assert_eq!(go.distance(1.0), 6.0);
-    assert_eq!(go.distance(2.0), 14.0);
-    assert_eq!(go.distance(3.0), 23.0);
-    // Already at or above the cap: constant speed.
-    let cruise = Profile {
-        v0: 9.0,
-        accel: 2.0,
-        v_max: 9.0,
-    };
-    assert_eq!(cruise.distance(2.0), 18.0);
+    // (v0, accel, v_max) → distances after 1, 2 and 3 s.
+    let cases = [
+        // Braking from 10 m/s at 5 m/s²: 10 − 2.5 = 7.5 m after 1 s, standing after 2 s at 10 m.
+        ((10.0, -5.0, 10.0), [7.5, 10.0, 10.0]),
+        // From 5 m/s at 2 m/s² up to 9 m/s (reached at 2 s, 14 m), then cruising: 14 + 9 = 23 m.
+        ((5.0, 2.0, 9.0), [6.0, 14.0, 23.0]),
+        // Already at the cap: constant speed.
+        ((9.0, 2.0, 9.0), [9.0, 18.0, 27.0]),
+    ];
+    for ((v0, accel, v_max), want) in cases {
+        let p = Profile { v0, accel, v_max };
+        assert_eq!([1.0, 2.0, 3.0].map(|t| p.distance(t)), want, "{p:?}");
+    }
 }
 
 #[test]
@@ -123,17 +111,23 @@ fn curvature_from_the_yaw_rate() {
     assert_eq!(curvature(&frame(f64::NAN, 5.0), prev(0.9, 0.0)), 0.0);
 }
 
+/// The check for the ego at 5 m/s (+1 m/s²) and car `id` crossing from the left at 10 m/s, 15 m to the
+/// side, along the line `x` m ahead of the rear axle.
+fn crossing(id: i32, x: f64) -> BrakeCheck {
+    let f = ego(
+        5.0,
+        vec![car(id, x, 15.0, -std::f64::consts::FRAC_PI_2, 10.0)],
+    );
+    check(&f, &futures(1.0))
+}
+
 #[test]
 fn a_turn_under_way_keeps_on_rather_than_stopping_in_the_lane() {
     // The ego's nose is in a lane that a car crosses from the left (heading −y) at 10 m/s; its centre line
     // is 2 m ahead of the rear axle and the car is 15 m away: it sweeps over the ego's footprint from
     // about 1.1 s on. Braking from 5 m/s stops the ego within 4.2 m, still in the lane; keeping on at
     // +1 m/s² takes the rear bumper past the lane's far side (2 + 0.9 + 1 m) before the car arrives.
-    let f = ego(
-        5.0,
-        vec![car(7, 2.0, 15.0, -std::f64::consts::FRAC_PI_2, 10.0)],
-    );
-    let c = check(&f, &futures(1.0));
+    let c = crossing(7, 2.0);
     assert_eq!(c.braking.clearance_m, 0.0, "{c:?}");
     assert_eq!(c.braking.obstacle_id, Some(7));
     assert!(c.keeping_on.clearance_m >= CLEAR_M, "{c:?}");
@@ -148,11 +142,7 @@ fn a_turn_under_way_keeps_on_rather_than_stopping_in_the_lane() {
 #[test]
 fn a_crossing_ahead_is_met_by_braking() {
     // The same car crossing 15 m ahead: braking stops the ego after 4.2 m, keeping on drives into it.
-    let f = ego(
-        5.0,
-        vec![car(3, 15.0, 15.0, -std::f64::consts::FRAC_PI_2, 10.0)],
-    );
-    let c = check(&f, &futures(1.0));
+    let c = crossing(3, 15.0);
     assert!(c.braking.clearance_m >= CLEAR_M, "{c:?}");
     assert_eq!(c.keeping_on.clearance_m, 0.0, "{c:?}");
     assert!(!c.hold_off(false) && !c.hold_off(true));
