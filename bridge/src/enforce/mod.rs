@@ -182,7 +182,10 @@ impl Enforcer {
             self.own_accel_mps2 = frame.accel_mps2;
         }
         let own_accel_mps2 = self.own_accel_mps2;
-        // Rolled out at most once per frame, and only when an episode needs it.
+        // The check is about the vehicle, not a property: one verdict per frame for every episode, with
+        // the hysteresis of the vehicle's state (some episode holds off braking). Rolled out at most once
+        // per frame, and only when an episode needs it.
+        let holding_off = brakes && self.slots.iter().any(|s| s.active && !s.braking);
         let mut outlook: Option<BrakeCheck> = None;
         for (pos, prop) in decision.properties.iter().enumerate() {
             let (threshold, debounce) = self.threshold_of(prop);
@@ -257,7 +260,6 @@ impl Enforcer {
             } else {
                 None
             };
-            let holding_off = active && brakes && !was_braking;
             let hold_off = check.is_some_and(|c| c.hold_off(holding_off));
             let action = if hold_off {
                 Action::Alert

@@ -262,3 +262,48 @@ fn an_episode_is_revised_when_the_brake_check_turns() {
         vec![("end", Action::Clear)]
     );
 }
+
+#[test]
+fn every_episode_of_the_vehicle_gets_the_same_verdict() {
+    // Two properties; a holds off braking from frame 0 on. At frame 1 the crossing car is 5 m to the side,
+    // so both futures touch it: a vehicle that holds off goes on holding off, and b, starting then, is
+    // told the same (not to brake, which alone would stop the vehicle in the car's path).
+    let two = |a: f64, b: f64| Decision {
+        properties: ["a", "b"]
+            .iter()
+            .zip([a, b])
+            .map(|(name, risk)| PropertyRisk {
+                name: (*name).into(),
+                risk,
+                ..prop(risk, false).properties[0].clone()
+            })
+            .collect(),
+    };
+    let mut e = Enforcer::new(EnforceConfig::default());
+    let mut ev = Vec::new();
+    e.step(&turning(0.0, 1.0, true), &two(0.9, 0.1), &mut ev);
+    let mut close = turning(0.1, 1.0, true);
+    close.obstacles[0].y = 5.0;
+    let c = brake_check::check(
+        &close,
+        &brake_check::Futures {
+            curvature: 0.0,
+            own_accel_mps2: 1.0,
+            decel_mps2: 3.0,
+            horizon_s: 3.0,
+        },
+    );
+    assert!(c.hold_off(true) && !c.hold_off(false), "{c:?}");
+    e.step(&close, &two(0.9, 0.9), &mut ev);
+    let sent: Vec<(String, Action)> = ev
+        .iter()
+        .filter_map(|ev| match ev {
+            Event::AlarmStart(i) | Event::AlarmUpdate(i) => Some((i.property.clone(), i.action)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        sent,
+        vec![("a".into(), Action::Alert), ("b".into(), Action::Alert)]
+    );
+}
