@@ -10,6 +10,10 @@
 //!     stand-in `Decide` (per property: 4 predicates → 4-bit state → table lookup), vs a session that
 //!     returns a fixed decision (the enforcement and timer floor). Target: median ≤ 0.5 µs, p99 ≤ 5 µs.
 //!
+//! (d) the brake check's cost per frame during an alarm episode (8 properties alarmed, their enforcer
+//!     rolling out braking and keeping on), with 1 to 1,024 road users within reach of the ego, vs the same
+//!     frames with the check off (`brake_check_s = 0`) in the same run.
+//!
 //! Run: `cargo bench -p bridge --bench live` (release). Sizes scale with `AVGUARD_BENCH_SCALE` (default 1).
 
 use std::hint::black_box;
@@ -357,8 +361,76 @@ fn decision_bench() {
     );
 }
 
+/// Per-frame time of `Enforcer::step` with every property alarmed, over frames with `n_obstacles` road
+/// users scattered within 30 m of the ego and moving at up to 15 m/s.
+fn brake_check_latency(n_obstacles: usize, brake_check_s: f64, frames: usize) -> (f64, f64) {
+    let mut alarmed = TableSession::new().decision;
+    for p in &mut alarmed.properties {
+        p.risk = 0.9;
+    }
+    let mut seed = 12_345u64;
+    let mut next = move || {
+        seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        (seed >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let frames: Vec<Frame> = (0..frames)
+        .map(|k| Frame {
+            t: k as f64 * 0.1,
+            speed_mps: 8.0,
+            accel_mps2: 0.5,
+            heading: 0.02 * k as f64,
+            obstacles: (0..n_obstacles)
+                .map(|i| laws::Obstacle {
+                    id: i as i32,
+                    kind: laws::frame::obstacle_type::VEHICLE,
+                    x: 60.0 * next() - 30.0,
+                    y: 60.0 * next() - 30.0,
+                    heading: 6.3 * next(),
+                    speed_mps: 15.0 * next(),
+                    length: 4.5,
+                    width: 1.8,
+                    priority: false,
+                })
+                .collect(),
+            ..Frame::default()
+        })
+        .collect();
+    let mut enforcer = Enforcer::new(EnforceConfig {
+        brake_check_s,
+        ..EnforceConfig::default()
+    });
+    let mut events = Vec::new();
+    let mut times = Vec::with_capacity(frames.len());
+    for f in &frames {
+        let t0 = Instant::now();
+        events.clear();
+        enforcer.step(f, &alarmed, &mut events);
+        black_box(&events);
+        times.push(t0.elapsed().as_nanos() as f64);
+    }
+    quantiles(times)
+}
+
+fn brake_check_bench() {
+    for n in [1, 10, 100, 1024] {
+        let frames = (20_000 / n).max(200) * scale();
+        let (m, p99) = brake_check_latency(n, 3.0, frames);
+        let (bm, bp99) = brake_check_latency(n, 0.0, frames);
+        println!(
+            "(d) brake check during an episode, {n} road users near: median {:.1} µs, p99 {:.1} µs; check off \
+             median {:.1} µs, p99 {:.1} µs; ratio {:.1}",
+            m / 1e3,
+            p99 / 1e3,
+            bm / 1e3,
+            bp99 / 1e3,
+            m / bm.max(1.0)
+        );
+    }
+}
+
 fn main() {
     decision_bench();
+    brake_check_bench();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -1,32 +1,34 @@
-//! The brake check: before the bridge tells the vehicle to slow down or stop, it asks whether braking
-//! would leave the vehicle in another road user's path.
+//! The brake check: before the bridge tells the vehicle to slow down or stop, it asks whether braking would
+//! leave the vehicle in another road user's path.
 //!
-//! Braking is the right answer to most alarms, but not to all: a car that has begun to turn across
-//! oncoming traffic, or to cross a priority road, and is told to stop there stops *in* the other's path,
-//! and a car with a close follower stops in front of it. Then the vehicle is better off going on and
-//! clearing the conflict area. So, over the next [`super::EnforceConfig::brake_check_s`] seconds, two futures are
-//! rolled out from the frame and compared:
-//! - **braking**: the vehicle brakes at [`super::EnforceConfig::decel_mps2`] until it stands (and then stays);
+//! Braking is the right answer to most alarms, but not to all: a car that has begun to turn across oncoming
+//! traffic, or to cross a priority road, and is told to stop there stops *in* the other's path, and a car
+//! with a close follower stops in front of it. Then the vehicle is better off going on and clearing the
+//! conflict area. So, over the next [`super::EnforceConfig::brake_check_s`] seconds, two futures are rolled
+//! out from the frame and compared:
+//! - **braking**: the vehicle brakes at [`super::EnforceConfig::decel_mps2`] until it stands (and then
+//!   stays);
 //! - **keeping on**: it keeps its own acceleration (a braking vehicle keeps braking; an accelerating one
-//!   accelerates up to the larger of its speed and the speed limit). While an intervention of ours is
-//!   braking the vehicle, its own acceleration is that of the last frame before: a car held in a
-//!   conflict area by our stop would, left alone, go on as it meant to.
+//!   accelerates up to the larger of its speed and the speed limit). While an intervention of ours is braking
+//!   the vehicle, its own acceleration is that of the last frame before: a car held in a conflict area by our
+//!   stop would, left alone, go on as it meant to.
 //!
-//! In both the vehicle keeps its path's curvature (`κ = yaw rate / speed`, the yaw rate from the heading
-//! of the previous frame: a car that brakes keeps its steering), so a turn in progress stays a turn; every
-//! other road user keeps its velocity (as in the closest-approach signals). Each future is sampled every
-//! [`STEP_S`] (at a closing speed of 20 m/s the footprints move 1 m between samples, less than a
-//! car's width) and its *clearance* is the smallest footprint gap to any road user ([`laws::geometry::gap_m`]).
-//! Braking is the worse choice when its clearance falls below [`CLEAR_M`] and keeping on keeps at least
-//! [`MARGIN_M`] more, or when braking touches a road user and keeping on does not (by however little: a
-//! contact against a near miss): then the bridge sends an `alert` instead of `slow_down`/`stop` (the vehicle's own
-//! controller stays in charge), with both clearances in the explanation. It brakes again only once
-//! braking keeps [`CLEAR_M`] or keeping on comes closer than braking (a hysteresis: the futures are
-//! rolled out afresh every frame, and a verdict near the line must not flip the command back and forth;
-//! a vehicle that has gone on into a conflict area is not stopped there). Where both futures come
-//! equally close before any hold-off (both touch, say), braking is kept: it meets the other at a lower
-//! speed. A road user too far away to come within [`CLEAR_M`] of
-//! either future is passed over before sampling.
+//! In both the vehicle keeps its path's curvature (`κ = yaw rate / speed`, the yaw rate from the heading of
+//! the previous frame: a car that brakes keeps its steering), so a turn in progress stays a turn; every other
+//! road user keeps its velocity (as in the closest-approach signals). Each future is sampled every [`STEP_S`]
+//! (at a closing speed of 20 m/s the footprints move 1 m between samples, less than a car's width) and its
+//! *clearance* is the smallest footprint gap to any road user ([`laws::geometry::gap_m`]). Braking is the
+//! worse choice when its clearance falls below [`CLEAR_M`] and keeping on keeps at least [`MARGIN_M`] more,
+//! or when braking touches a road user and keeping on does not (by however little: a contact against a near
+//! miss): then the bridge sends an `alert` instead of `slow_down`/`stop` (the vehicle's own controller stays
+//! in charge), with both clearances in the explanation. It brakes again only once braking keeps [`CLEAR_M`]
+//! or keeping on comes closer than braking (a hysteresis: the futures are rolled out afresh every frame, and
+//! a verdict near the line must not flip the command back and forth; a vehicle that has gone on into a
+//! conflict area is not stopped there). Where both futures come equally close before any hold-off (both
+//! touch, say), braking is kept: it meets the other at a lower speed. Clearances are exact only below
+//! [`EXACT_BELOW_M`], which no verdict looks beyond: a road user too far away to come that close to either
+//! future is passed over before sampling, and a sample whose bounding circles are that far apart (or
+//! farther than the best sample so far) is not measured.
 
 use laws::geometry::{ego_rect, gap_m, wrap_rad, EgoFrame, Rect};
 use laws::Frame;
@@ -38,6 +40,9 @@ mod tests;
 pub const CLEAR_M: f64 = 0.5;
 /// Keeping on must keep this much more clearance than braking to be chosen over it, m.
 pub const MARGIN_M: f64 = 0.1;
+/// Clearances below this are exact (at the samples); above it a future may report a larger one, or none.
+/// No verdict reads them: one at least [`CLEAR_M`] + [`MARGIN_M`] never changes a verdict, m.
+pub const EXACT_BELOW_M: f64 = 1.0;
 /// Sampling step of the rolled-out futures, s.
 pub const STEP_S: f64 = 0.05;
 /// Largest path curvature taken from the yaw rate, 1/m (a 4 m turning radius, tighter than a car's).
@@ -52,8 +57,8 @@ const MAX_YAW_GAP_S: f64 = 0.5;
 /// How close one future comes to the road users.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Outlook {
-    /// The smallest footprint gap to a road user at the samples within the horizon, m (+inf when no road
-    /// user can come within [`CLEAR_M`]).
+    /// The smallest footprint gap to a road user at the samples within the horizon, m: exact below
+    /// [`EXACT_BELOW_M`]; at or above it, a gap at least that large or +inf.
     pub clearance_m: f64,
     /// When that gap is reached, s from the frame (`None` with an infinite clearance).
     pub at_s: Option<f64>,
@@ -102,10 +107,10 @@ impl BrakeCheck {
     /// The check in words, for an intervention's explanation.
     pub fn describe(&self) -> String {
         let side = |o: &Outlook| match (o.at_s, o.obstacle_id) {
-            (Some(t), Some(id)) if o.clearance_m.is_finite() => {
+            (Some(t), Some(id)) if o.clearance_m < EXACT_BELOW_M => {
                 format!("{:.1} m from road user {id} in {t:.1} s", o.clearance_m)
             }
-            _ => format!("at least {CLEAR_M} m from every road user"),
+            _ => format!("at least {EXACT_BELOW_M} m from every road user"),
         };
         format!(
             "braking would come {}, keeping on {}",
@@ -250,7 +255,8 @@ pub fn check(frame: &Frame, futures: &Futures) -> BrakeCheck {
     } else {
         0.0
     };
-    // Both futures' footprints at every sample (the ego's are shared by every road user).
+    // Both futures' footprints at every sample, shared by every road user and laid out only once one is
+    // near enough to need them.
     let path = |p: &Profile| -> Vec<(f64, Rect)> {
         (0..=n_steps)
             .map(|i| {
@@ -259,8 +265,8 @@ pub fn check(frame: &Frame, futures: &Futures) -> BrakeCheck {
             })
             .collect()
     };
-    let futures = [path(&braking), path(&keeping_on)];
-    // How far the ego can get from where it is, and how much a road user can hide between samples.
+    let mut futures: Option<[Vec<(f64, Rect)>; 2]> = None;
+    // How far the ego can get from where it is.
     let reach = braking
         .distance(horizon_s)
         .max(keeping_on.distance(horizon_s));
@@ -274,10 +280,12 @@ pub fn check(frame: &Frame, futures: &Futures) -> BrakeCheck {
             continue;
         }
         // Nearer than this at some time only if the centres start close enough.
-        let slack = ego_radius + m.rect.radius_m() + reach + speed * horizon_s + CLEAR_M;
+        let radii = ego_rect().radius_m() + m.rect.radius_m();
+        let slack = ego_radius + m.rect.radius_m() + reach + speed * horizon_s + EXACT_BELOW_M;
         if m.rect.cx.hypot(m.rect.cy) > slack {
             continue;
         }
+        let futures = futures.get_or_insert_with(|| [path(&braking), path(&keeping_on)]);
         for (future, best) in futures.iter().zip(out.iter_mut()) {
             for &(t, ego) in future {
                 let other = Rect {
@@ -285,6 +293,12 @@ pub fn check(frame: &Frame, futures: &Futures) -> BrakeCheck {
                     cy: m.rect.cy + m.v_lat_mps * t,
                     ..m.rect
                 };
+                // The circles around the footprints bound the gap from below: a sample that cannot beat
+                // the best so far, or come within the exact range, costs no footprint gap.
+                let bound = (other.cx - ego.cx).hypot(other.cy - ego.cy) - radii;
+                if bound >= best.clearance_m.min(EXACT_BELOW_M) {
+                    continue;
+                }
                 let gap = gap_m(&ego, &other);
                 if gap < best.clearance_m {
                     *best = Outlook {
