@@ -282,3 +282,22 @@ fn parse_brake_check(text: &str) -> Result<f64, String> {
         _ => Err(format!("'{text}' is not a horizon from 0 to {max} s")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::parse_brake_check;
+
+    #[test]
+    fn brake_check_horizons_are_seconds_from_0_to_10() {
+        assert_eq!(parse_brake_check("3"), Ok(3.0));
+        assert_eq!(parse_brake_check(" 0 "), Ok(0.0));
+        assert_eq!(parse_brake_check("10"), Ok(10.0));
+        for bad in ["-1", "10.5", "NaN", "inf", "3s", ""] {
+            let err = parse_brake_check(bad).unwrap_err();
+            assert!(
+                err.contains("is not a horizon from 0 to 10 s"),
+                "{bad}: {err}"
+            );
+        }
+    }
+}
