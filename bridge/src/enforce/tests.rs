@@ -13,6 +13,7 @@ fn prop(risk: f64, violated: bool) -> Decision {
             likely_path: vec!["101".into(), "111".into(), "unsafe".into()],
             expected_time_s: Some(1.5),
             calibrated: None,
+            collision: false,
         }],
     }
 }
@@ -306,4 +307,30 @@ fn every_episode_of_the_vehicle_gets_the_same_verdict() {
         sent,
         vec![("a".into(), Action::Alert), ("b".into(), Action::Alert)]
     );
+}
+
+#[test]
+fn a_collision_episode_lasts_at_least_the_hold() {
+    // Risk 0.9 at t = 0, then 0.1 (below θ − hysteresis) from t = 0.1 on.
+    let ends = |collision: bool, hold: f64| {
+        let mut e = Enforcer::new(EnforceConfig {
+            collision_hold_s: hold,
+            ..Default::default()
+        });
+        let mut end = None;
+        for k in 0..20 {
+            let mut d = prop(if k == 0 { 0.9 } else { 0.1 }, false);
+            d.properties[0].collision = collision;
+            let mut ev = Vec::new();
+            e.step(&frame(k as f64 * 0.1), &d, &mut ev);
+            if ev.iter().any(|ev| matches!(ev, Event::AlarmEnd(_))) {
+                end = Some(k);
+            }
+        }
+        end
+    };
+    // A collision property's slow-down holds for 1 s (frames 0–9), a law's ends at once.
+    assert_eq!(ends(true, 1.0), Some(10));
+    assert_eq!(ends(false, 1.0), Some(1));
+    assert_eq!(ends(true, 0.0), Some(1));
 }

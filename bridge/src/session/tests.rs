@@ -113,3 +113,19 @@ fn each_session_starts_with_fresh_windows() {
         .collect();
     assert_eq!(first, second);
 }
+
+#[test]
+fn a_collision_property_is_one_whose_unsafe_predicate_reads_the_collision_flag_alone() {
+    for text in ["collision==1", "collision == 1", "collision"] {
+        assert!(super::reads_collision_alone(text), "{text}");
+    }
+    for text in [
+        "law38.w",
+        "speed<=3",
+        "collision==1 & speed<=3",
+        "collision + speed > 1",
+        "",
+    ] {
+        assert!(!super::reads_collision_alone(text), "{text}");
+    }
+}

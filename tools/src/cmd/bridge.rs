@@ -79,6 +79,12 @@ pub struct Args {
     #[arg(long, value_name = "SECONDS", default_value_t = bridge::enforce::DEFAULT_BRAKE_CHECK_S,
           value_parser = parse_brake_check)]
     pub brake_check: f64,
+    /// Shortest alarm episode of a collision property (one whose unsafe predicate is the collision flag),
+    /// s (0 to 10): its slow-down is not cleared sooner, since braking lowers the risk at once and a
+    /// clear would let the vehicle go on into the conflict.
+    #[arg(long, value_name = "SECONDS", default_value_t = bridge::enforce::DEFAULT_COLLISION_HOLD_S,
+          value_parser = parse_brake_check)]
+    pub collision_hold: f64,
     /// Frame period of the assembled frames, s (default: the model's; another is refused, since the
     /// model steps once per frame).
     #[arg(long)]
@@ -227,6 +233,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 },
                 decel_mps2: args.decel_mps2,
                 brake_check_s: args.brake_check,
+                collision_hold_s: args.collision_hold,
                 ..EnforceConfig::default()
             },
             control_command: args.control_command,
@@ -274,12 +281,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `--brake-check`: seconds within 0..=10 (the rollout's bound, `brake_check::MAX_HORIZON_S`).
+/// `--brake-check` and `--collision-hold`: seconds within 0..=10 (the rollout's bound,
+/// `brake_check::MAX_HORIZON_S`).
 fn parse_brake_check(text: &str) -> Result<f64, String> {
     let max = bridge::enforce::brake_check::MAX_HORIZON_S;
     match text.trim().parse::<f64>() {
         Ok(v) if (0.0..=max).contains(&v) => Ok(v),
-        _ => Err(format!("'{text}' is not a horizon from 0 to {max} s")),
+        _ => Err(format!("'{text}' is not a time from 0 to {max} s")),
     }
 }
 
@@ -294,10 +302,7 @@ mod tests {
         assert_eq!(parse_brake_check("10"), Ok(10.0));
         for bad in ["-1", "10.5", "NaN", "inf", "3s", ""] {
             let err = parse_brake_check(bad).unwrap_err();
-            assert!(
-                err.contains("is not a horizon from 0 to 10 s"),
-                "{bad}: {err}"
-            );
+            assert!(err.contains("is not a time from 0 to 10 s"), "{bad}: {err}");
         }
     }
 }
