@@ -1,9 +1,11 @@
 //! Enforcement: alarm episodes with hysteresis, the intervention to send, and the events to log.
 //!
 //! An *episode* of a property starts on the first frame whose risk reaches θ and ends on the first frame
-//! whose risk falls below `θ - hysteresis`. One intervention is sent when an episode starts and one
-//! `clear` when it ends, so a risk hovering around θ does not spam the simulator; in between, only a turn
-//! of the brake check (below) sends another. A violation (the decision
+//! whose risk falls below `θ - hysteresis`, but not before [`EnforceConfig::collision_hold_s`] for a
+//! property whose violation is a collision ([`PropertyRisk::collision`]: braking lowers its risk at once,
+//! and an early `clear` lets the vehicle go on into the conflict). One intervention is sent when an episode
+//! starts and one `clear` when it ends, so a risk hovering around θ does not spam the simulator; in
+//! between, only a turn of the brake check (below) sends another. A violation (the decision
 //! step says it became certain) is logged once per property per connection.
 //!
 //! Target speed for `slow_down`: the largest speed from which the ego can still stop before the nearest
