@@ -226,11 +226,7 @@ impl Enforcer {
                     property: prop.name.clone(),
                 });
             }
-            let risk = if prop.risk.is_finite() {
-                prop.risk
-            } else {
-                0.0
-            };
+            let risk = laws::geometry::finite_or_zero(prop.risk);
             let slot = &mut self.slots[idx];
             slot.streak = if risk >= threshold {
                 slot.streak.saturating_add(1)

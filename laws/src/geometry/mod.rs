@@ -21,6 +21,15 @@ pub use footprint::{ego_rect, gap_m, Rect, EGO_FRONT_M, EGO_LENGTH_M, EGO_REAR_M
 
 use crate::frame::{Frame, Obstacle};
 
+/// `x`, or 0 where it is NaN or infinite (a frame value no computation should carry on with).
+pub fn finite_or_zero(x: f64) -> f64 {
+    if x.is_finite() {
+        x
+    } else {
+        0.0
+    }
+}
+
 /// Wraps an angle to (−π, π].
 pub fn wrap_rad(a: f64) -> f64 {
     let w = a.rem_euclid(std::f64::consts::TAU);

@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 
 use super::{Signal, SignalContext, SignalSet, Signals};
 use crate::frame::Frame;
-use crate::geometry::Mover;
+use crate::geometry::{finite_or_zero, Mover};
 
 /// The span `acc.mean1s` averages over, s.
 pub const ACC_MEAN_WINDOW_S: f64 = 1.0;
@@ -145,14 +145,6 @@ impl SignalStream {
     /// The signals this stream computes.
     pub fn needed(&self) -> SignalSet {
         self.needed
-    }
-}
-
-fn finite_or_zero(x: f64) -> f64 {
-    if x.is_finite() {
-        x
-    } else {
-        0.0
     }
 }
 

@@ -77,13 +77,13 @@ pub struct Args {
     /// on are rolled out this far, and an alert is sent instead when braking would leave the vehicle in
     /// another road user's path and keeping on would not.
     #[arg(long, value_name = "SECONDS", default_value_t = bridge::enforce::DEFAULT_BRAKE_CHECK_S,
-          value_parser = parse_brake_check)]
+          value_parser = parse_enforce_seconds)]
     pub brake_check: f64,
     /// Shortest alarm episode of a collision property (one whose unsafe predicate is the collision flag),
     /// s (0 to 10): its slow-down is not cleared sooner, since braking lowers the risk at once and a
     /// clear would let the vehicle go on into the conflict.
     #[arg(long, value_name = "SECONDS", default_value_t = bridge::enforce::DEFAULT_COLLISION_HOLD_S,
-          value_parser = parse_brake_check)]
+          value_parser = parse_enforce_seconds)]
     pub collision_hold: f64,
     /// Frame period of the assembled frames, s (default: the model's; another is refused, since the
     /// model steps once per frame).
@@ -283,7 +283,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 /// `--brake-check` and `--collision-hold`: seconds within 0..=10 (the rollout's bound,
 /// `brake_check::MAX_HORIZON_S`).
-fn parse_brake_check(text: &str) -> Result<f64, String> {
+fn parse_enforce_seconds(text: &str) -> Result<f64, String> {
     let max = bridge::enforce::brake_check::MAX_HORIZON_S;
     match text.trim().parse::<f64>() {
         Ok(v) if (0.0..=max).contains(&v) => Ok(v),
@@ -293,15 +293,15 @@ fn parse_brake_check(text: &str) -> Result<f64, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_brake_check;
+    use super::parse_enforce_seconds;
 
     #[test]
-    fn brake_check_horizons_are_seconds_from_0_to_10() {
-        assert_eq!(parse_brake_check("3"), Ok(3.0));
-        assert_eq!(parse_brake_check(" 0 "), Ok(0.0));
-        assert_eq!(parse_brake_check("10"), Ok(10.0));
+    fn enforcement_times_are_seconds_from_0_to_10() {
+        assert_eq!(parse_enforce_seconds("3"), Ok(3.0));
+        assert_eq!(parse_enforce_seconds(" 0 "), Ok(0.0));
+        assert_eq!(parse_enforce_seconds("10"), Ok(10.0));
         for bad in ["-1", "10.5", "NaN", "inf", "3s", ""] {
-            let err = parse_brake_check(bad).unwrap_err();
+            let err = parse_enforce_seconds(bad).unwrap_err();
             assert!(err.contains("is not a time from 0 to 10 s"), "{bad}: {err}");
         }
     }

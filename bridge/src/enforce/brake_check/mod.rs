@@ -30,7 +30,7 @@
 //! future is passed over before sampling, and a sample whose bounding circles are that far apart (or
 //! farther than the best sample so far) is not measured.
 
-use laws::geometry::{ego_rect, gap_m, wrap_rad, EgoFrame, Rect};
+use laws::geometry::{ego_rect, finite_or_zero, gap_m, wrap_rad, EgoFrame, Rect};
 use laws::Frame;
 
 #[cfg(test)]
@@ -140,12 +140,8 @@ pub fn curvature(frame: &Frame, prev: Option<PreviousPose>) -> f64 {
     if !usable {
         return 0.0;
     }
-    let k = wrap_rad(frame.heading - prev.heading) / dt / v;
-    if k.is_finite() {
-        k.clamp(-MAX_CURVATURE, MAX_CURVATURE)
-    } else {
-        0.0
-    }
+    finite_or_zero(wrap_rad(frame.heading - prev.heading) / dt / v)
+        .clamp(-MAX_CURVATURE, MAX_CURVATURE)
 }
 
 /// One future's speed profile: from `v0` at constant `accel` until the speed reaches 0 (then standing) or
@@ -219,16 +215,8 @@ pub fn check(frame: &Frame, futures: &Futures) -> BrakeCheck {
         decel_mps2,
         horizon_s,
     } = *futures;
-    let v0 = if frame.speed_mps.is_finite() {
-        frame.speed_mps.max(0.0)
-    } else {
-        0.0
-    };
-    let accel = if own_accel_mps2.is_finite() {
-        own_accel_mps2
-    } else {
-        0.0
-    };
+    let v0 = finite_or_zero(frame.speed_mps).max(0.0);
+    let accel = finite_or_zero(own_accel_mps2);
     let limit = if frame.speed_limit_mps.is_finite() && frame.speed_limit_mps > 0.0 {
         frame.speed_limit_mps
     } else {
@@ -244,17 +232,9 @@ pub fn check(frame: &Frame, futures: &Futures) -> BrakeCheck {
         accel,
         v_max: v0.max(limit),
     };
-    let horizon_s = if horizon_s.is_finite() {
-        horizon_s.clamp(0.0, MAX_HORIZON_S)
-    } else {
-        0.0
-    };
+    let horizon_s = finite_or_zero(horizon_s).clamp(0.0, MAX_HORIZON_S);
     let n_steps = (horizon_s / STEP_S).ceil() as usize;
-    let k = if curvature.is_finite() {
-        curvature
-    } else {
-        0.0
-    };
+    let k = finite_or_zero(curvature);
     // Both futures' footprints at every sample, shared by every road user and laid out only once one is
     // near enough to need them.
     let path = |p: &Profile| -> Vec<(f64, Rect)> {
@@ -270,7 +250,8 @@ pub fn check(frame: &Frame, futures: &Futures) -> BrakeCheck {
     let reach = braking
         .distance(horizon_s)
         .max(keeping_on.distance(horizon_s));
-    let ego_radius = ego_rect().radius_m() + ego_rect().cx.abs();
+    let base = ego_rect();
+    let ego_radius = base.radius_m() + base.cx.abs();
     let ego_frame = EgoFrame::of(frame);
     let mut out = [Outlook::CLEAR; 2];
     for o in &frame.obstacles {
@@ -280,7 +261,7 @@ pub fn check(frame: &Frame, futures: &Futures) -> BrakeCheck {
             continue;
         }
         // Nearer than this at some time only if the centres start close enough.
-        let radii = ego_rect().radius_m() + m.rect.radius_m();
+        let radii = base.radius_m() + m.rect.radius_m();
         let slack = ego_radius + m.rect.radius_m() + reach + speed * horizon_s + EXACT_BELOW_M;
         if m.rect.cx.hypot(m.rect.cy) > slack {
             continue;
