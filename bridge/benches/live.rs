@@ -55,6 +55,7 @@ impl TableSession {
                     likely_path: Vec::new(),
                     expected_time_s: None,
                     calibrated: None,
+                    enforcement: None,
                     collision: false,
                 })
                 .collect(),

@@ -26,6 +26,9 @@ pub struct PropertyRisk {
     pub expected_time_s: Option<f64>,
     /// The model's calibrated (θ, debounce frames) for this property and risk measure, if any.
     pub calibrated: Option<(f64, u32)>,
+    /// The (θ, debounce frames) a collision property's interventions use when the model calibrated
+    /// them apart from its alarms (`avguard calibrate --enforce-target-false-alarms`), if any.
+    pub enforcement: Option<(f64, u32)>,
     /// Its violation is a collision (the unsafe predicate reads the collision flag alone): its alarm
     /// episodes last at least the enforcer's collision hold.
     pub collision: bool,

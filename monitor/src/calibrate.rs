@@ -531,7 +531,28 @@ pub fn calibration_for_measure<'m>(
     measure: &crate::RiskMeasure,
 ) -> Option<&'m Calibration> {
     let property = model.properties().get(p)?;
-    let c = property.calibration()?;
+    made_for(property, p, property.calibration()?, measure)
+}
+
+/// Property `p`'s intervention `(θ, debounce frames)` ([`crate::PropertyModel::enforcement`]) when it
+/// was calibrated for the risk `measure` reads; `None` otherwise (interventions then use
+/// [`for_measure`]'s).
+pub fn enforcement_for_measure(
+    model: &crate::Model,
+    p: usize,
+    measure: &crate::RiskMeasure,
+) -> Option<(f64, u32)> {
+    let property = model.properties().get(p)?;
+    made_for(property, p, property.enforcement()?, measure).map(|c| (c.theta, c.debounce_frames))
+}
+
+/// `c` (a calibration of `property`, number `p` of its model) when it was made for `measure`.
+fn made_for<'m>(
+    property: &crate::PropertyModel,
+    p: usize,
+    c: &'m Calibration,
+    measure: &crate::RiskMeasure,
+) -> Option<&'m Calibration> {
     let same = match (measure, c.horizon_steps) {
         (crate::RiskMeasure::Eventually, None) => true,
         (crate::RiskMeasure::Within(idx), Some(h)) => {

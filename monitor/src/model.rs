@@ -8,6 +8,7 @@ use laws::LawSource;
 use serde::{Deserialize, Serialize};
 
 use crate::abstraction::{Compiled, PropertyDef};
+use crate::calibrate::Calibration;
 use crate::error::ModelError;
 use crate::forest::ForestShare;
 use crate::property::PropertyModel;
@@ -18,15 +19,19 @@ mod tests;
 /// Magic bytes at the start of every model file.
 pub const MAGIC: &[u8; 16] = b"AVGUARD-MODEL\0\0\0";
 /// The format version this build writes: from 9 on, the properties are followed by one optional forest
-/// per property ([`crate::forest`]).
-pub const FORMAT_VERSION: u32 = 9;
-/// The oldest format version this build reads: version 8 differs from 9 only in that it has no forests
-/// after the properties, and version 7 from 8 only in that its predicates are never conjunctions, so
-/// their files read as they are (without forests).
+/// per property ([`crate::forest`]); from 10 on, the forests by one optional enforcement calibration per
+/// property ([`crate::PropertyModel::enforcement`]).
+pub const FORMAT_VERSION: u32 = 10;
+/// The oldest format version this build reads: version 9 differs from 10 only in that it has no
+/// enforcement calibrations after the forests, version 8 from 9 only in that it has no forests after the
+/// properties, and version 7 from 8 only in that its predicates are never conjunctions, so their files
+/// read as they are (without forests or enforcement calibrations).
 pub const OLDEST_READ_VERSION: u32 = 7;
 
 /// The first format version whose files carry forests.
 const FIRST_FOREST_VERSION: u32 = 9;
+/// The first format version whose files carry enforcement calibrations.
+const FIRST_ENFORCEMENT_VERSION: u32 = 10;
 
 /// All learned properties of a deployment.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -156,19 +161,40 @@ impl Model {
     pub fn set_calibration(
         &mut self,
         name: &str,
-        calibration: crate::calibrate::Calibration,
+        calibration: Calibration,
     ) -> Result<(), ModelError> {
-        let i = self
-            .properties
+        let i = self.index_of(name)?;
+        let p = self.properties[i].clone().with_calibration(calibration)?;
+        self.properties[i] = p;
+        Ok(())
+    }
+
+    /// Stores the threshold the interventions of collision property `name` use (replacing any earlier
+    /// one; `None`: the alarm calibration's).
+    ///
+    /// # Errors
+    /// [`ModelError::Property`] for an unknown property; a malformed calibration or a property that is
+    /// not a collision property (see [`PropertyModel::with_enforcement`]).
+    pub fn set_enforcement(
+        &mut self,
+        name: &str,
+        enforcement: Option<Calibration>,
+    ) -> Result<(), ModelError> {
+        let i = self.index_of(name)?;
+        let p = self.properties[i].clone().with_enforcement(enforcement)?;
+        self.properties[i] = p;
+        Ok(())
+    }
+
+    /// The index of property `name`.
+    fn index_of(&self, name: &str) -> Result<usize, ModelError> {
+        self.properties
             .iter()
             .position(|p| p.name() == name)
             .ok_or_else(|| ModelError::Property {
                 property: name.to_string(),
                 reason: "no such property in the model".into(),
-            })?;
-        let p = self.properties[i].clone().with_calibration(calibration)?;
-        self.properties[i] = p;
-        Ok(())
+            })
     }
 
     /// The embedded law texts.
@@ -201,7 +227,15 @@ impl Model {
         // unsupported types (maps with non-string keys are not among ours, sequences have known length).
         let forests: Vec<Option<&ForestShare>> =
             self.properties.iter().map(PropertyModel::forest).collect();
-        match postcard::to_extend(self, out).and_then(|out| postcard::to_extend(&forests, out)) {
+        let enforcements: Vec<Option<&Calibration>> = self
+            .properties
+            .iter()
+            .map(PropertyModel::enforcement)
+            .collect();
+        match postcard::to_extend(self, out)
+            .and_then(|out| postcard::to_extend(&forests, out))
+            .and_then(|out| postcard::to_extend(&enforcements, out))
+        {
             Ok(v) => v,
             Err(e) => unreachable!("postcard into a Vec cannot fail: {e}"),
         }
@@ -244,6 +278,25 @@ impl Model {
                 .zip(forests)
                 .map(|(p, f)| p.with_forest(f))
                 .collect();
+            tail = rest;
+        }
+        if version >= FIRST_ENFORCEMENT_VERSION {
+            let (enforcements, rest): (Vec<Option<Calibration>>, &[u8]) =
+                postcard::take_from_bytes(tail).map_err(decode)?;
+            if enforcements.len() != model.properties.len() {
+                return Err(ModelError::Decode(format!(
+                    "{} enforcement calibrations for {} properties",
+                    enforcements.len(),
+                    model.properties.len()
+                )));
+            }
+            model.properties = model
+                .properties
+                .into_iter()
+                .zip(enforcements)
+                .map(|(p, e)| p.with_enforcement(e))
+                .collect::<Result<_, _>>()
+                .map_err(|e| ModelError::Decode(e.to_string()))?;
             tail = rest;
         }
         if !tail.is_empty() {

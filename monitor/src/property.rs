@@ -224,6 +224,11 @@ pub struct PropertyModel {
     /// after the properties ([`crate::model`]), so that older files read as they are.
     #[serde(skip_serializing)]
     forest: Option<ForestShare>,
+    /// The threshold interventions use for a collision property, calibrated at its own false-alarm target
+    /// (`avguard calibrate --enforce-target-false-alarms`); `None`: interventions use `calibration`. Model
+    /// files carry it after the forests ([`crate::model`]), so that older files read as they are.
+    #[serde(skip_serializing)]
+    enforcement: Option<Calibration>,
 }
 
 /// Most chains an ensemble may hold besides the property's own (a bound a model file cannot exceed).
@@ -278,6 +283,7 @@ impl<M> PropertyParts<M> {
             risk,
             frame_share: self.frame_share,
             forest: None,
+            enforcement: None,
         };
         m.validate()?;
         Ok(m)
@@ -364,6 +370,7 @@ impl PropertyModel {
             members: Vec::new(),
             frame_share: None,
             forest: None,
+            enforcement: None,
         };
         m.validate()?;
         Ok(m)
@@ -433,6 +440,21 @@ impl PropertyModel {
         Ok(self)
     }
 
+    /// The model with the threshold its interventions use (replacing any earlier one; `None`: the alarm
+    /// calibration's). Only a collision property ([`PropertyModel::is_collision`]) takes one.
+    ///
+    /// # Errors
+    /// [`ModelError::Config`] when the calibration is malformed or its horizon has no table (as
+    /// [`PropertyModel::with_calibration`]), or the property is not a collision property.
+    pub fn with_enforcement(
+        mut self,
+        enforcement: Option<Calibration>,
+    ) -> Result<PropertyModel, ModelError> {
+        self.enforcement = enforcement;
+        self.validate()?;
+        Ok(self)
+    }
+
     /// The structural checks shared by building and loading: every part covers the same state space, the
     /// unsafe and `done` states are absorbing, deadlock ids are in range.
     fn validate(&self) -> Result<(), ModelError> {
@@ -466,17 +488,27 @@ impl PropertyModel {
                 .into());
             }
         }
-        if let Some(c) = &self.calibration {
+        for (what, c) in [
+            ("calibration", &self.calibration),
+            ("enforcement calibration", &self.enforcement),
+        ] {
+            let Some(c) = c else { continue };
             c.check()
-                .map_err(|e| StructureError::Invalid(format!("calibration: {e}")))?;
+                .map_err(|e| StructureError::Invalid(format!("{what}: {e}")))?;
             if let Some(h) = c.horizon_steps {
                 if !self.config.horizons_steps.contains(&h) {
                     return Err(StructureError::Invalid(format!(
-                        "calibration: no table for the horizon of {h} steps"
+                        "{what}: no table for the horizon of {h} steps"
                     ))
                     .into());
                 }
             }
+        }
+        if self.enforcement.is_some() && !self.is_collision() {
+            return Err(StructureError::Invalid(
+                "an enforcement calibration on a property that is not a collision property".into(),
+            )
+            .into());
         }
         if let Some(r) = &self.reactive_rule {
             if r.literals.is_empty() || r.literals.len() > 2 {
@@ -525,7 +557,11 @@ impl PropertyModel {
                 Some("another frame period or window")
             } else if !m.members.is_empty() {
                 Some("members of its own")
-            } else if m.reactive_rule.is_some() || m.calibration.is_some() || m.forest.is_some() {
+            } else if m.reactive_rule.is_some()
+                || m.calibration.is_some()
+                || m.enforcement.is_some()
+                || m.forest.is_some()
+            {
                 Some("a rule, calibration or forest of its own")
             } else {
                 None
@@ -607,6 +643,18 @@ impl PropertyModel {
     pub fn calibration(&self) -> Option<&Calibration> {
         self.calibration.as_ref()
     }
+    /// The threshold interventions use, when calibrated apart from the alarm's
+    /// ([`PropertyModel::with_enforcement`]).
+    pub fn enforcement(&self) -> Option<&Calibration> {
+        self.enforcement.as_ref()
+    }
+    /// Whether the unsafe predicate is an atom over the collision flag alone (`collision==1`,
+    /// `collision`): a collision property, which the bridge holds and may enforce at its own threshold.
+    pub fn is_collision(&self) -> bool {
+        self.predicates
+            .get(self.unsafe_bit)
+            .is_some_and(|text| reads_collision_alone(text))
+    }
     /// Rebuilds the abstraction (cheap: predicates are parsed once).
     ///
     /// # Errors
@@ -646,6 +694,11 @@ pub fn unsafe_mask<D: Domain + ?Sized>(domain: &D) -> Vec<bool> {
     (0..domain.n_states() as StateId)
         .map(|s| domain.is_valid_state(s) && domain.is_unsafe(s))
         .collect()
+}
+
+/// Whether a predicate's text is an atom over the collision flag alone (`collision==1`, `collision`).
+pub fn reads_collision_alone(text: &str) -> bool {
+    laws::Atom::parse(text).is_ok_and(|a| a.signals() == [laws::Signal::Collision])
 }
 
 #[cfg(test)]

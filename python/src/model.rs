@@ -105,6 +105,7 @@ impl Model {
             debounce_frames: debounce,
             horizon_s: horizon,
             per_scenario,
+            ..tools::calibration::CalibrateOptions::default()
         };
         let mut model = (*self.model).clone();
         let done = py

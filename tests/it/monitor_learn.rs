@@ -418,6 +418,65 @@ fn learned_abstraction_calibration_and_the_bound_on_fresh_runs() {
         .unwrap()
         .clone();
     assert!(c.false_alarm_upper <= 0.1, "{c:?}");
+    // The collision property's interventions get their own threshold, at the 20 % target without
+    // debounce on the same calibration runs: the θ `calibrate --debounce 1 --target-false-alarms 20%`
+    // stores as that property's alarm. No other property gets one.
+    assert!(
+        calibrated.contains("no_collision interventions: θ = "),
+        "{calibrated}"
+    );
+    for p in model.properties() {
+        assert_eq!(
+            p.enforcement().is_some(),
+            p.name() == "no_collision",
+            "{}",
+            p.name()
+        );
+    }
+    let e = model
+        .property("no_collision")
+        .unwrap()
+        .enforcement()
+        .unwrap()
+        .clone();
+    assert_eq!((e.debounce_frames, e.target_false_alarm), (1, 0.2), "{e:?}");
+    assert!(e.false_alarm_upper <= 0.2, "{e:?}");
+    let twenty = dir.join("twenty.avg");
+    run_ok(
+        avguard()
+            .args(["calibrate", "--model"])
+            .arg(&model_path)
+            .args(["--target-false-alarms", "20%", "--debounce", "1", "--out"])
+            .arg(&twenty)
+            .arg(&cal),
+    );
+    let alarm = load(&twenty)
+        .property("no_collision")
+        .unwrap()
+        .calibration()
+        .unwrap()
+        .clone();
+    assert_eq!(alarm, e);
+    let info = run_ok(avguard().arg("info").arg(&model_path));
+    assert!(
+        info.contains(&format!("interventions (bridge): θ = {:.4}", e.theta)),
+        "{info}"
+    );
+    // `none` drops it: interventions then start at the alarm's threshold.
+    let plain = dir.join("plain.avg");
+    run_ok(
+        avguard()
+            .args(["calibrate", "--model"])
+            .arg(&model_path)
+            .args(["--target-false-alarms", "10%"])
+            .args(["--enforce-target-false-alarms", "none", "--out"])
+            .arg(&plain)
+            .arg(&cal),
+    );
+    assert!(load(&plain)
+        .properties()
+        .iter()
+        .all(|p| p.enforcement().is_none()));
 
     // Fresh runs: the calibrated alarm's false-alarm rate stays below the target. The bound is a statement
     // about the rate, and ~140 fresh runs scatter around it (±2.5 points at 10 %), so the fresh false alarms

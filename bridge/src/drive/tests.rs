@@ -29,6 +29,7 @@ impl Decide for NearStopSign {
                 likely_path: Vec::new(),
                 expected_time_s: None,
                 calibrated: None,
+                enforcement: None,
                 collision: false,
             }],
         };

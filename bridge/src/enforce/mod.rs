@@ -295,9 +295,10 @@ impl Enforcer {
         }
     }
 
-    /// The θ and debounce (frames) that apply to `prop`.
+    /// The θ and debounce (frames) that apply to `prop`: with calibrated thresholds, its interventions'
+    /// own where the model has them, else its alarm's.
     fn threshold_of(&self, prop: &PropertyRisk) -> (f64, u32) {
-        match prop.calibrated {
+        match prop.enforcement.or(prop.calibrated) {
             Some((theta, debounce)) if self.config.use_calibrated => (theta, debounce.max(1)),
             _ => (self.config.threshold, 1),
         }

@@ -13,6 +13,7 @@ fn prop(risk: f64, violated: bool) -> Decision {
             likely_path: vec!["101".into(), "111".into(), "unsafe".into()],
             expected_time_s: Some(1.5),
             calibrated: None,
+            enforcement: None,
             collision: false,
         }],
     }
@@ -127,7 +128,7 @@ fn target_speed_lets_the_car_stop_before_the_line() {
 #[test]
 fn calibrated_threshold_and_debounce_apply_only_when_asked() {
     let risks = [0.35, 0.2, 0.35, 0.36, 0.37, 0.1];
-    let run = |use_calibrated: bool| {
+    let run_with = |use_calibrated: bool, enforcement: Option<(f64, u32)>| {
         let mut e = Enforcer::new(EnforceConfig {
             threshold: 0.5,
             use_calibrated,
@@ -137,6 +138,7 @@ fn calibrated_threshold_and_debounce_apply_only_when_asked() {
         for (k, r) in risks.iter().enumerate() {
             let mut d = prop(*r, false);
             d.properties[0].calibrated = Some((0.3, 2));
+            d.properties[0].enforcement = enforcement;
             let mut ev = Vec::new();
             e.step(&frame(k as f64 * 0.1), &d, &mut ev);
             for event in ev {
@@ -147,10 +149,17 @@ fn calibrated_threshold_and_debounce_apply_only_when_asked() {
         }
         starts
     };
+    let run = |use_calibrated| run_with(use_calibrated, None);
     // θ = 0.3 held for 2 frames: the one-frame 0.35 at frame 0 is ignored, frames 2-3 start an episode.
     assert_eq!(run(true), vec![(3, 0.3)]);
     // Without the flag the command-line θ = 0.5 rules and nothing reaches it.
     assert!(run(false).is_empty());
+    // An interventions' own threshold (a collision property's) wins over the alarm's: at θ = 0.2 without
+    // debounce frame 0 starts; at θ = 0.36 held for 2 frames, frame 4. The command-line θ still rules
+    // both.
+    assert_eq!(run_with(true, Some((0.2, 1))), vec![(0, 0.2)]);
+    assert_eq!(run_with(true, Some((0.36, 2))), vec![(4, 0.36)]);
+    assert!(run_with(false, Some((0.2, 1))).is_empty());
 }
 
 /// The ego at the origin heading +x at 5 m/s, accelerating at `accel`; with `crossing`, a car crosses from

@@ -153,6 +153,7 @@ impl DecideFactory for Constant {
             likely_path: Vec::new(),
             expected_time_s: None,
             calibrated: None,
+            enforcement: None,
             collision: false,
         };
         Box::new(ConstantSession {

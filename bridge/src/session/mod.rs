@@ -66,10 +66,12 @@ impl DecideFactory for MonitorFactory {
                         i,
                         &self.measure,
                     ),
-                    collision: p
-                        .predicates()
-                        .get(p.unsafe_bit())
-                        .is_some_and(|text| reads_collision_alone(text)),
+                    enforcement: monitor::calibrate::enforcement_for_measure(
+                        self.prototype.model(),
+                        i,
+                        &self.measure,
+                    ),
+                    collision: p.is_collision(),
                 })
                 .collect(),
         };
@@ -150,9 +152,4 @@ impl MonitorDecide {
             *slot = Some(state);
         }
     }
-}
-
-/// Whether a predicate's text is an atom over the collision flag alone (`collision==1`, `collision`).
-fn reads_collision_alone(text: &str) -> bool {
-    laws::Atom::parse(text).is_ok_and(|a| a.signals() == [laws::Signal::Collision])
 }

@@ -114,18 +114,81 @@ fn each_session_starts_with_fresh_windows() {
     assert_eq!(first, second);
 }
 
+/// A collision property (unsafe: the collision flag) reaches the enforcer with its interventions'
+/// threshold beside its alarm's, each for the risk the session reads; the law property has neither.
 #[test]
-fn a_collision_property_is_one_whose_unsafe_predicate_reads_the_collision_flag_alone() {
-    for text in ["collision==1", "collision == 1", "collision"] {
-        assert!(super::reads_collision_alone(text), "{text}");
+fn a_collision_property_carries_its_interventions_threshold() {
+    let laws = vec![
+        LawSource {
+            name: "test.law".into(),
+            text: LAW.into(),
+        },
+        LawSource {
+            name: "c.law".into(),
+            text: "no_collision = G(collision == 0);".into(),
+        },
+    ];
+    let crash = PropertySpec {
+        unsafe_atom: Some("collision".into()),
+        extra_atoms: vec!["speed > 3".into()],
+        ..PropertySpec::for_law("no_collision")
+    };
+    let plan = Plan::from_specs(
+        laws,
+        &[PropertySpec::for_law("law51_sub5"), crash],
+        BuildConfig::default(),
+    )
+    .unwrap();
+    let mut learner = plan.learner(laws::SignalContext::default()).unwrap();
+    for i in 0..20 {
+        let mut frames = run(i % 3 != 0);
+        if i % 4 == 0 {
+            frames.last_mut().unwrap().collision = true;
+        }
+        learner.observe_run(&frames).unwrap();
     }
-    for text in [
-        "law38.w",
-        "speed<=3",
-        "collision==1 & speed<=3",
-        "collision + speed > 1",
-        "",
-    ] {
-        assert!(!super::reads_collision_alone(text), "{text}");
-    }
+    let mut model = plan.build(learner.into_counts()).unwrap();
+    let at = |theta: f64, horizon_steps: Option<u32>| monitor::calibrate::Calibration {
+        theta,
+        debounce_frames: 2,
+        horizon_steps,
+        target_false_alarm: 0.1,
+        confidence: 0.95,
+        n_safe_runs: 30,
+        n_false_alarms: 1,
+        false_alarm_upper: 0.15,
+        n_violating_runs: 5,
+        n_predicted: 4,
+        median_lead_s: Some(1.0),
+    };
+    model
+        .set_calibration("no_collision", at(0.4, None))
+        .unwrap();
+    model
+        .set_enforcement(
+            "no_collision",
+            Some(monitor::calibrate::Calibration {
+                debounce_frames: 1,
+                ..at(0.2, None)
+            }),
+        )
+        .unwrap();
+    let first = |horizon_s| {
+        let factory = MonitorFactory::new(model.clone(), horizon_s, "test".into()).unwrap();
+        factory.session().step(&run(true)[0]).clone()
+    };
+    let d = first(None);
+    let (law, crash) = (&d.properties[0], &d.properties[1]);
+    assert_eq!((law.name.as_str(), law.collision), ("law51_sub5", false));
+    assert_eq!((law.calibrated, law.enforcement), (None, None));
+    assert_eq!(crash.name, "no_collision");
+    assert!(crash.collision);
+    assert_eq!(crash.calibrated, Some((0.4, 2)));
+    assert_eq!(crash.enforcement, Some((0.2, 1)));
+    // Read within 2 s, neither P(eventually) calibration applies.
+    let d = first(Some(2.0));
+    assert_eq!(
+        (d.properties[1].calibrated, d.properties[1].enforcement),
+        (None, None)
+    );
 }

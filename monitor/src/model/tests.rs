@@ -62,38 +62,56 @@ fn rejects_foreign_future_truncated_and_corrupt_files() {
         Model::from_bytes(&future),
         Err(ModelError::Version { found, .. }) if found == crate::model::FORMAT_VERSION + 1
     ));
-    // The forests after the properties: one property, without a forest.
-    assert_eq!(bytes[bytes.len() - 2..], [1, 0]);
-    let before_forests = &bytes[..bytes.len() - 2];
-    // Versions 7 (no conjunction predicates) and 8 (no forests) still read as they are; 6 does not.
-    for version in [7, 8] {
-        let mut old = before_forests.to_vec();
+    // After the properties, the forests (one property, without one), then the enforcement
+    // calibrations (likewise none).
+    assert_eq!(bytes[bytes.len() - 4..], [1, 0, 1, 0]);
+    let before_enforcements = &bytes[..bytes.len() - 2];
+    let before_forests = &bytes[..bytes.len() - 4];
+    // Versions 7 (no conjunction predicates), 8 (no forests) and 9 (no enforcement calibrations) still
+    // read as they are; 6 does not.
+    for (version, body) in [
+        (7, before_forests),
+        (8, before_forests),
+        (9, before_enforcements),
+    ] {
+        let mut old = body.to_vec();
         old[16] = version;
-        assert_eq!(Model::from_bytes(&old).unwrap(), small_model());
-        // With forests after all, those bytes trail.
+        assert_eq!(
+            Model::from_bytes(&old).unwrap(),
+            small_model(),
+            "v{version}"
+        );
+        // With the next version's tail after all, those bytes trail.
         old.extend_from_slice(&[1, 0]);
-        assert!(matches!(
-            Model::from_bytes(&old),
-            Err(ModelError::Decode(_))
-        ));
+        assert!(
+            matches!(Model::from_bytes(&old), Err(ModelError::Decode(_))),
+            "v{version}"
+        );
     }
     let mut six = bytes.clone();
     six[16] = 6;
     let err = Model::from_bytes(&six).unwrap_err();
     assert!(matches!(err, ModelError::Version { found: 6, .. }));
-    assert!(err.to_string().contains("versions 7 to 9"), "{err}");
-    // Forests for another number of properties, and none at all, in a version-9 file.
+    assert!(err.to_string().contains("versions 7 to 10"), "{err}");
+    // Forests, or enforcement calibrations, for another number of properties, and none at all.
     let mut two = before_forests.to_vec();
-    two.extend_from_slice(&[2, 0, 0]);
+    two.extend_from_slice(&[2, 0, 0, 1, 0]);
     let err = Model::from_bytes(&two).unwrap_err();
     assert!(
         err.to_string().contains("2 forests for 1 properties"),
         "{err}"
     );
-    assert!(matches!(
-        Model::from_bytes(before_forests),
-        Err(ModelError::Decode(_))
-    ));
+    let mut two = before_enforcements.to_vec();
+    two.extend_from_slice(&[2, 0, 0]);
+    let err = Model::from_bytes(&two).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("2 enforcement calibrations for 1 properties"),
+        "{err}"
+    );
+    for cut in [before_forests, before_enforcements] {
+        assert!(matches!(Model::from_bytes(cut), Err(ModelError::Decode(_))));
+    }
     assert!(matches!(
         Model::from_bytes(&bytes[..bytes.len() - 9]),
         Err(ModelError::Decode(_))
@@ -211,4 +229,125 @@ fn a_forest_s_splits_must_read_against_the_laws() {
         .to_string();
     assert!(err.contains("forest of its own"), "{err}");
     assert!(p.with_members(vec![m.properties()[0].clone()]).is_ok());
+}
+
+/// A calibration at θ for P(eventually), without debounce.
+fn calibration_at(theta: f64) -> Calibration {
+    Calibration {
+        theta,
+        debounce_frames: 1,
+        horizon_steps: None,
+        target_false_alarm: 0.2,
+        confidence: 0.95,
+        n_safe_runs: 40,
+        n_false_alarms: 5,
+        false_alarm_upper: 0.25,
+        n_violating_runs: 10,
+        n_predicted: 9,
+        median_lead_s: Some(2.5),
+    }
+}
+
+/// A collision property's enforcement calibration is carried through the file beside its alarm
+/// calibration; a property whose unsafe predicate is not the collision flag refuses one, both when set and
+/// when read from a file.
+#[test]
+fn an_enforcement_calibration_round_trips_and_only_a_collision_property_takes_one() {
+    let mut m = small_model();
+    m.set_calibration("no_collision", calibration_at(0.4))
+        .unwrap();
+    m.set_enforcement("no_collision", Some(calibration_at(0.15)))
+        .unwrap();
+    let back = Model::from_bytes(&m.to_bytes()).unwrap();
+    assert_eq!(back, m);
+    let p = back.property("no_collision").unwrap();
+    assert!(p.is_collision());
+    assert_eq!(p.enforcement(), Some(&calibration_at(0.15)));
+    assert_eq!(p.calibration(), Some(&calibration_at(0.4)));
+    // Both read for the risk they were made for (P(eventually)) and neither for another.
+    use crate::calibrate::{enforcement_for_measure, for_measure};
+    use crate::RiskMeasure;
+    assert_eq!(
+        enforcement_for_measure(&back, 0, &RiskMeasure::Eventually),
+        Some((0.15, 1))
+    );
+    assert_eq!(
+        for_measure(&back, 0, &RiskMeasure::Eventually),
+        Some((0.4, 1))
+    );
+    for other in [RiskMeasure::Upper, RiskMeasure::Within(vec![0])] {
+        assert_eq!(enforcement_for_measure(&back, 0, &other), None);
+    }
+    // Within 3 steps (horizon index 1): the enforcement made for it reads there, and not for P(eventually).
+    let mut within = back.clone();
+    within
+        .set_enforcement(
+            "no_collision",
+            Some(Calibration {
+                horizon_steps: Some(3),
+                ..calibration_at(0.15)
+            }),
+        )
+        .unwrap();
+    assert_eq!(
+        enforcement_for_measure(&within, 0, &RiskMeasure::Within(vec![1])),
+        Some((0.15, 1))
+    );
+    assert_eq!(
+        enforcement_for_measure(&within, 0, &RiskMeasure::Eventually),
+        None
+    );
+    // Cleared again, the file is the one without.
+    m.set_enforcement("no_collision", None).unwrap();
+    let mut plain = small_model();
+    plain
+        .set_calibration("no_collision", calibration_at(0.4))
+        .unwrap();
+    assert_eq!(m.to_bytes(), plain.to_bytes());
+    // Malformed, at a horizon without a table, or for an unknown property.
+    for bad in [
+        calibration_at(0.0),
+        Calibration {
+            horizon_steps: Some(7),
+            ..calibration_at(0.2)
+        },
+    ] {
+        assert!(m.set_enforcement("no_collision", Some(bad)).is_err());
+    }
+    assert!(m
+        .set_enforcement("nosuch", Some(calibration_at(0.2)))
+        .is_err());
+
+    // The same chain with `speed < 0.5` as its unsafe predicate is not a collision property.
+    let collision = small_model();
+    let p = &collision.properties()[0];
+    let cfg = BuildConfig {
+        horizons_steps: vec![1, 3],
+        ..BuildConfig::default()
+    };
+    let d = PropertyModel::domain_for(p.predicates(), 1, &cfg).unwrap();
+    let mut c = Counts::new(d.n_states());
+    c.observe_trace(&d, &[0b000, 0b100, 0b010]).unwrap();
+    let slow = PropertyModel::build("no_stop", p.predicates().to_vec(), 1, c, &cfg).unwrap();
+    assert!(!slow.is_collision());
+    let err = slow
+        .clone()
+        .with_enforcement(Some(calibration_at(0.2)))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("not a collision property"), "{err}");
+    let law = LawSource {
+        name: "b.law".into(),
+        text: "no_stop = G(speed >= 0.5);".into(),
+    };
+    let m = Model::try_new(vec![law], vec![slow]).unwrap();
+    let mut bytes = m.to_bytes();
+    assert_eq!(bytes[bytes.len() - 2..], [1, 0]);
+    bytes.truncate(bytes.len() - 2);
+    bytes.extend(postcard::to_stdvec(&vec![Some(calibration_at(0.2))]).unwrap());
+    let err = Model::from_bytes(&bytes).unwrap_err();
+    assert!(
+        matches!(&err, ModelError::Decode(e) if e.contains("not a collision property")),
+        "{err}"
+    );
 }

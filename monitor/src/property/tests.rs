@@ -24,3 +24,19 @@ fn build_config_at_a_frame_period_converts_the_default_horizons() {
         );
     }
 }
+
+#[test]
+fn a_collision_property_is_one_whose_unsafe_predicate_reads_the_collision_flag_alone() {
+    for text in ["collision==1", "collision == 1", "collision"] {
+        assert!(super::reads_collision_alone(text), "{text}");
+    }
+    for text in [
+        "law38.w",
+        "speed<=3",
+        "collision==1 & speed<=3",
+        "collision + speed > 1",
+        "",
+    ] {
+        assert!(!super::reads_collision_alone(text), "{text}");
+    }
+}

@@ -41,7 +41,9 @@ pub struct Args {
     #[arg(long)]
     pub model: PathBuf,
     /// θ: intervene when a property's risk reaches it. Without it, each property's calibrated θ and
-    /// debounce (`avguard calibrate`) are used, and 0.5 for properties without one.
+    /// debounce (`avguard calibrate`) are used — for a collision property, the lower θ its
+    /// interventions were calibrated at (`--enforce-target-false-alarms`) where the model has one — and
+    /// 0.5 for properties without one.
     #[arg(long)]
     pub threshold: Option<f64>,
     /// Risk within this many seconds instead of eventually.
@@ -149,15 +151,20 @@ fn describe_thresholds(path: &Path, horizon_s: Option<f64>) -> anyhow::Result<St
         .properties()
         .iter()
         .enumerate()
-        .map(
-            |(i, p)| match monitor::calibrate::for_measure(&shared, i, &measure) {
+        .map(|(i, p)| {
+            if let Some((theta, _)) =
+                monitor::calibrate::enforcement_for_measure(&shared, i, &measure)
+            {
+                return format!("{} θ={theta:.3} calibrated for interventions", p.name());
+            }
+            match monitor::calibrate::for_measure(&shared, i, &measure) {
                 Some((theta, m)) if m > 1 => {
                     format!("{} calibrated θ={theta:.3} for {m} frames", p.name())
                 }
                 Some((theta, _)) => format!("{} calibrated θ={theta:.3}", p.name()),
                 None => format!("{} θ={DEFAULT_THRESHOLD} (not calibrated)", p.name()),
-            },
-        )
+            }
+        })
         .collect();
     Ok(parts.join(", "))
 }

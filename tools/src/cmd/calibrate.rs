@@ -44,6 +44,13 @@ pub struct Args {
     /// holds for any mix of those kinds in operation, at the price of a higher θ.
     #[arg(long)]
     per_scenario: bool,
+    /// The false-alarm target of the threshold at which a collision property's interventions start
+    /// (`avguard bridge`; the property's unsafe predicate is the collision flag alone), calibrated
+    /// without debounce on the same runs, or `none` to have them start at the alarm's threshold. A
+    /// slow-down costs a safe run a little time while a collision costs far more, so by default
+    /// interventions start at a lower threshold than alarms.
+    #[arg(long, value_name = "RATE|none", default_value = "20%", value_parser = parse_optional_rate)]
+    enforce_target_false_alarms: OptionalRate,
     /// Where to write the calibrated model (default: overwrite MODEL).
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
@@ -70,6 +77,19 @@ fn parse_rate(text: &str) -> Result<f64, String> {
     }
 }
 
+/// A rate, or none (a type of its own: clap reads an `Option` field as an optional argument).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct OptionalRate(Option<f64>);
+
+/// `none` → no target, else as [`parse_rate`].
+fn parse_optional_rate(text: &str) -> Result<OptionalRate, String> {
+    if text.trim().eq_ignore_ascii_case("none") {
+        Ok(OptionalRate(None))
+    } else {
+        parse_rate(text).map(|r| OptionalRate(Some(r)))
+    }
+}
+
 /// Runs `avguard calibrate`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let mut model = crate::modelfile::read(&args.model)?.model;
@@ -79,6 +99,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         debounce_frames: args.debounce,
         horizon_s: args.horizon,
         per_scenario: args.per_scenario,
+        enforce_target_false_alarm: args.enforce_target_false_alarms.0,
     };
     let done = calibrate_logs(&mut model, &args.logs, &args.select, &opts)?;
     for (path, e) in &done.errors {
@@ -130,13 +151,34 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             )?,
             Err(e) => crate::outln!("{}: not calibrated: {e}", r.name)?,
         }
+        match (&r.enforcement, opts.enforce_target_false_alarm) {
+            (Some(Ok(c)), Some(target)) => crate::outln!(
+                "  {} interventions: θ = {:.4} (target {:.1} % false alarms); false alarms {}/{} safe runs \
+                 (upper bound {:.1} %); warned of {}/{} violations{}",
+                r.name,
+                c.theta,
+                100.0 * target,
+                c.n_false_alarms,
+                c.n_safe_runs,
+                100.0 * c.false_alarm_upper,
+                c.n_predicted,
+                c.n_violating_runs,
+                c.median_lead_s
+                    .map_or_else(String::new, |l| format!(", median lead {l:.1} s"))
+            )?,
+            (Some(Err(e)), _) => crate::outln!(
+                "  {} interventions: at the alarm's threshold ({e})",
+                r.name
+            )?,
+            _ => {}
+        }
     }
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::parse_rate;
+    use super::{parse_optional_rate, parse_rate, OptionalRate};
     use crate::calibration::disjoint;
     use std::path::PathBuf;
 
@@ -147,6 +189,43 @@ mod tests {
         assert!(parse_rate("0%").is_err());
         assert!(parse_rate("150%").is_err());
         assert!(parse_rate("ten").is_err());
+        assert_eq!(parse_optional_rate("None"), Ok(OptionalRate(None)));
+        assert_eq!(parse_optional_rate("20%"), Ok(OptionalRate(Some(0.2))));
+        assert!(parse_optional_rate("0").is_err());
+    }
+
+    /// The command line reads into the options: the interventions' target defaults to 20 %, `none` drops
+    /// it.
+    #[test]
+    fn the_interventions_target_defaults_to_twenty_percent() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: super::Args,
+        }
+        let base = [
+            "calibrate",
+            "--model",
+            "m.avg",
+            "--target-false-alarms",
+            "10%",
+        ];
+        let parse = |extra: &[&str]| {
+            Cli::try_parse_from(base.iter().chain(extra).chain(&["cal"]))
+                .unwrap()
+                .args
+                .enforce_target_false_alarms
+        };
+        assert_eq!(parse(&[]), OptionalRate(Some(0.2)));
+        assert_eq!(
+            parse(&["--enforce-target-false-alarms", "none"]),
+            OptionalRate(None)
+        );
+        assert_eq!(
+            parse(&["--enforce-target-false-alarms", "30%"]),
+            OptionalRate(Some(0.3))
+        );
     }
 
     #[test]

@@ -56,7 +56,7 @@ fn property_json(p: &PropertyModel) -> String {
     format!(
         "{{\"name\":{},\"predicates\":[{}],\"unsafe\":{},\"states\":{},\"transitions\":{},\"runs\":{},\
          \"pac\":{{\"met\":{},\"total\":{},\"visited\":{},\"epsilon\":{},\"delta\":{},\"worst\":[{}]}},\
-         \"smoothing\":{{\"alpha\":{},\"scope\":{},\"prior\":{}}},\"frame_share_weight\":{},\"forest\":{},\"horizons_steps\":[{}],\"selection\":{},\"reactive_rule\":{},\"calibration\":{},\"members\":[{}]}}",
+         \"smoothing\":{{\"alpha\":{},\"scope\":{},\"prior\":{}}},\"frame_share_weight\":{},\"forest\":{},\"horizons_steps\":[{}],\"selection\":{},\"reactive_rule\":{},\"calibration\":{},\"enforcement\":{},\"members\":[{}]}}",
         quote(p.name()),
         preds.join(","),
         quote(&p.predicates()[p.unsafe_bit()]),
@@ -92,6 +92,7 @@ fn property_json(p: &PropertyModel) -> String {
         to_json(p.selection()),
         to_json(p.reactive_rule()),
         to_json(p.calibration()),
+        to_json(p.enforcement()),
         p.members()
             .iter()
             .map(property_json)
@@ -233,6 +234,21 @@ fn text(model: &Model) -> String {
                  {:.0} % confidence upper bound {:.1} % (target {:.1} %)",
                 c.theta,
                 c.debounce_frames,
+                c.horizon_steps
+                    .map_or_else(|| "P(eventually)".to_owned(), |h| format!("P(within {h} steps)")),
+                c.n_false_alarms,
+                c.n_safe_runs,
+                100.0 * c.confidence,
+                100.0 * c.false_alarm_upper,
+                100.0 * c.target_false_alarm
+            );
+        }
+        if let Some(c) = p.enforcement() {
+            let _ = writeln!(
+                out,
+                "  interventions (bridge): θ = {:.4}, {}; false alarms {}/{} safe calibration runs, \
+                 {:.0} % confidence upper bound {:.1} % (target {:.1} %)",
+                c.theta,
                 c.horizon_steps
                     .map_or_else(|| "P(eventually)".to_owned(), |h| format!("P(within {h} steps)")),
                 c.n_false_alarms,

@@ -56,7 +56,10 @@ fn enforcement_words(threshold: Option<f64>) -> String {
     match threshold {
         Some(theta) => format!("θ = {theta}"),
         None => {
-            format!("each property's calibrated θ (θ = {UNCALIBRATED_THRESHOLD} if not calibrated)")
+            format!(
+                "each property's calibrated θ, a collision's its interventions' (θ = \
+                 {UNCALIBRATED_THRESHOLD} if not calibrated)"
+            )
         }
     }
 }
@@ -147,6 +150,18 @@ pub fn run(cfg: &DemoConfig) -> anyhow::Result<Summary> {
                 100.0 * c.target_false_alarm
             )?,
             Err(e) => crate::outln!("        not calibrated: {e}")?,
+        }
+        match &cal.enforcement {
+            Some(Ok(c)) => crate::outln!(
+                "        interventions at θ = {:.3}: false alarms {}/{} (95 % upper bound {:.1} % ≤ target {:.0} %)",
+                c.theta,
+                c.n_false_alarms,
+                c.n_safe_runs,
+                100.0 * c.false_alarm_upper,
+                100.0 * c.target_false_alarm
+            )?,
+            Some(Err(e)) => crate::outln!("        interventions at the alarm's θ: {e}")?,
+            None => {}
         }
     }
 

@@ -32,6 +32,7 @@ impl Decide for Scripted {
                 likely_path: vec!["11".into(), "unsafe".into()],
                 expected_time_s: Some(0.8),
                 calibrated: None,
+                enforcement: None,
                 collision: false,
             }],
         };
