@@ -136,44 +136,43 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     for r in results {
         match r.result {
             Ok(c) => crate::outln!(
-                "{}: θ = {:.4}, debounce {} frame(s); false alarms {}/{} safe runs (upper bound {:.1} %); \
-                 warned of {}/{} violations{}",
+                "{}: θ = {:.4}, debounce {} frame(s); {}",
                 r.name,
                 c.theta,
                 c.debounce_frames,
-                c.n_false_alarms,
-                c.n_safe_runs,
-                100.0 * c.false_alarm_upper,
-                c.n_predicted,
-                c.n_violating_runs,
-                c.median_lead_s
-                    .map_or_else(String::new, |l| format!(", median lead {l:.1} s"))
+                counts_words(&c)
             )?,
             Err(e) => crate::outln!("{}: not calibrated: {e}", r.name)?,
         }
         match (&r.enforcement, opts.enforce_target_false_alarm) {
             (Some(Ok(c)), Some(target)) => crate::outln!(
-                "  {} interventions: θ = {:.4} (target {:.1} % false alarms); false alarms {}/{} safe runs \
-                 (upper bound {:.1} %); warned of {}/{} violations{}",
+                "  {} interventions: θ = {:.4} (target {:.1} % false alarms); {}",
                 r.name,
                 c.theta,
                 100.0 * target,
-                c.n_false_alarms,
-                c.n_safe_runs,
-                100.0 * c.false_alarm_upper,
-                c.n_predicted,
-                c.n_violating_runs,
-                c.median_lead_s
-                    .map_or_else(String::new, |l| format!(", median lead {l:.1} s"))
+                counts_words(c)
             )?,
-            (Some(Err(e)), _) => crate::outln!(
-                "  {} interventions: at the alarm's threshold ({e})",
-                r.name
-            )?,
+            (Some(Err(e)), _) => {
+                crate::outln!("  {} interventions: at the alarm's threshold ({e})", r.name)?
+            }
             _ => {}
         }
     }
     Ok(())
+}
+
+/// A calibration's counts on its runs: false alarms with their bound, violations warned of, median lead.
+fn counts_words(c: &monitor::calibrate::Calibration) -> String {
+    format!(
+        "false alarms {}/{} safe runs (upper bound {:.1} %); warned of {}/{} violations{}",
+        c.n_false_alarms,
+        c.n_safe_runs,
+        100.0 * c.false_alarm_upper,
+        c.n_predicted,
+        c.n_violating_runs,
+        c.median_lead_s
+            .map_or_else(String::new, |l| format!(", median lead {l:.1} s"))
+    )
 }
 
 #[cfg(test)]

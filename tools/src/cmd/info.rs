@@ -118,6 +118,20 @@ pub fn json(model: &Model) -> String {
     )
 }
 
+/// A calibration's risk measure and its false-alarm bound on the calibration runs.
+fn bound_words(c: &monitor::calibrate::Calibration) -> String {
+    format!(
+        "{}; false alarms {}/{} safe calibration runs, {:.0} % confidence upper bound {:.1} % (target {:.1} %)",
+        c.horizon_steps
+            .map_or_else(|| "P(eventually)".to_owned(), |h| format!("P(within {h} steps)")),
+        c.n_false_alarms,
+        c.n_safe_runs,
+        100.0 * c.confidence,
+        100.0 * c.false_alarm_upper,
+        100.0 * c.target_false_alarm
+    )
+}
+
 fn text(model: &Model) -> String {
     let mut out = String::new();
     for p in model.properties() {
@@ -230,32 +244,18 @@ fn text(model: &Model) -> String {
         if let Some(c) = p.calibration() {
             let _ = writeln!(
                 out,
-                "  calibrated: θ = {:.4}, debounce {} frame(s), {}; false alarms {}/{} safe calibration runs, \
-                 {:.0} % confidence upper bound {:.1} % (target {:.1} %)",
+                "  calibrated: θ = {:.4}, debounce {} frame(s), {}",
                 c.theta,
                 c.debounce_frames,
-                c.horizon_steps
-                    .map_or_else(|| "P(eventually)".to_owned(), |h| format!("P(within {h} steps)")),
-                c.n_false_alarms,
-                c.n_safe_runs,
-                100.0 * c.confidence,
-                100.0 * c.false_alarm_upper,
-                100.0 * c.target_false_alarm
+                bound_words(c)
             );
         }
         if let Some(c) = p.enforcement() {
             let _ = writeln!(
                 out,
-                "  interventions (bridge): θ = {:.4}, {}; false alarms {}/{} safe calibration runs, \
-                 {:.0} % confidence upper bound {:.1} % (target {:.1} %)",
+                "  interventions (bridge): θ = {:.4}, {}",
                 c.theta,
-                c.horizon_steps
-                    .map_or_else(|| "P(eventually)".to_owned(), |h| format!("P(within {h} steps)")),
-                c.n_false_alarms,
-                c.n_safe_runs,
-                100.0 * c.confidence,
-                100.0 * c.false_alarm_upper,
-                100.0 * c.target_false_alarm
+                bound_words(c)
             );
         }
     }
