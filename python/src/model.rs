@@ -87,7 +87,7 @@ impl Model {
     /// `avguard calibrate` on this model (see `tools::calibration::calibrate_logs`): the calibrated model,
     /// the logs skipped with why, and the properties left uncalibrated with why.
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
-    #[pyo3(signature = (logs, target_false_alarms, confidence, debounce, select, horizon, per_scenario))]
+    #[pyo3(signature = (logs, target_false_alarms, confidence, debounce, select, horizon, per_scenario, enforce_target_false_alarms))]
     fn calibrate(
         &self,
         py: Python<'_>,
@@ -98,6 +98,7 @@ impl Model {
         select: Vec<PathBuf>,
         horizon: Option<f64>,
         per_scenario: bool,
+        enforce_target_false_alarms: Option<f64>,
     ) -> PyResult<(Model, Vec<(String, String)>, Vec<(String, String)>)> {
         let opts = tools::calibration::CalibrateOptions {
             target_false_alarm: target_false_alarms,
@@ -105,7 +106,7 @@ impl Model {
             debounce_frames: debounce,
             horizon_s: horizon,
             per_scenario,
-            ..tools::calibration::CalibrateOptions::default()
+            enforce_target_false_alarm: enforce_target_false_alarms,
         };
         let mut model = (*self.model).clone();
         let done = py

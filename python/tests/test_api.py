@@ -372,6 +372,39 @@ def test_calibrate_gives_the_cli_s_model_and_skips_a_bad_log(data, tmp_path):
         avguard.Model.load(data.model).calibrate(cal, target_false_alarms=10)
 
 
+def test_calibrate_sets_the_collision_interventions_threshold_as_the_cli_does(data, tmp_path):
+    """enforce_target_false_alarms is `--enforce-target-false-alarms`: the default and another rate give a
+    collision property its interventions' θ, None gives none, each the CLI's model file to the byte."""
+    cal = tmp_path / "cal"
+    cli("simulate", "--scenario", REPO / "scenarios" / "red_light_queue.toml", "--runs", 60, "--seed", 17, "--out", cal)
+    base = avguard.Model.load(data.model)
+    assert "no_collision" in base.properties
+    enforcement = {}
+    for flag, rate in [("20%", 0.2), ("40%", 0.4), ("none", None)]:
+        by_cli = tmp_path / f"cli-{flag}.bin"
+        cli(
+            "calibrate", "--model", data.model, "--target-false-alarms", "10%", "--debounce", "1",
+            "--enforce-target-false-alarms", flag, "--out", by_cli, cal,
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = base.calibrate(cal, target_false_alarms=0.1, debounce=[1], enforce_target_false_alarms=rate)
+        assert model.to_bytes() == by_cli.read_bytes(), flag
+        enforcement[flag] = {p["name"]: p["enforcement"] for p in model.info()["properties"]}
+    # Only the collision property has one, at its own target; a looser target gives a θ no higher.
+    for flag, target in [("20%", 0.2), ("40%", 0.4)]:
+        assert {n for n, e in enforcement[flag].items() if e is not None} == {"no_collision"}
+        assert enforcement[flag]["no_collision"]["target_false_alarm"] == pytest.approx(target)
+    assert enforcement["40%"]["no_collision"]["theta"] <= enforcement["20%"]["no_collision"]["theta"]
+    assert all(e is None for e in enforcement["none"].values())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert base.calibrate(cal, enforce_target_false_alarms=None).to_bytes() != base.calibrate(cal).to_bytes()
+    for bad in (0.0, 1.0, 20.0, float("nan")):
+        with pytest.raises(ValueError):
+            base.calibrate(cal, enforce_target_false_alarms=bad)
+
+
 # `select::member_seed(0, 1)`: the fold seed of an ensemble's second chain under `--seed 0`.
 SECOND_CHAIN_SEED = 0x9E3779B97F4A7C15
 

@@ -240,12 +240,16 @@ class Model:
         select: Optional[Paths] = None,
         horizon: Optional[float] = None,
         per_scenario: bool = False,
+        enforce_target_false_alarms: Optional[float] = 0.2,
     ) -> "Model":
         """A copy of this model calibrated on ``logs`` (not the training logs), as ``avguard calibrate
         --target-false-alarms RATE [--confidence C] [--debounce M,...] [--select LOGS] [--horizon H]
-        [--per-scenario]`` calibrates it: each property's θ so that the one-sided Clopper–Pearson bound of
-        its false-alarm rate is at most ``target_false_alarms`` (a fraction), the debounce chosen on the
-        ``select`` logs (e.g. the training logs). The same inputs give the same model file as the CLI.
+        [--per-scenario] [--enforce-target-false-alarms RATE|none]`` calibrates it: each property's θ so
+        that the one-sided Clopper–Pearson bound of its false-alarm rate is at most ``target_false_alarms``
+        (a fraction), the debounce chosen on the ``select`` logs (e.g. the training logs); and for a
+        collision property (unsafe predicate the collision flag alone) a second θ, without debounce, at
+        which the bridge's interventions start, for ``enforce_target_false_alarms`` (a fraction; ``None``:
+        interventions at the alarm's θ). The same inputs give the same model file as the CLI.
 
         A property that cannot be calibrated (too few safe runs) keeps none, with a warning saying why.
         Logs that cannot be read are skipped; once the others are done, :class:`LogErrors` is raised with
@@ -253,9 +257,14 @@ class Model:
         """
         if not 0.0 < target_false_alarms < 1.0:
             raise ValueError(f"target_false_alarms must be a fraction in (0, 1), got {target_false_alarms}")
+        if enforce_target_false_alarms is not None and not 0.0 < enforce_target_false_alarms < 1.0:
+            raise ValueError(
+                "enforce_target_false_alarms must be a fraction in (0, 1) or None, "
+                f"got {enforce_target_false_alarms}"
+            )
         native, skipped, uncalibrated = self._native.calibrate(
             _paths(logs), target_false_alarms, confidence, [int(m) for m in debounce],
-            _paths(select) if select is not None else [], horizon, per_scenario,
+            _paths(select) if select is not None else [], horizon, per_scenario, enforce_target_false_alarms,
         )
         model = Model(native)
         for name, why in uncalibrated:
