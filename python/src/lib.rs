@@ -42,6 +42,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // A log-reading child (see `log::isolate_log_reads`) serves here and exits.
     scenarios::log::isolated::serve_if_child();
     m.add("AvguardError", m.py().get_type::<AvguardError>())?;
+    // The CLI's default, so that `Model.calibrate`'s cannot drift from it.
+    m.add(
+        "DEFAULT_ENFORCE_TARGET",
+        tools::calibration::DEFAULT_ENFORCE_TARGET,
+    )?;
     m.add_function(wrap_pyfunction!(log::read_log, m)?)?;
     m.add_function(wrap_pyfunction!(log::signals, m)?)?;
     m.add_function(wrap_pyfunction!(log::isolate_log_reads, m)?)?;

@@ -240,7 +240,7 @@ class Model:
         select: Optional[Paths] = None,
         horizon: Optional[float] = None,
         per_scenario: bool = False,
-        enforce_target_false_alarms: Optional[float] = 0.2,
+        enforce_target_false_alarms: Optional[float] = _native.DEFAULT_ENFORCE_TARGET,
     ) -> "Model":
         """A copy of this model calibrated on ``logs`` (not the training logs), as ``avguard calibrate
         --target-false-alarms RATE [--confidence C] [--debounce M,...] [--select LOGS] [--horizon H]
