@@ -455,3 +455,141 @@ fn repeated_evaluations_print_each_seed_and_sum_their_pairs() {
     let want = format!("{} of {} ({} / {})", sums[4], sums[5], sums[6], sums[7]);
     assert!(sum_row.contains(&want), "'{want}' not in '{sum_row}'");
 }
+
+/// RSS tuned to each false-alarm budget (a collision property only): the response-time scale chosen on
+/// the learning runs keeps within its budget there, its figures on the test runs are those `avguard
+/// score` gives RSS with the same response times (an independent path: `score`'s own RSS comparator),
+/// the printed rows and verdicts say the same, and the tally counts the pairs within a budget.
+#[test]
+fn evaluate_tunes_rss_to_each_budget_on_the_learning_runs() {
+    let tmp = scratch();
+    let dir = tmp.path();
+    let (train, test, out) = (dir.join("train"), dir.join("test"), dir.join("ev"));
+    // Neither scenario has pedestrians, whose response time `score` cannot set.
+    for kind in ["left_turn.toml", "red_light_queue.toml"] {
+        simulate(kind, 80, 5, &train);
+        simulate(kind, 40, 6, &test);
+    }
+    let printed = run_ok(
+        evaluate(&train, &test)
+            .args(["--max-predicates", "5", "--folds", "3", "--alpha", "1"])
+            .arg("--out")
+            .arg(&out),
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("evaluate.json")).unwrap()).unwrap();
+    let auto = &json["models"][1]["properties"];
+    // Only the collision property is tuned.
+    for (name, p) in auto.as_object().unwrap() {
+        let n = p["rss_tuned"].as_array().map_or(0, Vec::len);
+        assert_eq!(n > 0, name == "no_collision", "{name}: {}", p["rss_tuned"]);
+    }
+    let p = &auto["no_collision"];
+    let tuned = p["rss_tuned"].as_array().unwrap();
+    let budgets: Vec<f64> = tuned
+        .iter()
+        .map(|t| t["budget_pct"].as_f64().unwrap())
+        .collect();
+    assert_eq!(budgets, [5.0, 10.0, 20.0, 40.0]);
+    let section = printed
+        .split("\nno_collision — test runs: ")
+        .nth(1)
+        .and_then(|s| s.split("\n\n").next())
+        .unwrap_or_else(|| panic!("no table for no_collision:\n{printed}"));
+    let scales = [1.0, 0.8, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1, 0.0];
+    let (mut n_within, mut n_scored, mut n_dominated) = (0, 0, 0);
+    for t in tuned {
+        let budget = t["budget_pct"].as_f64().unwrap();
+        let within = t["within_budget"].as_bool().unwrap();
+        let learning_fa = t["learning"]["false_alarm_pct"].as_f64().unwrap();
+        let Some(scale) = t["response_scale"].as_f64() else {
+            // No choice: none keeps within the budget, and nothing was scored.
+            assert!(!within && learning_fa > budget, "{t}");
+            assert!(t["summary"].is_null() && t["dominance"].is_null(), "{t}");
+            let line = format!("RSS tuned to ≤ {budget:.0}%: no response time keeps within it");
+            assert!(section.contains(&line), "no '{line}' in\n{section}");
+            continue;
+        };
+        assert!(scales.contains(&scale), "{t}");
+        assert!((t["ego_response_s"].as_f64().unwrap() - scale).abs() < 1e-12);
+        if within {
+            n_within += 1;
+            assert!(learning_fa <= budget + 1e-9, "{t}");
+            let line = format!("RSS tuned to ≤ {budget:.0}% (response times × {scale}, ego");
+            assert!(section.contains(&line), "no '{line}' in\n{section}");
+            n_dominated += usize::from(t["dominance"]["dominates"] == true);
+        } else {
+            // Above the budget: shown only for the calibration's target, as near as RSS comes.
+            assert_eq!(budget, 10.0, "{t}");
+            assert!(learning_fa > budget, "{t}");
+            assert!(
+                section.contains("RSS as near ≤ 10% as it comes"),
+                "{section}"
+            );
+        }
+        // The same RSS scored by `avguard score` on the same test runs with the auto model.
+        let scored = dir.join(format!("score-{budget}"));
+        run_ok(
+            avguard()
+                .args(["score", "--model"])
+                .arg(out.join("model_auto.bin"))
+                .arg("--out")
+                .arg(&scored)
+                .args(["--rss-ego-response-s", &scale.to_string()])
+                .args(["--rss-other-response-s", &(2.0 * scale).to_string()])
+                .arg(&test),
+        );
+        let score: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(scored.join("score.json")).unwrap()).unwrap();
+        let rss = &score["comparators"]["no_collision"]["rss"];
+        for key in [
+            "predicted_pct",
+            "false_alarm_pct",
+            "median_lead_s",
+            "n_safe_runs",
+        ] {
+            assert_eq!(t["summary"][key], rss[key], "{key}: {t} against {rss}");
+        }
+        assert_eq!(t["dominance"]["comparator_summary"], t["summary"], "{t}");
+        n_scored += 1;
+    }
+    assert!(n_within >= 1 && n_scored >= 2, "{printed}");
+    // Only the pairs within a budget are tallied.
+    let n_violating = p["comparison"]["comparators"][0][1]["n_violating_runs"]
+        .as_u64()
+        .unwrap();
+    let tally = &json["dominated_pairs"]["rss_tuned"];
+    let counted = if n_violating >= 5 { n_within } else { 0 };
+    assert_eq!(tally["pairs"], counted, "{tally}");
+    if n_violating >= 5 {
+        assert_eq!(tally["dominated"], n_dominated, "{tally}");
+    }
+    // The calibrated alarm against RSS at the calibration's target: the verdict is the rule applied to
+    // the two summaries written beside it.
+    let vs = &p["calibrated_against_rss_tuned"];
+    let (ours, theirs) = (&vs["calibrated"], &vs["rss_tuned"]["summary"]);
+    let f = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap_or(0.0);
+    let longer = match (
+        ours["median_lead_s"].as_f64(),
+        theirs["median_lead_s"].as_f64(),
+    ) {
+        (Some(a), Some(b)) => a > b,
+        (Some(_), None) => true,
+        (None, _) => false,
+    };
+    let earlier = f(ours, "predicted_pct") >= f(theirs, "predicted_pct")
+        && f(ours, "false_alarm_pct") <= f(theirs, "false_alarm_pct")
+        && longer;
+    assert_eq!(vs["earlier"], earlier, "{vs}");
+    assert_eq!(ours, &p["comparison"]["calibrated"], "{vs}");
+    let words = if earlier {
+        "— earlier"
+    } else {
+        "— not earlier"
+    };
+    let line = section
+        .lines()
+        .find(|l| l.contains("calibrated θ against RSS"))
+        .unwrap_or_else(|| panic!("no calibrated line in\n{section}"));
+    assert!(line.contains(words), "{line}");
+}

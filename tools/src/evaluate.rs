@@ -13,6 +13,11 @@
 //! the rule for that budget, so for each of the criterion's budgets the best rule within it on the
 //! learning runs ([`AutoPlan::build_with_budget_rules`]) is scored on the test runs too, and the auto curve is
 //! compared with each at that rule's own test false-alarm rate.
+//!
+//! RSS with CARLA's parameters is one cautious operating point; for a collision property it is also tuned
+//! to each budget on the learning runs (its response times shortened until it keeps within it,
+//! [`rss_tuned`]) and scored on the test runs beside the curve, and the calibrated alarm is compared with
+//! RSS tuned to the calibration's own target.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -29,10 +34,12 @@ use rayon::prelude::*;
 use crate::calibration::{calibrate_model, CalibrateOptions, PropertyCalibration};
 use crate::report::{run_by_run_words, verdict};
 use crate::score::{calibrated_rule, run_series};
+pub mod rss_tuned;
+
 use crate::time_ahead::{
-    at_budgets, calibration_check, dominance, score_run_calibrated, summarise, threshold_key,
-    BudgetPoint, Comparison, CurvePoint, Dominance, PairedRun, RunScore, RunSeries, Summary,
-    FALSE_ALARM_BUDGETS_PCT,
+    at_budgets, calibration_check, dominance, first_alarm_score, score_run_calibrated, summarise,
+    threshold_key, AlarmScore, BudgetPoint, Comparison, CurvePoint, Dominance, PairedRun, RunScore,
+    RunSeries, Summary, FALSE_ALARM_BUDGETS_PCT,
 };
 
 /// Properties with fewer violating test runs are left out of [`Evaluation::dominated_pairs`] (issue #9's
@@ -115,6 +122,9 @@ pub struct Evaluation {
     pub models: Vec<ModelResult>,
     /// The rules written for each of [`FALSE_ALARM_BUDGETS_PCT`], beside the auto model.
     pub budget_rules: Vec<BudgetRules>,
+    /// RSS tuned to each budget and to the calibration's target, per collision property of the auto
+    /// model (see [`rss_tuned`]).
+    pub rss_tuned: Vec<rss_tuned::Tuned>,
     /// Logs that could not be read.
     pub errors: crate::batch::Failures,
     /// Per model, each property's comparison (with its resampled shares), once computed.
@@ -132,6 +142,8 @@ pub struct AutoComparison {
     pub comparison: Comparison,
     /// Against the rules written for each budget.
     pub budget_rules: Vec<BudgetRuleResult>,
+    /// Against RSS tuned to each budget and to the calibration's target (collision properties only).
+    pub rss_tuned: Vec<rss_tuned::TunedResult>,
 }
 
 /// Comparator pairs over the properties with at least [`MIN_VIOLATING_FOR_PAIRS`] violating test runs.
@@ -213,22 +225,23 @@ fn series_per_model(
     rss: Option<&RssParams>,
     label: &str,
 ) -> anyhow::Result<PerModel<Vec<RunSeries>>> {
-    map_per_model(models, logs, rss, label, &|_, series, _| series)
+    map_per_model(models, logs, rss, &[], label, &|_, series, _, _| series)
 }
 
 /// Every log's per-property series under every model, reading each log once, each passed to
-/// `map(model index, series, (run id, scenario))` as soon as it is made, so that only what `map` keeps
-/// stays in memory.
+/// `map(model index, series, (run id, scenario), first frame each of rss_variants finds dangerous)` as
+/// soon as it is made, so that only what `map` keeps stays in memory.
 fn map_per_model<T, F>(
     models: &[Arc<Model>],
     logs: &[PathBuf],
     rss: Option<&RssParams>,
+    rss_variants: &[RssParams],
     label: &str,
     map: &F,
 ) -> anyhow::Result<PerModel<T>>
 where
     T: Send,
-    F: Fn(usize, Vec<RunSeries>, (&str, &str)) -> T + Sync,
+    F: Fn(usize, Vec<RunSeries>, (&str, &str), &[Option<usize>]) -> T + Sync,
 {
     let sessions = models
         .iter()
@@ -252,10 +265,13 @@ where
                             crate::batch::check_log_period(log.meta.frame_period_s, period)?;
                         }
                         let id = (log.meta.run_id.as_str(), log.meta.scenario.as_str());
+                        let first = rss_tuned::first_dangerous(&log.frames, rss_variants);
                         let per_model = sessions
                             .iter_mut()
                             .enumerate()
-                            .map(|(m, s)| map(m, run_series(&log.frames, s, &measure, rss), id))
+                            .map(|(m, s)| {
+                                map(m, run_series(&log.frames, s, &measure, rss), id, &first)
+                            })
                             .collect();
                         Ok((per_model, (log.meta.run_id, log.meta.scenario)))
                     });
@@ -280,6 +296,77 @@ where
         }
     }
     Ok((per_model, ids, errors))
+}
+
+/// The budgets RSS is tuned to, %: [`FALSE_ALARM_BUDGETS_PCT`] and the calibration's target, ascending.
+fn rss_budgets_pct(target_false_alarm: f64) -> Vec<f64> {
+    let mut budgets = FALSE_ALARM_BUDGETS_PCT.to_vec();
+    let target = 100.0 * target_false_alarm;
+    if !budgets.iter().any(|b| (b - target).abs() < 1e-9) {
+        budgets.push(target);
+        budgets.sort_by(f64::total_cmp);
+    }
+    budgets
+}
+
+/// The auto model's collision properties (indices), the RSS variants tried on them (none without one),
+/// and per property and budget the variant the learning runs choose (see [`rss_tuned`]); the test runs
+/// are filled in later.
+fn tune_rss(
+    auto: &Model,
+    learn_logs: &[PathBuf],
+    opts: &EvaluateOptions,
+) -> anyhow::Result<(Vec<usize>, Vec<RssParams>, Vec<rss_tuned::Tuned>)> {
+    let collision: Vec<usize> = auto
+        .properties()
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.is_collision())
+        .map(|(i, _)| i)
+        .collect();
+    if collision.is_empty() {
+        return Ok((collision, Vec::new(), Vec::new()));
+    }
+    let variants = rss_tuned::variants(&opts.rss);
+    let models = [Arc::new(auto.clone())];
+    let per_run = |_: usize, series: Vec<RunSeries>, _: (&str, &str), first: &[Option<usize>]| {
+        collision
+            .iter()
+            .map(|&p| rss_tuned::TuningRun::of(&series[p], first))
+            .collect::<Vec<_>>()
+    };
+    // A log that fails here failed when the runs were recorded, and is reported there.
+    let (per_model, _, _) = map_per_model(
+        &models,
+        learn_logs,
+        None,
+        &variants,
+        "tuning RSS's response times",
+        &per_run,
+    )?;
+    let per_log = per_model.into_iter().next().unwrap_or_default();
+    let mut tuned = Vec::new();
+    for (k, &p) in collision.iter().enumerate() {
+        let runs: Vec<rss_tuned::TuningRun> = per_log.iter().map(|l| l[k].clone()).collect();
+        let fewest = rss_tuned::fewest_false_alarms(&runs);
+        let target_pct = 100.0 * opts.calibrate.target_false_alarm;
+        for budget_pct in rss_budgets_pct(opts.calibrate.target_false_alarm) {
+            let chosen = rss_tuned::choose(&runs, budget_pct / 100.0);
+            // The calibrated alarm is compared with RSS as near its target as RSS comes.
+            let variant = chosen.or(fewest.filter(|_| (budget_pct - target_pct).abs() < 1e-9));
+            let shown = variant.or(fewest).unwrap_or(0);
+            tuned.push(rss_tuned::Tuned {
+                property: auto.properties()[p].name().to_owned(),
+                budget_pct,
+                variant,
+                within_budget: chosen.is_some(),
+                ego_response_s: variant.map(|v| variants[v].ego.response_time_s),
+                learning: rss_tuned::summary_of(&runs, shown),
+                runs: Vec::new(),
+            });
+        }
+    }
+    Ok((collision, variants, tuned))
 }
 
 /// Runs an evaluation (see the module docs).
@@ -344,6 +431,12 @@ pub fn evaluate(
             &opts.calibrate,
         )?);
     }
+    let auto_index = models
+        .iter()
+        .position(|(mode, _)| *mode == AbstractionMode::Auto)
+        .context("no auto model")?;
+    let (collision, rss_variants, mut rss_tuned) =
+        tune_rss(&models[auto_index].1, &learn_logs, opts)?;
     let mut shared: Vec<Arc<Model>> = models.iter().map(|(_, m)| Arc::new(m.clone())).collect();
     // The budget rules ride along as copies of the calibrated auto model (same risk, another rule), so
     // every test log is still read once.
@@ -368,10 +461,27 @@ pub fn evaluate(
         .iter()
         .map(|&t| (threshold_key(t), t))
         .collect();
-    // Each test log is scored as soon as it is read: its series are not kept.
-    let score_log = |m: usize, series: Vec<RunSeries>, (run_id, scenario): (&str, &str)| {
+    // Each test log is scored as soon as it is read: its series are not kept. Under the auto model, each
+    // collision property's runs also get every tuned RSS variant's alarm.
+    let score_log = |m: usize,
+                     series: Vec<RunSeries>,
+                     (run_id, scenario): (&str, &str),
+                     first: &[Option<usize>]| {
+        let variant_alarms: Vec<Vec<AlarmScore>> = if m == auto_index {
+            collision
+                .iter()
+                .map(|&p| {
+                    first
+                        .iter()
+                        .map(|&f| first_alarm_score(f, &series[p]))
+                        .collect()
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         let model = &shared[m];
-        model
+        let runs = model
             .properties()
             .iter()
             .zip(&series)
@@ -386,10 +496,17 @@ pub fn evaluate(
                     calibrated_rule(model, p, &RiskMeasure::Eventually),
                 )
             })
-            .collect::<Vec<RunScore>>()
+            .collect::<Vec<RunScore>>();
+        (runs, variant_alarms)
     };
-    let (mut test_scores, ids, test_errors) =
-        map_per_model(&shared, test, Some(&opts.rss), "testing", &score_log)?;
+    let (mut test_scores, ids, test_errors) = map_per_model(
+        &shared,
+        test,
+        Some(&opts.rss),
+        &rss_variants,
+        "testing",
+        &score_log,
+    )?;
     if ids.is_empty() {
         bail!(
             "no test log could be read ({} given){}",
@@ -398,6 +515,25 @@ pub fn evaluate(
         );
     }
     errors.extend(test_errors);
+    for t in &mut rss_tuned {
+        let (Some(v), Some(k)) = (
+            t.variant,
+            collision
+                .iter()
+                .position(|&p| models[auto_index].1.properties()[p].name() == t.property),
+        ) else {
+            continue;
+        };
+        let p = collision[k];
+        t.runs = test_scores[auto_index]
+            .iter()
+            .map(|(runs, variants)| {
+                let mut r = runs[p].clone();
+                r.rss = Some(variants[k][v]);
+                r
+            })
+            .collect();
+    }
     let budget_scores = test_scores.split_off(models.len());
     let budget_rules = budgets
         .iter()
@@ -406,7 +542,7 @@ pub fn evaluate(
         .map(|((b, scores), arc)| BudgetRules {
             budget_pct: 100.0 * b,
             model: (**arc).clone(),
-            runs: scores.into_iter().flatten().collect(),
+            runs: scores.into_iter().flat_map(|(runs, _)| runs).collect(),
         })
         .collect();
     let results = models
@@ -414,7 +550,7 @@ pub fn evaluate(
         .zip(calibrations)
         .zip(test_scores)
         .map(|(((mode, model), calibrations), scores)| {
-            let runs = scores.into_iter().flatten().collect();
+            let runs = scores.into_iter().flat_map(|(runs, _)| runs).collect();
             ModelResult {
                 mode,
                 model,
@@ -430,6 +566,7 @@ pub fn evaluate(
         thresholds,
         models: results,
         budget_rules,
+        rss_tuned,
         errors,
         comparisons: OnceLock::new(),
         auto: OnceLock::new(),
@@ -644,6 +781,94 @@ impl Evaluation {
             .collect()
     }
 
+    /// RSS tuned to each budget for `property` (a collision property; none otherwise) on the test runs
+    /// against `curve`, the auto model's curve for it.
+    pub fn rss_tuned_comparisons(
+        &self,
+        property: &str,
+        curve: &[CurvePoint],
+    ) -> Vec<rss_tuned::TunedResult> {
+        self.rss_tuned
+            .iter()
+            .filter(|t| t.property == property)
+            .map(|t| {
+                let scale = t.variant.map(|v| rss_tuned::RESPONSE_SCALES[v]);
+                let tested = t.variant.map(|_| {
+                    let summary =
+                        summarise(t.runs.iter().filter_map(|r| r.rss.as_ref().map(|a| (r, a))));
+                    let paired: Vec<PairedRun<'_>> = t
+                        .runs
+                        .iter()
+                        .filter_map(|r| PairedRun::of(r, |r| r.rss.as_ref()))
+                        .collect();
+                    let dominance = dominance("rss_tuned", &summary, curve).resampled(&paired);
+                    (summary, dominance)
+                });
+                rss_tuned::TunedResult {
+                    budget_pct: t.budget_pct,
+                    response_scale: scale,
+                    within_budget: t.within_budget,
+                    ego_response_s: t.ego_response_s,
+                    learning: t.learning,
+                    summary: tested.as_ref().map(|(s, _)| *s),
+                    dominance: tested.map(|(_, d)| d),
+                }
+            })
+            .collect()
+    }
+
+    /// Pairs of the auto curve against RSS tuned to each of [`FALSE_ALARM_BUDGETS_PCT`] (not the
+    /// calibration's target unless it is one of them), over the properties with at least
+    /// [`MIN_VIOLATING_FOR_PAIRS`] violating test runs.
+    pub fn rss_tuned_pairs(&self) -> PairTally {
+        let mut tally = PairTally::default();
+        for a in self.auto_comparisons().values() {
+            let n_violating = a
+                .comparison
+                .comparators
+                .first()
+                .map_or(0, |(_, s)| s.n_violating_runs);
+            if n_violating < MIN_VIOLATING_FOR_PAIRS {
+                continue;
+            }
+            for t in &a.rss_tuned {
+                let listed = FALSE_ALARM_BUDGETS_PCT
+                    .iter()
+                    .any(|b| (b - t.budget_pct).abs() < 1e-9);
+                if let (true, true, Some(d)) = (listed, t.within_budget, &t.dominance) {
+                    tally.add(d);
+                }
+            }
+        }
+        tally
+    }
+
+    /// The calibrated alarm of the auto model for `property` against RSS tuned to the calibration's
+    /// target, both on the test runs: (calibrated, RSS's result, whether the calibrated alarm is earlier);
+    /// `None` without a calibration or a tuned RSS.
+    pub fn calibrated_against_rss(
+        &self,
+        property: &str,
+    ) -> Option<(Summary, rss_tuned::TunedResult, bool)> {
+        let m = self
+            .models
+            .iter()
+            .position(|m| m.mode == AbstractionMode::Auto)?;
+        let cal = self.models[m].model.property(property)?.calibration()?;
+        let calibrated = self.comparison(m, property)?.calibrated?;
+        let a = self.auto_comparisons().get(property)?;
+        let tuned = a
+            .rss_tuned
+            .iter()
+            .find(|t| (t.budget_pct - 100.0 * cal.target_false_alarm).abs() < 1e-9)?
+            .clone();
+        let earlier = tuned
+            .summary
+            .as_ref()
+            .is_some_and(|s| rss_tuned::calibrated_is_earlier(&calibrated, s));
+        Some((calibrated, tuned, earlier))
+    }
+
     /// Model `m`'s comparison of `property` on the test runs, computed once for every model and
     /// property: the printed tables and `evaluate.json` read the same one, resamples included.
     pub fn comparison(&self, m: usize, property: &str) -> Option<&Comparison> {
@@ -686,11 +911,13 @@ impl Evaluation {
                         return None;
                     }
                     let budget_rules = self.budget_rule_comparisons(&name, &comparison.curve);
+                    let rss_tuned = self.rss_tuned_comparisons(&name, &comparison.curve);
                     Some((
                         name,
                         AutoComparison {
                             comparison,
                             budget_rules,
+                            rss_tuned,
                         },
                     ))
                 })
@@ -835,6 +1062,40 @@ impl Evaluation {
                 out.push_str(&row(&label, &b.summary));
                 out.push('\n');
             }
+            for t in &a.rss_tuned {
+                match (&t.summary, t.response_scale) {
+                    (Some(s), Some(scale)) if t.within_budget => {
+                        let label = format!(
+                            "RSS tuned to ≤ {:.0}% (response times × {scale}, ego {:.2} s)",
+                            t.budget_pct,
+                            t.ego_response_s.unwrap_or(0.0)
+                        );
+                        out.push_str(&row(&label, s));
+                        out.push('\n');
+                    }
+                    (Some(s), Some(scale)) => {
+                        out.push_str(&format!(
+                            "  RSS tuned to ≤ {:.0}%: no response time keeps within it on the learning runs; \
+                             the fewest false alarms there, {}, at × {scale}:\n",
+                            t.budget_pct,
+                            pct(t.learning.false_alarm_pct)
+                        ));
+                        let label = format!(
+                            "RSS as near ≤ {:.0}% as it comes (ego {:.2} s)",
+                            t.budget_pct,
+                            t.ego_response_s.unwrap_or(0.0)
+                        );
+                        out.push_str(&row(&label, s));
+                        out.push('\n');
+                    }
+                    _ => out.push_str(&format!(
+                        "  RSS tuned to ≤ {:.0}%: no response time keeps within it on the learning runs \
+                         (the fewest false alarms there: {})\n",
+                        t.budget_pct,
+                        pct(t.learning.false_alarm_pct)
+                    )),
+                }
+            }
             out.push_str("  auto's curve at false-alarm budgets (best θ with at most that share of safe runs alarmed):\n");
             for b in at_budgets(&c.curve) {
                 let point = curve_point(b.point);
@@ -864,6 +1125,46 @@ impl Evaluation {
                 ));
                 if let Some(words) = run_by_run_words(&b.dominance) {
                     out.push_str(&format!("      {words}\n"));
+                }
+            }
+            for t in &a.rss_tuned {
+                let Some(d) = &t.dominance else {
+                    continue;
+                };
+                out.push_str(&format!(
+                    "    vs RSS {}{:>2.0}%   {} — {}\n",
+                    if t.within_budget { "≤" } else { "~" },
+                    t.budget_pct,
+                    curve_point(d.ours),
+                    verdict(d)
+                ));
+                if let Some(words) = run_by_run_words(d) {
+                    out.push_str(&format!("      {words}\n"));
+                }
+            }
+            if let Some((cal, tuned, earlier)) = self.calibrated_against_rss(&name) {
+                if let Some(rss) = &tuned.summary {
+                    out.push_str(&format!(
+                        "  calibrated θ against RSS {} the same {:.0}% target: {} / {} / {} against \
+                         {} / {} / {} — {}\n",
+                        if tuned.within_budget {
+                            "tuned to"
+                        } else {
+                            "as near as it comes to"
+                        },
+                        tuned.budget_pct,
+                        pct(cal.predicted_pct),
+                        pct(cal.false_alarm_pct),
+                        secs(cal.median_lead_s),
+                        pct(rss.predicted_pct),
+                        pct(rss.false_alarm_pct),
+                        secs(rss.median_lead_s),
+                        if earlier {
+                            "earlier, with as many warned of and no more false alarms"
+                        } else {
+                            "not earlier"
+                        }
+                    ));
                 }
             }
         }
@@ -901,6 +1202,22 @@ impl Evaluation {
             stored.earlier_in_few_resamples,
             budget.earlier_in_few_resamples,
         ));
+        let tuned = self.rss_tuned_pairs();
+        if tuned.pairs > 0 {
+            out.push_str(&format!(
+                "against RSS tuned to each false-alarm budget (collision properties): {} of {} dominated \
+                 ({} in at least {:.0}% of the resamples, {} in at most {:.0}%); warned of earlier run by run: \
+                 {} of {}\n",
+                tuned.dominated,
+                tuned.pairs,
+                tuned.dominated_in_most_resamples,
+                100.0 * ROBUST_SHARE,
+                tuned.dominated_in_few_resamples,
+                100.0 * (1.0 - ROBUST_SHARE),
+                tuned.earlier_run_by_run,
+                tuned.pairs,
+            ));
+        }
         out
     }
 
@@ -937,6 +1254,16 @@ impl Evaluation {
                     .collect();
                 let p = result.model.property(&name);
                 let budget_rules = auto.map_or_else(Vec::new, |a| a.budget_rules.clone());
+                let rss_tuned = auto.map_or_else(Vec::new, |a| a.rss_tuned.clone());
+                let calibrated_against_rss = auto
+                    .and_then(|_| self.calibrated_against_rss(&name))
+                    .map(|(calibrated, rss, earlier)| {
+                        serde_json::json!({
+                            "calibrated": calibrated,
+                            "rss_tuned": rss,
+                            "earlier": earlier,
+                        })
+                    });
                 properties.insert(
                     name.clone(),
                     serde_json::json!({
@@ -955,6 +1282,8 @@ impl Evaluation {
                         "summary": by_theta,
                         "comparison": c,
                         "budget_rules": budget_rules,
+                        "rss_tuned": rss_tuned,
+                        "calibrated_against_rss_tuned": calibrated_against_rss,
                     }),
                 );
             }
@@ -972,6 +1301,7 @@ impl Evaluation {
                 "robust_share": ROBUST_SHARE,
                 "comparators": stored,
                 "budget_rules": budget,
+                "rss_tuned": self.rss_tuned_pairs(),
             },
             "n_learn": self.n_learn,
             "n_calibrate": self.n_calibrate,

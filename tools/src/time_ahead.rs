@@ -146,6 +146,18 @@ pub fn score_run_calibrated(
     }
 }
 
+/// The alarm of a comparator whose first alarm frame in the whole run is `first` (an index into
+/// `series`): it counts only before the run's first unsafe frame, as every alarm here does.
+pub fn first_alarm_score(first: Option<usize>, series: &RunSeries) -> AlarmScore {
+    let violation_idx = series.unsafe_now.iter().position(|&u| u);
+    let horizon = violation_idx.unwrap_or(series.t.len());
+    alarm_score(
+        first.filter(|&i| i < horizon),
+        series,
+        violation_idx.map(|i| series.t[i]),
+    )
+}
+
 fn alarm_score(
     first_idx: Option<usize>,
     series: &RunSeries,

@@ -268,6 +268,29 @@ impl RssParams {
         standstill_mps: 0.01,
     };
 
+    /// The same dynamics with every response time (the ego's, other vehicles' and pedestrians') times
+    /// `scale` (≥ 0; 1 leaves them as they are). The response time is the knob a safety engineer turns to
+    /// trade RSS's warnings against its false alarms: a shorter one shrinks every safe distance.
+    ///
+    /// # Panics
+    /// If `scale` is negative or not finite (a caller bug: the scales are constants).
+    pub fn with_response_scale(self, scale: f64) -> RssParams {
+        assert!(
+            scale.is_finite() && scale >= 0.0,
+            "response-time scale {scale} is not a finite non-negative number"
+        );
+        let scaled = |d: RssDynamics| RssDynamics {
+            response_time_s: d.response_time_s * scale,
+            ..d
+        };
+        RssParams {
+            ego: scaled(self.ego),
+            other_vehicle: scaled(self.other_vehicle),
+            pedestrian: scaled(self.pedestrian),
+            ..self
+        }
+    }
+
     /// The dynamics RSS assumes for `o`.
     pub fn dynamics_of(&self, o: &Obstacle) -> RssDynamics {
         if o.kind == obstacle_type::PEDESTRIAN {

@@ -215,3 +215,31 @@ fn time_separation_makes_a_crossing_safe() {
             .dangerous
     );
 }
+
+#[test]
+fn a_shorter_response_time_shrinks_the_safe_distance_by_hand() {
+    let half = RssParams::CARLA.with_response_scale(0.5);
+    assert!(close(half.ego.response_time_s, 0.5));
+    assert!(close(half.other_vehicle.response_time_s, 1.0));
+    assert!(close(half.pedestrian.response_time_s, 0.25));
+    // Only the response times change.
+    assert!(close(half.ego.brake_min_lon_mps2, 4.0) && close(half.standstill_mps, 0.01));
+    assert_eq!(RssParams::CARLA.with_response_scale(1.0), RssParams::CARLA);
+    let f = ego_at(10.0);
+    // Ego (ρ 0.5 s) at 10 m/s: 5 + 0.4375 = 5.4375 m, reaching 11.75 m/s, then 11.75² / 8 = 17.2578125 m;
+    // behind a car at 10 m/s braking at 8 (6.25 m): 16.4453125 m.
+    let lead = car(EGO_FRONT_M + 20.0 + 2.0, 0.0, 0.0, 10.0);
+    let v = half.check(&f, &lead);
+    assert!(close(v.lon_safe_distance_m, 16.4453125), "{v:?}");
+    // 20 m ahead: dangerous under CARLA's ρ (28.28 m), safe at half of it.
+    assert!(!v.dangerous && RssParams::CARLA.check(&f, &lead).dangerous);
+    // No response time at all: braking distances alone, 100 / 8 − 6.25 = 6.25 m.
+    let none = RssParams::CARLA.with_response_scale(0.0);
+    assert!(close(none.check(&f, &lead).lon_safe_distance_m, 6.25));
+}
+
+#[test]
+#[should_panic(expected = "not a finite non-negative number")]
+fn a_negative_response_scale_is_refused() {
+    let _ = RssParams::CARLA.with_response_scale(-0.5);
+}

@@ -45,6 +45,26 @@ fn violating_run_counts_only_alarms_strictly_before_the_violation() {
 }
 
 #[test]
+fn a_first_alarm_counts_only_before_the_violation() {
+    let s = series(&[0.0; 7], Some(5), &[]);
+    // Frame 2 (t = 0.2) warns 0.3 s ahead; frame 5 is the violation itself, too late.
+    let a = first_alarm_score(Some(2), &s);
+    assert_eq!(a.first_alarm_t, Some(0.2));
+    assert!((a.lead_s.unwrap() - 0.3).abs() < 1e-12 && !a.false_alarm);
+    for late in [Some(5), Some(6), None] {
+        let a = first_alarm_score(late, &s);
+        assert_eq!(
+            (a.first_alarm_t, a.lead_s, a.false_alarm),
+            (None, None, false)
+        );
+    }
+    // In a safe run any alarm is false.
+    let safe = series(&[0.0; 4], None, &[]);
+    assert!(first_alarm_score(Some(3), &safe).false_alarm);
+    assert!(!first_alarm_score(None, &safe).false_alarm);
+}
+
+#[test]
 fn safe_run_with_alarm_is_a_false_alarm() {
     let s = series(&[0.1, 0.55, 0.2], None, &[]);
     let score = score_run("r", "sc", "p", &s, &thresholds());

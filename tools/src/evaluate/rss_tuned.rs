@@ -1,0 +1,230 @@
+//! RSS with its response times tuned to each false-alarm budget: the fair form of the RSS comparator for
+//! a collision property.
+//!
+//! RSS with CARLA's parameters is one operating point, and a cautious one: in the shipped scenarios it
+//! alarms in about two thirds of the safe runs, so its warnings come early, and "earlier than RSS" at that
+//! rate says little about a monitor calibrated for 10 %. A safety engineer held to a false-alarm budget
+//! would shorten RSS's response times until it keeps within it. So for each budget, every response-time
+//! scale of [`RESPONSE_SCALES`] (applied to the ego's, other vehicles' and pedestrians' response times
+//! alike, [`RssParams::with_response_scale`]) is scored on the *learning* runs, and the scale with the
+//! highest mean warning utility among those alarming in at most `floor(budget · safe runs)` of them is
+//! kept — the objective the rules written for each budget are chosen by ([`Objective::WithinBudget`]),
+//! ties to the longer response time. The chosen RSS is then scored on the test runs beside the curve,
+//! which is compared with it at its own test false-alarm rate, as with every comparator. Nothing is tuned
+//! on the test runs.
+//!
+//! [`Objective::WithinBudget`]: monitor::select::rule::Objective::WithinBudget
+
+use laws::frame::Frame;
+use laws::rss::RssParams;
+use monitor::select::criterion::utility;
+use serde::Serialize;
+
+use crate::time_ahead::{
+    first_alarm_score, median, AlarmScore, Dominance, RunScore, RunSeries, Summary,
+};
+
+/// The response-time scales tried, from CARLA's (1) down to none (0): RSS's safe distances shrink with
+/// them, and so do its alarms.
+pub const RESPONSE_SCALES: [f64; 9] = [1.0, 0.8, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1, 0.0];
+
+/// `base` under each of [`RESPONSE_SCALES`], in that order.
+pub fn variants(base: &RssParams) -> Vec<RssParams> {
+    RESPONSE_SCALES
+        .iter()
+        .map(|&s| base.with_response_scale(s))
+        .collect()
+}
+
+/// The first frame each of `variants` finds dangerous, per variant.
+pub fn first_dangerous(frames: &[Frame], variants: &[RssParams]) -> Vec<Option<usize>> {
+    let mut first = vec![None; variants.len()];
+    for (i, f) in frames.iter().enumerate() {
+        let mut open = false;
+        for (slot, p) in first.iter_mut().zip(variants) {
+            if slot.is_none() {
+                if p.dangerous(f) {
+                    *slot = Some(i);
+                } else {
+                    open = true;
+                }
+            }
+        }
+        if !open {
+            break;
+        }
+    }
+    first
+}
+
+/// One run of a property as the tuning sees it: whether it violates, and each variant's alarm on it.
+#[derive(Debug, Clone)]
+pub struct TuningRun {
+    /// The run violates the property.
+    pub violated: bool,
+    /// Per variant, its alarm (counted before the violation only).
+    pub alarms: Vec<AlarmScore>,
+}
+
+impl TuningRun {
+    /// The run's series for one property and the variants' first dangerous frames.
+    pub fn of(series: &RunSeries, first: &[Option<usize>]) -> TuningRun {
+        TuningRun {
+            violated: series.unsafe_now.iter().any(|&u| u),
+            alarms: first
+                .iter()
+                .map(|&f| first_alarm_score(f, series))
+                .collect(),
+        }
+    }
+}
+
+/// Variant `v`'s alarms over `runs`, summarised as [`crate::time_ahead::summarise`] does (no run here is
+/// known to be unsafe from its first frame, so that count stays 0).
+pub fn summary_of(runs: &[TuningRun], v: usize) -> Summary {
+    let (mut n_viol, mut n_safe, mut n_false) = (0usize, 0usize, 0usize);
+    let mut leads = Vec::new();
+    for r in runs {
+        let a = &r.alarms[v];
+        if r.violated {
+            n_viol += 1;
+            leads.extend(a.lead_s);
+        } else {
+            n_safe += 1;
+            n_false += usize::from(a.false_alarm);
+        }
+    }
+    leads.sort_by(f64::total_cmp);
+    let pct = |part: usize, whole: usize| (whole > 0).then(|| 100.0 * part as f64 / whole as f64);
+    Summary {
+        n_violating_runs: n_viol,
+        n_unsafe_from_start: 0,
+        predicted_pct: pct(leads.len(), n_viol),
+        median_lead_s: median(&leads),
+        max_lead_s: leads.last().copied(),
+        n_safe_runs: n_safe,
+        false_alarm_pct: pct(n_false, n_safe),
+    }
+}
+
+/// Per variant of `runs`: (false alarms on the safe runs, mean utility over the violating runs); `None`
+/// when no run violates.
+fn tallies(runs: &[TuningRun]) -> Option<Vec<(usize, f64)>> {
+    let n_variants = runs.first().map_or(0, |r| r.alarms.len());
+    let n_viol = runs.iter().filter(|r| r.violated).count();
+    (n_viol > 0).then(|| {
+        (0..n_variants)
+            .map(|v| {
+                let n_false = runs
+                    .iter()
+                    .filter(|r| !r.violated && r.alarms[v].false_alarm)
+                    .count();
+                let u = runs
+                    .iter()
+                    .filter(|r| r.violated)
+                    .map(|r| utility(r.alarms[v].lead_s))
+                    .sum::<f64>()
+                    / n_viol as f64;
+                (n_false, u)
+            })
+            .collect()
+    })
+}
+
+/// The variant chosen for a false-alarm `budget` (a fraction) on the learning `runs`: the highest mean
+/// utility among the variants alarming in at most `floor(budget · n_safe)` safe runs, ties to the lower
+/// index (the longer response time); `None` when none keeps within the budget or no run violates.
+pub fn choose(runs: &[TuningRun], budget: f64) -> Option<usize> {
+    let n_safe = runs.iter().filter(|r| !r.violated).count();
+    let allowed = (budget * n_safe as f64 + 1e-9).floor() as usize;
+    let mut best: Option<(f64, usize)> = None;
+    for (v, (n_false, u)) in tallies(runs)?.into_iter().enumerate() {
+        if n_false <= allowed && best.is_none_or(|(b, _)| u > b) {
+            best = Some((u, v));
+        }
+    }
+    best.map(|(_, v)| v)
+}
+
+/// The variant with the fewest false alarms on the learning `runs` (ties: the highest mean utility, then
+/// the lower index): as near a budget RSS can come when no variant keeps within it. `None` when no run
+/// violates.
+pub fn fewest_false_alarms(runs: &[TuningRun]) -> Option<usize> {
+    let mut best: Option<(usize, f64, usize)> = None;
+    for (v, (n_false, u)) in tallies(runs)?.into_iter().enumerate() {
+        if best.is_none_or(|(f, b, _)| n_false < f || (n_false == f && u > b)) {
+            best = Some((n_false, u, v));
+        }
+    }
+    best.map(|(_, _, v)| v)
+}
+
+/// RSS tuned to one budget for one property: the choice on the learning runs and the test runs it is
+/// scored on.
+#[derive(Debug, Clone)]
+pub struct Tuned {
+    /// The property.
+    pub property: String,
+    /// The budget, % of the learning runs' safe runs.
+    pub budget_pct: f64,
+    /// The index into [`RESPONSE_SCALES`] chosen; when no scale keeps within the budget, for the
+    /// calibration's target the one with the fewest false alarms ([`fewest_false_alarms`]), else `None`.
+    pub variant: Option<usize>,
+    /// The variant keeps within the budget on the learning runs.
+    pub within_budget: bool,
+    /// The ego's response time under the chosen variant, s.
+    pub ego_response_s: Option<f64>,
+    /// The chosen variant on the learning runs; without one, the one with the fewest false alarms there.
+    pub learning: Summary,
+    /// The auto model's test runs of the property with `rss` set to the chosen variant's alarm (empty
+    /// without a choice).
+    pub runs: Vec<RunScore>,
+}
+
+/// One budget's tuned RSS on the test runs against the auto curve (`evaluate.json`:
+/// `rss_tuned`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TunedResult {
+    /// The budget on the learning runs, % of safe runs.
+    pub budget_pct: f64,
+    /// The response-time scale chosen (`null`: none keeps within the budget on the learning runs).
+    pub response_scale: Option<f64>,
+    /// Whether it keeps within the budget on the learning runs (false: RSS's fewest false alarms there,
+    /// shown for the calibration's target only).
+    pub within_budget: bool,
+    /// The ego's response time under it, s.
+    pub ego_response_s: Option<f64>,
+    /// On the learning runs (without a choice: the variant with the fewest false alarms there).
+    pub learning: Summary,
+    /// On the test runs; `None` without a choice.
+    pub summary: Option<Summary>,
+    /// The auto curve at its test false-alarm rate; `None` without a choice.
+    pub dominance: Option<Dominance>,
+}
+
+/// Whether the calibrated alarm warns earlier than RSS tuned to the calibration's target: at least as
+/// many violations warned of, no more false alarms, and a longer median lead, all on the test runs.
+pub fn calibrated_is_earlier(calibrated: &Summary, rss: &Summary) -> bool {
+    let pred = |s: &Summary| s.predicted_pct.unwrap_or(0.0);
+    let fa = |s: &Summary| s.false_alarm_pct.unwrap_or(0.0);
+    let longer = match (calibrated.median_lead_s, rss.median_lead_s) {
+        (Some(a), Some(b)) => a > b,
+        (Some(_), None) => true,
+        (None, _) => false,
+    };
+    pred(calibrated) >= pred(rss) && fa(calibrated) <= fa(rss) && longer
+}
+
+/// The series of a run as [`TuningRun::of`] reads it (for tests: a violation at `unsafe_at`).
+#[cfg(test)]
+fn series(n: usize, unsafe_at: Option<usize>) -> RunSeries {
+    RunSeries {
+        t: (0..n).map(|i| i as f64 * 0.1).collect(),
+        risk: vec![0.0; n],
+        unsafe_now: (0..n).map(|i| unsafe_at.is_some_and(|u| i >= u)).collect(),
+        ..RunSeries::default()
+    }
+}
+
+#[cfg(test)]
+mod tests;
