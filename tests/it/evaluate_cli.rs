@@ -392,6 +392,9 @@ fn repeated_evaluations_print_each_seed_and_sum_their_pairs() {
         run_ok(
             evaluate(&train, &test)
                 .args(["--max-predicates", "4", "--folds", "3", "--alpha", "1"])
+                // A target the few calibration runs can show, so that the calibrated alarm is
+                // compared with RSS at it.
+                .args(["--target-false-alarms", "0.3"])
                 .args(extra),
         )
     };
@@ -414,12 +417,23 @@ fn repeated_evaluations_print_each_seed_and_sum_their_pairs() {
     assert_eq!(strip(seed1), strip(&alone));
     // Each seed's row holds its own evaluate.json's tallies; the last row sums them.
     let mut sums = [0u64; 8];
+    // RSS tuned to each budget: its pairs and the calibrated alarm's comparisons, summed over the seeds.
+    let (mut tuned, mut tuned_dominated, mut earlier, mut compared) = (0, 0, 0, 0);
     for seed in 0..2 {
         let json: serde_json::Value = serde_json::from_slice(
             &std::fs::read(out.join(format!("seed-{seed}/evaluate.json"))).unwrap(),
         )
         .unwrap();
         let p = &json["dominated_pairs"];
+        tuned += p["rss_tuned"]["pairs"].as_u64().unwrap();
+        tuned_dominated += p["rss_tuned"]["dominated"].as_u64().unwrap();
+        for (_, prop) in json["models"][1]["properties"].as_object().unwrap() {
+            let vs = &prop["calibrated_against_rss_tuned"];
+            if !vs.is_null() && !vs["rss_tuned"]["summary"].is_null() {
+                compared += 1;
+                earlier += u64::from(vs["earlier"] == true);
+            }
+        }
         let mut cells = Vec::new();
         for (i, key) in ["comparators", "budget_rules"].iter().enumerate() {
             let n = |f: &str| p[key][f].as_u64().unwrap();
@@ -454,6 +468,17 @@ fn repeated_evaluations_print_each_seed_and_sum_their_pairs() {
     assert!(sum_row.contains(&want), "'{want}' not in '{sum_row}'");
     let want = format!("{} of {} ({} / {})", sums[4], sums[5], sums[6], sums[7]);
     assert!(sum_row.contains(&want), "'{want}' not in '{sum_row}'");
+    // The priority road's collisions make no_collision a tuned property, calibrated on each seed.
+    assert!(compared >= 1, "{printed}");
+    let want = format!(
+        "against RSS tuned to each false-alarm budget (collision properties), over the seeds: \
+         {tuned_dominated} of {tuned} dominated"
+    );
+    assert!(table.contains(&want), "'{want}' not in\n{table}");
+    let want = format!(
+        "the calibrated alarm earlier than RSS at the calibration's target in {earlier} of {compared}"
+    );
+    assert!(table.contains(&want), "'{want}' not in\n{table}");
 }
 
 /// RSS tuned to each false-alarm budget (a collision property only): the response-time scale chosen on
