@@ -850,20 +850,23 @@ impl Evaluation {
             .collect()
     }
 
+    /// The auto model's comparisons of the properties with at least [`MIN_VIOLATING_FOR_PAIRS`] violating
+    /// test runs: those the tallies count.
+    fn counted_comparisons(&self) -> impl Iterator<Item = &AutoComparison> {
+        self.auto_comparisons().values().filter(|a| {
+            a.comparison
+                .comparators
+                .first()
+                .is_some_and(|(_, s)| s.n_violating_runs >= MIN_VIOLATING_FOR_PAIRS)
+        })
+    }
+
     /// Pairs of the auto curve against RSS tuned to each of [`FALSE_ALARM_BUDGETS_PCT`] (not the
     /// calibration's target unless it is one of them), over the properties with at least
     /// [`MIN_VIOLATING_FOR_PAIRS`] violating test runs.
     pub fn rss_tuned_pairs(&self) -> PairTally {
         let mut tally = PairTally::default();
-        for a in self.auto_comparisons().values() {
-            let n_violating = a
-                .comparison
-                .comparators
-                .first()
-                .map_or(0, |(_, s)| s.n_violating_runs);
-            if n_violating < MIN_VIOLATING_FOR_PAIRS {
-                continue;
-            }
+        for a in self.counted_comparisons() {
             for t in &a.rss_tuned {
                 let listed = FALSE_ALARM_BUDGETS_PCT
                     .iter()
@@ -963,15 +966,7 @@ impl Evaluation {
     /// RSS, the stored rule), then for the rules written for each budget.
     pub fn dominated_pairs(&self) -> (PairTally, PairTally) {
         let (mut stored, mut budget) = (PairTally::default(), PairTally::default());
-        for a in self.auto_comparisons().values() {
-            let n_violating = a
-                .comparison
-                .comparators
-                .first()
-                .map_or(0, |(_, s)| s.n_violating_runs);
-            if n_violating < MIN_VIOLATING_FOR_PAIRS {
-                continue;
-            }
+        for a in self.counted_comparisons() {
             for d in &a.comparison.dominance {
                 stored.add(d);
             }

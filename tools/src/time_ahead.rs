@@ -390,17 +390,21 @@ pub fn best_within(curve: &[CurvePoint], false_alarm_pct: f64) -> Option<CurvePo
         .copied()
 }
 
+/// Whether median lead `ours` is strictly longer than `theirs` (any lead is longer than none).
+pub fn longer_lead(ours: Option<f64>, theirs: Option<f64>) -> bool {
+    match (ours, theirs) {
+        (Some(a), Some(b)) => a > b,
+        (Some(_), None) => true,
+        (None, _) => false,
+    }
+}
+
 /// Compares `curve` with a comparator's `summary` (see [`Dominance`]).
 pub fn dominance(comparator: &str, summary: &Summary, curve: &[CurvePoint]) -> Dominance {
     let ours = best_within(curve, summary.false_alarm_pct.unwrap_or(0.0));
     let dominates = ours.is_some_and(|p| {
         let theirs_pred = summary.predicted_pct.unwrap_or(0.0);
-        let longer = match (p.median_lead_s, summary.median_lead_s) {
-            (Some(a), Some(b)) => a > b,
-            (Some(_), None) => true,
-            (None, _) => false,
-        };
-        p.predicted_pct >= theirs_pred && longer
+        p.predicted_pct >= theirs_pred && longer_lead(p.median_lead_s, summary.median_lead_s)
     });
     Dominance {
         comparator: comparator.to_owned(),

@@ -21,7 +21,7 @@ use monitor::select::criterion::utility;
 use serde::Serialize;
 
 use crate::time_ahead::{
-    first_alarm_score, median, AlarmScore, Dominance, RunScore, RunSeries, Summary,
+    first_alarm_score, longer_lead, median, AlarmScore, Dominance, RunScore, RunSeries, Summary,
 };
 
 /// The response-time scales tried, from CARLA's (1) down to none (0): RSS's safe distances shrink with
@@ -207,12 +207,9 @@ pub struct TunedResult {
 pub fn calibrated_is_earlier(calibrated: &Summary, rss: &Summary) -> bool {
     let pred = |s: &Summary| s.predicted_pct.unwrap_or(0.0);
     let fa = |s: &Summary| s.false_alarm_pct.unwrap_or(0.0);
-    let longer = match (calibrated.median_lead_s, rss.median_lead_s) {
-        (Some(a), Some(b)) => a > b,
-        (Some(_), None) => true,
-        (None, _) => false,
-    };
-    pred(calibrated) >= pred(rss) && fa(calibrated) <= fa(rss) && longer
+    pred(calibrated) >= pred(rss)
+        && fa(calibrated) <= fa(rss)
+        && longer_lead(calibrated.median_lead_s, rss.median_lead_s)
 }
 
 /// The series of a run as [`TuningRun::of`] reads it (for tests: a violation at `unsafe_at`).
