@@ -95,7 +95,7 @@ pub fn run(cfg: &DemoConfig) -> anyhow::Result<Summary> {
         cfg.seed.wrapping_mul(1000),
         cfg.abstraction,
     )?;
-    let calibrations = train::calibrate(
+    let (calibrations, tuned_rss) = train::calibrate(
         &mut model,
         &scenarios,
         cfg.calibration_runs,
@@ -163,6 +163,15 @@ pub fn run(cfg: &DemoConfig) -> anyhow::Result<Summary> {
             Some(Err(e)) => crate::outln!("        interventions at the alarm's θ: {e}")?,
             None => {}
         }
+        if let Some(t) = tuned_rss.iter().find(|t| t.property == p.name()) {
+            crate::outln!(
+                "        RSS tuned on the same runs: response times × {} of CARLA's, false alarms {} ({} the {:.0} % target)",
+                t.scale,
+                t.calibration.false_alarm_pct.map_or_else(|| "–".to_owned(), |f| format!("{f:.1} %")),
+                if t.within_target { "within" } else { "no response time keeps within" },
+                100.0 * t.target
+            )?;
+        }
     }
 
     let log_path = cfg.out.join("predictions.jsonl");
@@ -192,10 +201,13 @@ pub fn run(cfg: &DemoConfig) -> anyhow::Result<Summary> {
         &model,
         &laws,
         &scenarios,
-        &off,
-        &on,
+        summary::Drives {
+            off: &off,
+            on: &on,
+            n_interventions: report.n_interventions,
+        },
         &cfg.thresholds,
-        report.n_interventions,
+        &tuned_rss,
     )?;
     summary.print(&enforcement_words(cfg.enforce_threshold))?;
     summary.write_reports(&cfg.out, &off, &model)?;

@@ -10,10 +10,12 @@ use laws::LawSet;
 use monitor::{Model, Session, SessionConfig};
 use scenarios::Scenario;
 
+use super::train::TunedRss;
+use crate::evaluate::rss_tuned::calibrated_is_earlier;
 use crate::report::{self, PropertyReport, Report, RiskTrace};
 use crate::time_ahead::{
-    score_run_calibrated, summarise, threshold_key, Comparison, RunScore, RunSeries,
-    Summary as Cell,
+    dominance, first_alarm_score, score_run_calibrated, summarise, threshold_key, Comparison,
+    PairedRun, RunScore, RunSeries, Summary as Cell,
 };
 
 /// One scenario's outcome with and without enforcement.
@@ -50,6 +52,21 @@ pub struct Summary {
     pub rules: Vec<(String, String)>,
     /// What the risk is, in words.
     pub risk_words: String,
+    /// Per collision property with RSS tuned to its target on the calibration runs: the tuning, and the
+    /// property's runs (as in `properties`) with `rss` that RSS's alarm.
+    pub tuned_rss: Vec<(TunedRss, Vec<RunScore>)>,
+}
+
+/// The held-out runs driven through the bridge: `(scenario index, report)` with enforcement off and on,
+/// and the interventions the bridge sent over both passes.
+#[derive(Debug, Clone, Copy)]
+pub struct Drives<'a> {
+    /// Interventions ignored.
+    pub off: &'a [(usize, DriveReport)],
+    /// Interventions obeyed.
+    pub on: &'a [(usize, DriveReport)],
+    /// Interventions sent.
+    pub n_interventions: u64,
 }
 
 impl Summary {
@@ -58,11 +75,15 @@ impl Summary {
         model: &Model,
         laws: &LawSet,
         scenarios: &[Scenario],
-        off: &[(usize, DriveReport)],
-        on: &[(usize, DriveReport)],
+        drives: Drives<'_>,
         thresholds: &[f64],
-        n_interventions: u64,
+        tuned_rss: &[TunedRss],
     ) -> anyhow::Result<Summary> {
+        let Drives {
+            off,
+            on,
+            n_interventions,
+        } = drives;
         let risk_words = crate::report::risk_words(
             "P(eventually violated)",
             model.mixes_frame_share(),
@@ -79,6 +100,17 @@ impl Summary {
             .map(|p| (p.name().to_owned(), Vec::new()))
             .collect();
         let (mut n_compared, mut n_differing) = (0, 0);
+        // Per property, the RSS tuned to it (if any) and its runs.
+        let mut tuned: Vec<Option<(TunedRss, Vec<RunScore>)>> = model
+            .properties()
+            .iter()
+            .map(|p| {
+                tuned_rss
+                    .iter()
+                    .find(|t| t.property == p.name())
+                    .map(|t| (t.clone(), Vec::new()))
+            })
+            .collect();
         for (s, run) in off {
             let scenario = &scenarios[*s];
             // The same frames through a fresh batch session: the unsafe and baseline flags, and the check
@@ -119,14 +151,21 @@ impl Summary {
                 .enumerate()
             {
                 if scenario.stresses().iter().any(|law| law == p.law()) {
-                    scores.push(score_run_calibrated(
+                    let scored = score_run_calibrated(
                         &run_id,
                         scenario.name(),
                         p.name(),
                         sr,
                         &thresholds,
                         crate::score::calibrated_rule(&model, i, &monitor::RiskMeasure::Eventually),
-                    ));
+                    );
+                    if let Some((t, runs)) = &mut tuned[i] {
+                        let first = run.frames.iter().position(|f| t.params.dangerous(f));
+                        let mut r = scored.clone();
+                        r.rss = Some(first_alarm_score(first, sr));
+                        runs.push(r);
+                    }
+                    scores.push(scored);
                 }
             }
         }
@@ -163,6 +202,7 @@ impl Summary {
             .collect::<anyhow::Result<Vec<_>>>()?;
         Ok(Summary {
             risk_words,
+            tuned_rss: tuned.into_iter().flatten().collect(),
             properties,
             thresholds,
             effect,
@@ -374,6 +414,77 @@ impl Summary {
                     crate::outln!("      {words}")?;
                 }
             }
+            if let Some((t, runs)) = self.tuned_rss.iter().find(|(t, _)| &t.property == name) {
+                self.print_tuned_rss(t, runs, &c, &row)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// RSS tuned on the calibration runs to `t`'s target, on the held-out `runs`: its row, the curve at
+    /// its false-alarm rate, and the calibrated alarm against it.
+    fn print_tuned_rss(
+        &self,
+        t: &TunedRss,
+        runs: &[RunScore],
+        c: &Comparison,
+        row: &dyn Fn(&str, &Cell) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        let s = summarise(runs.iter().filter_map(|r| r.rss.as_ref().map(|a| (r, a))));
+        let label = if t.within_target {
+            format!(
+                "RSS tuned to ≤ {:.0}% FA on the calibration runs (ego {:.2} s)",
+                100.0 * t.target,
+                t.params.ego.response_time_s
+            )
+        } else {
+            format!(
+                "RSS with its fewest FA on the calibration runs (ego {:.2} s)",
+                t.params.ego.response_time_s
+            )
+        };
+        row(&label, &s)?;
+        if !t.within_target {
+            crate::outln!(
+                "    (response times × {}: no response time keeps RSS within {:.0}% there; the fewest: {})",
+                t.scale,
+                100.0 * t.target,
+                pct(t.calibration.false_alarm_pct)
+            )?;
+        }
+        let paired: Vec<PairedRun<'_>> = runs
+            .iter()
+            .filter_map(|r| PairedRun::of(r, |r| r.rss.as_ref()))
+            .collect();
+        let d = dominance("rss_tuned", &s, &c.curve).resampled(&paired);
+        let ours = d.ours.map_or_else(
+            || "no θ keeps false alarms that low".to_owned(),
+            |o| {
+                format!(
+                    "θ={:.3}: {} predicted, lead {}, {} FA",
+                    o.theta,
+                    pct(Some(o.predicted_pct)),
+                    secs(o.median_lead_s),
+                    pct(Some(o.false_alarm_pct))
+                )
+            },
+        );
+        crate::outln!(
+            "    curve at tuned RSS's false-alarm rate: {ours} — {}",
+            crate::report::verdict(&d)
+        )?;
+        if let Some(cal) = &c.calibrated {
+            crate::outln!(
+                "    calibrated alarm ({} predicted, lead {}, {} FA) against it: {}",
+                pct(cal.predicted_pct),
+                secs(cal.median_lead_s),
+                pct(cal.false_alarm_pct),
+                if calibrated_is_earlier(cal, &s) {
+                    "earlier, with as many warned of and no more false alarms"
+                } else {
+                    "not earlier"
+                }
+            )?;
         }
         Ok(())
     }

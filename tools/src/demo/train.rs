@@ -12,7 +12,27 @@ use rayon::prelude::*;
 use scenarios::Scenario;
 
 use crate::calibration::{calibrate_model_on, CalibrateOptions, PropertyCalibration};
+use crate::evaluate::rss_tuned;
 use crate::score::run_series;
+use crate::time_ahead::Summary;
+
+/// RSS tuned on the calibration runs to a collision property's false-alarm target (see
+/// [`rss_tuned`]): the demo shows the calibrated alarm beside it.
+#[derive(Debug, Clone)]
+pub struct TunedRss {
+    /// The property.
+    pub property: String,
+    /// The target, a fraction of safe runs.
+    pub target: f64,
+    /// RSS with the chosen response times.
+    pub params: laws::rss::RssParams,
+    /// The response-time scale (of CARLA's).
+    pub scale: f64,
+    /// It keeps within the target on the calibration runs (false: RSS's fewest false alarms there).
+    pub within_target: bool,
+    /// On the calibration runs.
+    pub calibration: Summary,
+}
 
 /// The runs `(scenario index, seed)` of `runs` per scenario from `base_seed`.
 fn jobs(scenarios: &[Scenario], runs: u64, base_seed: u64) -> Vec<(usize, u64)> {
@@ -72,14 +92,27 @@ pub fn learn(
 
 /// Calibrates `model` on `runs` fresh runs of each scenario (seeds from `base_seed`), each property on the
 /// runs of the scenarios that stress its law: the runs the demo judges it on, so the false-alarm bound is
-/// promised for the same population it is shown for.
+/// promised for the same population it is shown for. On the same runs, RSS is tuned to each collision
+/// property's target.
 pub fn calibrate(
     model: &mut Model,
     scenarios: &[Scenario],
     runs: u64,
     base_seed: u64,
     opts: &CalibrateOptions,
-) -> anyhow::Result<Vec<PropertyCalibration>> {
+) -> anyhow::Result<(Vec<PropertyCalibration>, Vec<TunedRss>)> {
+    let collision: Vec<usize> = model
+        .properties()
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.is_collision())
+        .map(|(i, _)| i)
+        .collect();
+    let variants = if collision.is_empty() {
+        Vec::new()
+    } else {
+        rss_tuned::variants(&laws::rss::RssParams::CARLA)
+    };
     let shared = Arc::new(model.clone());
     let session = Session::new(&shared, &SessionConfig::default())?;
     let jobs = jobs(scenarios, runs, base_seed);
@@ -91,23 +124,118 @@ pub fn calibrate(
             |session, &(s, seed)| {
                 let frames = scenarios::run(&scenarios[s], seed);
                 let r = run_series(&frames, session, &RiskMeasure::Eventually, None);
+                let first = rss_tuned::first_dangerous(&frames, &variants);
                 progress.inc(1);
-                r
+                (r, first)
             },
         )
         .collect();
     progress.finish_and_clear();
+    let (series, first): (Vec<_>, Vec<_>) = series.into_iter().unzip();
     let laws: Vec<String> = model
         .properties()
         .iter()
         .map(|p| p.law().to_owned())
         .collect();
-    // The debounce is chosen Bonferroni-style on these runs: the demo keeps its training runs for learning.
-    calibrate_model_on(model, &[], &series, &[], opts, |r, p| {
+    let stresses = |r: usize, p: usize| {
         let stressed = jobs.get(r).map(|&(s, _)| scenarios[s].stresses());
         match (stressed, laws.get(p)) {
             (Some(laws_of_run), Some(law)) => laws_of_run.iter().any(|l| l == law),
             _ => false,
         }
-    })
+    };
+    let mut tuned = Vec::new();
+    for &p in &collision {
+        let runs: Vec<rss_tuned::TuningRun> = (0..series.len())
+            .filter(|&r| stresses(r, p))
+            .map(|r| rss_tuned::TuningRun::of(&series[r][p], &first[r]))
+            .collect();
+        let chosen = rss_tuned::choose(&runs, opts.target_false_alarm);
+        if let Some(v) = chosen.or_else(|| rss_tuned::fewest_false_alarms(&runs)) {
+            tuned.push(TunedRss {
+                property: model.properties()[p].name().to_owned(),
+                target: opts.target_false_alarm,
+                params: variants[v],
+                scale: rss_tuned::RESPONSE_SCALES[v],
+                within_target: chosen.is_some(),
+                calibration: rss_tuned::summary_of(&runs, v),
+            });
+        }
+    }
+    // The debounce is chosen Bonferroni-style on these runs: the demo keeps its training runs for learning.
+    let calibrations = calibrate_model_on(model, &[], &series, &[], opts, stresses)?;
+    Ok((calibrations, tuned))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time_ahead::median;
+
+    /// The RSS the demo tunes on its calibration runs, recounted from the runs' frames alone: a run
+    /// violates no_collision from its first colliding frame, and RSS alarms before it.
+    #[test]
+    fn rss_is_tuned_on_the_calibration_runs_as_a_recount_from_their_frames_says() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let scenarios =
+            vec![
+                crate::scenario_runs::read_scenario(&root.join("scenarios/left_turn.toml"))
+                    .unwrap(),
+            ];
+        let model = learn(
+            &root.join("laws/specs"),
+            &scenarios,
+            40,
+            7,
+            AbstractionMode::Fixed,
+        )
+        .unwrap();
+        // A target RSS cannot keep within on these runs (its fewest false alarms stand in), and one it can.
+        let mut within = Vec::new();
+        for target in [0.2, 0.6] {
+            let opts = CalibrateOptions {
+                target_false_alarm: target,
+                ..CalibrateOptions::default()
+            };
+            let (_, tuned) = calibrate(&mut model.clone(), &scenarios, 60, 9, &opts).unwrap();
+            let [t] = tuned.as_slice() else {
+                panic!("one collision property, tuned: {tuned:?}");
+            };
+            assert_eq!(t.property, "no_collision");
+            assert_eq!(
+                t.params,
+                laws::rss::RssParams::CARLA.with_response_scale(t.scale)
+            );
+            // The recount, over the same runs.
+            let (mut n_viol, mut n_safe, mut n_false, mut leads) = (0, 0, 0, Vec::new());
+            for (s, seed) in jobs(&scenarios, 60, 9) {
+                let frames = scenarios::run(&scenarios[s], seed);
+                let violation = frames.iter().position(|f| f.collision);
+                let alarm = frames[..violation.unwrap_or(frames.len())]
+                    .iter()
+                    .position(|f| t.params.dangerous(f));
+                match violation {
+                    Some(v) => {
+                        n_viol += 1;
+                        leads.extend(alarm.map(|a| frames[v].t - frames[a].t));
+                    }
+                    None => {
+                        n_safe += 1;
+                        n_false += usize::from(alarm.is_some());
+                    }
+                }
+            }
+            assert!(n_viol > 0, "no collision among the calibration runs");
+            leads.sort_by(f64::total_cmp);
+            let c = &t.calibration;
+            assert_eq!((c.n_violating_runs, c.n_safe_runs), (n_viol, n_safe));
+            let fa = 100.0 * n_false as f64 / n_safe as f64;
+            assert!((c.false_alarm_pct.unwrap() - fa).abs() < 1e-9, "{c:?}");
+            assert_eq!(c.median_lead_s, median(&leads), "{c:?}");
+            // Within the target exactly when its false alarms are.
+            assert_eq!(t.within_target, fa <= 100.0 * target + 1e-9, "{t:?}");
+            within.push(t.within_target);
+        }
+        assert_eq!(within, [false, true]);
+    }
 }
