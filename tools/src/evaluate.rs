@@ -317,13 +317,7 @@ fn tune_rss(
     learn_logs: &[PathBuf],
     opts: &EvaluateOptions,
 ) -> anyhow::Result<(Vec<usize>, Vec<RssParams>, Vec<rss_tuned::Tuned>)> {
-    let collision: Vec<usize> = auto
-        .properties()
-        .iter()
-        .enumerate()
-        .filter(|(_, p)| p.is_collision())
-        .map(|(i, _)| i)
-        .collect();
+    let collision = rss_tuned::collision_properties(auto);
     if collision.is_empty() {
         return Ok((collision, Vec::new(), Vec::new()));
     }

@@ -15,7 +15,7 @@ use crate::evaluate::rss_tuned::calibrated_is_earlier;
 use crate::report::{self, PropertyReport, Report, RiskTrace};
 use crate::time_ahead::{
     dominance, first_alarm_score, score_run_calibrated, summarise, threshold_key, Comparison,
-    PairedRun, RunScore, RunSeries, Summary as Cell,
+    Dominance, PairedRun, RunScore, RunSeries, Summary as Cell,
 };
 
 /// One scenario's outcome with and without enforcement.
@@ -393,18 +393,7 @@ impl Summary {
                 row(&crate::report::comparator_label(cname, rule), s)?;
             }
             for d in &c.dominance {
-                let ours = d.ours.map_or_else(
-                    || "no θ keeps false alarms that low".to_owned(),
-                    |o| {
-                        format!(
-                            "θ={:.3}: {} predicted, lead {}, {} FA",
-                            o.theta,
-                            pct(Some(o.predicted_pct)),
-                            secs(o.median_lead_s),
-                            pct(Some(o.false_alarm_pct))
-                        )
-                    },
-                );
+                let ours = ours_words(d);
                 crate::outln!(
                     "    curve at {}'s false-alarm rate: {ours} — {}",
                     d.comparator,
@@ -457,18 +446,7 @@ impl Summary {
             .filter_map(|r| PairedRun::of(r, |r| r.rss.as_ref()))
             .collect();
         let d = dominance("rss_tuned", &s, &c.curve).resampled(&paired);
-        let ours = d.ours.map_or_else(
-            || "no θ keeps false alarms that low".to_owned(),
-            |o| {
-                format!(
-                    "θ={:.3}: {} predicted, lead {}, {} FA",
-                    o.theta,
-                    pct(Some(o.predicted_pct)),
-                    secs(o.median_lead_s),
-                    pct(Some(o.false_alarm_pct))
-                )
-            },
-        );
+        let ours = ours_words(&d);
         crate::outln!(
             "    curve at tuned RSS's false-alarm rate: {ours} — {}",
             crate::report::verdict(&d)
@@ -488,6 +466,22 @@ impl Summary {
         }
         Ok(())
     }
+}
+
+/// The curve's point at a comparator's false-alarm rate, in words.
+fn ours_words(d: &Dominance) -> String {
+    d.ours.map_or_else(
+        || "no θ keeps false alarms that low".to_owned(),
+        |o| {
+            format!(
+                "θ={:.3}: {} predicted, lead {}, {} FA",
+                o.theta,
+                pct(Some(o.predicted_pct)),
+                secs(o.median_lead_s),
+                pct(Some(o.false_alarm_pct))
+            )
+        },
+    )
 }
 
 fn pct(v: Option<f64>) -> String {

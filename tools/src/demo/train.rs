@@ -101,13 +101,7 @@ pub fn calibrate(
     base_seed: u64,
     opts: &CalibrateOptions,
 ) -> anyhow::Result<(Vec<PropertyCalibration>, Vec<TunedRss>)> {
-    let collision: Vec<usize> = model
-        .properties()
-        .iter()
-        .enumerate()
-        .filter(|(_, p)| p.is_collision())
-        .map(|(i, _)| i)
-        .collect();
+    let collision = rss_tuned::collision_properties(model);
     let variants = if collision.is_empty() {
         Vec::new()
     } else {

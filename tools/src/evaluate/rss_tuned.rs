@@ -28,6 +28,17 @@ use crate::time_ahead::{
 /// them, and so do its alarms.
 pub const RESPONSE_SCALES: [f64; 9] = [1.0, 0.8, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1, 0.0];
 
+/// The indices of `model`'s collision properties, the ones RSS is tuned for.
+pub fn collision_properties(model: &monitor::Model) -> Vec<usize> {
+    model
+        .properties()
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.is_collision())
+        .map(|(i, _)| i)
+        .collect()
+}
+
 /// `base` under each of [`RESPONSE_SCALES`], in that order.
 pub fn variants(base: &RssParams) -> Vec<RssParams> {
     RESPONSE_SCALES
