@@ -33,9 +33,8 @@ use rayon::prelude::*;
 
 use crate::calibration::{calibrate_model, CalibrateOptions, PropertyCalibration};
 use crate::report::{run_by_run_words, verdict};
+use crate::rss_tuned;
 use crate::score::{calibrated_rule, run_series};
-pub mod rss_tuned;
-
 use crate::time_ahead::{
     at_budgets, calibration_check, dominance, first_alarm_score, score_run_calibrated, summarise,
     threshold_key, AlarmScore, BudgetPoint, Comparison, CurvePoint, Dominance, PairedRun, RunScore,

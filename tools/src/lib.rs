@@ -15,6 +15,7 @@ pub mod progress;
 pub mod records;
 pub mod report;
 pub mod rss_options;
+pub mod rss_tuned;
 pub mod scenario_runs;
 pub mod score;
 pub mod stdout;

@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use scenarios::Scenario;
 
 use crate::calibration::{calibrate_model_on, CalibrateOptions, PropertyCalibration};
-use crate::evaluate::rss_tuned;
+use crate::rss_tuned;
 use crate::score::run_series;
 use crate::time_ahead::Summary;
 

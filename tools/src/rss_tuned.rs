@@ -11,7 +11,8 @@
 //! kept — the objective the rules written for each budget are chosen by ([`Objective::WithinBudget`]),
 //! ties to the longer response time. The chosen RSS is then scored on the test runs beside the curve,
 //! which is compared with it at its own test false-alarm rate, as with every comparator. Nothing is tuned
-//! on the test runs.
+//! on the test runs. `evaluate` tunes on its learning runs; the demo, which keeps its training runs in
+//! memory only as records, on its calibration runs.
 //!
 //! [`Objective::WithinBudget`]: monitor::select::rule::Objective::WithinBudget
 
