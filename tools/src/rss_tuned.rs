@@ -74,6 +74,8 @@ pub fn first_dangerous(frames: &[Frame], variants: &[RssParams]) -> Vec<Option<u
 pub struct TuningRun {
     /// The run violates the property.
     pub violated: bool,
+    /// It is unsafe from its first frame, so no alarm can precede the violation.
+    pub unsafe_from_start: bool,
     /// Per variant, its alarm (counted before the violation only).
     pub alarms: Vec<AlarmScore>,
 }
@@ -83,6 +85,7 @@ impl TuningRun {
     pub fn of(series: &RunSeries, first: &[Option<usize>]) -> TuningRun {
         TuningRun {
             violated: series.unsafe_now.iter().any(|&u| u),
+            unsafe_from_start: series.unsafe_now.first() == Some(&true),
             alarms: first
                 .iter()
                 .map(|&f| first_alarm_score(f, series))
@@ -91,15 +94,15 @@ impl TuningRun {
     }
 }
 
-/// Variant `v`'s alarms over `runs`, summarised as [`crate::time_ahead::summarise`] does (no run here is
-/// known to be unsafe from its first frame, so that count stays 0).
+/// Variant `v`'s alarms over `runs`, summarised as [`crate::time_ahead::summarise`] does.
 pub fn summary_of(runs: &[TuningRun], v: usize) -> Summary {
-    let (mut n_viol, mut n_safe, mut n_false) = (0usize, 0usize, 0usize);
+    let (mut n_viol, mut n_safe, mut n_false, mut n_from_start) = (0usize, 0usize, 0usize, 0usize);
     let mut leads = Vec::new();
     for r in runs {
         let a = &r.alarms[v];
         if r.violated {
             n_viol += 1;
+            n_from_start += usize::from(r.unsafe_from_start);
             leads.extend(a.lead_s);
         } else {
             n_safe += 1;
@@ -110,7 +113,7 @@ pub fn summary_of(runs: &[TuningRun], v: usize) -> Summary {
     let pct = |part: usize, whole: usize| (whole > 0).then(|| 100.0 * part as f64 / whole as f64);
     Summary {
         n_violating_runs: n_viol,
-        n_unsafe_from_start: 0,
+        n_unsafe_from_start: n_from_start,
         predicted_pct: pct(leads.len(), n_viol),
         median_lead_s: median(&leads),
         max_lead_s: leads.last().copied(),

@@ -14,6 +14,7 @@ fn alarm(first_alarm_t: Option<f64>, lead_s: Option<f64>, false_alarm: bool) -> 
 fn violating(leads: &[Option<f64>]) -> TuningRun {
     TuningRun {
         violated: true,
+        unsafe_from_start: false,
         alarms: leads
             .iter()
             .map(|&l| alarm(l.map(|l| 10.0 - l), l, false))
@@ -25,6 +26,7 @@ fn violating(leads: &[Option<f64>]) -> TuningRun {
 fn safe(alarmed: &[bool]) -> TuningRun {
     TuningRun {
         violated: false,
+        unsafe_from_start: false,
         alarms: alarmed
             .iter()
             .map(|&a| alarm(a.then_some(1.0), None, a))
@@ -99,8 +101,13 @@ fn a_run_s_alarms_count_only_before_its_violation() {
     assert!((r.alarms[0].lead_s.unwrap() - 0.3).abs() < 1e-12);
     assert_eq!(r.alarms[1].lead_s, None);
     assert_eq!(r.alarms[2].lead_s, None);
+    assert!(!r.unsafe_from_start);
     let r = TuningRun::of(&series(6, None), &[Some(5), None, None]);
     assert!(!r.violated && r.alarms[0].false_alarm && !r.alarms[1].false_alarm);
+    // A run unsafe from its first frame: no alarm precedes it, and the summary counts it as such.
+    let r = TuningRun::of(&series(4, Some(0)), &[Some(0), None, None]);
+    assert!(r.violated && r.unsafe_from_start && r.alarms[0].lead_s.is_none());
+    assert_eq!(summary_of(&[r], 0).n_unsafe_from_start, 1);
 }
 
 /// A car at 10 m/s whose rear is `gap_m` ahead of the ego's front, the ego at 10 m/s.
