@@ -845,8 +845,8 @@ impl Evaluation {
 
     /// The auto model's comparisons of the properties with at least [`MIN_VIOLATING_FOR_PAIRS`] violating
     /// test runs: those the tallies count.
-    fn counted_comparisons(&self) -> impl Iterator<Item = &AutoComparison> {
-        self.auto_comparisons().values().filter(|a| {
+    fn counted_comparisons(&self) -> impl Iterator<Item = (&String, &AutoComparison)> {
+        self.auto_comparisons().iter().filter(|(_, a)| {
             a.comparison
                 .comparators
                 .first()
@@ -859,7 +859,7 @@ impl Evaluation {
     /// [`MIN_VIOLATING_FOR_PAIRS`] violating test runs.
     pub fn rss_tuned_pairs(&self) -> PairTally {
         let mut tally = PairTally::default();
-        for a in self.counted_comparisons() {
+        for (_, a) in self.counted_comparisons() {
             for t in &a.rss_tuned {
                 let listed = FALSE_ALARM_BUDGETS_PCT
                     .iter()
@@ -959,7 +959,7 @@ impl Evaluation {
     /// RSS, the stored rule), then for the rules written for each budget.
     pub fn dominated_pairs(&self) -> (PairTally, PairTally) {
         let (mut stored, mut budget) = (PairTally::default(), PairTally::default());
-        for a in self.counted_comparisons() {
+        for (_, a) in self.counted_comparisons() {
             for d in &a.comparison.dominance {
                 stored.add(d);
             }
@@ -973,14 +973,7 @@ impl Evaluation {
     /// The auto curve's best point at each of the printed false-alarm budgets (5, 10, 20 and 40 %), per
     /// property with at least [`MIN_VIOLATING_FOR_PAIRS`] violating test runs.
     pub fn budget_points(&self) -> Vec<(String, Vec<BudgetPoint>)> {
-        self.auto_comparisons()
-            .iter()
-            .filter(|(_, a)| {
-                a.comparison
-                    .comparators
-                    .first()
-                    .is_some_and(|(_, s)| s.n_violating_runs >= MIN_VIOLATING_FOR_PAIRS)
-            })
+        self.counted_comparisons()
             .map(|(name, a)| (name.clone(), at_budgets(&a.comparison.curve)))
             .collect()
     }

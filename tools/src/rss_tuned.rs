@@ -22,7 +22,8 @@ use monitor::select::criterion::utility;
 use serde::Serialize;
 
 use crate::time_ahead::{
-    first_alarm_score, longer_lead, median, AlarmScore, Dominance, RunScore, RunSeries, Summary,
+    first_alarm_score, longer_lead, summarise_alarms, AlarmScore, Dominance, RunScore, RunSeries,
+    Summary,
 };
 
 /// The response-time scales tried, from CARLA's (1) down to none (0): RSS's safe distances shrink with
@@ -96,30 +97,10 @@ impl TuningRun {
 
 /// Variant `v`'s alarms over `runs`, summarised as [`crate::time_ahead::summarise`] does.
 pub fn summary_of(runs: &[TuningRun], v: usize) -> Summary {
-    let (mut n_viol, mut n_safe, mut n_false, mut n_from_start) = (0usize, 0usize, 0usize, 0usize);
-    let mut leads = Vec::new();
-    for r in runs {
-        let a = &r.alarms[v];
-        if r.violated {
-            n_viol += 1;
-            n_from_start += usize::from(r.unsafe_from_start);
-            leads.extend(a.lead_s);
-        } else {
-            n_safe += 1;
-            n_false += usize::from(a.false_alarm);
-        }
-    }
-    leads.sort_by(f64::total_cmp);
-    let pct = |part: usize, whole: usize| (whole > 0).then(|| 100.0 * part as f64 / whole as f64);
-    Summary {
-        n_violating_runs: n_viol,
-        n_unsafe_from_start: n_from_start,
-        predicted_pct: pct(leads.len(), n_viol),
-        median_lead_s: median(&leads),
-        max_lead_s: leads.last().copied(),
-        n_safe_runs: n_safe,
-        false_alarm_pct: pct(n_false, n_safe),
-    }
+    summarise_alarms(
+        runs.iter()
+            .map(|r| (r.violated, r.unsafe_from_start, &r.alarms[v])),
+    )
 }
 
 /// Per variant of `runs`: (false alarms on the safe runs, mean utility over the violating runs); `None`

@@ -682,15 +682,26 @@ pub fn calibration_check(
 
 /// Summarises the alarm scores of a set of runs (all of one property).
 pub fn summarise<'a>(scores: impl IntoIterator<Item = (&'a RunScore, &'a AlarmScore)>) -> Summary {
+    summarise_alarms(
+        scores
+            .into_iter()
+            .map(|(run, alarm)| (run.violated, run.unsafe_from_start, alarm)),
+    )
+}
+
+/// [`summarise`] from each run's `(violated, unsafe from its first frame, alarm)`.
+pub fn summarise_alarms<'a>(
+    scores: impl IntoIterator<Item = (bool, bool, &'a AlarmScore)>,
+) -> Summary {
     let mut n_violating = 0usize;
     let mut n_from_start = 0usize;
     let mut n_safe = 0usize;
     let mut n_false = 0usize;
     let mut leads = Vec::new();
-    for (run, alarm) in scores {
-        if run.violated {
+    for (violated, unsafe_from_start, alarm) in scores {
+        if violated {
             n_violating += 1;
-            n_from_start += usize::from(run.unsafe_from_start);
+            n_from_start += usize::from(unsafe_from_start);
             if let Some(lead) = alarm.lead_s {
                 leads.push(lead);
             }
