@@ -90,6 +90,62 @@ impl Calibration {
     }
 }
 
+/// RSS as a collision property's comparator, tuned on the calibration runs to the alarm's false-alarm
+/// target: every response time of CARLA's RSS parameters (the ego's, other vehicles', pedestrians')
+/// multiplied by `response_scale`. The model keeps it so that `score` and its reports can set the
+/// calibrated alarm beside an RSS held to the same budget; the monitor itself never alarms on it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RssTuning {
+    /// The factor on CARLA's response times, in [0, 1] (0: no response time at all).
+    pub response_scale: f64,
+    /// The false-alarm target it was tuned to (fraction of safe runs).
+    pub target_false_alarm: f64,
+    /// Whether it keeps within the target on the calibration runs; when no scale does, it is the scale
+    /// with the fewest false alarms there.
+    pub within_target: bool,
+    /// Safe calibration runs.
+    pub n_safe_runs: usize,
+    /// Of those, runs RSS alarms in at this scale.
+    pub n_false_alarms: usize,
+    /// Violating calibration runs.
+    pub n_violating_runs: usize,
+    /// Of those, runs RSS warns of before their violation.
+    pub n_predicted: usize,
+    /// Median lead over the warned runs, s.
+    pub median_lead_s: Option<f64>,
+}
+
+impl RssTuning {
+    /// Checks the stored values.
+    ///
+    /// # Errors
+    /// A message naming the malformed field.
+    pub fn check(&self) -> Result<(), String> {
+        if !(0.0..=1.0).contains(&self.response_scale) {
+            return Err(format!(
+                "response scale {} is outside [0, 1]",
+                self.response_scale
+            ));
+        }
+        if !(self.target_false_alarm > 0.0 && self.target_false_alarm < 1.0) {
+            return Err(format!(
+                "target {} is outside (0, 1)",
+                self.target_false_alarm
+            ));
+        }
+        if self.n_false_alarms > self.n_safe_runs || self.n_predicted > self.n_violating_runs {
+            return Err("more alarms than runs".into());
+        }
+        if self
+            .median_lead_s
+            .is_some_and(|l| !(l.is_finite() && l >= 0.0))
+        {
+            return Err("median lead is not a finite non-negative number".into());
+        }
+        Ok(())
+    }
+}
+
 /// The one-sided Clopper–Pearson upper confidence bound of a rate from `k` events in `n` trials: the
 /// Beta(k+1, n−k) quantile at `confidence`; 1 when `k ≥ n`, `n = 0` or `confidence` is not in [0, 1].
 pub fn clopper_pearson_upper(k: usize, n: usize, confidence: f64) -> f64 {

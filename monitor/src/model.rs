@@ -8,7 +8,7 @@ use laws::LawSource;
 use serde::{Deserialize, Serialize};
 
 use crate::abstraction::{Compiled, PropertyDef};
-use crate::calibrate::Calibration;
+use crate::calibrate::{Calibration, RssTuning};
 use crate::error::ModelError;
 use crate::forest::ForestShare;
 use crate::property::PropertyModel;
@@ -20,18 +20,22 @@ mod tests;
 pub const MAGIC: &[u8; 16] = b"AVGUARD-MODEL\0\0\0";
 /// The format version this build writes: from 9 on, the properties are followed by one optional forest
 /// per property ([`crate::forest`]); from 10 on, the forests by one optional enforcement calibration per
-/// property ([`crate::PropertyModel::enforcement`]).
-pub const FORMAT_VERSION: u32 = 10;
-/// The oldest format version this build reads: version 9 differs from 10 only in that it has no
-/// enforcement calibrations after the forests, version 8 from 9 only in that it has no forests after the
+/// property ([`crate::PropertyModel::enforcement`]); from 11 on, those by one optional RSS tuning per
+/// property ([`crate::PropertyModel::rss_tuning`]).
+pub const FORMAT_VERSION: u32 = 11;
+/// The oldest format version this build reads: version 10 differs from 11 only in that it has no RSS
+/// tunings after the enforcement calibrations, version 9 from 10 only in that it has no enforcement
+/// calibrations after the forests, version 8 from 9 only in that it has no forests after the
 /// properties, and version 7 from 8 only in that its predicates are never conjunctions, so their files
-/// read as they are (without forests or enforcement calibrations).
+/// read as they are (without forests, enforcement calibrations or RSS tunings).
 pub const OLDEST_READ_VERSION: u32 = 7;
 
 /// The first format version whose files carry forests.
 const FIRST_FOREST_VERSION: u32 = 9;
 /// The first format version whose files carry enforcement calibrations.
 const FIRST_ENFORCEMENT_VERSION: u32 = 10;
+/// The first format version whose files carry RSS tunings.
+const FIRST_RSS_TUNING_VERSION: u32 = 11;
 
 /// All learned properties of a deployment.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -186,6 +190,23 @@ impl Model {
         Ok(())
     }
 
+    /// Stores RSS tuned to collision property `name`'s false-alarm target (replacing any earlier tuning;
+    /// `None`: none).
+    ///
+    /// # Errors
+    /// [`ModelError::Property`] for an unknown property; a malformed tuning or a property that is not a
+    /// collision property (see [`PropertyModel::with_rss_tuning`]).
+    pub fn set_rss_tuning(
+        &mut self,
+        name: &str,
+        tuning: Option<RssTuning>,
+    ) -> Result<(), ModelError> {
+        let i = self.index_of(name)?;
+        let p = self.properties[i].clone().with_rss_tuning(tuning)?;
+        self.properties[i] = p;
+        Ok(())
+    }
+
     /// The index of property `name`.
     fn index_of(&self, name: &str) -> Result<usize, ModelError> {
         self.properties
@@ -232,9 +253,15 @@ impl Model {
             .iter()
             .map(PropertyModel::enforcement)
             .collect();
+        let rss_tunings: Vec<Option<&RssTuning>> = self
+            .properties
+            .iter()
+            .map(PropertyModel::rss_tuning)
+            .collect();
         match postcard::to_extend(self, out)
             .and_then(|out| postcard::to_extend(&forests, out))
             .and_then(|out| postcard::to_extend(&enforcements, out))
+            .and_then(|out| postcard::to_extend(&rss_tunings, out))
         {
             Ok(v) => v,
             Err(e) => unreachable!("postcard into a Vec cannot fail: {e}"),
@@ -295,6 +322,25 @@ impl Model {
                 .into_iter()
                 .zip(enforcements)
                 .map(|(p, e)| p.with_enforcement(e))
+                .collect::<Result<_, _>>()
+                .map_err(|e| ModelError::Decode(e.to_string()))?;
+            tail = rest;
+        }
+        if version >= FIRST_RSS_TUNING_VERSION {
+            let (tunings, rest): (Vec<Option<RssTuning>>, &[u8]) =
+                postcard::take_from_bytes(tail).map_err(decode)?;
+            if tunings.len() != model.properties.len() {
+                return Err(ModelError::Decode(format!(
+                    "{} RSS tunings for {} properties",
+                    tunings.len(),
+                    model.properties.len()
+                )));
+            }
+            model.properties = model
+                .properties
+                .into_iter()
+                .zip(tunings)
+                .map(|(p, t)| p.with_rss_tuning(t))
                 .collect::<Result<_, _>>()
                 .map_err(|e| ModelError::Decode(e.to_string()))?;
             tail = rest;

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::av::{AvConfig, AvDomain, SmoothingScope};
-use crate::calibrate::Calibration;
+use crate::calibrate::{Calibration, RssTuning};
 use crate::counts::Counts;
 use crate::domain::Domain;
 use crate::dtmc::Dtmc;
@@ -229,6 +229,11 @@ pub struct PropertyModel {
     /// files carry it after the forests ([`crate::model`]), so that older files read as they are.
     #[serde(skip_serializing)]
     enforcement: Option<Calibration>,
+    /// For a collision property, RSS tuned on the calibration runs to the alarm's false-alarm target (a
+    /// comparator `score` reports; [`PropertyModel::with_rss_tuning`]). Model files carry it after the
+    /// enforcement calibrations ([`crate::model`]), so that older files read as they are.
+    #[serde(skip_serializing)]
+    rss_tuning: Option<RssTuning>,
 }
 
 /// Most chains an ensemble may hold besides the property's own (a bound a model file cannot exceed).
@@ -284,6 +289,7 @@ impl<M> PropertyParts<M> {
             frame_share: self.frame_share,
             forest: None,
             enforcement: None,
+            rss_tuning: None,
         };
         m.validate()?;
         Ok(m)
@@ -371,6 +377,7 @@ impl PropertyModel {
             frame_share: None,
             forest: None,
             enforcement: None,
+            rss_tuning: None,
         };
         m.validate()?;
         Ok(m)
@@ -455,6 +462,20 @@ impl PropertyModel {
         Ok(self)
     }
 
+    /// The model with RSS tuned to the alarm's false-alarm target on the calibration runs (replacing any
+    /// earlier tuning; `None`: none). Only a collision property ([`PropertyModel::is_collision`]) takes one.
+    ///
+    /// # Errors
+    /// [`ModelError::Config`] when the tuning is malformed or the property is not a collision property.
+    pub fn with_rss_tuning(
+        mut self,
+        tuning: Option<RssTuning>,
+    ) -> Result<PropertyModel, ModelError> {
+        self.rss_tuning = tuning;
+        self.validate()?;
+        Ok(self)
+    }
+
     /// The structural checks shared by building and loading: every part covers the same state space, the
     /// unsafe and `done` states are absorbing, deadlock ids are in range.
     fn validate(&self) -> Result<(), ModelError> {
@@ -510,6 +531,16 @@ impl PropertyModel {
             )
             .into());
         }
+        if let Some(t) = &self.rss_tuning {
+            t.check()
+                .map_err(|e| StructureError::Invalid(format!("RSS tuning: {e}")))?;
+            if !self.is_collision() {
+                return Err(StructureError::Invalid(
+                    "an RSS tuning on a property that is not a collision property".into(),
+                )
+                .into());
+            }
+        }
         if let Some(r) = &self.reactive_rule {
             if r.literals.is_empty() || r.literals.len() > 2 {
                 return Err(StructureError::Invalid(format!(
@@ -560,6 +591,7 @@ impl PropertyModel {
             } else if m.reactive_rule.is_some()
                 || m.calibration.is_some()
                 || m.enforcement.is_some()
+                || m.rss_tuning.is_some()
                 || m.forest.is_some()
             {
                 Some("a rule, calibration or forest of its own")
@@ -647,6 +679,11 @@ impl PropertyModel {
     /// ([`PropertyModel::with_enforcement`]).
     pub fn enforcement(&self) -> Option<&Calibration> {
         self.enforcement.as_ref()
+    }
+    /// RSS tuned on the calibration runs to the alarm's false-alarm target, when calibrated with it
+    /// ([`PropertyModel::with_rss_tuning`]).
+    pub fn rss_tuning(&self) -> Option<&RssTuning> {
+        self.rss_tuning.as_ref()
     }
     /// Whether the unsafe predicate is an atom over the collision flag alone (`collision==1`,
     /// `collision`): a collision property, which the bridge holds and may enforce at its own threshold.

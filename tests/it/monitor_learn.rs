@@ -851,3 +851,243 @@ fn an_ensemble_through_info_export_storm_calibrate_and_score() {
         score["calibrated"]
     );
 }
+
+/// `calibrate` tunes RSS to a collision property's false-alarm target on the calibration runs and stores
+/// it; `info` shows it and `score` reports it as a comparator. Checked against a recount from the
+/// calibration logs' frames (the first colliding frame; RSS at every response-time scale before it), and
+/// on the test runs against `score --rss-ego-response-s/--rss-other-response-s` with the same response
+/// times, a second path through the scorer.
+#[test]
+fn calibrate_tunes_rss_to_the_target_and_score_reports_it() {
+    let tmp = scratch();
+    let dir = tmp.path();
+    let (train, cal, test) = (dir.join("train"), dir.join("cal"), dir.join("test"));
+    // left_turn has collisions and no pedestrians, whose response time `score` cannot set.
+    simulate("left_turn.toml", 60, 21, &train);
+    simulate("left_turn.toml", 100, 22, &cal);
+    simulate("left_turn.toml", 60, 23, &test);
+    let model_path = dir.join("m.avg");
+    learn(&model_path, &[&train]);
+    let target = 0.2;
+    let printed = run_ok(
+        avguard()
+            .args(["calibrate", "--model"])
+            .arg(&model_path)
+            .args(["--target-false-alarms", "20%"])
+            .arg(&cal),
+    );
+    let model = load(&model_path);
+    for p in model.properties() {
+        assert_eq!(
+            p.rss_tuning().is_some(),
+            p.name() == "no_collision",
+            "{}",
+            p.name()
+        );
+    }
+    let t = model
+        .property("no_collision")
+        .unwrap()
+        .rss_tuning()
+        .unwrap()
+        .clone();
+    assert_eq!(t.target_false_alarm, target);
+
+    // The recount: per scale, false alarms on the safe runs and each violating run's lead.
+    let scales = [1.0, 0.8, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1, 0.0];
+    let mut logs: Vec<_> = std::fs::read_dir(&cal)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "h5"))
+        .collect();
+    logs.sort();
+    let (mut n_safe, mut n_viol) = (0usize, 0usize);
+    let mut false_alarms = [0usize; 9];
+    let mut leads: Vec<Vec<f64>> = vec![Vec::new(); 9];
+    let mut utility = [0.0f64; 9];
+    for log in &logs {
+        let frames = scenarios::log::read_log(log).unwrap().frames;
+        let violation = frames.iter().position(|f| f.collision);
+        match violation {
+            Some(_) => n_viol += 1,
+            None => n_safe += 1,
+        }
+        for (k, &s) in scales.iter().enumerate() {
+            let rss = laws::rss::RssParams::CARLA.with_response_scale(s);
+            let alarm = frames[..violation.unwrap_or(frames.len())]
+                .iter()
+                .position(|f| rss.dangerous(f));
+            match (violation, alarm) {
+                (Some(v), Some(a)) => {
+                    let lead = frames[v].t - frames[a].t;
+                    leads[k].push(lead);
+                    utility[k] += monitor::select::criterion::utility(Some(lead));
+                }
+                (Some(_), None) => utility[k] += monitor::select::criterion::utility(None),
+                (None, Some(_)) => false_alarms[k] += 1,
+                (None, None) => {}
+            }
+        }
+    }
+    assert!(
+        n_viol > 0 && n_safe > 0,
+        "{n_viol} collisions, {n_safe} safe"
+    );
+    let k = scales
+        .iter()
+        .position(|&s| s == t.response_scale)
+        .unwrap_or_else(|| panic!("scale {} not offered", t.response_scale));
+    assert_eq!((t.n_safe_runs, t.n_violating_runs), (n_safe, n_viol));
+    assert_eq!(t.n_false_alarms, false_alarms[k]);
+    assert_eq!(t.n_predicted, leads[k].len());
+    leads[k].sort_by(f64::total_cmp);
+    let median = match leads[k].len() {
+        0 => None,
+        n if n % 2 == 1 => Some(leads[k][n / 2]),
+        n => Some(0.5 * (leads[k][n / 2 - 1] + leads[k][n / 2])),
+    };
+    assert_eq!(
+        t.median_lead_s.map(|m| (m * 1e9).round()),
+        median.map(|m| (m * 1e9).round())
+    );
+    // The choice: the best mean utility within floor(target · safe runs) false alarms, ties to the longer
+    // response time; without any within, the fewest false alarms.
+    let allowed = (target * n_safe as f64 + 1e-9).floor() as usize;
+    let within: Vec<usize> = (0..9).filter(|&j| false_alarms[j] <= allowed).collect();
+    assert_eq!(t.within_target, !within.is_empty(), "{false_alarms:?}");
+    if t.within_target {
+        for &j in &within {
+            assert!(
+                utility[j] < utility[k] || (utility[j] == utility[k] && j >= k),
+                "scale {} beats {}: {utility:?}",
+                scales[j],
+                scales[k]
+            );
+        }
+    } else {
+        assert_eq!(false_alarms[k], *false_alarms.iter().min().unwrap());
+    }
+    assert!(
+        printed.contains("no_collision comparator: ")
+            && printed.contains(&format!("× {}", t.response_scale)),
+        "{printed}"
+    );
+    let info = run_ok(avguard().arg("info").arg(&model_path));
+    assert!(
+        info.contains(&format!(
+            "comparator RSS (score): CARLA's response times × {}",
+            t.response_scale
+        )),
+        "{info}"
+    );
+    let info_json: serde_json::Value =
+        serde_json::from_str(&run_ok(avguard().args(["info", "--json"]).arg(&model_path))).unwrap();
+    let stored = info_json["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "no_collision")
+        .unwrap();
+    assert_eq!(
+        stored["rss_tuning"]["response_scale"].as_f64(),
+        Some(t.response_scale)
+    );
+
+    // `score` on the test runs reports it beside RSS with CARLA's parameters; its figures are those of
+    // `score` with RSS set to the same response times.
+    let scored = score_json(&model_path, &dir.join("scored"), &[&test]);
+    for (name, c) in scored["comparators"].as_object().unwrap() {
+        assert_eq!(
+            c.get("rss_tuned").is_some(),
+            name == "no_collision",
+            "{name}: {c}"
+        );
+    }
+    let tuned = &scored["comparators"]["no_collision"]["rss_tuned"];
+    assert_eq!(tuned["response_scale"].as_f64(), Some(t.response_scale));
+    let by_options = dir.join("by_options");
+    run_ok(
+        avguard()
+            .args(["score", "--model"])
+            .arg(&model_path)
+            .arg("--out")
+            .arg(&by_options)
+            .args(["--rss-ego-response-s", &t.response_scale.to_string()])
+            .args([
+                "--rss-other-response-s",
+                &(2.0 * t.response_scale).to_string(),
+            ])
+            .arg(&test),
+    );
+    let by_options: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(by_options.join("score.json")).unwrap()).unwrap();
+    let rss = &by_options["comparators"]["no_collision"]["rss"];
+    for key in [
+        "predicted_pct",
+        "false_alarm_pct",
+        "median_lead_s",
+        "n_safe_runs",
+        "n_violating_runs",
+    ] {
+        assert_eq!(tuned[key], rss[key], "{key}: {tuned} against {rss}");
+    }
+    // The verdict beside the calibrated alarm is the rule applied to the two summaries.
+    let cal_entry = &scored["calibrated"]["no_collision"];
+    let ours = &cal_entry["summary"];
+    let f = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap_or(0.0);
+    let longer = match (
+        ours["median_lead_s"].as_f64(),
+        tuned["median_lead_s"].as_f64(),
+    ) {
+        (Some(a), Some(b)) => a > b,
+        (Some(_), None) => true,
+        (None, _) => false,
+    };
+    let earlier = f(ours, "predicted_pct") >= f(tuned, "predicted_pct")
+        && f(ours, "false_alarm_pct") <= f(tuned, "false_alarm_pct")
+        && longer;
+    assert_eq!(cal_entry["earlier_than_rss_tuned"], earlier, "{cal_entry}");
+    let report = std::fs::read_to_string(dir.join("scored/report.md")).unwrap();
+    assert!(
+        report.contains(&format!(
+            "RSS tuned on the calibration runs (response times × {})",
+            t.response_scale
+        )),
+        "{report}"
+    );
+    let verdict = if earlier {
+        ") warns earlier than RSS tuned"
+    } else {
+        ") does not warn earlier than RSS tuned"
+    };
+    assert!(report.contains(verdict), "{report}");
+    // Calibrated again without a collision among the runs, the stale tuning is dropped.
+    let safe_cal = dir.join("safe_cal");
+    simulate("red_light_queue.toml", 40, 24, &safe_cal);
+    let again = dir.join("again.avg");
+    run_ok(
+        avguard()
+            .args(["calibrate", "--model"])
+            .arg(&model_path)
+            .args(["--target-false-alarms", "20%", "--out"])
+            .arg(&again)
+            .arg(&safe_cal),
+    );
+    let collided = std::fs::read_dir(&safe_cal).unwrap().any(|e| {
+        let p = e.unwrap().path();
+        p.extension().is_some_and(|x| x == "h5")
+            && scenarios::log::read_log(&p)
+                .unwrap()
+                .frames
+                .iter()
+                .any(|f| f.collision)
+    });
+    assert_eq!(
+        load(&again)
+            .property("no_collision")
+            .unwrap()
+            .rss_tuning()
+            .is_some(),
+        collided
+    );
+}

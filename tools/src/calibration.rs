@@ -17,8 +17,10 @@ use monitor::calibrate::{calibrate, CalibrateConfig, CalibrationRun};
 use monitor::{Model, RiskMeasure, Session, SessionConfig};
 use rayon::prelude::*;
 
+use crate::rss_tuned;
 use crate::score::run_series;
 use crate::time_ahead::RunSeries;
+use laws::rss::RssParams;
 
 /// Options of a calibration.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,6 +69,9 @@ impl Default for CalibrateOptions {
 pub struct CalibratedLogs {
     /// Per property, the calibration stored or why there is none.
     pub results: Vec<PropertyCalibration>,
+    /// Per collision property with a violating calibration run, RSS tuned to the target on the
+    /// calibration runs (also stored in the model, [`rss_tuned::tune_to_target`]).
+    pub rss_tuned: Vec<rss_tuned::TunedRss>,
     /// Calibration runs read.
     pub n_runs: usize,
     /// Their scenario kinds, one per run.
@@ -97,12 +102,24 @@ pub fn calibrate_logs(
         crate::batch::expand_logs(select)?
     };
     disjoint(&select_logs, &logs)?;
-    let (series, kinds, mut errors) = series_of_logs(&shared, &measure, &logs, "calibrating")?;
+    let variants = rss_tuned::model_variants(model);
+    let LogSeries {
+        series,
+        first_dangerous,
+        kinds,
+        mut errors,
+    } = series_of_logs(&shared, &measure, &logs, &variants, "calibrating")?;
     let selection = if select_logs.is_empty() {
         Vec::new()
     } else {
-        let (selection, _, select_errors) =
-            series_of_logs(&shared, &measure, &select_logs, "choosing the debounce")?;
+        let read = series_of_logs(
+            &shared,
+            &measure,
+            &select_logs,
+            &[],
+            "choosing the debounce",
+        )?;
+        let (selection, select_errors) = (read.series, read.errors);
         errors.extend(select_errors);
         if selection.is_empty() {
             bail!(
@@ -121,8 +138,16 @@ pub fn calibrate_logs(
         );
     }
     let results = calibrate_model(model, &selection, &series, &kinds, opts)?;
+    let rss_tuned = rss_tuned::tune_to_target(
+        model,
+        &series,
+        &first_dangerous,
+        opts.target_false_alarm,
+        |_, _| true,
+    )?;
     Ok(CalibratedLogs {
         results,
+        rss_tuned,
         n_runs: series.len(),
         kinds,
         n_selection: selection.len(),
@@ -155,18 +180,32 @@ pub struct PropertyCalibration {
     pub enforcement: Option<Result<monitor::calibrate::Calibration, String>>,
 }
 
-/// Every log's per-property series and scenario kind (logs that cannot be read are returned by name).
+/// Runs read from logs for a calibration ([`series_of_logs`]).
+pub struct LogSeries {
+    /// Per run, one series per property.
+    pub series: Vec<Vec<RunSeries>>,
+    /// Per run, the first frame each RSS variant asked for finds dangerous.
+    pub first_dangerous: Vec<Vec<Option<usize>>>,
+    /// Per run, its scenario kind.
+    pub kinds: Vec<String>,
+    /// Logs that could not be read, with why.
+    pub errors: crate::batch::Failures,
+}
+
+/// Every log's per-property series, the first frame each of `rss_variants` finds dangerous in it, and its
+/// scenario kind (logs that cannot be read are returned by name).
 pub fn series_of_logs(
     model: &Arc<Model>,
     measure: &RiskMeasure,
     logs: &[PathBuf],
+    rss_variants: &[RssParams],
     label: &str,
-) -> anyhow::Result<(Vec<Vec<RunSeries>>, Vec<String>, crate::batch::Failures)> {
+) -> anyhow::Result<LogSeries> {
     let session =
         Session::new(model, &SessionConfig::default()).context("cannot start a session")?;
     let period = model.frame_period_s();
     let progress = crate::progress::bar(logs.len() as u64, label);
-    type PerLog = anyhow::Result<(Vec<RunSeries>, String)>;
+    type PerLog = anyhow::Result<(Vec<RunSeries>, Vec<Option<usize>>, String)>;
     let results: Vec<(PathBuf, PerLog)> = logs
         .par_iter()
         .map_init(
@@ -178,6 +217,7 @@ pub fn series_of_logs(
                         crate::batch::check_log_period(log.meta.frame_period_s, period)?;
                         Ok((
                             run_series(&log.frames, session, measure, None),
+                            rss_tuned::first_dangerous(&log.frames, rss_variants),
                             log.meta.scenario,
                         ))
                     });
@@ -187,17 +227,23 @@ pub fn series_of_logs(
         )
         .collect();
     progress.finish_and_clear();
-    let (mut ok, mut kinds, mut errors) = (Vec::new(), Vec::new(), Vec::new());
+    let mut out = LogSeries {
+        series: Vec::new(),
+        first_dangerous: Vec::new(),
+        kinds: Vec::new(),
+        errors: Vec::new(),
+    };
     for (path, r) in results {
         match r {
-            Ok((s, kind)) => {
-                ok.push(s);
-                kinds.push(kind);
+            Ok((s, first, kind)) => {
+                out.series.push(s);
+                out.first_dangerous.push(first);
+                out.kinds.push(kind);
             }
-            Err(e) => errors.push((path, format!("{e:#}"))),
+            Err(e) => out.errors.push((path, format!("{e:#}"))),
         }
     }
-    Ok((ok, kinds, errors))
+    Ok(out)
 }
 
 /// Property `p`'s calibration view of the runs `r` of `series` for which `keep(r)` holds, each in the

@@ -18,6 +18,7 @@
 
 use laws::frame::Frame;
 use laws::rss::RssParams;
+use monitor::calibrate::RssTuning;
 use monitor::select::criterion::utility;
 use serde::Serialize;
 
@@ -39,6 +40,16 @@ pub fn collision_properties(model: &monitor::Model) -> Vec<usize> {
         .filter(|(_, p)| p.is_collision())
         .map(|(i, _)| i)
         .collect()
+}
+
+/// CARLA's RSS under each of [`RESPONSE_SCALES`] when `model` has a collision property, else none: the
+/// variants whose alarms a calibration records for [`tune_to_target`].
+pub fn model_variants(model: &monitor::Model) -> Vec<RssParams> {
+    if collision_properties(model).is_empty() {
+        Vec::new()
+    } else {
+        variants(&RssParams::CARLA)
+    }
 }
 
 /// `base` under each of [`RESPONSE_SCALES`], in that order.
@@ -153,6 +164,103 @@ pub fn fewest_false_alarms(runs: &[TuningRun]) -> Option<usize> {
         }
     }
     best.map(|(_, _, v)| v)
+}
+
+/// The variant RSS is tuned to for a false-alarm `target` on `runs`, and whether it keeps within it:
+/// [`choose`], or where no variant keeps within the target, [`fewest_false_alarms`] (then `false`). `None`
+/// when no run violates.
+pub fn tune(runs: &[TuningRun], target: f64) -> Option<(usize, bool)> {
+    match choose(runs, target) {
+        Some(v) => Some((v, true)),
+        None => fewest_false_alarms(runs).map(|v| (v, false)),
+    }
+}
+
+/// RSS tuned on calibration runs to a collision property's false-alarm target ([`tune_to_target`]):
+/// `calibrate` stores it in the model for `score`'s reports, the demo shows the calibrated alarm beside
+/// it.
+#[derive(Debug, Clone)]
+pub struct TunedRss {
+    /// The property.
+    pub property: String,
+    /// The target, a fraction of safe runs.
+    pub target: f64,
+    /// RSS with the chosen response times.
+    pub params: RssParams,
+    /// The response-time scale (of CARLA's).
+    pub scale: f64,
+    /// It keeps within the target on the calibration runs (false: RSS's fewest false alarms there).
+    pub within_target: bool,
+    /// On the calibration runs.
+    pub calibration: Summary,
+}
+
+impl TunedRss {
+    /// As the model stores it, with the counts of the calibration `runs` it was tuned on.
+    fn stored(&self, runs: &[TuningRun], v: usize) -> RssTuning {
+        let (mut n_safe, mut n_false, mut n_viol, mut n_pred) = (0, 0, 0, 0);
+        for r in runs {
+            let a = &r.alarms[v];
+            if r.violated {
+                n_viol += 1;
+                n_pred += usize::from(a.lead_s.is_some());
+            } else {
+                n_safe += 1;
+                n_false += usize::from(a.false_alarm);
+            }
+        }
+        RssTuning {
+            response_scale: self.scale,
+            target_false_alarm: self.target,
+            within_target: self.within_target,
+            n_safe_runs: n_safe,
+            n_false_alarms: n_false,
+            n_violating_runs: n_viol,
+            n_predicted: n_pred,
+            median_lead_s: self.calibration.median_lead_s,
+        }
+    }
+}
+
+/// Tunes RSS to the false-alarm `target` for every collision property of `model` on calibration runs
+/// and stores it in the model ([`monitor::PropertyModel::rss_tuning`]; a property without a violating
+/// run among them keeps none). `series[r]` are run `r`'s per-property series, `first[r]` the first frame
+/// each of [`variants`] of CARLA's RSS finds dangerous in it; property `p` is tuned on the runs `r` for
+/// which `include(r, p)` holds.
+///
+/// # Errors
+/// Only when the model refuses the tuning, which a collision property never does.
+pub fn tune_to_target(
+    model: &mut monitor::Model,
+    series: &[Vec<RunSeries>],
+    first: &[Vec<Option<usize>>],
+    target: f64,
+    include: impl Fn(usize, usize) -> bool,
+) -> anyhow::Result<Vec<TunedRss>> {
+    let variants = variants(&RssParams::CARLA);
+    let mut tuned = Vec::new();
+    for p in collision_properties(model) {
+        let runs: Vec<TuningRun> = (0..series.len().min(first.len()))
+            .filter(|&r| include(r, p))
+            .filter_map(|r| Some(TuningRun::of(series[r].get(p)?, &first[r])))
+            .collect();
+        let name = model.properties()[p].name().to_owned();
+        let Some((v, within_target)) = tune(&runs, target) else {
+            model.set_rss_tuning(&name, None)?;
+            continue;
+        };
+        let t = TunedRss {
+            property: name.clone(),
+            target,
+            params: variants[v],
+            scale: RESPONSE_SCALES[v],
+            within_target,
+            calibration: summary_of(&runs, v),
+        };
+        model.set_rss_tuning(&name, Some(t.stored(&runs, v)))?;
+        tuned.push(t);
+    }
+    Ok(tuned)
 }
 
 /// RSS tuned to one budget for one property: the choice on the learning runs and the test runs it is

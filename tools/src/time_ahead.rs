@@ -29,6 +29,9 @@ pub struct RunSeries {
     pub rss_alarm: Vec<bool>,
     /// True on frames where the model's reactive rule holds (empty: the model has none).
     pub rule_alarm: Vec<bool>,
+    /// True on frames where RSS tuned to the property's false-alarm target on the calibration runs finds
+    /// the ego in a dangerous situation (empty: not computed, or the model stores no tuning for it).
+    pub rss_tuned_alarm: Vec<bool>,
 }
 
 /// The outcome of one alarm rule (a threshold, or the baseline) on one run.
@@ -71,6 +74,10 @@ pub struct RunScore {
     /// The model's best small reactive rule as a comparator (absent when the model has none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reactive_rule: Option<AlarmScore>,
+    /// RSS tuned to the property's false-alarm target on the calibration runs, as a comparator (absent
+    /// when the model stores no tuning for the property, or RSS was not computed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rss_tuned: Option<AlarmScore>,
     /// The alarm at the property's calibrated θ and debounce (absent when the model is not calibrated).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibrated: Option<AlarmScore>,
@@ -141,6 +148,7 @@ pub fn score_run_calibrated(
         max_risk,
         rss: reactive(&series.rss_alarm),
         reactive_rule: reactive(&series.rule_alarm),
+        rss_tuned: reactive(&series.rss_tuned_alarm),
         calibrated,
         envelope,
     }
@@ -598,7 +606,7 @@ const LEAD_TIE_S: f64 = 1e-9;
 /// of resamples of the runs in which it holds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
-    /// `(name, summary)` per comparator present: `baseline`, `rss`, `reactive_rule`.
+    /// `(name, summary)` per comparator present: `baseline`, `rss`, `reactive_rule`, `rss_tuned`.
     pub comparators: Vec<(String, Summary)>,
     /// The calibrated alarm's summary, when the runs were scored with one.
     pub calibrated: Option<Summary>,
@@ -615,7 +623,7 @@ impl Comparison {
             "baseline".to_owned(),
             summarise(runs.iter().map(|r| (*r, &r.baseline))),
         )];
-        for name in ["rss", "reactive_rule"] {
+        for name in ["rss", "reactive_rule", "rss_tuned"] {
             let pick = |r: &'a RunScore| comparator_alarm(name, r);
             if runs.iter().any(|r| pick(r).is_some()) {
                 let s = summarise(runs.iter().filter_map(|r| pick(r).map(|a| (*r, a))));
@@ -648,13 +656,25 @@ impl Comparison {
     }
 }
 
+impl Comparison {
+    /// Whether the calibrated alarm warns earlier than the comparator `name` on these runs (as many
+    /// violations warned of, no more false alarms, a longer median lead; see
+    /// [`crate::rss_tuned::calibrated_is_earlier`]); `None` without either.
+    pub fn calibrated_earlier_than(&self, name: &str) -> Option<bool> {
+        let calibrated = self.calibrated.as_ref()?;
+        let (_, other) = self.comparators.iter().find(|(n, _)| n == name)?;
+        Some(crate::rss_tuned::calibrated_is_earlier(calibrated, other))
+    }
+}
+
 /// A run's alarm under the comparator named `name` in a [`Comparison`] (`baseline`, `rss`,
-/// `reactive_rule`); `None` where the run has none.
+/// `reactive_rule`, `rss_tuned`); `None` where the run has none.
 pub fn comparator_alarm<'a>(name: &str, run: &'a RunScore) -> Option<&'a AlarmScore> {
     match name {
         "baseline" => Some(&run.baseline),
         "rss" => run.rss.as_ref(),
         "reactive_rule" => run.reactive_rule.as_ref(),
+        "rss_tuned" => run.rss_tuned.as_ref(),
         _ => None,
     }
 }

@@ -63,16 +63,18 @@ fn rejects_foreign_future_truncated_and_corrupt_files() {
         Err(ModelError::Version { found, .. }) if found == crate::model::FORMAT_VERSION + 1
     ));
     // After the properties, the forests (one property, without one), then the enforcement
-    // calibrations (likewise none).
-    assert_eq!(bytes[bytes.len() - 4..], [1, 0, 1, 0]);
-    let before_enforcements = &bytes[..bytes.len() - 2];
-    let before_forests = &bytes[..bytes.len() - 4];
-    // Versions 7 (no conjunction predicates), 8 (no forests) and 9 (no enforcement calibrations) still
-    // read as they are; 6 does not.
+    // calibrations and the RSS tunings (likewise none).
+    assert_eq!(bytes[bytes.len() - 6..], [1, 0, 1, 0, 1, 0]);
+    let before_rss_tunings = &bytes[..bytes.len() - 2];
+    let before_enforcements = &bytes[..bytes.len() - 4];
+    let before_forests = &bytes[..bytes.len() - 6];
+    // Versions 7 (no conjunction predicates), 8 (no forests), 9 (no enforcement calibrations) and 10
+    // (no RSS tunings) still read as they are; 6 does not.
     for (version, body) in [
         (7, before_forests),
         (8, before_forests),
         (9, before_enforcements),
+        (10, before_rss_tunings),
     ] {
         let mut old = body.to_vec();
         old[16] = version;
@@ -92,7 +94,7 @@ fn rejects_foreign_future_truncated_and_corrupt_files() {
     six[16] = 6;
     let err = Model::from_bytes(&six).unwrap_err();
     assert!(matches!(err, ModelError::Version { found: 6, .. }));
-    assert!(err.to_string().contains("versions 7 to 10"), "{err}");
+    assert!(err.to_string().contains("versions 7 to 11"), "{err}");
     // Forests, or enforcement calibrations, for another number of properties, and none at all.
     let mut two = before_forests.to_vec();
     two.extend_from_slice(&[2, 0, 0, 1, 0]);
@@ -109,7 +111,14 @@ fn rejects_foreign_future_truncated_and_corrupt_files() {
             .contains("2 enforcement calibrations for 1 properties"),
         "{err}"
     );
-    for cut in [before_forests, before_enforcements] {
+    let mut two = before_rss_tunings.to_vec();
+    two.extend_from_slice(&[2, 0, 0]);
+    let err = Model::from_bytes(&two).unwrap_err();
+    assert!(
+        err.to_string().contains("2 RSS tunings for 1 properties"),
+        "{err}"
+    );
+    for cut in [before_forests, before_enforcements, before_rss_tunings] {
         assert!(matches!(Model::from_bytes(cut), Err(ModelError::Decode(_))));
     }
     assert!(matches!(
@@ -342,9 +351,100 @@ fn an_enforcement_calibration_round_trips_and_only_a_collision_property_takes_on
     };
     let m = Model::try_new(vec![law], vec![slow]).unwrap();
     let mut bytes = m.to_bytes();
-    assert_eq!(bytes[bytes.len() - 2..], [1, 0]);
-    bytes.truncate(bytes.len() - 2);
+    assert_eq!(bytes[bytes.len() - 4..], [1, 0, 1, 0]);
+    bytes.truncate(bytes.len() - 4);
     bytes.extend(postcard::to_stdvec(&vec![Some(calibration_at(0.2))]).unwrap());
+    bytes.extend_from_slice(&[1, 0]);
+    let err = Model::from_bytes(&bytes).unwrap_err();
+    assert!(
+        matches!(&err, ModelError::Decode(e) if e.contains("not a collision property")),
+        "{err}"
+    );
+}
+
+fn tuning_at(scale: f64) -> RssTuning {
+    RssTuning {
+        response_scale: scale,
+        target_false_alarm: 0.1,
+        within_target: true,
+        n_safe_runs: 40,
+        n_false_alarms: 3,
+        n_violating_runs: 10,
+        n_predicted: 10,
+        median_lead_s: Some(1.5),
+    }
+}
+
+/// A collision property's RSS tuning is carried through the file; malformed tunings and a property
+/// whose unsafe predicate is not the collision flag refuse one, both when set and when read from a file.
+#[test]
+fn an_rss_tuning_round_trips_and_only_a_collision_property_takes_one() {
+    let mut m = small_model();
+    m.set_rss_tuning("no_collision", Some(tuning_at(0.2)))
+        .unwrap();
+    let bytes = m.to_bytes();
+    let back = Model::from_bytes(&bytes).unwrap();
+    assert_eq!(back, m);
+    assert_eq!(
+        back.property("no_collision").unwrap().rss_tuning(),
+        Some(&tuning_at(0.2))
+    );
+    // The tuning is the file's last part: read as version 10 without it, the bytes trail.
+    let mut v10 = bytes.clone();
+    v10[16] = 10;
+    assert!(matches!(
+        Model::from_bytes(&v10),
+        Err(ModelError::Decode(e)) if e.contains("trailing")
+    ));
+    for bad in [
+        tuning_at(1.5),
+        tuning_at(-0.1),
+        tuning_at(f64::NAN),
+        RssTuning {
+            n_false_alarms: 41,
+            ..tuning_at(0.2)
+        },
+        RssTuning {
+            target_false_alarm: 0.0,
+            ..tuning_at(0.2)
+        },
+        RssTuning {
+            median_lead_s: Some(f64::INFINITY),
+            ..tuning_at(0.2)
+        },
+    ] {
+        assert!(m.set_rss_tuning("no_collision", Some(bad)).is_err());
+    }
+    assert!(m.set_rss_tuning("nosuch", Some(tuning_at(0.2))).is_err());
+    // Cleared again, the file is the plain model's.
+    m.set_rss_tuning("no_collision", None).unwrap();
+    assert_eq!(m.to_bytes(), small_model().to_bytes());
+
+    // Not a collision property: refused when set, and when read from a file.
+    let plain = small_model();
+    let p = &plain.properties()[0];
+    let cfg = BuildConfig {
+        horizons_steps: vec![1, 3],
+        ..BuildConfig::default()
+    };
+    let d = PropertyModel::domain_for(p.predicates(), 1, &cfg).unwrap();
+    let mut c = Counts::new(d.n_states());
+    c.observe_trace(&d, &[0b000, 0b100, 0b010]).unwrap();
+    let slow = PropertyModel::build("no_stop", p.predicates().to_vec(), 1, c, &cfg).unwrap();
+    let err = slow
+        .clone()
+        .with_rss_tuning(Some(tuning_at(0.2)))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("not a collision property"), "{err}");
+    let law = LawSource {
+        name: "b.law".into(),
+        text: "no_stop = G(speed >= 0.5);".into(),
+    };
+    let m = Model::try_new(vec![law], vec![slow]).unwrap();
+    let mut bytes = m.to_bytes();
+    bytes.truncate(bytes.len() - 2);
+    bytes.extend(postcard::to_stdvec(&vec![Some(tuning_at(0.2))]).unwrap());
     let err = Model::from_bytes(&bytes).unwrap_err();
     assert!(
         matches!(&err, ModelError::Decode(e) if e.contains("not a collision property")),

@@ -105,7 +105,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     for (path, e) in &done.errors {
         eprintln!("skipped {}: {e}", path.display());
     }
-    let (results, kinds) = (done.results, done.kinds);
+    let (results, kinds, rss_tuned) = (done.results, done.kinds, done.rss_tuned);
     let out = args.out.unwrap_or(args.model);
     std::fs::write(&out, model.to_bytes())
         .with_context(|| format!("{}: cannot write", out.display()))?;
@@ -157,8 +157,42 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             }
             _ => {}
         }
+        let tuning = model.property(&r.name).and_then(|p| p.rss_tuning());
+        if let (Some(t), Some(tuned)) = (tuning, rss_tuned.iter().find(|t| t.property == r.name)) {
+            crate::outln!("  {} comparator: {}", r.name, rss_tuning_words(t, tuned))?;
+        }
     }
     Ok(())
+}
+
+/// RSS as tuned on the calibration runs, in words: the response times, whether they keep within the
+/// target, and the counts there.
+pub fn rss_tuning_words(
+    t: &monitor::calibrate::RssTuning,
+    tuned: &crate::rss_tuned::TunedRss,
+) -> String {
+    let how = if t.within_target {
+        format!(
+            "RSS tuned to the target: response times × {}",
+            t.response_scale
+        )
+    } else {
+        format!(
+            "no response time keeps RSS within the target; its fewest false alarms at × {}",
+            t.response_scale
+        )
+    };
+    format!(
+        "{how} (ego {:.2} s, other vehicles {:.2} s); false alarms {}/{} safe runs; warned of {}/{} violations{}",
+        tuned.params.ego.response_time_s,
+        tuned.params.other_vehicle.response_time_s,
+        t.n_false_alarms,
+        t.n_safe_runs,
+        t.n_predicted,
+        t.n_violating_runs,
+        t.median_lead_s
+            .map_or_else(String::new, |l| format!(", median lead {l:.1} s"))
+    )
 }
 
 /// A calibration's counts on its runs: false alarms with their bound, violations warned of, median lead.

@@ -56,7 +56,7 @@ fn property_json(p: &PropertyModel) -> String {
     format!(
         "{{\"name\":{},\"predicates\":[{}],\"unsafe\":{},\"states\":{},\"transitions\":{},\"runs\":{},\
          \"pac\":{{\"met\":{},\"total\":{},\"visited\":{},\"epsilon\":{},\"delta\":{},\"worst\":[{}]}},\
-         \"smoothing\":{{\"alpha\":{},\"scope\":{},\"prior\":{}}},\"frame_share_weight\":{},\"forest\":{},\"horizons_steps\":[{}],\"selection\":{},\"reactive_rule\":{},\"calibration\":{},\"enforcement\":{},\"members\":[{}]}}",
+         \"smoothing\":{{\"alpha\":{},\"scope\":{},\"prior\":{}}},\"frame_share_weight\":{},\"forest\":{},\"horizons_steps\":[{}],\"selection\":{},\"reactive_rule\":{},\"calibration\":{},\"enforcement\":{},\"rss_tuning\":{},\"members\":[{}]}}",
         quote(p.name()),
         preds.join(","),
         quote(&p.predicates()[p.unsafe_bit()]),
@@ -93,6 +93,7 @@ fn property_json(p: &PropertyModel) -> String {
         to_json(p.reactive_rule()),
         to_json(p.calibration()),
         to_json(p.enforcement()),
+        to_json(p.rss_tuning()),
         p.members()
             .iter()
             .map(property_json)
@@ -256,6 +257,19 @@ fn text(model: &Model) -> String {
                 "  interventions (bridge): θ = {:.4}, {}",
                 c.theta,
                 bound_words(c)
+            );
+        }
+        if let Some(t) = p.rss_tuning() {
+            let _ = writeln!(
+                out,
+                "  comparator RSS (score): CARLA's response times × {} ({} the {:.1} % target on the calibration runs: false alarms {}/{} safe runs, warned of {}/{} violations)",
+                t.response_scale,
+                if t.within_target { "within" } else { "the fewest false alarms, above" },
+                100.0 * t.target_false_alarm,
+                t.n_false_alarms,
+                t.n_safe_runs,
+                t.n_predicted,
+                t.n_violating_runs
             );
         }
     }

@@ -13,26 +13,8 @@ use scenarios::Scenario;
 
 use crate::calibration::{calibrate_model_on, CalibrateOptions, PropertyCalibration};
 use crate::rss_tuned;
+pub use crate::rss_tuned::TunedRss;
 use crate::score::run_series;
-use crate::time_ahead::Summary;
-
-/// RSS tuned on the calibration runs to a collision property's false-alarm target (see
-/// [`rss_tuned`]): the demo shows the calibrated alarm beside it.
-#[derive(Debug, Clone)]
-pub struct TunedRss {
-    /// The property.
-    pub property: String,
-    /// The target, a fraction of safe runs.
-    pub target: f64,
-    /// RSS with the chosen response times.
-    pub params: laws::rss::RssParams,
-    /// The response-time scale (of CARLA's).
-    pub scale: f64,
-    /// It keeps within the target on the calibration runs (false: RSS's fewest false alarms there).
-    pub within_target: bool,
-    /// On the calibration runs.
-    pub calibration: Summary,
-}
 
 /// The runs `(scenario index, seed)` of `runs` per scenario from `base_seed`.
 fn jobs(scenarios: &[Scenario], runs: u64, base_seed: u64) -> Vec<(usize, u64)> {
@@ -101,12 +83,7 @@ pub fn calibrate(
     base_seed: u64,
     opts: &CalibrateOptions,
 ) -> anyhow::Result<(Vec<PropertyCalibration>, Vec<TunedRss>)> {
-    let collision = rss_tuned::collision_properties(model);
-    let variants = if collision.is_empty() {
-        Vec::new()
-    } else {
-        rss_tuned::variants(&laws::rss::RssParams::CARLA)
-    };
+    let variants = rss_tuned::model_variants(model);
     let shared = Arc::new(model.clone());
     let session = Session::new(&shared, &SessionConfig::default())?;
     let jobs = jobs(scenarios, runs, base_seed);
@@ -138,24 +115,8 @@ pub fn calibrate(
             _ => false,
         }
     };
-    let mut tuned = Vec::new();
-    for &p in &collision {
-        let runs: Vec<rss_tuned::TuningRun> = (0..series.len())
-            .filter(|&r| stresses(r, p))
-            .map(|r| rss_tuned::TuningRun::of(&series[r][p], &first[r]))
-            .collect();
-        let chosen = rss_tuned::choose(&runs, opts.target_false_alarm);
-        if let Some(v) = chosen.or_else(|| rss_tuned::fewest_false_alarms(&runs)) {
-            tuned.push(TunedRss {
-                property: model.properties()[p].name().to_owned(),
-                target: opts.target_false_alarm,
-                params: variants[v],
-                scale: rss_tuned::RESPONSE_SCALES[v],
-                within_target: chosen.is_some(),
-                calibration: rss_tuned::summary_of(&runs, v),
-            });
-        }
-    }
+    let tuned =
+        rss_tuned::tune_to_target(model, &series, &first, opts.target_false_alarm, stresses)?;
     // The debounce is chosen Bonferroni-style on these runs: the demo keeps its training runs for learning.
     let calibrations = calibrate_model_on(model, &[], &series, &[], opts, stresses)?;
     Ok((calibrations, tuned))
@@ -191,10 +152,28 @@ mod tests {
                 target_false_alarm: target,
                 ..CalibrateOptions::default()
             };
-            let (_, tuned) = calibrate(&mut model.clone(), &scenarios, 60, 9, &opts).unwrap();
+            let mut calibrated = model.clone();
+            let (_, tuned) = calibrate(&mut calibrated, &scenarios, 60, 9, &opts).unwrap();
             let [t] = tuned.as_slice() else {
                 panic!("one collision property, tuned: {tuned:?}");
             };
+            // The model keeps it, for `score` and the bridge's model file.
+            let stored = calibrated
+                .property("no_collision")
+                .and_then(|p| p.rss_tuning())
+                .unwrap();
+            assert_eq!(
+                (
+                    stored.response_scale,
+                    stored.within_target,
+                    stored.target_false_alarm
+                ),
+                (t.scale, t.within_target, target)
+            );
+            assert_eq!(
+                (stored.n_violating_runs, stored.n_safe_runs),
+                (t.calibration.n_violating_runs, t.calibration.n_safe_runs)
+            );
             assert_eq!(t.property, "no_collision");
             assert_eq!(
                 t.params,

@@ -124,12 +124,24 @@ impl PropertyReport {
 
     /// Adds the calibrated alarm and the comparators other than the baseline as rows, and the curve's
     /// dominance over each comparator.
+    ///
+    /// `rule` is the reactive rule's text, `rss_scale` the factor on CARLA's response times of RSS tuned
+    /// to the calibration's target (`score`'s `rss_tuned` comparator).
     pub fn add_comparison(
         &mut self,
         c: Comparison,
         calibration: Option<(f64, u32)>,
         rule: Option<&str>,
+        rss_scale: Option<f64>,
     ) {
+        if let (Some(earlier), Some((theta, _))) =
+            (c.calibrated_earlier_than("rss_tuned"), calibration)
+        {
+            self.notes.push(format!(
+                "The calibrated alarm (θ={theta:.3}) {} RSS tuned to its false-alarm target on the calibration runs (earlier: as many violations warned of, no more false alarms and a longer median lead, on these runs).",
+                if earlier { "warns earlier than" } else { "does not warn earlier than" }
+            ));
+        }
         if let Some(s) = c.calibrated {
             let label = match calibration {
                 Some((theta, m)) if m > 1 => {
@@ -141,7 +153,12 @@ impl PropertyReport {
             self.extra_rows.push((label, s));
         }
         for (name, s) in &c.comparators {
-            let label = comparator_label(name, rule);
+            let label = match (name.as_str(), rss_scale) {
+                ("rss_tuned", Some(scale)) => {
+                    format!("RSS tuned on the calibration runs (response times × {scale})")
+                }
+                _ => comparator_label(name, rule),
+            };
             if name != "baseline" {
                 self.extra_rows.push((label, *s));
             }
@@ -330,6 +347,7 @@ pub fn comparator_label(name: &str, rule: Option<&str>) -> String {
     match (name, rule) {
         ("baseline", _) => "reactive baseline (law antecedent)".to_owned(),
         ("rss", _) => "RSS (CARLA defaults)".to_owned(),
+        ("rss_tuned", _) => "RSS tuned on the calibration runs".to_owned(),
         ("reactive_rule", Some(text)) => format!("best reactive rule: {text}"),
         ("reactive_rule", None) => "best reactive rule".to_owned(),
         (other, _) => other.to_owned(),

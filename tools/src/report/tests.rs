@@ -25,6 +25,7 @@ fn run(violated: bool, max_risk: f64, lead: Option<f64>) -> RunScore {
         max_risk,
         rss: None,
         reactive_rule: None,
+        rss_tuned: None,
         calibrated: None,
         envelope: Vec::new(),
     }
@@ -147,7 +148,7 @@ fn both_reports_show_the_verdicts_with_their_share_of_resamples() {
     assert!(d.dominates, "{d:?}");
     assert_eq!(d.resampled_share, Some(1.0));
     let mut report = sample();
-    report.properties[0].add_comparison(c, None, None);
+    report.properties[0].add_comparison(c, None, None, None);
     let cells = dominance_cells(&d);
     assert_eq!(cells[8], "yes");
     assert_eq!(cells[9], "100%");

@@ -79,6 +79,11 @@ impl Scorer {
                     .rules
                     .insert(property.name().to_owned(), rule.text());
             }
+            if let Some(t) = property.rss_tuning() {
+                settings
+                    .rss_tuned
+                    .insert(property.name().to_owned(), t.response_scale);
+            }
             if let Some(c) = monitor::calibrate::calibration_for_measure(&model, p, &measure) {
                 let name = property.name().to_owned();
                 settings

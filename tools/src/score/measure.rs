@@ -14,7 +14,9 @@ use crate::mapfile::LoadedMap;
 use crate::time_ahead::{score_run_calibrated, RunSeries};
 
 /// Every property's per-frame series over one run, through `session` (which is reset first); with `rss`,
-/// also the RSS comparator's alarms (the same for every property).
+/// also the RSS comparator's alarms (the same for every property), and for each property whose model
+/// stores an RSS tuning ([`monitor::PropertyModel::rss_tuning`]) the alarms of CARLA's RSS with its
+/// response times scaled as tuned.
 pub fn run_series(
     frames: &[Frame],
     session: &mut Session,
@@ -34,6 +36,15 @@ pub fn run_series(
             baseline_alarm: Vec::with_capacity(n),
             rss_alarm: Vec::new(),
             rule_alarm: Vec::new(),
+            rss_tuned_alarm: Vec::new(),
+        })
+        .collect();
+    let tuned: Vec<Option<RssParams>> = model
+        .properties()
+        .iter()
+        .map(|p| {
+            let t = p.rss_tuning().filter(|_| rss.is_some())?;
+            Some(RssParams::CARLA.with_response_scale(t.response_scale))
         })
         .collect();
     let has_rule: Vec<bool> = model
@@ -54,6 +65,9 @@ pub fn run_series(
             }
             if let Some(a) = rss_alarm {
                 s.rss_alarm.push(a);
+            }
+            if let Some(params) = &tuned[p] {
+                s.rss_tuned_alarm.push(params.dangerous(frame));
             }
         }
     }

@@ -43,6 +43,10 @@ pub struct Settings {
     /// Per property, the calibrated alarm's false-alarm target and confidence, checked on the scored runs.
     #[serde(default)]
     pub calibration_targets: std::collections::BTreeMap<String, (f64, f64)>,
+    /// Per collision property whose model stores an RSS tuning, the factor on CARLA's response times
+    /// of the RSS comparator tuned to its false-alarm target on the calibration runs.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub rss_tuned: std::collections::BTreeMap<String, f64>,
     /// Whether the model's risk mixes in a frame share ([`monitor::Model::mixes_frame_share`]).
     #[serde(default)]
     pub frame_share: bool,
@@ -78,6 +82,7 @@ impl Settings {
             rules: std::collections::BTreeMap::new(),
             calibrated: std::collections::BTreeMap::new(),
             calibration_targets: std::collections::BTreeMap::new(),
+            rss_tuned: std::collections::BTreeMap::new(),
             frame_share: false,
             forest: false,
         }

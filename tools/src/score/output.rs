@@ -78,7 +78,8 @@ pub fn write_outputs(
             if let Some(c) = comparisons.remove(name) {
                 let calibration = settings.calibrated.get(*name).copied();
                 let rule = settings.rules.get(*name).map(String::as_str);
-                report.add_comparison(c, calibration, rule);
+                let rss_scale = settings.rss_tuned.get(*name).copied();
+                report.add_comparison(c, calibration, rule, rss_scale);
             }
             if let Some(check) = checks.get(name) {
                 report.notes.push(check.describe());
@@ -187,6 +188,13 @@ impl Sections {
             {
                 obj.insert("rule".into(), json!(text));
             }
+            if let (Some(obj), "rss_tuned", Some(scale)) = (
+                v.as_object_mut(),
+                name.as_str(),
+                settings.rss_tuned.get(property),
+            ) {
+                obj.insert("response_scale".into(), json!(scale));
+            }
             cmp.insert(name.clone(), v);
         }
         self.comparators
@@ -200,6 +208,7 @@ impl Sections {
                     "debounce_frames": cal.map(|c| c.1),
                     "summary": s,
                     "check": check,
+                    "earlier_than_rss_tuned": c.calibrated_earlier_than("rss_tuned"),
                 }),
             );
         }

@@ -9,6 +9,7 @@ fn series(risk: &[f64], unsafe_at: Option<usize>, baseline_at: &[usize]) -> RunS
         baseline_alarm: (0..n).map(|i| baseline_at.contains(&i)).collect(),
         rss_alarm: Vec::new(),
         rule_alarm: Vec::new(),
+        rss_tuned_alarm: Vec::new(),
     }
 }
 
@@ -135,6 +136,7 @@ fn summary_matches_a_hand_count() {
             max_risk: 0.0,
             rss: None,
             reactive_rule: None,
+            rss_tuned: None,
             calibrated: None,
             envelope: Vec::new(),
         };
