@@ -266,6 +266,34 @@ pub struct CalibrateConfig {
     pub per_group: bool,
 }
 
+impl CalibrateConfig {
+    /// Checks the options [`calibrate`] checks before it looks at a run, so that a caller can refuse
+    /// them before reading any.
+    ///
+    /// # Errors
+    /// A target or confidence outside (0, 1), or no debounce length or one of zero frames.
+    pub fn check(&self) -> Result<(), CalibrateError> {
+        let target = self.target_false_alarm;
+        if !(target > 0.0 && target < 1.0) {
+            return Err(CalibrateError::Config(format!(
+                "target false-alarm rate {target} is outside (0, 1)"
+            )));
+        }
+        if !(self.confidence > 0.0 && self.confidence < 1.0) {
+            return Err(CalibrateError::Config(format!(
+                "confidence {} is outside (0, 1)",
+                self.confidence
+            )));
+        }
+        if self.debounce_frames.is_empty() || self.debounce_frames.contains(&0) {
+            return Err(CalibrateError::Config(
+                "debounce lengths must be at least one frame".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Why no calibration exists.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
@@ -331,23 +359,7 @@ pub fn calibrate(
     runs: &[CalibrationRun<'_>],
     cfg: &CalibrateConfig,
 ) -> Result<Calibration, CalibrateError> {
-    let target = cfg.target_false_alarm;
-    if !(target > 0.0 && target < 1.0) {
-        return Err(CalibrateError::Config(format!(
-            "target false-alarm rate {target} is outside (0, 1)"
-        )));
-    }
-    if !(cfg.confidence > 0.0 && cfg.confidence < 1.0) {
-        return Err(CalibrateError::Config(format!(
-            "confidence {} is outside (0, 1)",
-            cfg.confidence
-        )));
-    }
-    if cfg.debounce_frames.is_empty() || cfg.debounce_frames.contains(&0) {
-        return Err(CalibrateError::Config(
-            "debounce lengths must be at least one frame".into(),
-        ));
-    }
+    cfg.check()?;
     match (cfg.debounce_frames.as_slice(), selection.is_empty()) {
         (&[m], _) => at_debounce(runs, m, cfg.confidence, cfg),
         (options, false) => {

@@ -17,7 +17,7 @@ use crate::forest::ForestShare;
 use crate::pac::{PacConfig, PacSummary};
 use crate::provenance::{ReactiveRule, Selection};
 use crate::share::FrameShare;
-use crate::table::RiskTable;
+use crate::table::{RiskTable, MAX_HORIZON_STEPS};
 use crate::StateId;
 
 /// Options of the offline pipeline, shared by all properties of a model.
@@ -112,7 +112,7 @@ impl BuildConfig {
     /// Horizons in seconds → steps at the frame rate (rounded, deduplicated, sorted).
     ///
     /// # Errors
-    /// A horizon that is not a positive finite number.
+    /// A horizon that is not a positive finite number, or longer than [`MAX_HORIZON_STEPS`] steps.
     pub fn steps_from_seconds(
         horizons_s: &[f64],
         frame_period_s: f64,
@@ -122,7 +122,14 @@ impl BuildConfig {
             if !(h.is_finite() && h > 0.0) {
                 return Err(ModelError::Config(format!("horizon {h} s is not positive")));
             }
-            v.push(((h / frame_period_s).round() as u32).max(1));
+            let steps = (h / frame_period_s).round();
+            if steps.is_nan() || steps > f64::from(MAX_HORIZON_STEPS) {
+                return Err(ModelError::Config(format!(
+                    "horizon {h} s is {steps} steps of {frame_period_s} s; at most {MAX_HORIZON_STEPS} \
+                     steps are solved"
+                )));
+            }
+            v.push((steps as u32).max(1));
         }
         v.sort_unstable();
         v.dedup();

@@ -17,6 +17,16 @@ pub enum RiskMeasure {
     Upper,
 }
 
+/// Seconds as a reader wants them: at most six decimals, without trailing zeros (30 steps of 0.1 s are
+/// 3, not 3.0000000000000004), and in scientific notation beyond a million.
+fn seconds(s: f64) -> String {
+    if s.abs() >= 1e6 || !s.is_finite() {
+        return format!("{s:e}");
+    }
+    let fixed = format!("{s:.6}");
+    fixed.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
 impl RiskMeasure {
     /// Resolves the options against `model`: a horizon of `horizon_s` seconds must be one of the
     /// horizons every property has a table for; `conservative` selects the PAC upper bound of P(F unsafe).
@@ -42,9 +52,10 @@ impl RiskMeasure {
                     let steps = p.table().horizons_steps();
                     let wanted = (h / period).round();
                     steps.iter().position(|&k| f64::from(k) == wanted).ok_or_else(|| {
-                        let have: Vec<String> = steps.iter().map(|&k| format!("{}", f64::from(k) * period)).collect();
+                        let have: Vec<String> = steps.iter().map(|&k| seconds(f64::from(k) * period)).collect();
                         ModelError::Config(format!(
-                            "the model has no {h} s table for property {} (it has: {} s); relearn with --horizons",
+                            "the model has no {} s table for property {} (it has: {} s); relearn with --horizons",
+                            seconds(h),
                             p.name(),
                             have.join(", ")
                         ))

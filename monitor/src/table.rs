@@ -19,6 +19,11 @@ use crate::StateId;
 /// Slack allowed when checking `within ≤ eventually` and monotonicity (solver rounding).
 const ORDER_TOLERANCE: f64 = 1e-9;
 
+/// The longest bounded horizon a table is solved for, in steps (about 2.8 hours at 10 Hz, where a
+/// warning horizon is seconds): each step of the solve is one product with the transition matrix, unless
+/// the risks stop changing first.
+pub const MAX_HORIZON_STEPS: u32 = 100_000;
+
 /// Precomputed risk of every state.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(try_from = "TableParts")]
@@ -182,7 +187,8 @@ impl RiskTable {
     /// Solves everything for `dtmc` with target set `unsafe_states`.
     ///
     /// # Errors
-    /// Mask of the wrong length, or horizons not strictly increasing.
+    /// Mask of the wrong length, horizons not strictly increasing, or a horizon above
+    /// [`MAX_HORIZON_STEPS`].
     pub fn compute(
         dtmc: &Dtmc,
         unsafe_states: &[bool],
@@ -195,6 +201,11 @@ impl RiskTable {
                 expected: n,
                 found: unsafe_states.len(),
             });
+        }
+        if let Some(&h) = horizons_steps.iter().find(|&&h| h > MAX_HORIZON_STEPS) {
+            return Err(StructureError::Invalid(format!(
+                "horizon of {h} steps is above the longest solved, {MAX_HORIZON_STEPS}"
+            )));
         }
         // One graph decomposition shared by the unbounded and expected-steps solves.
         let analysis = reach::analyse(dtmc, unsafe_states, horizons_steps);

@@ -49,3 +49,106 @@ fn bridge_refuses_non_loopback_without_token_and_missing_models() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-model.bin"));
 }
+
+/// Service options under which the bridge could not serve are refused at start with the option's name,
+/// before the model is read (a metrics interval of 1e300 s once panicked converting to a duration).
+#[test]
+fn bridge_and_drive_refuse_options_they_cannot_serve_with() {
+    for (option, value) in [
+        ("--workers", "0"),
+        ("--workers", "100000"),
+        ("--max-connections", "0"),
+        ("--max-frame-bytes", "10"),
+        ("--decel-mps2", "0"),
+        ("--decel-mps2", "NaN"),
+        ("--hysteresis", "2"),
+        ("--metrics-every-s", "1e300"),
+        ("--metrics-every-s", "NaN"),
+    ] {
+        let out = avguard()
+            .args(["bridge", "--listen", "127.0.0.1:0", "--model"])
+            .arg("no-such-model.bin")
+            .arg(format!("{option}={value}"))
+            .output()
+            .expect("run avguard bridge");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.code() == Some(1) && err.contains(option) && err.lines().count() == 1,
+            "{option} {value}: {err}"
+        );
+    }
+    let out = avguard()
+        .current_dir(workspace_root())
+        .args([
+            "drive",
+            "--connect",
+            "ws://127.0.0.1:9/",
+            "--scenario",
+            "scenarios/stop_sign.toml",
+            "--reply-timeout-s",
+            "1e300",
+        ])
+        .output()
+        .expect("run avguard drive");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.code() == Some(1) && err.contains("--reply-timeout-s"),
+        "{err}"
+    );
+}
+
+/// Thresholds and false-alarm targets out of range are refused by the command line of every command that
+/// takes them, before any log is read.
+#[test]
+fn thresholds_and_targets_out_of_range_are_refused_by_the_command_line() {
+    for args in [
+        &[
+            "score",
+            "--model",
+            "m",
+            "--out",
+            "o",
+            "--thresholds",
+            "0.3,2",
+            "x.h5",
+        ][..],
+        &[
+            "evaluate",
+            "--laws",
+            "l",
+            "--train",
+            "a",
+            "--test",
+            "b",
+            "--thresholds",
+            "0",
+        ],
+        &[
+            "evaluate",
+            "--laws",
+            "l",
+            "--train",
+            "a",
+            "--test",
+            "b",
+            "--target-false-alarms",
+            "0",
+        ],
+        &["demo", "--target-false-alarms", "1.5"],
+        &[
+            "calibrate",
+            "--model",
+            "m",
+            "--target-false-alarms",
+            "100%",
+            "x.h5",
+        ],
+    ] {
+        let out = avguard().args(args).output().expect("run avguard");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.code() == Some(2) && err.contains("is outside"),
+            "{args:?}: {err}"
+        );
+    }
+}

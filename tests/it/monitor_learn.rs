@@ -397,6 +397,34 @@ fn learned_abstraction_calibration_and_the_bound_on_fresh_runs() {
         .unwrap();
     assert!(!overlap.status.success());
     assert!(String::from_utf8_lossy(&overlap.stderr).contains("both a --select log"));
+    // Options no calibration can use are refused before a log is read, and the model is not rewritten.
+    let before = std::fs::read(&model_path).unwrap();
+    for (bad, says) in [
+        (&["--confidence", "1"][..], "confidence 1 is outside (0, 1)"),
+        (
+            &["--debounce", "2,0"][..],
+            "debounce lengths must be at least one frame",
+        ),
+        (
+            &["--horizon=-3"][..],
+            "horizon -3 s is not a positive number",
+        ),
+    ] {
+        let out = avguard()
+            .args(["calibrate", "--model"])
+            .arg(&model_path)
+            .args(["--target-false-alarms", "10%"])
+            .args(bad)
+            .arg(dir.join("no-such-log.h5"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && stderr.contains(says),
+            "{bad:?}: {stderr}"
+        );
+        assert_eq!(std::fs::read(&model_path).unwrap(), before, "{bad:?}");
+    }
     let calibrated = run_ok(
         avguard()
             .args(["calibrate", "--model"])

@@ -401,6 +401,18 @@ fn score_refuses_a_horizon_the_model_has_no_table_for() {
         stderr.contains("no 4 s table") && stderr.lines().count() == 1,
         "{stderr}"
     );
+    // The horizons it has, in seconds as written (30 steps of 0.1 s are 3 s, not 3.0000000000000004).
+    assert!(stderr.contains("(it has: 1, 2, 3, 5 s)"), "{stderr}");
+    let out = score(
+        &f.root.join("score-h-huge"),
+        &["--horizon", "1e300"],
+        &[&f.test_logs],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("no 1e300 s table"),
+        "{stderr}"
+    );
     ok(score(
         &f.root.join("score-h2"),
         &["--horizon", "2"],

@@ -49,6 +49,36 @@ pub struct CalibrateOptions {
 /// 102 collisions against 171 at the alarm's θ and 291 without enforcement (session 23).
 pub const DEFAULT_ENFORCE_TARGET: f64 = 0.2;
 
+impl CalibrateOptions {
+    /// Refuses options no calibration could use — a target or confidence outside (0, 1), no debounce
+    /// length or one of zero frames, a horizon or intervention target out of range — before any log
+    /// is read.
+    ///
+    /// # Errors
+    /// The first such option, named.
+    pub fn check(&self) -> anyhow::Result<()> {
+        CalibrateConfig {
+            target_false_alarm: self.target_false_alarm,
+            confidence: self.confidence,
+            debounce_frames: self.debounce_frames.clone(),
+            horizon_steps: None,
+            per_group: self.per_scenario,
+        }
+        .check()?;
+        if let Some(h) = self.horizon_s {
+            if !(h.is_finite() && h > 0.0) {
+                bail!("horizon {h} s is not a positive number of seconds");
+            }
+        }
+        if let Some(t) = self.enforce_target_false_alarm {
+            if !(t > 0.0 && t < 1.0) {
+                bail!("the interventions' false-alarm target {t} is outside (0, 1)");
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Default for CalibrateOptions {
     /// 10 % false alarms with 95 % confidence over all runs, debounce 1, 2, 3 or 5 frames, P(eventually);
     /// a collision property's interventions at [`DEFAULT_ENFORCE_TARGET`].
@@ -93,6 +123,7 @@ pub fn calibrate_logs(
     select: &[PathBuf],
     opts: &CalibrateOptions,
 ) -> anyhow::Result<CalibratedLogs> {
+    opts.check()?;
     let shared = Arc::new(model.clone());
     let measure = RiskMeasure::resolve(&shared, opts.horizon_s, false)?;
     let logs = crate::batch::expand_logs(logs)?;
@@ -298,6 +329,7 @@ pub fn calibrate_model_on(
     opts: &CalibrateOptions,
     include: impl Fn(usize, usize) -> bool,
 ) -> anyhow::Result<Vec<PropertyCalibration>> {
+    opts.check()?;
     let names: Vec<String> = model
         .properties()
         .iter()

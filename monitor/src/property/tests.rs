@@ -25,6 +25,27 @@ fn build_config_at_a_frame_period_converts_the_default_horizons() {
     }
 }
 
+/// Horizons in seconds become steps up to the longest solved: 10,000 s at 0.1 s is the limit, a longer
+/// horizon or a period so short that the default horizons exceed it is refused by name.
+#[test]
+fn a_horizon_longer_than_the_solve_takes_is_refused() {
+    assert_eq!(
+        BuildConfig::steps_from_seconds(&[10_000.0, 0.5], 0.1).unwrap(),
+        vec![5, MAX_HORIZON_STEPS]
+    );
+    for (h, period) in [(10_000.1, 0.1), (1e9, 0.1), (1e300, 0.1), (5.0, 1e-6)] {
+        let err = BuildConfig::steps_from_seconds(&[h], period)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(&format!("horizon {h} s")) && err.contains("at most 100000 steps"),
+            "{h} s at {period} s: {err}"
+        );
+    }
+    let err = BuildConfig::at_frame_period(1e-6).unwrap_err().to_string();
+    assert!(err.contains("at most 100000 steps"), "{err}");
+}
+
 #[test]
 fn a_collision_property_is_one_whose_unsafe_predicate_reads_the_collision_flag_alone() {
     for text in ["collision==1", "collision == 1", "collision"] {

@@ -3,7 +3,9 @@
 //! `x⁽⁰⁾ = [s unsafe]`, `x⁽ᵏ⁺¹⁾_s = 1` for unsafe s, else `Σ_j P(s,j)·x⁽ᵏ⁾_j`. One pass to the largest
 //! horizon serves all of them: each requested k is copied out when reached. The products use the
 //! cache-blocked layout of [`spmv`](super::spmv) (rows of unsafe states left out, their entries fixed to 1
-//! after each product); the sums are the same as a row-order CSR walk, bit for bit.
+//! after each product); the sums are the same as a row-order CSR walk, bit for bit. When a product
+//! returns its input unchanged the iteration has reached its fixed point, and the longer horizons take it
+//! without further products (the same values, since each product depends on its input alone).
 
 use super::spmv::BlockedMatrix;
 use crate::dtmc::Dtmc;
@@ -46,6 +48,15 @@ pub fn within(dtmc: &Dtmc, unsafe_states: &[bool], horizons_steps: &[u32]) -> Ve
             if u {
                 *v = 1.0;
             }
+        }
+        if next == cur {
+            // A fixed point: every later iterate is this one, bit for bit.
+            for (h, &steps) in horizons_steps.iter().enumerate() {
+                if steps > k {
+                    out[h] = cur.clone();
+                }
+            }
+            break;
         }
         std::mem::swap(&mut cur, &mut next);
     }

@@ -42,6 +42,19 @@ fn gamblers_ruin_matches_closed_forms() {
 }
 
 #[test]
+fn the_longest_horizon_solves_to_the_unbounded_risk_and_a_longer_one_is_refused() {
+    use crate::table::MAX_HORIZON_STEPS;
+    let (d, target) = ruin();
+    let t = RiskTable::compute(&d, &target, &[1, MAX_HORIZON_STEPS]).unwrap();
+    for s in 0..5u32 {
+        let hand = 1.0 - f64::from(s) / 4.0;
+        assert!((t.within(1, s).unwrap() - hand).abs() < 1e-14, "state {s}");
+    }
+    let err = RiskTable::compute(&d, &target, &[1, MAX_HORIZON_STEPS + 1]).unwrap_err();
+    assert!(err.to_string().contains("100001 steps"), "{err}");
+}
+
+#[test]
 fn preprocessing_finds_probability_zero_and_one_states() {
     // 0 -> {1: .5, 2: .5}; 1 -> unsafe 3; 2 -> 2 (trap); 4 -> {3, 1} (reaches 3 surely).
     let d = Dtmc::try_new(
@@ -123,6 +136,32 @@ proptest! {
         let r = dense_reference(&d, &target);
         for s in 0..n {
             prop_assert!((x[s] - r[s]).abs() < 1e-12, "state {}: {} vs {}", s, x[s], r[s]);
+        }
+    }
+
+    #[test]
+    fn bounded_risk_is_the_plain_iteration_past_its_fixed_point(
+        n in 2usize..40, deg in 1usize..4, seed in any::<u64>()
+    ) {
+        // The plain iteration, every product done, in row order: the solve's early stop at a fixed point
+        // must not change a bit of any horizon's risks.
+        let (d, target) = random_chain(n, deg, seed);
+        let horizons = [1u32, 3, 50, 700, 3000];
+        let w = bounded::within(&d, &target, &horizons);
+        let mut x: Vec<f64> = target.iter().map(|&t| f64::from(u8::from(t))).collect();
+        for k in 1..=3000u32 {
+            x = (0..n)
+                .map(|s| {
+                    if target[s] {
+                        return 1.0;
+                    }
+                    let (cols, probs) = d.row(s as u32);
+                    cols.iter().zip(probs).fold(0.0, |acc, (&j, &p)| acc + p * x[j as usize])
+                })
+                .collect();
+            if let Some(h) = horizons.iter().position(|&h| h == k) {
+                prop_assert_eq!(&w[h], &x, "horizon {}", k);
+            }
         }
     }
 

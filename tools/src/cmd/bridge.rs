@@ -169,6 +169,43 @@ fn describe_thresholds(path: &Path, horizon_s: Option<f64>) -> anyhow::Result<St
     Ok(parts.join(", "))
 }
 
+/// The longest interval between metrics lines, s (a day).
+const MAX_METRICS_EVERY_S: f64 = 86_400.0;
+
+/// The smallest frame limit, bytes: below it even a rosbridge `advertise` op is refused.
+const MIN_FRAME_BYTES: usize = 1024;
+
+/// Refuses service options under which the bridge could not serve: no worker or connection, a frame limit
+/// no message fits, a braking deceleration or hysteresis that makes the slow-down targets meaningless, a
+/// metrics interval that is not a number of seconds.
+fn check_service_options(args: &Args) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        (1..=256).contains(&args.workers),
+        "--workers must be between 1 and 256"
+    );
+    anyhow::ensure!(
+        args.max_connections >= 1,
+        "--max-connections must be at least 1"
+    );
+    anyhow::ensure!(
+        args.max_frame_bytes >= MIN_FRAME_BYTES,
+        "--max-frame-bytes must be at least {MIN_FRAME_BYTES}"
+    );
+    anyhow::ensure!(
+        args.decel_mps2.is_finite() && args.decel_mps2 > 0.0 && args.decel_mps2 <= 20.0,
+        "--decel-mps2 must be a deceleration in (0, 20] m/s²"
+    );
+    anyhow::ensure!(
+        (0.0..=1.0).contains(&args.hysteresis),
+        "--hysteresis must be in [0, 1]"
+    );
+    anyhow::ensure!(
+        (0.0..=MAX_METRICS_EVERY_S).contains(&args.metrics_every_s),
+        "--metrics-every-s must be between 0 and {MAX_METRICS_EVERY_S} seconds"
+    );
+    Ok(())
+}
+
 /// Runs `avguard bridge`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(theta) = args.threshold {
@@ -180,6 +217,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(h) = args.horizon {
         anyhow::ensure!(h.is_finite() && h > 0.0, "--horizon must be positive");
     }
+    check_service_options(&args)?;
     let token = match (&args.token, &args.token_file) {
         (Some(text), _) => Some(Token::new(text, "--token / AVGUARD_TOKEN")?),
         (None, Some(path)) => Some(Token::from_file(path)?),

@@ -16,7 +16,7 @@ pub struct Args {
     #[arg(long, value_name = "MODEL")]
     model: PathBuf,
     /// The false-alarm rate to stay below, as a percentage (`10%`) or a fraction (`0.1`).
-    #[arg(long, value_name = "RATE", value_parser = parse_rate)]
+    #[arg(long, value_name = "RATE", value_parser = super::values::rate)]
     target_false_alarms: f64,
     /// Confidence of the one-sided Clopper–Pearson bound.
     #[arg(long, default_value_t = 0.95)]
@@ -59,24 +59,6 @@ pub struct Args {
     logs: Vec<PathBuf>,
 }
 
-/// `10%` → 0.1, `0.1` → 0.1.
-fn parse_rate(text: &str) -> Result<f64, String> {
-    let (number, scale) = match text.trim().strip_suffix('%') {
-        Some(p) => (p, 0.01),
-        None => (text.trim(), 1.0),
-    };
-    let v: f64 = number
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{text}' is not a rate (write 10% or 0.1)"))?;
-    let v = v * scale;
-    if v > 0.0 && v < 1.0 {
-        Ok(v)
-    } else {
-        Err(format!("rate {text} is outside (0, 100 %)"))
-    }
-}
-
 /// A rate, or none (a type of its own: clap reads an `Option` field as an optional argument).
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct OptionalRate(Option<f64>);
@@ -86,7 +68,7 @@ fn parse_optional_rate(text: &str) -> Result<OptionalRate, String> {
     if text.trim().eq_ignore_ascii_case("none") {
         Ok(OptionalRate(None))
     } else {
-        parse_rate(text).map(|r| OptionalRate(Some(r)))
+        super::values::rate(text).map(|r| OptionalRate(Some(r)))
     }
 }
 
@@ -211,17 +193,12 @@ fn counts_words(c: &monitor::calibrate::Calibration) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_optional_rate, parse_rate, OptionalRate};
+    use super::{parse_optional_rate, OptionalRate};
     use crate::calibration::disjoint;
     use std::path::PathBuf;
 
     #[test]
-    fn rates_parse_as_percent_or_fraction() {
-        assert_eq!(parse_rate("10%"), Ok(0.1));
-        assert_eq!(parse_rate("0.25"), Ok(0.25));
-        assert!(parse_rate("0%").is_err());
-        assert!(parse_rate("150%").is_err());
-        assert!(parse_rate("ten").is_err());
+    fn an_optional_rate_is_none_or_a_rate() {
         assert_eq!(parse_optional_rate("None"), Ok(OptionalRate(None)));
         assert_eq!(parse_optional_rate("20%"), Ok(OptionalRate(Some(0.2))));
         assert!(parse_optional_rate("0").is_err());

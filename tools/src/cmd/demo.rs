@@ -29,14 +29,19 @@ pub struct Args {
     /// How the model's predicates are chosen (see `avguard learn --abstraction`).
     #[arg(long, value_enum, default_value_t = crate::cmd::learn::Abstraction::Auto)]
     abstraction: crate::cmd::learn::Abstraction,
-    /// Target false-alarm rate of the calibration, as a fraction.
-    #[arg(long, default_value_t = 0.1)]
+    /// Target false-alarm rate of the calibration, as a fraction (`0.1`) or a percentage (`10%`).
+    #[arg(long, default_value = "0.1", value_parser = super::values::rate)]
     target_false_alarms: f64,
     /// Base seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Thresholds θ reported.
-    #[arg(long, value_delimiter = ',', default_value = "0.3,0.5,0.7")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "0.3,0.5,0.7",
+        value_parser = super::values::threshold
+    )]
     thresholds: Vec<f64>,
     /// Threshold at which the bridge intervenes for every property (default: each property's calibrated
     /// θ and debounce, and 0.5 for a property without one, as `avguard bridge` without `--threshold`).

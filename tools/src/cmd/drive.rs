@@ -41,8 +41,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let laws_dir = laws_dir_or_default(args.laws.as_deref());
     let laws = laws_dir.as_deref().map(crate::lawdir::load).transpose()?;
     anyhow::ensure!(
-        args.reply_timeout_s.is_finite() && args.reply_timeout_s > 0.0,
-        "--reply-timeout-s must be a positive number of seconds"
+        args.reply_timeout_s > 0.0 && args.reply_timeout_s <= 86_400.0,
+        "--reply-timeout-s must be a positive number of seconds, at most a day"
     );
     let config = DriveConfig {
         url: args.connect.clone(),

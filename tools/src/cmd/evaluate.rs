@@ -30,11 +30,16 @@ pub struct Args {
     /// Share of the training logs used for calibration.
     #[arg(long, default_value_t = 0.3)]
     calibration_fraction: f64,
-    /// Target false-alarm rate of the calibration, as a fraction.
-    #[arg(long, default_value_t = 0.1)]
+    /// Target false-alarm rate of the calibration, as a fraction (`0.1`) or a percentage (`10%`).
+    #[arg(long, default_value = "0.1", value_parser = super::values::rate)]
     target_false_alarms: f64,
     /// Thresholds reported beside the calibrated one.
-    #[arg(long, value_delimiter = ',', default_value = "0.3,0.5,0.7")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "0.3,0.5,0.7",
+        value_parser = super::values::threshold
+    )]
     thresholds: Vec<f64>,
     /// Seed of the split and of the search's folds.
     #[arg(long, default_value_t = 0)]

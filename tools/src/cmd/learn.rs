@@ -52,7 +52,7 @@ pub struct Args {
     /// PAC confidence parameter δ (split over the learned states).
     #[arg(long, default_value_t = 0.05)]
     pub delta: f64,
-    /// Horizons of the bounded risk tables, seconds, comma-separated.
+    /// Horizons of the bounded risk tables, seconds, comma-separated (each at most 100,000 frames).
     #[arg(long, value_delimiter = ',', default_value = "1,2,3,5")]
     pub horizons: Vec<f64>,
     /// Time between the logs' frames, s: every log must have it (its `frame_period_s` attribute), and the

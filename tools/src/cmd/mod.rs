@@ -13,3 +13,4 @@ pub mod laws;
 pub mod learn;
 pub mod score;
 pub mod simulate;
+pub mod values;

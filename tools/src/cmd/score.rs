@@ -25,7 +25,8 @@ pub struct Args {
         long,
         value_delimiter = ',',
         default_value = "0.3,0.5,0.7",
-        value_name = "θ,..."
+        value_name = "θ,...",
+        value_parser = super::values::threshold
     )]
     thresholds: Vec<f64>,
     /// Score with P(unsafe within SECONDS) instead of P(eventually unsafe); the model must have a table
