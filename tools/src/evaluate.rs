@@ -308,36 +308,16 @@ fn rss_budgets_pct(target_false_alarm: f64) -> Vec<f64> {
     budgets
 }
 
-/// The auto model's collision properties (indices), the RSS variants tried on them (none without one),
-/// and per property and budget the variant the learning runs choose (see [`rss_tuned`]); the test runs
-/// are filled in later.
+/// Per collision property of the auto model (`collision`, indices) and budget, the RSS variant (of
+/// `variants`) the learning runs choose (see [`rss_tuned`]); `per_log[r][k]` is learning run `r` as the
+/// tuning sees collision property `k`. The test runs are filled in later.
 fn tune_rss(
     auto: &Model,
-    learn_logs: &[PathBuf],
+    collision: &[usize],
+    variants: &[RssParams],
+    per_log: &[Vec<rss_tuned::TuningRun>],
     opts: &EvaluateOptions,
-) -> anyhow::Result<(Vec<usize>, Vec<RssParams>, Vec<rss_tuned::Tuned>)> {
-    let collision = rss_tuned::collision_properties(auto);
-    if collision.is_empty() {
-        return Ok((collision, Vec::new(), Vec::new()));
-    }
-    let variants = rss_tuned::variants(&opts.rss);
-    let models = [Arc::new(auto.clone())];
-    let per_run = |_: usize, series: Vec<RunSeries>, _: (&str, &str), first: &[Option<usize>]| {
-        collision
-            .iter()
-            .map(|&p| rss_tuned::TuningRun::of(&series[p], first))
-            .collect::<Vec<_>>()
-    };
-    // A log that fails here failed when the runs were recorded, and is reported there.
-    let (per_model, _, _) = map_per_model(
-        &models,
-        learn_logs,
-        None,
-        &variants,
-        "tuning RSS's response times",
-        &per_run,
-    )?;
-    let per_log = per_model.into_iter().next().unwrap_or_default();
+) -> Vec<rss_tuned::Tuned> {
     let mut tuned = Vec::new();
     for (k, &p) in collision.iter().enumerate() {
         let runs: Vec<rss_tuned::TuningRun> = per_log.iter().map(|l| l[k].clone()).collect();
@@ -359,7 +339,62 @@ fn tune_rss(
             });
         }
     }
-    Ok((collision, variants, tuned))
+    tuned
+}
+
+/// What one reading of the learning logs gives after the models are learned: per model, each run's
+/// series (to choose the debounce on; empty when `with_series` is false), and per run how the tuning of
+/// RSS sees each of `collision`, the auto model's (index `auto_index`) collision properties, under each
+/// of `variants`.
+type LearningRead = (Vec<Vec<Vec<RunSeries>>>, Vec<Vec<rss_tuned::TuningRun>>);
+
+/// Reads the learning logs once for both uses of [`LearningRead`], or not at all when neither is wanted;
+/// without the series only the auto model steps.
+fn read_learning_runs(
+    shared: &[Arc<Model>],
+    auto_index: usize,
+    learn_logs: &[PathBuf],
+    with_series: bool,
+    collision: &[usize],
+    variants: &[RssParams],
+) -> anyhow::Result<LearningRead> {
+    let models: Vec<Arc<Model>> = if with_series {
+        shared.to_vec()
+    } else if collision.is_empty() {
+        return Ok((vec![Vec::new(); shared.len()], Vec::new()));
+    } else {
+        vec![Arc::clone(&shared[auto_index])]
+    };
+    let auto_at = if with_series { auto_index } else { 0 };
+    let label = match (with_series, collision.is_empty()) {
+        (true, true) => "choosing the debounce",
+        (true, false) => "choosing the debounce, tuning RSS",
+        (false, _) => "tuning RSS's response times",
+    };
+    let per_run = |m: usize, series: Vec<RunSeries>, _: (&str, &str), first: &[Option<usize>]| {
+        let tuning = (m == auto_at).then(|| {
+            collision
+                .iter()
+                .map(|&p| rss_tuned::TuningRun::of(&series[p], first))
+                .collect::<Vec<_>>()
+        });
+        (with_series.then_some(series), tuning)
+    };
+    // A log that fails here failed when the runs were recorded, and is reported there.
+    let (per_model, _, _) = map_per_model(&models, learn_logs, None, variants, label, &per_run)?;
+    let mut series = vec![Vec::new(); shared.len()];
+    let mut tuning = Vec::new();
+    for (m, runs) in per_model.into_iter().enumerate() {
+        for (s, t) in runs {
+            if let Some(s) = s {
+                series[m].push(s);
+            }
+            if let Some(t) = t {
+                tuning.push(t);
+            }
+        }
+    }
+    Ok((series, tuning))
 }
 
 /// Runs an evaluation (see the module docs).
@@ -406,12 +441,26 @@ pub fn evaluate(
         series_per_model(&shared, &cal_logs, None, "calibrating")?;
     let cal_kinds: Vec<String> = cal_ids.into_iter().map(|(_, kind)| kind).collect();
     errors.extend(cal_errors);
-    // The debounce is chosen on the learning runs; with a single option there is nothing to choose.
-    let selection_series = if opts.calibrate.debounce_frames.len() > 1 {
-        series_per_model(&shared, &learn_logs, None, "choosing the debounce")?.0
+    let auto_index = models
+        .iter()
+        .position(|(mode, _)| *mode == AbstractionMode::Auto)
+        .context("no auto model")?;
+    // One more reading of the learning runs: the debounce is chosen on them (with a single option there
+    // is nothing to choose), and RSS is tuned on them for a collision property.
+    let collision = rss_tuned::collision_properties(&models[auto_index].1);
+    let rss_variants = if collision.is_empty() {
+        Vec::new()
     } else {
-        vec![Vec::new(); shared.len()]
+        rss_tuned::variants(&opts.rss)
     };
+    let (selection_series, tuning_runs) = read_learning_runs(
+        &shared,
+        auto_index,
+        &learn_logs,
+        opts.calibrate.debounce_frames.len() > 1,
+        &collision,
+        &rss_variants,
+    )?;
     let mut calibrations = Vec::new();
     for (((_, model), series), selection) in
         models.iter_mut().zip(&cal_series).zip(&selection_series)
@@ -424,12 +473,13 @@ pub fn evaluate(
             &opts.calibrate,
         )?);
     }
-    let auto_index = models
-        .iter()
-        .position(|(mode, _)| *mode == AbstractionMode::Auto)
-        .context("no auto model")?;
-    let (collision, rss_variants, mut rss_tuned) =
-        tune_rss(&models[auto_index].1, &learn_logs, opts)?;
+    let mut rss_tuned = tune_rss(
+        &models[auto_index].1,
+        &collision,
+        &rss_variants,
+        &tuning_runs,
+        opts,
+    );
     let mut shared: Vec<Arc<Model>> = models.iter().map(|(_, m)| Arc::new(m.clone())).collect();
     // The budget rules ride along as copies of the calibrated auto model (same risk, another rule), so
     // every test log is still read once.
