@@ -171,6 +171,7 @@ pub fn calibrate_logs(
     let results = calibrate_model(model, &selection, &series, &kinds, opts)?;
     let rss_tuned = rss_tuned::tune_to_target(
         model,
+        &variants,
         &series,
         &first_dangerous,
         opts.target_false_alarm,

@@ -224,22 +224,30 @@ impl TunedRss {
 
 /// Tunes RSS to the false-alarm `target` for every collision property of `model` on calibration runs
 /// and stores it in the model ([`monitor::PropertyModel::rss_tuning`]; a property without a violating
-/// run among them keeps none). `series[r]` are run `r`'s per-property series, `first[r]` the first frame
-/// each of [`variants`] of CARLA's RSS finds dangerous in it; property `p` is tuned on the runs `r` for
-/// which `include(r, p)` holds.
+/// run among them keeps none). `variants` are [`model_variants`] of the model, `series[r]` run `r`'s
+/// per-property series and `first[r]` the first frame each of `variants` finds dangerous in it; property
+/// `p` is tuned on the runs `r` for which `include(r, p)` holds.
 ///
 /// # Errors
-/// Only when the model refuses the tuning, which a collision property never does.
+/// `variants` that are not one per [`RESPONSE_SCALES`] while the model has a collision property, or the
+/// model refusing the tuning, which a collision property never does.
 pub fn tune_to_target(
     model: &mut monitor::Model,
+    variants: &[RssParams],
     series: &[Vec<RunSeries>],
     first: &[Vec<Option<usize>>],
     target: f64,
     include: impl Fn(usize, usize) -> bool,
 ) -> anyhow::Result<Vec<TunedRss>> {
-    let variants = variants(&RssParams::CARLA);
+    let collision = collision_properties(model);
+    anyhow::ensure!(
+        collision.is_empty() || variants.len() == RESPONSE_SCALES.len(),
+        "RSS is tuned over {} response-time scales, but {} variants were recorded",
+        RESPONSE_SCALES.len(),
+        variants.len()
+    );
     let mut tuned = Vec::new();
-    for p in collision_properties(model) {
+    for p in collision {
         let runs: Vec<TuningRun> = (0..series.len().min(first.len()))
             .filter(|&r| include(r, p))
             .filter_map(|r| Some(TuningRun::of(series[r].get(p)?, &first[r])))

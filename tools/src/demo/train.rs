@@ -115,8 +115,14 @@ pub fn calibrate(
             _ => false,
         }
     };
-    let tuned =
-        rss_tuned::tune_to_target(model, &series, &first, opts.target_false_alarm, stresses)?;
+    let tuned = rss_tuned::tune_to_target(
+        model,
+        &variants,
+        &series,
+        &first,
+        opts.target_false_alarm,
+        stresses,
+    )?;
     // The debounce is chosen Bonferroni-style on these runs: the demo keeps its training runs for learning.
     let calibrations = calibrate_model_on(model, &[], &series, &[], opts, stresses)?;
     Ok((calibrations, tuned))

@@ -188,3 +188,70 @@ fn the_fewest_false_alarms_are_as_near_as_rss_comes_to_a_budget() {
     let safe_only: Vec<TuningRun> = runs.into_iter().filter(|r| !r.violated).collect();
     assert_eq!(fewest_false_alarms(&safe_only), None);
 }
+
+/// A model with one collision property (`no_collision`, its unsafe predicate the collision flag), learned
+/// from three short traces: enough for [`tune_to_target`] to store a tuning in.
+fn collision_model() -> monitor::Model {
+    use monitor::{property::BuildConfig, Counts, Domain, PropertyModel};
+    let preds: Vec<String> = ["collision", "speed < 0.5"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let cfg = BuildConfig::default();
+    let d = PropertyModel::domain_for(&preds, 0, &cfg).unwrap();
+    let mut c = Counts::new(d.n_states());
+    for trace in [vec![0b00, 0b10, 0b01], vec![0b10, 0b00, d.done()]] {
+        c.observe_trace(&d, &trace).unwrap();
+    }
+    let p = PropertyModel::build("no_collision", preds, 0, c, &cfg).unwrap();
+    monitor::Model::try_new(
+        vec![laws::LawSource {
+            name: "a.law".into(),
+            text: "no_collision = G(collision == 0);".into(),
+        }],
+        vec![p],
+    )
+    .unwrap()
+}
+
+/// By hand: one safe run that the four longest response times alarm on, one collision at frame 10 that
+/// the five longest warn of at frame 2 (0.8 s ahead) and the others at frame 8 (0.2 s). A 50 % target
+/// allows no false alarm in one safe run, so the scale is the fifth (× 0.4), the most useful without one;
+/// the model stores it with the counts. Variants that are not one per scale are refused.
+#[test]
+fn tune_to_target_stores_the_hand_chosen_scale_in_the_model() {
+    let mut model = collision_model();
+    let variants = model_variants(&model);
+    assert_eq!(variants.len(), RESPONSE_SCALES.len());
+    let series_of = |unsafe_at| vec![series(20, unsafe_at)];
+    let runs = vec![series_of(None), series_of(Some(10))];
+    let first = vec![
+        (0..9).map(|v| (v < 4).then_some(2)).collect::<Vec<_>>(),
+        (0..9).map(|v| Some(if v < 5 { 2 } else { 8 })).collect(),
+    ];
+    let tuned = tune_to_target(&mut model, &variants, &runs, &first, 0.5, |_, _| true).unwrap();
+    assert_eq!(tuned.len(), 1);
+    assert_eq!((tuned[0].scale, tuned[0].within_target), (0.4, true));
+    let stored = model.properties()[0].rss_tuning().unwrap();
+    assert_eq!(
+        (
+            stored.response_scale,
+            stored.n_safe_runs,
+            stored.n_false_alarms,
+            stored.n_violating_runs,
+            stored.n_predicted
+        ),
+        (0.4, 1, 0, 1, 1)
+    );
+    assert!(
+        (stored.median_lead_s.unwrap() - 0.8).abs() < 1e-9,
+        "{stored:?}"
+    );
+    let err = tune_to_target(&mut model, &variants[..3], &runs, &first, 0.5, |_, _| true)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("9 response-time scales") && err.contains("3 variants"),
+        "{err}"
+    );
+}
