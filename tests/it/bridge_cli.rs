@@ -97,6 +97,30 @@ fn bridge_and_drive_refuse_options_they_cannot_serve_with() {
     );
 }
 
+/// `import` refuses a frame period or gap limit that would make assembly unbounded (a period of 1e-300 s
+/// once ran for ever) before it reads a record.
+#[test]
+fn import_refuses_periods_assembly_cannot_keep_to() {
+    for (option, value) in [
+        ("--frame-period-s", "1e-300"),
+        ("--frame-period-s", "20"),
+        ("--gap-limit", "1e300"),
+    ] {
+        let out = avguard()
+            .args(["import", "--out"])
+            .arg(std::env::temp_dir().join("avguard-never-written"))
+            .arg(format!("{option}={value}"))
+            .arg("no-such.record")
+            .output()
+            .expect("run avguard import");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.code() == Some(1) && err.contains(option) && err.contains(value),
+            "{option} {value}: {err}"
+        );
+    }
+}
+
 /// Thresholds and false-alarm targets out of range are refused by the command line of every command that
 /// takes them, before any log is read.
 #[test]

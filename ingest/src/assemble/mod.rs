@@ -52,6 +52,47 @@ pub struct AssemblerConfig {
     pub max_backstep_s: f64,
 }
 
+/// The shortest tick period, s: a tick per millisecond is ten times Apollo's fastest channel, and message
+/// times (seconds since 1970, about 1.7e9) still tell ticks this far apart from each other by five orders
+/// of magnitude.
+pub const MIN_PERIOD_S: f64 = 0.001;
+
+/// The longest tick period, s.
+pub const MAX_PERIOD_S: f64 = 10.0;
+
+/// The largest gap filled with ticks, s: with [`MIN_PERIOD_S`], at most 3.6 million ticks per gap.
+pub const MAX_GAP_S: f64 = 3600.0;
+
+impl AssemblerConfig {
+    /// Checks the settings [`Assembler::new`] would otherwise adjust: a period in [[`MIN_PERIOD_S`],
+    /// [`MAX_PERIOD_S`]] s, a gap limit from the period to [`MAX_GAP_S`] s, a backstep limit that is a
+    /// number of seconds ≥ 0.
+    ///
+    /// # Errors
+    /// The first setting out of range, in words naming it.
+    pub fn check(&self) -> Result<(), String> {
+        if !(self.period_s >= MIN_PERIOD_S && self.period_s <= MAX_PERIOD_S) {
+            return Err(format!(
+                "a frame period of {:?} s is outside {MIN_PERIOD_S}–{MAX_PERIOD_S} s",
+                self.period_s
+            ));
+        }
+        if !(self.max_gap_s >= self.period_s && self.max_gap_s <= MAX_GAP_S) {
+            return Err(format!(
+                "a gap limit of {:?} s is outside the frame period ({:?} s) to {MAX_GAP_S} s",
+                self.max_gap_s, self.period_s
+            ));
+        }
+        if !(self.max_backstep_s >= 0.0 && self.max_backstep_s.is_finite()) {
+            return Err(format!(
+                "a backstep limit of {:?} s is not a number of seconds ≥ 0",
+                self.max_backstep_s
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl Default for AssemblerConfig {
     fn default() -> Self {
         AssemblerConfig {
@@ -129,13 +170,21 @@ pub struct Assembler {
 }
 
 impl Assembler {
-    /// A fresh assembler; `config.period_s` must be positive and finite (else 0.1 is used).
+    /// A fresh assembler. Settings [`AssemblerConfig::check`] refuses are adjusted here, so that no
+    /// setting makes assembly unbounded: a period that is not a positive number becomes 0.1 s, and is
+    /// then held within [[`MIN_PERIOD_S`], [`MAX_PERIOD_S`]]; a gap limit below the period becomes 5 s
+    /// (or the period) and is held below [`MAX_GAP_S`]; a bad backstep limit becomes 1 s.
     pub fn new(mut config: AssemblerConfig) -> Self {
         if !(config.period_s.is_finite() && config.period_s > 0.0) {
             config.period_s = AssemblerConfig::default().period_s;
         }
+        config.period_s = config.period_s.clamp(MIN_PERIOD_S, MAX_PERIOD_S);
         if !(config.max_gap_s.is_finite() && config.max_gap_s >= config.period_s) {
             config.max_gap_s = AssemblerConfig::default().max_gap_s.max(config.period_s);
+        }
+        config.max_gap_s = config.max_gap_s.min(MAX_GAP_S);
+        if !(config.max_backstep_s.is_finite() && config.max_backstep_s >= 0.0) {
+            config.max_backstep_s = AssemblerConfig::default().max_backstep_s;
         }
         Assembler {
             config,

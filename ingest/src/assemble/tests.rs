@@ -93,6 +93,47 @@ fn large_time_jump_starts_a_new_run_instead_of_flooding() {
     );
 }
 
+/// Settings that would make assembly unbounded are refused by `check`, naming them, and held in range by
+/// `new`: a period of 1e-300 s once filled a one-second gap with ticks for ever.
+#[test]
+fn periods_and_gaps_out_of_range_are_refused_and_held_in_range() {
+    let with = |period_s: f64, max_gap_s: f64| AssemblerConfig {
+        period_s,
+        max_gap_s,
+        ..AssemblerConfig::default()
+    };
+    assert_eq!(AssemblerConfig::default().check(), Ok(()));
+    assert_eq!(with(MIN_PERIOD_S, MAX_GAP_S).check(), Ok(()));
+    for (config, says) in [
+        (with(1e-300, 5.0), "frame period of 1e-300 s"),
+        (with(0.0009, 5.0), "frame period of 0.0009 s"),
+        (with(f64::NAN, 5.0), "frame period of NaN s"),
+        (with(11.0, 20.0), "frame period of 11.0 s"),
+        (with(0.1, 0.05), "gap limit of 0.05 s"),
+        (with(0.1, 1e300), "gap limit of 1e300 s"),
+        (
+            AssemblerConfig {
+                max_backstep_s: -1.0,
+                ..AssemblerConfig::default()
+            },
+            "backstep limit of -1.0 s",
+        ),
+    ] {
+        let err = config.check().unwrap_err();
+        assert!(err.contains(says), "{config:?}: {err}");
+    }
+    // Held in range: a 1 s gap at the shortest period is 1,000 ticks, not 10^300.
+    let mut a = Assembler::new(with(1e-300, 1e300));
+    let mut out = Vec::new();
+    a.push(&loc(0.0, 1.0), &mut out);
+    a.push(&loc(1.0, 2.0), &mut out);
+    assert_eq!(out.len(), 1001, "ticks at 0, 1 ms, ..., 1 s");
+    assert!(out.windows(2).all(|w| w[1].t > w[0].t));
+    // A gap above the largest filled starts a new run instead.
+    a.push(&loc(1.0 + MAX_GAP_S + 1.0, 3.0), &mut out);
+    assert_eq!(a.stats().n_resync, 1);
+}
+
 #[test]
 fn run_boundaries_forget_the_old_run() {
     let mut a = Assembler::new(AssemblerConfig::default());

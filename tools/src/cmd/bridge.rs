@@ -235,10 +235,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
     }
     let (factory, frame_period_s) = load_model(&args.model, args.horizon, args.frame_period_s)?;
-    anyhow::ensure!(
-        args.gap_limit.is_finite() && args.gap_limit >= frame_period_s,
-        "--gap-limit must be at least the frame period ({frame_period_s} s)"
-    );
+    let assembler = AssemblerConfig {
+        period_s: frame_period_s,
+        max_gap_s: args.gap_limit,
+        ..AssemblerConfig::default()
+    };
+    assembler
+        .check()
+        .map_err(|e| anyhow::anyhow!("--frame-period-s / --gap-limit: {e}"))?;
     if args.threshold.is_none() {
         eprintln!(
             "no --threshold: enforcing {}",
@@ -260,11 +264,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         token,
         monitor: MonitorConfig {
             n_workers: args.workers,
-            assembler: AssemblerConfig {
-                period_s: frame_period_s,
-                max_gap_s: args.gap_limit,
-                ..AssemblerConfig::default()
-            },
+            assembler,
             map,
             enforce: EnforceConfig {
                 threshold: args.threshold.unwrap_or(DEFAULT_THRESHOLD),

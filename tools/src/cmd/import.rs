@@ -34,22 +34,17 @@ pub struct Args {
 
 /// Runs `avguard import`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        args.frame_period_s.is_finite() && args.frame_period_s > 0.0,
-        "--frame-period-s must be positive"
-    );
-    anyhow::ensure!(
-        args.gap_limit.is_finite() && args.gap_limit >= args.frame_period_s,
-        "--gap-limit must be at least the frame period"
-    );
-    let map = crate::mapfile::load(args.map.as_deref())?;
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("{}: cannot create", args.out.display()))?;
     let config = AssemblerConfig {
         period_s: args.frame_period_s,
         max_gap_s: args.gap_limit,
         ..AssemblerConfig::default()
     };
+    config
+        .check()
+        .map_err(|e| anyhow::anyhow!("--frame-period-s / --gap-limit: {e}"))?;
+    let map = crate::mapfile::load(args.map.as_deref())?;
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("{}: cannot create", args.out.display()))?;
     // A recording split into segments is imported once, as one (named by its first segment).
     let recordings = ingest::record::recordings(&args.records);
     let progress = crate::progress::bar(recordings.len() as u64, "importing");

@@ -90,6 +90,9 @@ pub fn score_file(
             period_s: model.frame_period_s(),
             ..ingest::assemble::AssemblerConfig::default()
         };
+        config.check().map_err(|e| {
+            anyhow::anyhow!("the model's frames cannot be assembled from a record: {e}")
+        })?;
         crate::records::read_record_logs(path, config, map)?
     } else {
         vec![scenarios::log::read_log_isolated(path)?]
