@@ -3,10 +3,10 @@
 
 use crate::support::{avguard, workspace_root};
 
-#[test]
-fn drive_without_a_bridge_fails_with_a_reason() {
-    // Port 9 (discard) on loopback: nothing listens there in CI.
-    let out = avguard()
+/// `avguard drive` of the stop-sign scenario against port 9 (discard) on loopback, where nothing listens
+/// in CI, with `extra` options.
+fn drive_to_nowhere(extra: &[&str]) -> std::process::Output {
+    avguard()
         .current_dir(workspace_root())
         .args([
             "drive",
@@ -15,8 +15,14 @@ fn drive_without_a_bridge_fails_with_a_reason() {
             "--scenario",
             "scenarios/stop_sign.toml",
         ])
+        .args(extra)
         .output()
-        .expect("run avguard drive");
+        .expect("run avguard drive")
+}
+
+#[test]
+fn drive_without_a_bridge_fails_with_a_reason() {
+    let out = drive_to_nowhere(&[]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("ws://127.0.0.1:9/"), "{err}");
@@ -77,19 +83,7 @@ fn bridge_and_drive_refuse_options_they_cannot_serve_with() {
             "{option} {value}: {err}"
         );
     }
-    let out = avguard()
-        .current_dir(workspace_root())
-        .args([
-            "drive",
-            "--connect",
-            "ws://127.0.0.1:9/",
-            "--scenario",
-            "scenarios/stop_sign.toml",
-            "--reply-timeout-s",
-            "1e300",
-        ])
-        .output()
-        .expect("run avguard drive");
+    let out = drive_to_nowhere(&["--reply-timeout-s", "1e300"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.code() == Some(1) && err.contains("--reply-timeout-s"),

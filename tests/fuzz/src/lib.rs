@@ -115,6 +115,77 @@ pub fn scenario_toml(data: &[u8]) {
     }
 }
 
+/// The shipped law files (`laws/specs/*.law`), which a `properties.toml` names its laws and atoms from.
+fn shipped_laws() -> Vec<LawSource> {
+    macro_rules! law {
+        ($name:literal) => {
+            LawSource {
+                name: concat!($name, ".law").into(),
+                text: include_str!(concat!("../../../laws/specs/", $name, ".law")).into(),
+            }
+        };
+    }
+    vec![
+        law!("law38"),
+        law!("law45"),
+        law!("law46"),
+        law!("law50"),
+        law!("law51"),
+        law!("law52"),
+        law!("law53"),
+        law!("law57"),
+        law!("law59"),
+        law!("no_collision"),
+        law!("p2g"),
+        law!("rule42"),
+    ]
+}
+
+/// A `properties.toml` over the shipped laws: parse, resolve every property (atoms, related laws,
+/// obligation predicates), learn a model from one short run and step a session with it, as `learn` and
+/// the bridge would. At most four properties are built, so one input stays cheap.
+pub fn properties_toml(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(mut specs) = monitor::spec::parse_properties_toml(text) else {
+        return;
+    };
+    specs.truncate(4);
+    let config = monitor::BuildConfig {
+        horizons_steps: vec![1, 3],
+        ..monitor::BuildConfig::default()
+    };
+    let Ok(plan) = monitor::Plan::from_specs(shipped_laws(), &specs, config) else {
+        return;
+    };
+    let mut learner = plan
+        .learner(SignalContext::default())
+        .expect("a plan that was built makes a learner");
+    let frames: Vec<Frame> = sample_frames()
+        .into_iter()
+        .cycle()
+        .take(12)
+        .enumerate()
+        .map(|(i, mut f)| {
+            f.t = 0.1 * i as f64;
+            f
+        })
+        .collect();
+    learner
+        .observe_run(&frames)
+        .expect("a learner observes any run");
+    let model = plan
+        .build(learner.into_counts())
+        .expect("a plan builds a model from its own counts");
+    let model = Arc::new(model);
+    let mut session = monitor::Session::new(&model, &monitor::SessionConfig::default())
+        .expect("a learned model starts a session");
+    for f in &frames {
+        session.step(f);
+    }
+}
+
 /// An HDF5 run log, from an in-memory file image.
 pub fn log_image(data: &[u8]) {
     if let Ok(log) = scenarios::log::read_log_image("fuzz.h5", data) {
@@ -247,6 +318,7 @@ pub type Body = fn(&[u8]);
 pub const TARGETS: &[(&str, Body)] = &[
     ("law_text", law_text),
     ("scenario_toml", scenario_toml),
+    ("properties_toml", properties_toml),
     ("log_image", log_image),
     ("model_file", model_file),
     ("envelope", envelope),
