@@ -175,9 +175,10 @@ const MAX_METRICS_EVERY_S: f64 = 86_400.0;
 /// The smallest frame limit, bytes: below it even a rosbridge `advertise` op is refused.
 const MIN_FRAME_BYTES: usize = 1024;
 
-/// Refuses service options under which the bridge could not serve: no worker or connection, a frame limit
-/// no message fits, a braking deceleration or hysteresis that makes the slow-down targets meaningless, a
-/// metrics interval that is not a number of seconds.
+/// Refuses service options under which the bridge could not serve, or would serve other than asked: no
+/// connection, a frame limit no message fits, no worker or more threads than a machine has, a braking
+/// deceleration that is not one (it was silently raised to 0.1 m/s²), a hysteresis under which an alarm
+/// episode never ends, a metrics interval that is not a duration.
 fn check_service_options(args: &Args) -> anyhow::Result<()> {
     anyhow::ensure!(
         (1..=256).contains(&args.workers),
