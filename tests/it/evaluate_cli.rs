@@ -589,6 +589,41 @@ fn evaluate_tunes_rss_to_each_budget_on_the_learning_runs() {
     if n_violating >= 5 {
         assert_eq!(tally["dominated"], n_dominated, "{tally}");
     }
+    // With a single debounce length there is nothing to choose on the learning runs, which are then
+    // read for the tuning alone (under the auto model only): the tuning is the same, and every
+    // calibration keeps that length. An option no calibration can use is refused before learning.
+    let one = dir.join("ev-debounce-1");
+    run_ok(
+        evaluate(&train, &test)
+            .args(["--max-predicates", "5", "--folds", "3", "--alpha", "1"])
+            .args(["--debounce", "1", "--out"])
+            .arg(&one),
+    );
+    let single: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(one.join("evaluate.json")).unwrap()).unwrap();
+    assert_eq!(
+        single["models"][1]["properties"]["no_collision"]["rss_tuned"],
+        p["rss_tuned"]
+    );
+    let mut n_calibrated = 0;
+    for model in single["models"].as_array().unwrap() {
+        for (name, q) in model["properties"].as_object().unwrap() {
+            if let Some(m) = q["calibration"]["debounce_frames"].as_u64() {
+                assert_eq!(m, 1, "{name}: {}", q["calibration"]);
+                n_calibrated += 1;
+            }
+        }
+    }
+    assert!(n_calibrated > 0, "{single}");
+    let out = evaluate(&train, &test)
+        .args(["--debounce", "0"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("debounce lengths must be at least one frame"),
+        "{err}"
+    );
     // The calibrated alarm against RSS at the calibration's target: the verdict is the rule applied to
     // the two summaries written beside it.
     let vs = &p["calibrated_against_rss_tuned"];

@@ -408,6 +408,7 @@ pub fn evaluate(
     test: &[PathBuf],
     opts: &EvaluateOptions,
 ) -> anyhow::Result<Evaluation> {
+    opts.calibrate.check()?;
     let (learn_logs, cal_logs) = split(train, opts.calibration_fraction, opts.seed);
     if learn_logs.is_empty() {
         bail!("no training log left to learn from after the calibration split");
