@@ -119,54 +119,19 @@ fn import_refuses_periods_assembly_cannot_keep_to() {
 /// takes them, before any log is read.
 #[test]
 fn thresholds_and_targets_out_of_range_are_refused_by_the_command_line() {
-    for args in [
-        &[
-            "score",
-            "--model",
-            "m",
-            "--out",
-            "o",
-            "--thresholds",
-            "0.3,2",
-            "x.h5",
-        ][..],
-        &[
-            "evaluate",
-            "--laws",
-            "l",
-            "--train",
-            "a",
-            "--test",
-            "b",
-            "--thresholds",
-            "0",
-        ],
-        &[
-            "evaluate",
-            "--laws",
-            "l",
-            "--train",
-            "a",
-            "--test",
-            "b",
-            "--target-false-alarms",
-            "0",
-        ],
-        &["demo", "--target-false-alarms", "1.5"],
-        &[
-            "calibrate",
-            "--model",
-            "m",
-            "--target-false-alarms",
-            "100%",
-            "x.h5",
-        ],
+    for line in [
+        "score --model m --out o --thresholds 0.3,2 x.h5",
+        "evaluate --laws l --train a --test b --thresholds 0",
+        "evaluate --laws l --train a --test b --target-false-alarms 0",
+        "demo --target-false-alarms 1.5",
+        "calibrate --model m --target-false-alarms 100% x.h5",
     ] {
+        let args: Vec<&str> = line.split(' ').collect();
         let out = avguard().args(args).output().expect("run avguard");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
             out.status.code() == Some(2) && err.contains("is outside"),
-            "{args:?}: {err}"
+            "{line}: {err}"
         );
     }
 }
