@@ -98,7 +98,7 @@ impl BuildConfig {
     pub fn at_frame_period(frame_period_s: f64) -> Result<BuildConfig, ModelError> {
         if !(frame_period_s > 0.0 && frame_period_s <= MAX_FRAME_PERIOD_S) {
             return Err(ModelError::Config(format!(
-                "frame period {frame_period_s} s is not a positive number of seconds (at most \
+                "frame period {frame_period_s:?} s is not a positive number of seconds (at most \
                  {MAX_FRAME_PERIOD_S})"
             )));
         }
@@ -125,7 +125,7 @@ impl BuildConfig {
             let steps = (h / frame_period_s).round();
             if steps.is_nan() || steps > f64::from(MAX_HORIZON_STEPS) {
                 return Err(ModelError::Config(format!(
-                    "horizon {h} s is {steps} steps of {frame_period_s} s; at most {MAX_HORIZON_STEPS} \
+                    "horizon {h:?} s is {steps:?} steps of {frame_period_s:?} s; at most {MAX_HORIZON_STEPS} \
                      steps are solved"
                 )));
             }

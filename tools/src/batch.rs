@@ -154,8 +154,8 @@ pub fn same_frame_period(a_s: f64, b_s: f64) -> bool {
 pub fn check_log_period(log_period_s: f64, model_period_s: f64) -> anyhow::Result<()> {
     anyhow::ensure!(
         same_frame_period(log_period_s, model_period_s),
-        "frame period {log_period_s} s differs from the model's {model_period_s} s (a model for logs at \
-         this rate is learned with --frame-period-s {log_period_s})"
+        "frame period {log_period_s:?} s differs from the model's {model_period_s:?} s (a model for logs at \
+         this rate is learned with --frame-period-s {log_period_s:?})"
     );
     Ok(())
 }

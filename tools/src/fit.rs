@@ -177,7 +177,7 @@ pub fn period_words(period_s: f64, source: &PeriodSource) -> Option<String> {
         PeriodSource::Given => None,
         PeriodSource::Log(path, spacing) => {
             let mut words = format!(
-                "frame period {period_s} s, from {} (--frame-period-s sets another)",
+                "frame period {period_s:?} s, from {} (--frame-period-s sets another)",
                 path.display()
             );
             // Laws count their time bounds in frames of this period: frames stamped at another spacing
@@ -191,7 +191,7 @@ pub fn period_words(period_s: f64, source: &PeriodSource) -> Option<String> {
             Some(words)
         }
         PeriodSource::Default => Some(format!(
-            "frame period {period_s} s, the schema's default: no log could be read"
+            "frame period {period_s:?} s, the schema's default: no log could be read"
         )),
     }
 }

@@ -68,7 +68,7 @@ impl Default for EvalConfig {
 #[non_exhaustive]
 pub enum EvalError {
     /// An interval bound is not a whole number of frames.
-    #[error("law '{law}' (line {line}, column {col}): bound {bound_s} s is not a multiple of the frame period {period_s} s")]
+    #[error("law '{law}' (line {line}, column {col}): bound {bound_s} s is not a multiple of the frame period {period_s:?} s")]
     BoundNotMultiple {
         /// Law name.
         law: String,

@@ -38,7 +38,7 @@ fn a_horizon_longer_than_the_solve_takes_is_refused() {
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains(&format!("horizon {h} s")) && err.contains("at most 100000 steps"),
+            err.contains(&format!("horizon {h:?} s")) && err.contains("at most 100000 steps"),
             "{h} s at {period} s: {err}"
         );
     }

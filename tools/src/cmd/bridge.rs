@@ -130,7 +130,7 @@ pub fn load_model(
     if let Some(p) = period_s {
         anyhow::ensure!(
             crate::batch::same_frame_period(p, model_period),
-            "{}: the model steps every {model_period} s, but frames are assembled every {p} s",
+            "{}: the model steps every {model_period:?} s, but frames are assembled every {p:?} s",
             path.display()
         );
     }
