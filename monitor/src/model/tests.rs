@@ -34,6 +34,30 @@ fn small_model() -> Model {
     .unwrap()
 }
 
+/// The chain of [`small_model`] with `speed < 0.5` as its unsafe predicate (`no_stop`): not a
+/// collision property, so it takes neither an enforcement calibration nor an RSS tuning.
+fn no_stop() -> PropertyModel {
+    let collision = small_model();
+    let p = &collision.properties()[0];
+    let cfg = BuildConfig {
+        horizons_steps: vec![1, 3],
+        ..BuildConfig::default()
+    };
+    let d = PropertyModel::domain_for(p.predicates(), 1, &cfg).unwrap();
+    let mut c = Counts::new(d.n_states());
+    c.observe_trace(&d, &[0b000, 0b100, 0b010]).unwrap();
+    PropertyModel::build("no_stop", p.predicates().to_vec(), 1, c, &cfg).unwrap()
+}
+
+/// A model of [`no_stop`] alone, with its law.
+fn model_of_no_stop(p: PropertyModel) -> Model {
+    let law = LawSource {
+        name: "b.law".into(),
+        text: "no_stop = G(speed >= 0.5);".into(),
+    };
+    Model::try_new(vec![law], vec![p]).unwrap()
+}
+
 #[test]
 fn round_trips_through_bytes() {
     let m = small_model();
@@ -328,16 +352,7 @@ fn an_enforcement_calibration_round_trips_and_only_a_collision_property_takes_on
         .is_err());
 
     // The same chain with `speed < 0.5` as its unsafe predicate is not a collision property.
-    let collision = small_model();
-    let p = &collision.properties()[0];
-    let cfg = BuildConfig {
-        horizons_steps: vec![1, 3],
-        ..BuildConfig::default()
-    };
-    let d = PropertyModel::domain_for(p.predicates(), 1, &cfg).unwrap();
-    let mut c = Counts::new(d.n_states());
-    c.observe_trace(&d, &[0b000, 0b100, 0b010]).unwrap();
-    let slow = PropertyModel::build("no_stop", p.predicates().to_vec(), 1, c, &cfg).unwrap();
+    let slow = no_stop();
     assert!(!slow.is_collision());
     let err = slow
         .clone()
@@ -345,11 +360,7 @@ fn an_enforcement_calibration_round_trips_and_only_a_collision_property_takes_on
         .unwrap_err()
         .to_string();
     assert!(err.contains("not a collision property"), "{err}");
-    let law = LawSource {
-        name: "b.law".into(),
-        text: "no_stop = G(speed >= 0.5);".into(),
-    };
-    let m = Model::try_new(vec![law], vec![slow]).unwrap();
+    let m = model_of_no_stop(slow);
     let mut bytes = m.to_bytes();
     assert_eq!(bytes[bytes.len() - 4..], [1, 0, 1, 0]);
     bytes.truncate(bytes.len() - 4);
@@ -421,27 +432,14 @@ fn an_rss_tuning_round_trips_and_only_a_collision_property_takes_one() {
     assert_eq!(m.to_bytes(), small_model().to_bytes());
 
     // Not a collision property: refused when set, and when read from a file.
-    let plain = small_model();
-    let p = &plain.properties()[0];
-    let cfg = BuildConfig {
-        horizons_steps: vec![1, 3],
-        ..BuildConfig::default()
-    };
-    let d = PropertyModel::domain_for(p.predicates(), 1, &cfg).unwrap();
-    let mut c = Counts::new(d.n_states());
-    c.observe_trace(&d, &[0b000, 0b100, 0b010]).unwrap();
-    let slow = PropertyModel::build("no_stop", p.predicates().to_vec(), 1, c, &cfg).unwrap();
+    let slow = no_stop();
     let err = slow
         .clone()
         .with_rss_tuning(Some(tuning_at(0.2)))
         .unwrap_err()
         .to_string();
     assert!(err.contains("not a collision property"), "{err}");
-    let law = LawSource {
-        name: "b.law".into(),
-        text: "no_stop = G(speed >= 0.5);".into(),
-    };
-    let m = Model::try_new(vec![law], vec![slow]).unwrap();
+    let m = model_of_no_stop(slow);
     let mut bytes = m.to_bytes();
     bytes.truncate(bytes.len() - 2);
     bytes.extend(postcard::to_stdvec(&vec![Some(tuning_at(0.2))]).unwrap());
