@@ -290,66 +290,65 @@ impl Model {
         let (mut model, mut tail): (Model, &[u8]) =
             postcard::take_from_bytes(body).map_err(decode)?;
         if version >= FIRST_FOREST_VERSION {
-            let (forests, rest): (Vec<Option<ForestShare>>, &[u8]) =
-                postcard::take_from_bytes(tail).map_err(decode)?;
-            if forests.len() != model.properties.len() {
-                return Err(ModelError::Decode(format!(
-                    "{} forests for {} properties",
-                    forests.len(),
-                    model.properties.len()
-                )));
-            }
-            model.properties = model
-                .properties
-                .into_iter()
-                .zip(forests)
-                .map(|(p, f)| p.with_forest(f))
-                .collect();
-            tail = rest;
+            (model.properties, tail) = attach_part(
+                model.properties,
+                tail,
+                "forests",
+                |p, f: Option<ForestShare>| Ok(p.with_forest(f)),
+            )?;
         }
         if version >= FIRST_ENFORCEMENT_VERSION {
-            let (enforcements, rest): (Vec<Option<Calibration>>, &[u8]) =
-                postcard::take_from_bytes(tail).map_err(decode)?;
-            if enforcements.len() != model.properties.len() {
-                return Err(ModelError::Decode(format!(
-                    "{} enforcement calibrations for {} properties",
-                    enforcements.len(),
-                    model.properties.len()
-                )));
-            }
-            model.properties = model
-                .properties
-                .into_iter()
-                .zip(enforcements)
-                .map(|(p, e)| p.with_enforcement(e))
-                .collect::<Result<_, _>>()
-                .map_err(|e| ModelError::Decode(e.to_string()))?;
-            tail = rest;
+            (model.properties, tail) = attach_part(
+                model.properties,
+                tail,
+                "enforcement calibrations",
+                |p, e: Option<Calibration>| p.with_enforcement(e),
+            )?;
         }
         if version >= FIRST_RSS_TUNING_VERSION {
-            let (tunings, rest): (Vec<Option<RssTuning>>, &[u8]) =
-                postcard::take_from_bytes(tail).map_err(decode)?;
-            if tunings.len() != model.properties.len() {
-                return Err(ModelError::Decode(format!(
-                    "{} RSS tunings for {} properties",
-                    tunings.len(),
-                    model.properties.len()
-                )));
-            }
-            model.properties = model
-                .properties
-                .into_iter()
-                .zip(tunings)
-                .map(|(p, t)| p.with_rss_tuning(t))
-                .collect::<Result<_, _>>()
-                .map_err(|e| ModelError::Decode(e.to_string()))?;
-            tail = rest;
+            (model.properties, tail) = attach_part(
+                model.properties,
+                tail,
+                "RSS tunings",
+                |p, t: Option<RssTuning>| p.with_rss_tuning(t),
+            )?;
         }
         if !tail.is_empty() {
             return Err(ModelError::Decode(format!("{} trailing bytes", tail.len())));
         }
         Model::try_new(model.laws, model.properties)
     }
+}
+
+/// Reads one part of a model file's tail — one optional `T` per property, called `what` in errors — from
+/// `tail` and attaches each to its property with `attach`; returns the properties and the rest of the
+/// tail.
+///
+/// # Errors
+/// [`ModelError::Decode`]: a part that does not decode, one of another length than the properties, or one
+/// `attach` refuses.
+fn attach_part<'a, T: serde::de::DeserializeOwned>(
+    properties: Vec<PropertyModel>,
+    tail: &'a [u8],
+    what: &str,
+    attach: impl Fn(PropertyModel, Option<T>) -> Result<PropertyModel, ModelError>,
+) -> Result<(Vec<PropertyModel>, &'a [u8]), ModelError> {
+    let (parts, rest): (Vec<Option<T>>, &[u8]) =
+        postcard::take_from_bytes(tail).map_err(|e| ModelError::Decode(e.to_string()))?;
+    if parts.len() != properties.len() {
+        return Err(ModelError::Decode(format!(
+            "{} {what} for {} properties",
+            parts.len(),
+            properties.len()
+        )));
+    }
+    let properties = properties
+        .into_iter()
+        .zip(parts)
+        .map(|(p, t)| attach(p, t))
+        .collect::<Result<_, _>>()
+        .map_err(|e| ModelError::Decode(e.to_string()))?;
+    Ok((properties, rest))
 }
 
 /// The embedded laws as the file stores them: a sequence of (name, text). `laws` derives no serde (it
