@@ -154,9 +154,10 @@ impl PropertyReport {
         }
         for (name, s) in &c.comparators {
             let label = match (name.as_str(), rss_scale) {
-                ("rss_tuned", Some(scale)) => {
-                    format!("RSS tuned on the calibration runs (response times × {scale})")
-                }
+                ("rss_tuned", Some(scale)) => format!(
+                    "{} (response times × {scale})",
+                    comparator_label(name, rule)
+                ),
                 _ => comparator_label(name, rule),
             };
             if name != "baseline" {
