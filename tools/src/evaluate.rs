@@ -945,7 +945,7 @@ impl Evaluation {
         let earlier = tuned
             .summary
             .as_ref()
-            .is_some_and(|s| rss_tuned::calibrated_is_earlier(&calibrated, s));
+            .is_some_and(|s| crate::time_ahead::calibrated_is_earlier(&calibrated, s));
         Some((calibrated, tuned, earlier))
     }
 

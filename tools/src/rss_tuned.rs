@@ -23,8 +23,7 @@ use monitor::select::criterion::utility;
 use serde::Serialize;
 
 use crate::time_ahead::{
-    first_alarm_score, longer_lead, summarise_alarms, AlarmScore, Dominance, RunScore, RunSeries,
-    Summary,
+    first_alarm_score, summarise_alarms, AlarmScore, Dominance, RunScore, RunSeries, Summary,
 };
 
 /// The response-time scales tried, from CARLA's (1) down to none (0): RSS's safe distances shrink with
@@ -312,16 +311,6 @@ pub struct TunedResult {
     pub summary: Option<Summary>,
     /// The auto curve at its test false-alarm rate; `None` without a choice.
     pub dominance: Option<Dominance>,
-}
-
-/// Whether the calibrated alarm warns earlier than RSS tuned to the calibration's target: at least as
-/// many violations warned of, no more false alarms, and a longer median lead, all on the test runs.
-pub fn calibrated_is_earlier(calibrated: &Summary, rss: &Summary) -> bool {
-    let pred = |s: &Summary| s.predicted_pct.unwrap_or(0.0);
-    let fa = |s: &Summary| s.false_alarm_pct.unwrap_or(0.0);
-    pred(calibrated) >= pred(rss)
-        && fa(calibrated) <= fa(rss)
-        && longer_lead(calibrated.median_lead_s, rss.median_lead_s)
 }
 
 /// The series of a run as [`TuningRun::of`] reads it (for tests: a violation at `unsafe_at`).

@@ -654,17 +654,26 @@ impl Comparison {
             dominance,
         }
     }
-}
 
-impl Comparison {
     /// Whether the calibrated alarm warns earlier than the comparator `name` on these runs (as many
     /// violations warned of, no more false alarms, a longer median lead; see
-    /// [`crate::rss_tuned::calibrated_is_earlier`]); `None` without either.
+    /// [`calibrated_is_earlier`]); `None` without either.
     pub fn calibrated_earlier_than(&self, name: &str) -> Option<bool> {
         let calibrated = self.calibrated.as_ref()?;
         let (_, other) = self.comparators.iter().find(|(n, _)| n == name)?;
-        Some(crate::rss_tuned::calibrated_is_earlier(calibrated, other))
+        Some(calibrated_is_earlier(calibrated, other))
     }
+}
+
+/// Whether the calibrated alarm warns earlier than a comparator (RSS tuned to the calibration's target,
+/// in `score`, `evaluate` and the demo): at least as many violations warned of, no more false alarms,
+/// and a longer median lead, all on the same runs.
+pub fn calibrated_is_earlier(calibrated: &Summary, other: &Summary) -> bool {
+    let pred = |s: &Summary| s.predicted_pct.unwrap_or(0.0);
+    let fa = |s: &Summary| s.false_alarm_pct.unwrap_or(0.0);
+    pred(calibrated) >= pred(other)
+        && fa(calibrated) <= fa(other)
+        && longer_lead(calibrated.median_lead_s, other.median_lead_s)
 }
 
 /// A run's alarm under the comparator named `name` in a [`Comparison`] (`baseline`, `rss`,

@@ -12,7 +12,7 @@ use scenarios::Scenario;
 
 use super::train::TunedRss;
 use crate::report::{self, PropertyReport, Report, RiskTrace};
-use crate::rss_tuned::calibrated_is_earlier;
+use crate::time_ahead::calibrated_is_earlier;
 use crate::time_ahead::{
     dominance, first_alarm_score, score_run_calibrated, summarise, threshold_key, Comparison,
     Dominance, PairedRun, RunScore, RunSeries, Summary as Cell,

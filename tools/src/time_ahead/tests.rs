@@ -556,3 +556,26 @@ mod resampling {
         assert_eq!(dominance_shares(&paired, 400, 1).map(|s| s.0), Some(share));
     }
 }
+
+#[test]
+fn the_calibrated_alarm_is_earlier_only_with_as_much_recall_no_more_false_alarms_and_a_longer_lead()
+{
+    let s = |pred: f64, fa: f64, lead: Option<f64>| Summary {
+        n_violating_runs: 10,
+        n_unsafe_from_start: 0,
+        predicted_pct: Some(pred),
+        median_lead_s: lead,
+        max_lead_s: lead,
+        n_safe_runs: 100,
+        false_alarm_pct: Some(fa),
+    };
+    let rss = s(100.0, 12.0, Some(1.35));
+    assert!(calibrated_is_earlier(&s(100.0, 6.6, Some(1.8)), &rss));
+    assert!(!calibrated_is_earlier(&s(90.0, 6.6, Some(1.8)), &rss));
+    assert!(!calibrated_is_earlier(&s(100.0, 13.0, Some(1.8)), &rss));
+    assert!(!calibrated_is_earlier(&s(100.0, 6.6, Some(1.35)), &rss));
+    assert!(calibrated_is_earlier(
+        &s(10.0, 0.0, Some(0.1)),
+        &s(0.0, 0.0, None)
+    ));
+}
