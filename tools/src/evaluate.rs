@@ -36,9 +36,9 @@ use crate::report::{run_by_run_words, verdict};
 use crate::rss_tuned;
 use crate::score::{calibrated_rule, run_series};
 use crate::time_ahead::{
-    at_budgets, calibration_check, dominance, first_alarm_score, score_run_calibrated, summarise,
-    threshold_key, AlarmScore, BudgetPoint, Comparison, CurvePoint, Dominance, PairedRun, RunScore,
-    RunSeries, Summary, FALSE_ALARM_BUDGETS_PCT,
+    at_budgets, calibrated_is_earlier, calibration_check, dominance, first_alarm_score,
+    score_run_calibrated, summarise, threshold_key, AlarmScore, BudgetPoint, Comparison,
+    CurvePoint, Dominance, PairedRun, RunScore, RunSeries, Summary, FALSE_ALARM_BUDGETS_PCT,
 };
 
 /// Properties with fewer violating test runs are left out of [`Evaluation::dominated_pairs`] (issue #9's
@@ -945,7 +945,7 @@ impl Evaluation {
         let earlier = tuned
             .summary
             .as_ref()
-            .is_some_and(|s| crate::time_ahead::calibrated_is_earlier(&calibrated, s));
+            .is_some_and(|s| calibrated_is_earlier(&calibrated, s));
         Some((calibrated, tuned, earlier))
     }
 

@@ -12,10 +12,9 @@ use scenarios::Scenario;
 
 use super::train::TunedRss;
 use crate::report::{self, PropertyReport, Report, RiskTrace};
-use crate::time_ahead::calibrated_is_earlier;
 use crate::time_ahead::{
-    dominance, first_alarm_score, score_run_calibrated, summarise, threshold_key, Comparison,
-    Dominance, PairedRun, RunScore, RunSeries, Summary as Cell,
+    calibrated_is_earlier, dominance, first_alarm_score, score_run_calibrated, summarise,
+    threshold_key, Comparison, Dominance, PairedRun, RunScore, RunSeries, Summary as Cell,
 };
 
 /// One scenario's outcome with and without enforcement.
