@@ -39,7 +39,7 @@ pub struct Args {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "1,2,3,5",
+        default_value = super::values::DEFAULT_DEBOUNCE,
         value_name = "FRAMES,..."
     )]
     debounce: Vec<u32>,

@@ -1,6 +1,10 @@
 //! Value parsers shared by the commands' options, so that an option out of range is refused by the
 //! command line, before any log is read, with the same words in every command.
 
+/// The debounce lengths `calibrate` and `evaluate` offer by default, as the command line writes them
+/// (the frames of [`crate::calibration::CalibrateOptions::default`]).
+pub const DEFAULT_DEBOUNCE: &str = "1,2,3,5";
+
 /// A rate in (0, 1), written as a percentage (`10%`) or a fraction (`0.1`).
 ///
 /// # Errors
@@ -49,6 +53,18 @@ mod tests {
         for bad in ["0%", "0", "100%", "1", "150%", "ten", "nan", "-5%"] {
             assert!(rate(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn the_default_debounce_is_the_calibration_default() {
+        let frames: Vec<u32> = super::DEFAULT_DEBOUNCE
+            .split(',')
+            .map(|f| f.parse().unwrap())
+            .collect();
+        assert_eq!(
+            frames,
+            crate::calibration::CalibrateOptions::default().debounce_frames
+        );
     }
 
     #[test]
