@@ -1,0 +1,104 @@
+//! `evaluate.json` and the two models.
+
+use std::path::Path;
+
+use anyhow::Context;
+use monitor::select::AbstractionMode;
+
+use super::{Evaluation, MIN_VIOLATING_FOR_PAIRS, ROBUST_SHARE};
+use crate::time_ahead::{calibration_check, summarise, Comparison};
+
+impl Evaluation {
+    /// Writes `evaluate.json` (every run of every model, the summaries, curves and dominance) and the two
+    /// models into `out`.
+    pub fn write(&self, out: &Path) -> anyhow::Result<()> {
+        std::fs::create_dir_all(out)
+            .with_context(|| format!("{}: cannot create", out.display()))?;
+        let mut models = Vec::new();
+        for (m, result) in self.models.iter().enumerate() {
+            let path = out.join(format!("model_{}.bin", result.mode.as_str()));
+            std::fs::write(&path, result.model.to_bytes())
+                .with_context(|| format!("{}: cannot write", path.display()))?;
+            let mut properties = serde_json::Map::new();
+            for name in self.property_names() {
+                let runs = self.runs_of(m, &name);
+                let auto = (result.mode == AbstractionMode::Auto)
+                    .then(|| self.auto_comparisons().get(&name))
+                    .flatten();
+                let c = self
+                    .comparison(m, &name)
+                    .cloned()
+                    .unwrap_or_else(|| Comparison::of(&runs));
+                let by_theta: serde_json::Map<String, serde_json::Value> = self
+                    .thresholds
+                    .iter()
+                    .map(|(key, _)| {
+                        let s = summarise(
+                            runs.iter()
+                                .filter_map(|r| r.alarms.get(key).map(|a| (*r, a))),
+                        );
+                        (key.clone(), serde_json::json!(s))
+                    })
+                    .collect();
+                let p = result.model.property(&name);
+                let budget_rules = auto.map_or_else(Vec::new, |a| a.budget_rules.clone());
+                let rss_tuned = auto.map_or_else(Vec::new, |a| a.rss_tuned.clone());
+                let calibrated_against_rss = auto
+                    .and_then(|_| self.calibrated_against_rss(&name))
+                    .map(|(calibrated, rss, earlier)| {
+                        serde_json::json!({
+                            "calibrated": calibrated,
+                            "rss_tuned": rss,
+                            "earlier": earlier,
+                        })
+                    });
+                properties.insert(
+                    name.clone(),
+                    serde_json::json!({
+                        "predicates": p.map(|p| p.predicates().to_vec()),
+                        "smoothing": p.map(|p| serde_json::json!({
+                            "alpha": p.config().laplace.alpha,
+                            "scope": p.config().smoothing.as_str(),
+                            "prior": p.config().prior.as_str(),
+                        })),
+                        "selection": p.and_then(|p| p.selection()),
+                        "reactive_rule": p.and_then(|p| p.reactive_rule()),
+                        "calibration": p.and_then(|p| p.calibration()),
+                        "calibration_check": p
+                            .and_then(|p| p.calibration())
+                            .and_then(|cal| calibration_check(&runs, cal.target_false_alarm, cal.confidence)),
+                        "summary": by_theta,
+                        "comparison": c,
+                        "budget_rules": budget_rules,
+                        "rss_tuned": rss_tuned,
+                        "calibrated_against_rss_tuned": calibrated_against_rss,
+                    }),
+                );
+            }
+            models.push(serde_json::json!({
+                "mode": result.mode.as_str(),
+                "model": path.file_name().map(|n| n.to_string_lossy().into_owned()),
+                "properties": properties,
+                "runs": result.runs,
+            }));
+        }
+        let (stored, budget) = self.dominated_pairs();
+        let json = serde_json::json!({
+            "dominated_pairs": {
+                "min_violating_runs": MIN_VIOLATING_FOR_PAIRS,
+                "robust_share": ROBUST_SHARE,
+                "comparators": stored,
+                "budget_rules": budget,
+                "rss_tuned": self.rss_tuned_pairs(),
+            },
+            "n_learn": self.n_learn,
+            "n_calibrate": self.n_calibrate,
+            "n_test": self.n_test,
+            "models": models,
+            "errors": self.errors.iter().map(|(p, e)| serde_json::json!({"file": p.display().to_string(), "error": e})).collect::<Vec<_>>(),
+        });
+        let path = out.join("evaluate.json");
+        std::fs::write(&path, serde_json::to_vec_pretty(&json)?)
+            .with_context(|| format!("{}: cannot write", path.display()))
+    }
+}
