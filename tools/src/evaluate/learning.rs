@@ -7,7 +7,7 @@ use std::sync::Arc;
 use laws::rss::RssParams;
 use monitor::Model;
 
-use super::run::map_per_model;
+use super::series::map_per_model;
 use super::EvaluateOptions;
 use crate::rss_tuned;
 use crate::time_ahead::{RunSeries, FALSE_ALARM_BUDGETS_PCT};

@@ -20,7 +20,7 @@
 //! RSS tuned to the calibration's own target.
 //!
 //! Where each part lives: `run` is the pipeline (the split, learning, calibrating, scoring the test
-//! runs); `learning` what the learning runs give once the models are learned (the series the debounce
+//! runs); `series` each log's series under every model; `learning` what the learning runs give once the models are learned (the series the debounce
 //! is chosen on, and the RSS tuning); `compare` the curve against every comparator and the pair tallies;
 //! `render` and `write` the printed tables and `evaluate.json`; `repeats` the summary over seeds.
 
@@ -40,6 +40,7 @@ mod learning;
 mod render;
 mod repeats;
 mod run;
+mod series;
 mod write;
 
 pub use repeats::{render_repeats, SeedSummary};

@@ -4,18 +4,17 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use anyhow::{bail, Context};
-use laws::rss::RssParams;
 use monitor::select::{AbstractionMode, AutoPlan, ReactiveRule};
-use monitor::{Model, RiskMeasure, Session, SessionConfig};
+use monitor::{Model, RiskMeasure};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
-use rayon::prelude::*;
 
 use super::learning::{read_learning_runs, tune_rss};
+use super::series::{map_per_model, series_per_model};
 use super::{BudgetRules, EvaluateOptions, Evaluation, ModelResult};
 use crate::calibration::calibrate_model;
 use crate::rss_tuned;
-use crate::score::{calibrated_rule, run_series};
+use crate::score::calibrated_rule;
 use crate::time_ahead::{
     first_alarm_score, score_run_calibrated, threshold_key, AlarmScore, RunScore, RunSeries,
     FALSE_ALARM_BUDGETS_PCT,
@@ -29,90 +28,6 @@ pub fn split(logs: &[PathBuf], fraction: f64, seed: u64) -> (Vec<PathBuf>, Vec<P
     let n_cal = ((shuffled.len() as f64 * fraction).round() as usize).min(shuffled.len());
     let learn = shuffled.split_off(n_cal);
     (learn, shuffled)
-}
-
-/// Per model, per log: what `map` made of the log's per-property series; then per log (run id,
-/// scenario); then the failures.
-type PerModel<T> = (Vec<Vec<T>>, Vec<(String, String)>, crate::batch::Failures);
-
-/// Every log's per-property series under every model, reading each log once.
-fn series_per_model(
-    models: &[Arc<Model>],
-    logs: &[PathBuf],
-    rss: Option<&RssParams>,
-    label: &str,
-) -> anyhow::Result<PerModel<Vec<RunSeries>>> {
-    map_per_model(models, logs, rss, &[], label, &|_, series, _, _| series)
-}
-
-/// Every log's per-property series under every model, reading each log once, each passed to
-/// `map(model index, series, (run id, scenario), first frame each of rss_variants finds dangerous)` as
-/// soon as it is made, so that only what `map` keeps stays in memory.
-pub(super) fn map_per_model<T, F>(
-    models: &[Arc<Model>],
-    logs: &[PathBuf],
-    rss: Option<&RssParams>,
-    rss_variants: &[RssParams],
-    label: &str,
-    map: &F,
-) -> anyhow::Result<PerModel<T>>
-where
-    T: Send,
-    F: Fn(usize, Vec<RunSeries>, (&str, &str), &[Option<usize>]) -> T + Sync,
-{
-    let sessions = models
-        .iter()
-        .map(|m| Session::new(m, &SessionConfig::default()))
-        .collect::<Result<Vec<_>, _>>()
-        .context("cannot start a session")?;
-    let measure = RiskMeasure::Eventually;
-    // The models step at one period (the evaluation's); a log at another is refused, as `score` does.
-    let period = models.first().map(|m| m.frame_period_s());
-    let progress = crate::progress::bar(logs.len() as u64, label);
-    type PerLog<T> = anyhow::Result<(Vec<T>, (String, String))>;
-    let results: Vec<(PathBuf, PerLog<T>)> = logs
-        .par_iter()
-        .map_init(
-            || sessions.clone(),
-            |sessions, path| {
-                let r = scenarios::log::read_log_isolated(path)
-                    .map_err(anyhow::Error::from)
-                    .and_then(|log| {
-                        if let Some(period) = period {
-                            crate::batch::check_log_period(log.meta.frame_period_s, period)?;
-                        }
-                        let id = (log.meta.run_id.as_str(), log.meta.scenario.as_str());
-                        let first = rss_tuned::first_dangerous(&log.frames, rss_variants);
-                        let per_model = sessions
-                            .iter_mut()
-                            .enumerate()
-                            .map(|(m, s)| {
-                                map(m, run_series(&log.frames, s, &measure, rss), id, &first)
-                            })
-                            .collect();
-                        Ok((per_model, (log.meta.run_id, log.meta.scenario)))
-                    });
-                progress.inc(1);
-                (path.clone(), r)
-            },
-        )
-        .collect();
-    progress.finish_and_clear();
-    let mut per_model: Vec<Vec<T>> = (0..models.len()).map(|_| Vec::new()).collect();
-    let mut ids = Vec::new();
-    let mut errors = Vec::new();
-    for (path, r) in results {
-        match r {
-            Ok((series, id)) => {
-                for (m, s) in per_model.iter_mut().zip(series) {
-                    m.push(s);
-                }
-                ids.push(id);
-            }
-            Err(e) => errors.push((path, format!("{e:#}"))),
-        }
-    }
-    Ok((per_model, ids, errors))
 }
 
 /// Runs an evaluation (see the module docs).
