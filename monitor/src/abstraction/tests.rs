@@ -1,5 +1,6 @@
+use super::read::antecedents;
 use super::*;
-use laws::Signals;
+use laws::{Frame, SignalContext, Signals, Verdicts};
 
 #[test]
 fn every_shipped_law_survives_the_reduced_re_parse_unchanged() {
