@@ -3,147 +3,29 @@
 //! [`PropertyModel::build`] is the whole offline pipeline for one property (smoothing, PAC, tables), and
 //! deserialisation re-runs its structural checks (see `PropertyModel::validate`): a loaded model is held
 //! to the same invariants as a freshly built one.
+//!
+//! The pipeline's options are `config`'s; the structural checks, `validate`'s.
 
 use serde::{Deserialize, Serialize};
 
-use crate::av::{AvConfig, AvDomain, SmoothingScope};
+use crate::av::AvDomain;
 use crate::calibrate::{Calibration, RssTuning};
 use crate::counts::Counts;
 use crate::domain::Domain;
 use crate::dtmc::Dtmc;
 use crate::error::{ModelError, StructureError};
-use crate::estimate::{build_dtmc_with_prior, LaplaceConfig};
+use crate::estimate::build_dtmc_with_prior;
 use crate::forest::ForestShare;
-use crate::pac::{PacConfig, PacSummary};
+use crate::pac::PacSummary;
 use crate::provenance::{ReactiveRule, Selection};
 use crate::share::FrameShare;
-use crate::table::{RiskTable, MAX_HORIZON_STEPS};
+use crate::table::RiskTable;
 use crate::StateId;
 
-/// Options of the offline pipeline, shared by all properties of a model.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BuildConfig {
-    /// Laplace smoothing.
-    pub laplace: LaplaceConfig,
-    /// PAC parameters.
-    pub pac: PacConfig,
-    /// Time between frames, s (converts horizons in seconds to steps).
-    pub frame_period_s: f64,
-    /// Largest plausible acceleration magnitude, m/s² (speed validity rule).
-    pub max_accel_mps2: f64,
-    /// Horizons of the bounded tables, in steps, strictly increasing.
-    pub horizons_steps: Vec<u32>,
-    /// Length of the laws' "violated within the window" predicates (`L.w`), frames.
-    pub window_frames: usize,
-    /// Which valid transitions receive the Laplace α.
-    pub smoothing: SmoothingScope,
-    /// How a row's smoothing mass is split between its outcomes (models learned before the choice
-    /// existed are flat).
-    #[serde(default)]
-    pub prior: SmoothingPrior,
-}
+mod config;
+mod validate;
 
-/// How smoothing splits a row's mass between the unsafe outcome and the safe finish (see
-/// [`crate::estimate`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub enum SmoothingPrior {
-    /// Evenly: Laplace smoothing as the paper writes it.
-    #[default]
-    Flat,
-    /// By the risk of the state's parent: the state of the abstraction without the last predicate,
-    /// itself learned hierarchically (the first predicate's parent is the unsafe predicate alone, learned
-    /// flat). The predicates' order matters: learned abstractions list them in the order chosen, each
-    /// refining the ones before.
-    Hierarchical,
-}
-
-impl SmoothingPrior {
-    /// The prior's name as `avguard info` prints it (`flat`, `hierarchical`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SmoothingPrior::Flat => "flat",
-            SmoothingPrior::Hierarchical => "hierarchical",
-        }
-    }
-}
-
-impl Default for BuildConfig {
-    /// α = 1, ε = δ = 0.05, 10 Hz, horizons 1, 2, 3 and 5 s, a 10 s violation window.
-    fn default() -> Self {
-        BuildConfig {
-            laplace: LaplaceConfig::default(),
-            pac: PacConfig::default(),
-            frame_period_s: 0.1,
-            max_accel_mps2: 10.0,
-            horizons_steps: vec![10, 20, 30, 50],
-            window_frames: 100,
-            smoothing: SmoothingScope::Local,
-            prior: SmoothingPrior::Flat,
-        }
-    }
-}
-
-/// The bounded tables' horizons of [`BuildConfig::default`] and [`BuildConfig::at_frame_period`], s.
-pub const DEFAULT_HORIZONS_S: [f64; 4] = [1.0, 2.0, 3.0, 5.0];
-
-/// The longest frame period a model may step at, s.
-pub const MAX_FRAME_PERIOD_S: f64 = 10.0;
-
-impl BuildConfig {
-    /// The defaults for frames every `frame_period_s` seconds: the horizons [`DEFAULT_HORIZONS_S`] become
-    /// steps at that rate.
-    ///
-    /// # Errors
-    /// A period that is not a positive number of seconds up to [`MAX_FRAME_PERIOD_S`].
-    pub fn at_frame_period(frame_period_s: f64) -> Result<BuildConfig, ModelError> {
-        if !(frame_period_s > 0.0 && frame_period_s <= MAX_FRAME_PERIOD_S) {
-            return Err(ModelError::Config(format!(
-                "frame period {frame_period_s:?} s is not a positive number of seconds (at most \
-                 {MAX_FRAME_PERIOD_S})"
-            )));
-        }
-        Ok(BuildConfig {
-            frame_period_s,
-            horizons_steps: Self::steps_from_seconds(&DEFAULT_HORIZONS_S, frame_period_s)?,
-            ..BuildConfig::default()
-        })
-    }
-
-    /// Horizons in seconds → steps at the frame rate (rounded, deduplicated, sorted).
-    ///
-    /// # Errors
-    /// A horizon that is not a positive finite number, or longer than [`MAX_HORIZON_STEPS`] steps.
-    pub fn steps_from_seconds(
-        horizons_s: &[f64],
-        frame_period_s: f64,
-    ) -> Result<Vec<u32>, ModelError> {
-        let mut v = Vec::with_capacity(horizons_s.len());
-        for &h in horizons_s {
-            if !(h.is_finite() && h > 0.0) {
-                return Err(ModelError::Config(format!("horizon {h} s is not positive")));
-            }
-            let steps = (h / frame_period_s).round();
-            if steps.is_nan() || steps > f64::from(MAX_HORIZON_STEPS) {
-                return Err(ModelError::Config(format!(
-                    "horizon {h:?} s is {steps:?} steps of {frame_period_s:?} s; at most {MAX_HORIZON_STEPS} \
-                     steps are solved"
-                )));
-            }
-            v.push((steps as u32).max(1));
-        }
-        v.sort_unstable();
-        v.dedup();
-        Ok(v)
-    }
-
-    fn av(&self) -> AvConfig {
-        AvConfig {
-            frame_period_s: self.frame_period_s,
-            max_accel_mps2: self.max_accel_mps2,
-            smoothing: self.smoothing,
-        }
-    }
-}
+pub use config::{BuildConfig, SmoothingPrior, DEFAULT_HORIZONS_S, MAX_FRAME_PERIOD_S};
 
 /// The hierarchical outcome prior of every state of `fine`, the domain of `predicates` (see
 /// [`SmoothingPrior::Hierarchical`]): the risk of its parent under the chain learned, hierarchically in
@@ -482,140 +364,6 @@ impl PropertyModel {
         self.validate()?;
         Ok(self)
     }
-
-    /// The structural checks shared by building and loading: every part covers the same state space, the
-    /// unsafe and `done` states are absorbing, deadlock ids are in range.
-    fn validate(&self) -> Result<(), ModelError> {
-        let domain = Self::domain_for(&self.predicates, self.unsafe_bit, &self.config)?;
-        let n = domain.n_states();
-        for (what, found) in [
-            ("counts", self.counts.n_states()),
-            ("dtmc", self.dtmc.n_states()),
-            ("pac", self.pac.n_states()),
-            ("table", self.table.n_states()),
-        ] {
-            if found != n {
-                return Err(StructureError::SizeMismatch {
-                    what,
-                    expected: n,
-                    found,
-                }
-                .into());
-            }
-        }
-        if self.table.horizons_steps() != self.config.horizons_steps.as_slice() {
-            return Err(
-                StructureError::Invalid("table horizons differ from the config".into()).into(),
-            );
-        }
-        for s in 0..n as StateId {
-            if domain.is_terminal(s) && self.dtmc.row(s) != (&[s][..], &[1.0][..]) {
-                return Err(StructureError::Invalid(format!(
-                    "terminal state {s} is not absorbing"
-                ))
-                .into());
-            }
-        }
-        for (what, c) in [
-            ("calibration", &self.calibration),
-            ("enforcement calibration", &self.enforcement),
-        ] {
-            let Some(c) = c else { continue };
-            c.check()
-                .map_err(|e| StructureError::Invalid(format!("{what}: {e}")))?;
-            if let Some(h) = c.horizon_steps {
-                if !self.config.horizons_steps.contains(&h) {
-                    return Err(StructureError::Invalid(format!(
-                        "{what}: no table for the horizon of {h} steps"
-                    ))
-                    .into());
-                }
-            }
-        }
-        if self.enforcement.is_some() && !self.is_collision() {
-            return Err(StructureError::Invalid(
-                "an enforcement calibration on a property that is not a collision property".into(),
-            )
-            .into());
-        }
-        if let Some(t) = &self.rss_tuning {
-            t.check()
-                .map_err(|e| StructureError::Invalid(format!("RSS tuning: {e}")))?;
-            if !self.is_collision() {
-                return Err(StructureError::Invalid(
-                    "an RSS tuning on a property that is not a collision property".into(),
-                )
-                .into());
-            }
-        }
-        if let Some(r) = &self.reactive_rule {
-            if r.literals.is_empty() || r.literals.len() > 2 {
-                return Err(StructureError::Invalid(format!(
-                    "reactive rule has {} literals (1 or 2 allowed)",
-                    r.literals.len()
-                ))
-                .into());
-            }
-        }
-        self.validate_members()?;
-        if let Some(&bad) = self.deadlocks.iter().find(|&&s| s as usize >= n) {
-            return Err(StructureError::OutOfRange {
-                what: "deadlocks",
-                index: u64::from(bad),
-                bound: n as u64,
-            }
-            .into());
-        }
-        Ok(())
-    }
-
-    /// An ensemble's members agree with the property on everything the risk is compared by (each member
-    /// was validated on its own as it was built or read).
-    fn validate_members(&self) -> Result<(), ModelError> {
-        if self.members.len() > MAX_MEMBERS {
-            return Err(StructureError::Invalid(format!(
-                "{} ensemble members (at most {MAX_MEMBERS})",
-                self.members.len()
-            ))
-            .into());
-        }
-        let Some(unsafe_text) = self.predicates.get(self.unsafe_bit) else {
-            return Err(StructureError::Invalid("unsafe predicate out of range".into()).into());
-        };
-        for (k, m) in self.members.iter().enumerate() {
-            let differs = if m.name != self.name || m.law != self.law {
-                Some("another property or law")
-            } else if m.predicates.get(m.unsafe_bit) != Some(unsafe_text) {
-                Some("another unsafe predicate")
-            } else if m.config.horizons_steps != self.config.horizons_steps {
-                Some("other horizons")
-            } else if m.config.frame_period_s.to_bits() != self.config.frame_period_s.to_bits()
-                || m.config.window_frames != self.config.window_frames
-            {
-                Some("another frame period or window")
-            } else if !m.members.is_empty() {
-                Some("members of its own")
-            } else if m.reactive_rule.is_some()
-                || m.calibration.is_some()
-                || m.enforcement.is_some()
-                || m.rss_tuning.is_some()
-                || m.forest.is_some()
-            {
-                Some("a rule, calibration or forest of its own")
-            } else {
-                None
-            };
-            if let Some(what) = differs {
-                return Err(StructureError::Invalid(format!(
-                    "ensemble member {} has {what}",
-                    k + 1
-                ))
-                .into());
-            }
-        }
-        Ok(())
-    }
-
     /// Property name (the law whose violation is unsafe, or e.g. `no_collision`).
     pub fn name(&self) -> &str {
         &self.name

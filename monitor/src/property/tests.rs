@@ -1,4 +1,5 @@
 use super::*;
+use crate::table::MAX_HORIZON_STEPS;
 
 /// The defaults at a frame period: 0.1 s is `Default`, other rates convert the horizons' seconds, and a
 /// period that is not a positive number of seconds up to the limit is refused.
