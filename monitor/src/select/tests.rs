@@ -1,5 +1,6 @@
 use rand::{Rng, SeedableRng};
 
+use super::build::declared_start;
 use super::criterion::{level_for_budget, utility, BUDGETS, LEAD_CAP_S};
 use super::data::PropertyData;
 use super::search::{assign_folds, Scorer, SearchConfig};
