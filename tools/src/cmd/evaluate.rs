@@ -10,7 +10,7 @@ use monitor::{BuildConfig, LaplaceConfig};
 
 use crate::calibration::CalibrateOptions;
 use crate::cmd::learn::{AlphaArg, ForestChoice, FrameShareArg, Prior};
-use crate::evaluate::{evaluate, render_repeats, EvaluateOptions, SeedSummary};
+use crate::evaluate::{evaluate, render_repeats, EvaluateOptions, Evaluation, SeedSummary};
 
 /// Arguments of `avguard evaluate`.
 #[derive(clap::Args)]
@@ -102,16 +102,43 @@ pub struct Args {
     out: Option<PathBuf>,
 }
 
-/// Runs `avguard evaluate`.
-pub fn run(args: Args) -> anyhow::Result<()> {
+/// The logs an evaluation reads and the frame period it steps at, read from its arguments once.
+pub struct Inputs {
+    /// The training logs (files, folders expanded).
+    pub train: Vec<PathBuf>,
+    /// The test logs.
+    pub test: Vec<PathBuf>,
+    /// `--frame-period-s`, or the first training log's, as `learn` chooses it.
+    pub frame_period_s: f64,
+    /// Where that period came from, in words (`None` when given).
+    pub period_words: Option<String>,
+}
+
+/// Checks what can be checked of `args` before any log is read, then lists the logs and reads the
+/// frame period.
+///
+/// # Errors
+/// A calibration fraction outside (0, 1); a training or test path that does not exist.
+pub fn inputs(args: &Args) -> anyhow::Result<Inputs> {
     anyhow::ensure!(
         args.calibration_fraction > 0.0 && args.calibration_fraction < 1.0,
         "--calibration-fraction must be in (0, 1)"
     );
     let train = crate::batch::expand_logs(&args.train)?;
     let test = crate::batch::expand_logs(&args.test)?;
-    let (period, source) = crate::fit::frame_period(args.frame_period_s, &train);
-    if let Some(words) = crate::fit::period_words(period, &source) {
+    let (frame_period_s, source) = crate::fit::frame_period(args.frame_period_s, &train);
+    Ok(Inputs {
+        period_words: crate::fit::period_words(frame_period_s, &source),
+        train,
+        test,
+        frame_period_s,
+    })
+}
+
+/// Runs `avguard evaluate`.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let inputs = inputs(&args)?;
+    if let Some(words) = &inputs.period_words {
         eprintln!("{words}");
     }
     let mut summaries = Vec::new();
@@ -126,7 +153,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 o.clone()
             }
         });
-        let eval = evaluate_once(&args, period, &train, &test, seed, out.as_deref())?;
+        let eval = evaluate_seed(&args, &inputs, seed)?;
+        for (path, e) in &eval.errors {
+            eprintln!("skipped {}: {e}", path.display());
+        }
+        crate::out!("{}", eval.render())?;
+        if let Some(out) = out {
+            write(&eval, &out)?;
+            crate::outln!("\nevaluate.json and both models are in {}", out.display())?;
+        }
         summaries.push(SeedSummary::of(seed, &eval));
     }
     if args.repeats > 1 {
@@ -135,21 +170,38 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// One evaluation with `seed` on logs at `frame_period_s`, printed and, with `out`, written there.
-fn evaluate_once(
-    args: &Args,
-    frame_period_s: f64,
-    train: &[PathBuf],
-    test: &[PathBuf],
-    seed: u64,
-    out: Option<&std::path::Path>,
-) -> anyhow::Result<crate::evaluate::Evaluation> {
+/// One evaluation as `avguard evaluate ARGS` runs it, for a caller that is not the command line (the
+/// Python package): `--seed`'s, written to `--out` when given; nothing printed but progress.
+///
+/// # Errors
+/// As the command's; `--repeats` above 1 (call once per seed).
+pub fn evaluate_one(args: &Args) -> anyhow::Result<Evaluation> {
+    anyhow::ensure!(
+        args.repeats == 1,
+        "--repeats {} is the command line's: evaluate once per seed instead",
+        args.repeats
+    );
+    let eval = evaluate_seed(args, &inputs(args)?, args.seed)?;
+    if let Some(out) = &args.out {
+        write(&eval, out)?;
+    }
+    Ok(eval)
+}
+
+/// `eval` written to `out`, the error naming the folder.
+fn write(eval: &Evaluation, out: &std::path::Path) -> anyhow::Result<()> {
+    eval.write(out)
+        .with_context(|| format!("{}: cannot write the evaluation", out.display()))
+}
+
+/// One evaluation of `inputs` with `seed` (split and search).
+fn evaluate_seed(args: &Args, inputs: &Inputs, seed: u64) -> anyhow::Result<Evaluation> {
     let opts = EvaluateOptions {
         build: BuildConfig {
             laplace: LaplaceConfig {
                 alpha: args.alpha.value(),
             },
-            ..BuildConfig::at_frame_period(frame_period_s).context("--frame-period-s")?
+            ..BuildConfig::at_frame_period(inputs.frame_period_s).context("--frame-period-s")?
         },
         search: args
             .forest_choice
@@ -176,15 +228,11 @@ fn evaluate_once(
         thresholds: args.thresholds.clone(),
         rss: args.rss.params()?,
     };
-    let eval = evaluate(&args.laws, args.properties.as_deref(), train, test, &opts)?;
-    for (path, e) in &eval.errors {
-        eprintln!("skipped {}: {e}", path.display());
-    }
-    crate::out!("{}", eval.render())?;
-    if let Some(out) = out {
-        eval.write(out)
-            .with_context(|| format!("{}: cannot write the evaluation", out.display()))?;
-        crate::outln!("\nevaluate.json and both models are in {}", out.display())?;
-    }
-    Ok(eval)
+    evaluate(
+        &args.laws,
+        args.properties.as_deref(),
+        &inputs.train,
+        &inputs.test,
+        &opts,
+    )
 }

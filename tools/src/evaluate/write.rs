@@ -9,16 +9,30 @@ use super::{Evaluation, MIN_VIOLATING_FOR_PAIRS, ROBUST_SHARE};
 use crate::time_ahead::{calibration_check, summarise, Comparison};
 
 impl Evaluation {
-    /// Writes `evaluate.json` (every run of every model, the summaries, curves and dominance) and the two
-    /// models into `out`.
+    /// Writes `evaluate.json` ([`Evaluation::json`]) and the two models into `out`, each model as the
+    /// file [`Evaluation::model_file_name`] gives it.
     pub fn write(&self, out: &Path) -> anyhow::Result<()> {
         std::fs::create_dir_all(out)
             .with_context(|| format!("{}: cannot create", out.display()))?;
-        let mut models = Vec::new();
-        for (m, result) in self.models.iter().enumerate() {
-            let path = out.join(format!("model_{}.bin", result.mode.as_str()));
+        for result in &self.models {
+            let path = out.join(Self::model_file_name(result.mode));
             std::fs::write(&path, result.model.to_bytes())
                 .with_context(|| format!("{}: cannot write", path.display()))?;
+        }
+        let path = out.join("evaluate.json");
+        std::fs::write(&path, serde_json::to_vec_pretty(&self.json())?)
+            .with_context(|| format!("{}: cannot write", path.display()))
+    }
+
+    /// The file name [`Evaluation::write`] gives the model learned with `mode` (`model_auto.bin`).
+    pub fn model_file_name(mode: AbstractionMode) -> String {
+        format!("model_{}.bin", mode.as_str())
+    }
+
+    /// `evaluate.json`: every run of every model, the summaries, curves and dominance, the pair tallies.
+    pub fn json(&self) -> serde_json::Value {
+        let mut models = Vec::new();
+        for (m, result) in self.models.iter().enumerate() {
             let mut properties = serde_json::Map::new();
             for name in self.property_names() {
                 let runs = self.runs_of(m, &name);
@@ -77,13 +91,13 @@ impl Evaluation {
             }
             models.push(serde_json::json!({
                 "mode": result.mode.as_str(),
-                "model": path.file_name().map(|n| n.to_string_lossy().into_owned()),
+                "model": Self::model_file_name(result.mode),
                 "properties": properties,
                 "runs": result.runs,
             }));
         }
         let (stored, budget) = self.dominated_pairs();
-        let json = serde_json::json!({
+        serde_json::json!({
             "dominated_pairs": {
                 "min_violating_runs": MIN_VIOLATING_FOR_PAIRS,
                 "robust_share": ROBUST_SHARE,
@@ -96,9 +110,6 @@ impl Evaluation {
             "n_test": self.n_test,
             "models": models,
             "errors": self.errors.iter().map(|(p, e)| serde_json::json!({"file": p.display().to_string(), "error": e})).collect::<Vec<_>>(),
-        });
-        let path = out.join("evaluate.json");
-        std::fs::write(&path, serde_json::to_vec_pretty(&json)?)
-            .with_context(|| format!("{}: cannot write", path.display()))
+        })
     }
 }
