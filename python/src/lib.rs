@@ -9,7 +9,8 @@
 //! - [`score::Scorer`] scores single logs (what a Ray worker runs); [`score::ScoreJob`] is a whole
 //!   `avguard score` run (prepare, store results made elsewhere, write `score.json` and the reports);
 //! - [`learn::LearnSetup`] records logs into [`learn::Counts`], which merge exactly and build the model
-//!   `avguard learn` writes.
+//!   `avguard learn` writes;
+//! - `evaluate::evaluate` runs the held-out evaluation `avguard evaluate` runs, with its options.
 //!
 //! **Invariant:** long calls release the GIL (`Python::detach`); failures raise `avguard.AvguardError`
 //! carrying the CLI's message (the `anyhow` chain printed with `{:#}`, as `avguard: ...` prints it).
@@ -19,6 +20,7 @@
 
 use pyo3::prelude::*;
 
+mod evaluate;
 mod learn;
 mod log;
 mod model;
@@ -55,5 +57,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<score::ScoreJob>()?;
     m.add_function(wrap_pyfunction!(score::expand_logs, m)?)?;
     learn::register(m)?;
+    m.add_function(wrap_pyfunction!(evaluate::evaluate, m)?)?;
     Ok(())
 }

@@ -429,3 +429,72 @@ def test_an_ensemble_s_risk_is_the_mean_of_its_chains_learned_alone(data):
             np.testing.assert_allclose(e[prop], expected, rtol=0, atol=1e-12, err_msg=f"{path.name} {prop}")
             n_differing += members[prop] != [] and not np.allclose(a[prop], b[prop])
     assert n_differing > 0, "the two chains agree everywhere: the mean was not tested"
+
+
+def test_evaluate_gives_the_cli_s_evaluation_and_its_figures_as_frames(data, tmp_path):
+    """avguard.evaluate runs the evaluation `avguard evaluate` runs: with the same options it writes the same
+    evaluate.json and models, byte for byte, prints the same tables, and its frames hold the report's
+    figures."""
+    scenario = REPO / "scenarios" / "red_light_queue.toml"
+    train, test = tmp_path / "train", tmp_path / "test"
+    cli("simulate", "--scenario", scenario, "--runs", 40, "--seed", 23, "--out", train)
+    cli("simulate", "--scenario", scenario, "--runs", 20, "--seed", 29, "--out", test)
+    flags = ["--seed", "2", "--forest", "0", "--ensemble", "1", "--debounce", "1,2", "--thresholds", "0.4,0.6",
+             "--calibration-fraction", "0.5", "--target-false-alarms", "30%"]
+    by_cli = tmp_path / "cli"
+    printed = cli("evaluate", "--laws", data.laws, "--train", train, "--test", test, *flags, "--out", by_cli).stdout
+    by_py = tmp_path / "py"
+    ev = avguard.evaluate(data.laws, train, [test], seed=2, forest=0, ensemble=1, debounce=(1, 2),
+                          thresholds=[0.4, 0.6], calibration_fraction=0.5, target_false_alarms="30%", out=by_py)
+    same_files(by_cli, by_py, ["evaluate.json", "model_fixed.bin", "model_auto.bin"])
+    assert ev.report == json.loads((by_cli / "evaluate.json").read_text())
+    assert printed.startswith(ev.text)
+    for mode in ("fixed", "auto"):
+        assert ev.models[mode].to_bytes() == (by_cli / f"model_{mode}.bin").read_bytes()
+
+    summary = ev.summary()
+    n_checked = 0
+    for m in ev.report["models"]:
+        for name, p in m["properties"].items():
+            rows = summary[(summary.model == m["mode"]) & (summary.property == name)].set_index("alarm")
+            expected = {f"theta={k}": s for k, s in p["summary"].items()}
+            expected |= {c: s for c, s in p["comparison"]["comparators"]}
+            if p["comparison"]["calibrated"] is not None:
+                expected["calibrated"] = p["comparison"]["calibrated"]
+                assert rows.loc["calibrated", "theta"] == p["calibration"]["theta"]
+            expected |= {f"rule<={b['budget_pct']:g}%": b["summary"] for b in p["budget_rules"]}
+            expected |= {f"rss_tuned<={t['budget_pct']:g}%": t["summary"] for t in p["rss_tuned"] if t["summary"]}
+            assert sorted(rows.index) == sorted(expected)
+            for alarm, s in expected.items():
+                for field in ("predicted_pct", "false_alarm_pct", "median_lead_s", "n_violating_runs", "n_safe_runs"):
+                    got, want = rows.loc[alarm, field], s[field]
+                    assert (pd.isna(got) and want is None) or got == want, (m["mode"], name, alarm, field)
+                n_checked += 1
+    assert (summary.alarm == "calibrated").any(), "no property was calibrated: the calibrated rows went untested"
+    assert n_checked > 20
+
+    dominance = ev.dominance()
+    auto = next(m for m in ev.report["models"] if m["mode"] == "auto")
+    for name, p in auto["properties"].items():
+        for d in p["comparison"]["dominance"]:
+            row = dominance[(dominance.property == name) & (dominance.comparator == d["comparator"])]
+            assert len(row) == 1 and bool(row.dominates.iloc[0]) == d["dominates"]
+            assert row.median_lead_s.iloc[0] == d["comparator_summary"]["median_lead_s"] or (
+                d["comparator_summary"]["median_lead_s"] is None and pd.isna(row.median_lead_s.iloc[0]))
+    assert set(dominance.comparator) >= {"baseline", "rss", "reactive_rule"}
+
+
+def test_evaluate_refuses_what_the_cli_refuses_with_its_message(data, tmp_path):
+    """Options the command refuses raise AvguardError with the command's message; --repeats is refused."""
+    done = cli("evaluate", "--laws", data.laws, "--train", data.train, "--test", data.test,
+               "--calibration-fraction", "2", check=False)
+    assert done.returncode != 0
+    with pytest.raises(avguard.AvguardError) as failed:
+        avguard.evaluate(data.laws, data.train, data.test, calibration_fraction=2)
+    assert str(failed.value) in done.stderr
+    with pytest.raises(avguard.AvguardError, match="unexpected argument '--no-such-option'"):
+        avguard.evaluate(data.laws, data.train, data.test, no_such_option=1)
+    with pytest.raises(avguard.AvguardError, match="--repeats 2"):
+        avguard.evaluate(data.laws, data.train, data.test, repeats=2)
+    with pytest.raises(avguard.AvguardError, match="no_such_folder"):
+        avguard.evaluate(data.laws, tmp_path / "no_such_folder", data.test)

@@ -10,7 +10,8 @@ Five lines in a notebook::
 
 Every failure raises :class:`AvguardError` with the message the CLI prints. Long calls release the GIL;
 ``progress=True`` shows a tqdm bar (or pass any tqdm-like object with ``update(n)``, or a callable taking
-the number of logs just finished). :mod:`avguard.ray` runs scoring and learning on a Ray cluster.
+the number of logs just finished). :mod:`avguard.ray` runs scoring and learning on a Ray cluster, and
+:func:`evaluate` the held-out evaluation of ``avguard evaluate``.
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ __all__ = [
     "merge_counts",
     "build_model",
     "learn_setup",
+    "evaluate",
+    "Evaluation",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -330,3 +333,7 @@ def merge_counts(counts: Iterable[Counts]) -> Counts:
 def build_model(counts: Counts) -> Model:
     """The model ``avguard learn`` writes for the logs behind ``counts``: the same bytes."""
     return Model(counts.build())
+
+
+# Last: the evaluation module takes `Model` and `_flag_value` from this one.
+from ._evaluation import Evaluation, evaluate  # noqa: E402
