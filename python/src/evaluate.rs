@@ -5,7 +5,6 @@
 
 use std::path::PathBuf;
 
-use anyhow::anyhow;
 use clap::Parser;
 use pyo3::prelude::*;
 use tools::cmd::evaluate::Args;
@@ -49,11 +48,7 @@ fn parse(
     }
     EvaluateCommand::try_parse_from(argv)
         .map(|c| c.args)
-        .map_err(|e| {
-            let text = e.render().to_string();
-            let first = text.lines().next().unwrap_or_default();
-            anyhow!("{}", first.trim_start_matches("error: "))
-        })
+        .map_err(crate::flag_error)
 }
 
 /// What one evaluation gives Python: the printed tables, `evaluate.json`'s text, and the models as

@@ -55,11 +55,7 @@ impl LearnOptions {
             argv.push(value.clone());
         }
         argv.push("unused.h5".into());
-        let command = LearnCommand::try_parse_from(argv).map_err(|e| {
-            let text = e.render().to_string();
-            let first = text.lines().next().unwrap_or_default();
-            anyhow!("{}", first.trim_start_matches("error: "))
-        })?;
+        let command = LearnCommand::try_parse_from(argv).map_err(crate::flag_error)?;
         // Without `frame_period_s` the set-up steps at the schema's default; `learn_counts` and
         // `ray.learn` pass the logs' own period (`frame_period`), as `avguard learn` reads it.
         let period = command

@@ -39,6 +39,14 @@ pub(crate) fn to_py(error: anyhow::Error) -> PyErr {
     AvguardError::new_err(format!("{error:#}"))
 }
 
+/// A command-line parse error (of flags built from Python options) as the one line the CLI prints for it,
+/// without clap's `error: ` prefix and usage.
+pub(crate) fn flag_error(error: clap::Error) -> anyhow::Error {
+    let text = error.render().to_string();
+    let first = text.lines().next().unwrap_or_default();
+    anyhow::anyhow!("{}", first.trim_start_matches("error: "))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // A log-reading child (see `log::isolate_log_reads`) serves here and exits.
