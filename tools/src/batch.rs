@@ -1,9 +1,11 @@
 //! Batch plumbing shared by the commands that take `LOG_OR_DIR...`: finding the logs, choosing a shard,
-//! checking a log's frame period against the model's.
+//! checking a log's frame period against the model's, reading the logs in parallel.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
+use rayon::prelude::*;
+use scenarios::log::RunLog;
 
 /// Logs that could not be used, each with why.
 pub type Failures = Vec<(PathBuf, String)>;
@@ -158,6 +160,32 @@ pub fn check_log_period(log_period_s: f64, model_period_s: f64) -> anyhow::Resul
          this rate is learned with --frame-period-s {log_period_s:?})"
     );
     Ok(())
+}
+
+/// Reads every log in parallel, each as every command reads logs (`read_log_isolated`), refuses one whose
+/// frame period is not `period_s` (when given), and hands the others to `f` with a per-thread state made
+/// by `init`; `on_done` is called after each log. The results are in the order of `logs`.
+pub fn map_logs<S: Send, T: Send>(
+    logs: &[PathBuf],
+    period_s: Option<f64>,
+    init: impl Fn() -> S + Sync + Send,
+    f: impl Fn(&mut S, RunLog) -> anyhow::Result<T> + Sync,
+    on_done: impl Fn() + Sync,
+) -> Vec<(PathBuf, anyhow::Result<T>)> {
+    logs.par_iter()
+        .map_init(init, |state, path| {
+            let r = scenarios::log::read_log_isolated(path)
+                .map_err(anyhow::Error::from)
+                .and_then(|log| {
+                    if let Some(period) = period_s {
+                        check_log_period(log.meta.frame_period_s, period)?;
+                    }
+                    f(state, log)
+                });
+            on_done();
+            (path.clone(), r)
+        })
+        .collect()
 }
 
 #[cfg(test)]

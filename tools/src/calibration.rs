@@ -15,7 +15,6 @@ use std::sync::Arc;
 use anyhow::{bail, Context};
 use monitor::calibrate::{calibrate, CalibrateConfig, CalibrationRun};
 use monitor::{Model, RiskMeasure, Session, SessionConfig};
-use rayon::prelude::*;
 
 use crate::rss_tuned;
 use crate::score::run_series;
@@ -237,27 +236,19 @@ pub fn series_of_logs(
         Session::new(model, &SessionConfig::default()).context("cannot start a session")?;
     let period = model.frame_period_s();
     let progress = crate::progress::bar(logs.len() as u64, label);
-    type PerLog = anyhow::Result<(Vec<RunSeries>, Vec<Option<usize>>, String)>;
-    let results: Vec<(PathBuf, PerLog)> = logs
-        .par_iter()
-        .map_init(
-            || session.clone(),
-            |session, path| {
-                let r = scenarios::log::read_log_isolated(path)
-                    .map_err(anyhow::Error::from)
-                    .and_then(|log| {
-                        crate::batch::check_log_period(log.meta.frame_period_s, period)?;
-                        Ok((
-                            run_series(&log.frames, session, measure, None),
-                            rss_tuned::first_dangerous(&log.frames, rss_variants),
-                            log.meta.scenario,
-                        ))
-                    });
-                progress.inc(1);
-                (path.clone(), r)
-            },
-        )
-        .collect();
+    let results = crate::batch::map_logs(
+        logs,
+        Some(period),
+        || session.clone(),
+        |session, log| {
+            Ok((
+                run_series(&log.frames, session, measure, None),
+                rss_tuned::first_dangerous(&log.frames, rss_variants),
+                log.meta.scenario,
+            ))
+        },
+        || progress.inc(1),
+    );
     progress.finish_and_clear();
     let mut out = LogSeries {
         series: Vec::new(),

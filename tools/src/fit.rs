@@ -16,7 +16,6 @@ use monitor::select::data::RunRecord;
 use monitor::select::{AbstractionMode, AutoPlan, PropertyReport, SearchConfig};
 use monitor::spec::{parse_properties_toml, PropertySpec};
 use monitor::{BuildConfig, Model, Plan, ResolvedProperty};
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 /// Options of a fit.
@@ -224,22 +223,13 @@ pub fn record_each(
 ) -> anyhow::Result<Vec<(PathBuf, anyhow::Result<RunRecord>)>> {
     let recorder = plan.recorder()?;
     let period = plan.config().frame_period_s;
-    Ok(logs
-        .par_iter()
-        .map_init(
-            || recorder.clone(),
-            |rec, path| {
-                let r = scenarios::log::read_log_isolated(path)
-                    .map_err(anyhow::Error::from)
-                    .and_then(|log| {
-                        crate::batch::check_log_period(log.meta.frame_period_s, period)?;
-                        Ok(rec.record(&log.frames))
-                    });
-                on_done();
-                (path.clone(), r)
-            },
-        )
-        .collect())
+    Ok(crate::batch::map_logs(
+        logs,
+        Some(period),
+        || recorder.clone(),
+        |rec, log| Ok(rec.record(&log.frames)),
+        on_done,
+    ))
 }
 
 /// [`AutoPlan::build_with_budget_rules`] with a bar of the properties learned (the search can take

@@ -6,7 +6,6 @@ use std::sync::Arc;
 use anyhow::Context;
 use laws::rss::RssParams;
 use monitor::{Model, RiskMeasure, Session, SessionConfig};
-use rayon::prelude::*;
 
 use crate::rss_tuned;
 use crate::score::run_series;
@@ -50,34 +49,22 @@ where
     // The models step at one period (the evaluation's); a log at another is refused, as `score` does.
     let period = models.first().map(|m| m.frame_period_s());
     let progress = crate::progress::bar(logs.len() as u64, label);
-    type PerLog<T> = anyhow::Result<(Vec<T>, (String, String))>;
-    let results: Vec<(PathBuf, PerLog<T>)> = logs
-        .par_iter()
-        .map_init(
-            || sessions.clone(),
-            |sessions, path| {
-                let r = scenarios::log::read_log_isolated(path)
-                    .map_err(anyhow::Error::from)
-                    .and_then(|log| {
-                        if let Some(period) = period {
-                            crate::batch::check_log_period(log.meta.frame_period_s, period)?;
-                        }
-                        let id = (log.meta.run_id.as_str(), log.meta.scenario.as_str());
-                        let first = rss_tuned::first_dangerous(&log.frames, rss_variants);
-                        let per_model = sessions
-                            .iter_mut()
-                            .enumerate()
-                            .map(|(m, s)| {
-                                map(m, run_series(&log.frames, s, &measure, rss), id, &first)
-                            })
-                            .collect();
-                        Ok((per_model, (log.meta.run_id, log.meta.scenario)))
-                    });
-                progress.inc(1);
-                (path.clone(), r)
-            },
-        )
-        .collect();
+    let results = crate::batch::map_logs(
+        logs,
+        period,
+        || sessions.clone(),
+        |sessions, log| {
+            let id = (log.meta.run_id.as_str(), log.meta.scenario.as_str());
+            let first = rss_tuned::first_dangerous(&log.frames, rss_variants);
+            let per_model: Vec<T> = sessions
+                .iter_mut()
+                .enumerate()
+                .map(|(m, s)| map(m, run_series(&log.frames, s, &measure, rss), id, &first))
+                .collect();
+            Ok((per_model, (log.meta.run_id, log.meta.scenario)))
+        },
+        || progress.inc(1),
+    );
     progress.finish_and_clear();
     let mut per_model: Vec<Vec<T>> = (0..models.len()).map(|_| Vec::new()).collect();
     let mut ids = Vec::new();
