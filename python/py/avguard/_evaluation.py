@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Iterable, Optional, Union
+from typing import Optional
 
 import pandas as pd
 
-from . import Model, _flag_value, _native
-
-PathLike = Union[str, "os.PathLike[str]"]
+from . import Model, PathLike, Paths, _flag_value, _native, _opt, _paths
 
 # A summary's fields (score.json's `summary` cells), in the order the tables read them.
 _SUMMARY_FIELDS = (
@@ -119,8 +117,8 @@ def _flag(name: str, value) -> Optional[tuple]:
 
 def evaluate(
     laws: PathLike,
-    train: Union[PathLike, Iterable[PathLike]],
-    test: Union[PathLike, Iterable[PathLike]],
+    train: Paths,
+    test: Paths,
     properties: Optional[PathLike] = None,
     **options,
 ) -> Evaluation:
@@ -130,17 +128,14 @@ def evaluate(
     ``debounce=(1, 2)``, ``per_scenario=True``, ``out="eval/"`` to also write ``evaluate.json`` and both
     models). The command's parser reads them, so defaults, checks and messages are the command's.
     ``repeats`` is the command line's: call once per seed instead. ``train`` and ``test`` are log files or
-    folders (searched for ``*.h5``). Releases the GIL while it runs."""
-
-    def paths(p):
-        return [os.fspath(p)] if isinstance(p, (str, os.PathLike)) else [os.fspath(x) for x in p]
-
+    folders (searched for ``*.h5``). A log that cannot be read is skipped, as the command skips it, and listed
+    in ``report["errors"]``. Releases the GIL while it runs."""
     flags = [f for f in (_flag(n, v) for n, v in options.items()) if f is not None]
     text, report, models = _native.evaluate(
         os.fspath(laws),
-        None if properties is None else os.fspath(properties),
-        paths(train),
-        paths(test),
+        _opt(properties),
+        _paths(train),
+        _paths(test),
         flags,
     )
     return Evaluation(text, json.loads(report), {mode: Model(native) for mode, native in models})

@@ -103,15 +103,15 @@ pub struct Args {
 }
 
 /// The logs an evaluation reads and the frame period it steps at, read from its arguments once.
-pub struct Inputs {
+struct Inputs {
     /// The training logs (files, folders expanded).
-    pub train: Vec<PathBuf>,
+    train: Vec<PathBuf>,
     /// The test logs.
-    pub test: Vec<PathBuf>,
+    test: Vec<PathBuf>,
     /// `--frame-period-s`, or the first training log's, as `learn` chooses it.
-    pub frame_period_s: f64,
+    frame_period_s: f64,
     /// Where that period came from, in words (`None` when given).
-    pub period_words: Option<String>,
+    period_words: Option<String>,
 }
 
 /// Checks what can be checked of `args` before any log is read, then lists the logs and reads the
@@ -119,7 +119,7 @@ pub struct Inputs {
 ///
 /// # Errors
 /// A calibration fraction outside (0, 1); a training or test path that does not exist.
-pub fn inputs(args: &Args) -> anyhow::Result<Inputs> {
+fn inputs(args: &Args) -> anyhow::Result<Inputs> {
     anyhow::ensure!(
         args.calibration_fraction > 0.0 && args.calibration_fraction < 1.0,
         "--calibration-fraction must be in (0, 1)"
