@@ -149,8 +149,9 @@ fn issue11_law_crashes_are_clean_errors_in_laws_eval() {
 }
 
 /// Issue #11: HDF5 files that crash Debian's libhdf5 1.10.8 (`tests/fuzz/known-libhdf5/`: a segfault in
-/// `H5A__close` after another file was read, deterministic in one process) or make it loop forever (a
-/// global-heap read of a string attribute) or allocate 3 GB for a 23 kB file are read in a child process
+/// `H5A__close` after another file was read, deterministic in one process, or in `H5HG_read`) or make it
+/// loop forever (a global-heap read of a string attribute) or allocate 3 GB for a 23 kB file are read in a
+/// child process
 /// with a memory cap: each fails alone with an error naming it, in `inspect` and `score`, and the good log
 /// beside them keeps its result.
 #[test]
@@ -178,7 +179,7 @@ fn issue11_libhdf5_crash_inputs_fail_alone_in_inspect_and_score() {
         }
     }
     bad.sort();
-    assert_eq!(bad.len(), 5, "{bad:?}");
+    assert_eq!(bad.len(), 6, "{bad:?}");
     let hangs = |p: &std::path::PathBuf| p.to_string_lossy().contains("hangs");
 
     // inspect: the crash needs a file read before the bad one (the good log, then the bad ones in order).
@@ -193,12 +194,12 @@ fn issue11_libhdf5_crash_inputs_fail_alone_in_inspect_and_score() {
         .unwrap();
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
-    assert!(stderr.contains("5 of 6 logs are invalid"), "{stderr}");
+    assert!(stderr.contains("6 of 7 logs are invalid"), "{stderr}");
     let lines: Vec<Value> = stdout
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 6, "{stdout}");
+    assert_eq!(lines.len(), 7, "{stdout}");
     assert_eq!(lines[0]["ok"], true, "{stdout}");
     for (line, path) in lines[1..].iter().zip(&bad) {
         assert_eq!(line["ok"], false, "{line}");
@@ -233,7 +234,7 @@ fn issue11_libhdf5_crash_inputs_fail_alone_in_inspect_and_score() {
     let score: Value =
         serde_json::from_slice(&std::fs::read(out_dir.join("score.json")).unwrap()).unwrap();
     let errors = score["errors"].as_array().unwrap();
-    assert_eq!(errors.len(), 5, "{errors:?}");
+    assert_eq!(errors.len(), 6, "{errors:?}");
     for path in &bad {
         let name = path.file_name().unwrap().to_str().unwrap();
         assert!(
@@ -267,5 +268,43 @@ fn a_string_attribute_that_is_not_utf8_is_an_invalid_log() {
             "{mode}: {stdout}{stderr}"
         );
         assert!(!stderr.contains("panicked"), "{mode}: {stderr}");
+    }
+}
+
+/// Root attributes whose name's character set is outside HDF5's (found by the `log_image` campaign under
+/// AddressSanitizer): listing the attributes through the `hdf5` crate turned that byte into a Rust enum it
+/// cannot hold and formatted it, reading past the enum's name table. The reader now asks for each
+/// attribute by name; both files are ordinary invalid logs, in the child reader and in-process alike. (The
+/// out-of-bounds read itself shows only under the sanitizer: `cargo xtask fuzz log_image` replays these
+/// files first.)
+#[test]
+fn attributes_with_an_out_of_range_name_encoding_are_read_by_name() {
+    let dir = workspace_root().join("tests/fuzz/regressions/log_image");
+    for (file, want) in [
+        (
+            "attribute-cset-out-of-range-1.h5",
+            "attribute `format`: missing",
+        ),
+        (
+            "attribute-cset-out-of-range-2.h5",
+            "missing dataset `/frames/t`",
+        ),
+    ] {
+        for mode in ["child", "in-process"] {
+            let out = avguard()
+                .env("AVGUARD_LOG_READER", mode)
+                .arg("inspect")
+                .arg(dir.join(file))
+                .output()
+                .unwrap();
+            let (stdout, stderr) = text(&out);
+            assert_eq!(
+                out.status.code(),
+                Some(1),
+                "{file} {mode}: {stdout}{stderr}"
+            );
+            assert!(stdout.contains(want), "{file} {mode}: {stdout}{stderr}");
+            assert!(!stderr.contains("panicked"), "{file} {mode}: {stderr}");
+        }
     }
 }

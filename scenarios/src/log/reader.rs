@@ -499,11 +499,24 @@ fn read_meta(file: &File) -> Result<RunMeta, LogError> {
     })
 }
 
+/// The root attribute `name`, or `None` when the file has none of that name.
+///
+/// Asked with `H5Aexists` rather than by listing the root attributes: the `hdf5` crate's listing converts
+/// each attribute's character set from libhdf5's integer into a Rust enum, and a corrupt file's value
+/// outside that enum is undefined behaviour there (AddressSanitizer: an out-of-bounds read formatting it;
+/// found by the `log_image` campaign).
 fn attr(file: &File, name: &'static str) -> Result<Option<Attribute>, LogError> {
-    let names = file
-        .attr_names()
-        .map_err(LogError::hdf5("reading root attributes"))?;
-    if !names.iter().any(|n| n == name) {
+    let c_name = std::ffi::CString::new(name).map_err(|e| LogError::Attribute {
+        name,
+        problem: e.to_string(),
+    })?;
+    // SAFETY: `file.id()` is a live file identifier and `c_name` a NUL-terminated string that outlives
+    // the call; the call runs under the `hdf5` crate's global lock, as all of its own calls do.
+    let exists = hdf5::sync::sync(|| unsafe {
+        hdf5::h5check(hdf5_sys::h5a::H5Aexists(file.id(), c_name.as_ptr()))
+    })
+    .map_err(LogError::hdf5("reading root attributes"))?;
+    if exists <= 0 {
         return Ok(None);
     }
     file.attr(name)
