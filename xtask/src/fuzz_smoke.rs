@@ -258,7 +258,7 @@ fn smoke(bin_dir: &Path, dir: &Path, target: &str, seconds: u64) -> Result<Smoke
             .arg(format!("-max_total_time={left}"))
             .arg(format!("-max_len={}", crate::fuzz::MAX_LEN))
             .args(["-rss_limit_mb=2048", "-print_final_stats=1"])
-            // libhdf5's hangs (see `is_libhdf5_fault`) would eat log_image's few seconds.
+            // libhdf5's hangs (see `crate::fuzz::is_libhdf5_fault`) would eat log_image's few seconds.
             .arg(if target == "log_image" {
                 "-timeout=2"
             } else {
@@ -294,7 +294,7 @@ fn smoke(bin_dir: &Path, dir: &Path, target: &str, seconds: u64) -> Result<Smoke
         if status.success() {
             return Ok(outcome);
         }
-        if target == "log_image" && is_libhdf5_fault(&text) {
+        if target == "log_image" && crate::fuzz::is_libhdf5_fault(&text) {
             outcome.n_libhdf5_faults += 1;
             continue;
         }
@@ -330,19 +330,6 @@ fn run_bounded(
             }
         }
     }
-}
-
-/// A fault of libhdf5 rather than ours: a deadly signal that Rust code did not raise (no panic, abort
-/// message or stack overflow before it), an out-of-memory, or a timeout. Every such input of the
-/// `log_image` campaigns examined (`tests/fuzz/known-libhdf5/`) had libhdf5 frames on top (`H5A__close`,
-/// `H5A__compact_build_table`, `H5HG_read`) or a smashed stack: our reader allocates only within a bound
-/// of the file's size and has no loop that the file's contents can keep going.
-fn is_libhdf5_fault(text: &str) -> bool {
-    let signal = text.contains("libFuzzer: deadly signal")
-        && !text.contains("panicked at")
-        && !text.contains("has overflowed its stack")
-        && !text.contains("memory allocation of");
-    signal || text.contains("libFuzzer: out-of-memory") || text.contains("libFuzzer: timeout")
 }
 
 #[cfg(test)]

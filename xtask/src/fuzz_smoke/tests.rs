@@ -1,6 +1,6 @@
 //! Which libFuzzer endings of `log_image` count as libhdf5's (contained) and which fail the smoke.
 
-use super::is_libhdf5_fault;
+use crate::fuzz::is_libhdf5_fault;
 
 #[test]
 fn signals_without_a_rust_panic_hangs_and_runaway_memory_are_libhdf5s() {
@@ -13,6 +13,23 @@ fn signals_without_a_rust_panic_hangs_and_runaway_memory_are_libhdf5s() {
     assert!(is_libhdf5_fault(
         "==1== ERROR: libFuzzer: out-of-memory (used: 2082Mb; limit: 2048Mb)"
     ));
+    // A campaign's build has AddressSanitizer, which reports the fault itself.
+    let asan = "==2==ERROR: AddressSanitizer: SEGV on unknown address (pc 0x7f57e2664c1d)\n\
+                #0 0x7f57e2664c1d in H5HG_read (/lib/x86_64-linux-gnu/libhdf5_serial.so.103+0x167b56)\n\
+                SUMMARY: AddressSanitizer: SEGV (/lib/x86_64-linux-gnu/libhdf5_serial.so.103+0x167b56) \
+                (BuildId: e923ff) in H5HG_read";
+    assert!(is_libhdf5_fault(asan));
+}
+
+#[test]
+fn sanitizer_reports_in_our_code_are_ours() {
+    let ours = "==2==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x602000000011\n\
+                SUMMARY: AddressSanitizer: heap-buffer-overflow (/work/main/target/fuzz/log_image+0x1234) \
+                in scenarios::log::reader::read_file";
+    assert!(!is_libhdf5_fault(ours));
+    let panic_then_libhdf5 = "thread '<unnamed>' panicked at scenarios/src/log/reader.rs:9:5:\n\
+                SUMMARY: AddressSanitizer: SEGV (/lib/x86_64-linux-gnu/libhdf5_serial.so.103+0x1) in H5A__close";
+    assert!(!is_libhdf5_fault(panic_then_libhdf5));
 }
 
 #[test]
