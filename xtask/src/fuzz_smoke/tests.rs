@@ -24,7 +24,7 @@ fn signals_without_a_rust_panic_hangs_and_runaway_memory_are_libhdf5s() {
 #[test]
 fn sanitizer_reports_in_our_code_are_ours() {
     let ours = "==2==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x602000000011\n\
-                SUMMARY: AddressSanitizer: heap-buffer-overflow (/work/main/target/fuzz/log_image+0x1234) \
+                SUMMARY: AddressSanitizer: heap-buffer-overflow (log_image+0x1234) \
                 in scenarios::log::reader::read_file";
     assert!(!is_libhdf5_fault(ours));
     let panic_then_libhdf5 = "thread '<unnamed>' panicked at scenarios/src/log/reader.rs:9:5:\n\
