@@ -179,7 +179,7 @@ fn issue11_libhdf5_crash_inputs_fail_alone_in_inspect_and_score() {
         }
     }
     bad.sort();
-    assert_eq!(bad.len(), 6, "{bad:?}");
+    assert_eq!(bad.len(), 7, "{bad:?}");
     let hangs = |p: &std::path::PathBuf| p.to_string_lossy().contains("hangs");
 
     // inspect: the crash needs a file read before the bad one (the good log, then the bad ones in order).
@@ -194,12 +194,12 @@ fn issue11_libhdf5_crash_inputs_fail_alone_in_inspect_and_score() {
         .unwrap();
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
-    assert!(stderr.contains("6 of 7 logs are invalid"), "{stderr}");
+    assert!(stderr.contains("7 of 8 logs are invalid"), "{stderr}");
     let lines: Vec<Value> = stdout
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 7, "{stdout}");
+    assert_eq!(lines.len(), 8, "{stdout}");
     assert_eq!(lines[0]["ok"], true, "{stdout}");
     for (line, path) in lines[1..].iter().zip(&bad) {
         assert_eq!(line["ok"], false, "{line}");
@@ -234,7 +234,7 @@ fn issue11_libhdf5_crash_inputs_fail_alone_in_inspect_and_score() {
     let score: Value =
         serde_json::from_slice(&std::fs::read(out_dir.join("score.json")).unwrap()).unwrap();
     let errors = score["errors"].as_array().unwrap();
-    assert_eq!(errors.len(), 6, "{errors:?}");
+    assert_eq!(errors.len(), 7, "{errors:?}");
     for path in &bad {
         let name = path.file_name().unwrap().to_str().unwrap();
         assert!(

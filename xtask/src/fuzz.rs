@@ -282,6 +282,25 @@ fn contained_alone(target: &str, path: &std::path::Path) -> bool {
     }
 }
 
+/// Whether the first frame of an AddressSanitizer report that is not the C library's or the sanitizer's own
+/// (a `memcpy` libhdf5 called, say) is in libhdf5.
+fn faulting_frame_is_libhdf5(text: &str) -> bool {
+    let Some(report) = text.split("ERROR: AddressSanitizer:").nth(1) else {
+        return false;
+    };
+    report
+        .lines()
+        .map(str::trim_start)
+        .filter(|l| l.starts_with('#'))
+        .find(|l| {
+            !(l.contains("sysdeps")
+                || l.contains("sanitizer_common")
+                || l.contains("/asan/")
+                || l.contains("libc.so"))
+        })
+        .is_some_and(|l| l.contains("libhdf5"))
+}
+
 /// The last `#N: cov: …` status line of a fork-mode campaign: N executions in all.
 fn fork_executions(text: &str) -> Option<u64> {
     text.lines().rev().find_map(|l| {
@@ -303,9 +322,10 @@ pub fn is_libhdf5_fault(text: &str) -> bool {
         || text.contains("has overflowed its stack")
         || text.contains("memory allocation of");
     let signal = text.contains("libFuzzer: deadly signal") && !ours;
-    let sanitizer = text
+    let sanitizer = (text
         .lines()
         .any(|l| l.starts_with("SUMMARY: AddressSanitizer:") && l.contains("libhdf5"))
+        || faulting_frame_is_libhdf5(text))
         && !ours;
     signal
         || sanitizer

@@ -19,6 +19,14 @@ fn signals_without_a_rust_panic_hangs_and_runaway_memory_are_libhdf5s() {
                 SUMMARY: AddressSanitizer: SEGV (/lib/x86_64-linux-gnu/libhdf5_serial.so.103+0x167b56) \
                 (BuildId: e923ff) in H5HG_read";
     assert!(is_libhdf5_fault(asan));
+    // libhdf5 faulting inside a C-library call it made: the summary names the C library.
+    let memcpy = "==3==ERROR: AddressSanitizer: SEGV on unknown address 0x000000000000\n\
+        #0 0x7ff8 in __memcpy_avx512_unaligned_erms string/../sysdeps/x86_64/multiarch/memmove.S:362\n\
+        #1 0x5571 in memcpy compiler-rt/lib/asan/../sanitizer_common/sanitizer_common_interceptors.inc:117:5\n\
+        #2 0x7ff8 in H5VM_memcpyvv (/lib/x86_64-linux-gnu/libhdf5_serial.so.103+0x2c1fca)\n\
+        #3 0x7ff8 in H5Dread (/lib/x86_64-linux-gnu/libhdf5_serial.so.103+0xc7f74)\n\
+        SUMMARY: AddressSanitizer: SEGV string/../sysdeps/x86_64/multiarch/memmove.S:362 in memcpy";
+    assert!(is_libhdf5_fault(memcpy));
 }
 
 #[test]
@@ -27,6 +35,12 @@ fn sanitizer_reports_in_our_code_are_ours() {
                 SUMMARY: AddressSanitizer: heap-buffer-overflow (log_image+0x1234) \
                 in scenarios::log::reader::read_file";
     assert!(!is_libhdf5_fault(ours));
+    let our_memcpy = "==3==ERROR: AddressSanitizer: SEGV on unknown address 0x000000000000\n\
+        #0 0x7ff8 in __memcpy_avx512_unaligned_erms string/../sysdeps/x86_64/multiarch/memmove.S:362\n\
+        #1 0x5571 in scenarios::log::reader::read_file scenarios/src/log/reader.rs:120\n\
+        #2 0x7ff8 in H5Dread (/lib/x86_64-linux-gnu/libhdf5_serial.so.103+0xc7f74)\n\
+        SUMMARY: AddressSanitizer: SEGV string/../sysdeps/x86_64/multiarch/memmove.S:362 in memcpy";
+    assert!(!is_libhdf5_fault(our_memcpy));
     let panic_then_libhdf5 = "thread '<unnamed>' panicked at scenarios/src/log/reader.rs:9:5:\n\
                 SUMMARY: AddressSanitizer: SEGV (/lib/x86_64-linux-gnu/libhdf5_serial.so.103+0x1) in H5A__close";
     assert!(!is_libhdf5_fault(panic_then_libhdf5));
