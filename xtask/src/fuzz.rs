@@ -207,14 +207,7 @@ fn campaign(target: &str, seconds: &str) -> Outcome {
     }
     let out = nice(&mut cmd).output();
     let (text, success) = match out {
-        Ok(o) => (
-            format!(
-                "{}{}",
-                String::from_utf8_lossy(&o.stdout),
-                String::from_utf8_lossy(&o.stderr)
-            ),
-            o.status.success(),
-        ),
+        Ok(o) => (output_text(&o), o.status.success()),
         Err(e) => (format!("cannot start cargo fuzz: {e}"), false),
     };
     let mut outcome = Outcome {
@@ -273,13 +266,18 @@ fn contained_alone(target: &str, path: &std::path::Path) -> bool {
         .args(["--", "-timeout=10", "-rss_limit_mb=2048", "-detect_leaks=0"]);
     match cmd.output() {
         Ok(o) if o.status.success() => true,
-        Ok(o) => is_libhdf5_fault(&format!(
-            "{}{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        )),
+        Ok(o) => is_libhdf5_fault(&output_text(&o)),
         Err(_) => false,
     }
+}
+
+/// A finished command's stdout, then its stderr, as text (libFuzzer reports on stderr).
+fn output_text(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 /// Whether the first frame of an AddressSanitizer report that is not the C library's or the sanitizer's own
