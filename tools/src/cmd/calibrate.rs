@@ -21,16 +21,8 @@ pub struct Args {
     /// Confidence of the one-sided Clopper–Pearson bound.
     #[arg(long, default_value_t = 0.95)]
     confidence: f64,
-    /// Debounce lengths offered (alarm when risk ≥ θ on this many consecutive frames), comma-separated.
-    /// With more than one, the one kept is chosen on the `--select` runs; without those, on the
-    /// calibration runs with the confidence split between the options (a higher θ).
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = super::values::DEFAULT_DEBOUNCE,
-        value_name = "FRAMES,..."
-    )]
-    debounce: Vec<u32>,
+    #[command(flatten)]
+    debounce: super::values::Debounce,
     /// Calibrate P(unsafe within SECONDS) instead of P(eventually unsafe).
     #[arg(long, value_name = "SECONDS")]
     horizon: Option<f64>,
@@ -78,7 +70,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let opts = CalibrateOptions {
         target_false_alarm: args.target_false_alarms,
         confidence: args.confidence,
-        debounce_frames: args.debounce,
+        debounce_frames: args.debounce.frames,
         horizon_s: args.horizon,
         per_scenario: args.per_scenario,
         enforce_target_false_alarm: args.enforce_target_false_alarms.0,

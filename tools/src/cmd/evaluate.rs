@@ -33,16 +33,8 @@ pub struct Args {
     /// Target false-alarm rate of the calibration, as a fraction (`0.1`) or a percentage (`10%`).
     #[arg(long, default_value = "0.1", value_parser = super::values::rate)]
     target_false_alarms: f64,
-    /// Debounce lengths the calibration offers (alarm when risk ≥ θ on this many consecutive frames),
-    /// comma-separated; with more than one, the one kept is chosen on the learning runs, as
-    /// `calibrate --select` chooses it.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = super::values::DEFAULT_DEBOUNCE,
-        value_name = "FRAMES,..."
-    )]
-    debounce: Vec<u32>,
+    #[command(flatten)]
+    debounce: super::values::Debounce,
     /// Thresholds reported beside the calibrated one.
     #[arg(
         long,
@@ -219,7 +211,7 @@ fn evaluate_seed(args: &Args, inputs: &Inputs, seed: u64) -> anyhow::Result<Eval
             ),
         calibrate: CalibrateOptions {
             target_false_alarm: args.target_false_alarms,
-            debounce_frames: args.debounce.clone(),
+            debounce_frames: args.debounce.frames.clone(),
             per_scenario: args.per_scenario,
             ..CalibrateOptions::default()
         },

@@ -5,6 +5,22 @@
 /// (the frames of [`crate::calibration::CalibrateOptions::default`]).
 pub const DEFAULT_DEBOUNCE: &str = "1,2,3,5";
 
+/// The `--debounce` option of `calibrate` and `evaluate`.
+#[derive(clap::Args, Clone, Debug)]
+pub struct Debounce {
+    /// Debounce lengths offered (alarm when risk ≥ θ on this many consecutive frames), comma-separated.
+    /// With more than one, the one kept is chosen on runs other than those θ is bounded on: `calibrate`'s
+    /// `--select` runs (without them, the calibration runs with the confidence split between the
+    /// options, so a higher θ), `evaluate`'s learning runs.
+    #[arg(
+        long = "debounce",
+        value_delimiter = ',',
+        default_value = DEFAULT_DEBOUNCE,
+        value_name = "FRAMES,..."
+    )]
+    pub frames: Vec<u32>,
+}
+
 /// A rate in (0, 1), written as a percentage (`10%`) or a fraction (`0.1`).
 ///
 /// # Errors
