@@ -168,6 +168,61 @@ pub fn clopper_pearson_upper(k: usize, n: usize, confidence: f64) -> f64 {
     }
 }
 
+/// The most false alarms `k` among `n` safe calibration runs whose one-sided Clopper–Pearson bound at
+/// `confidence` is at most `target` (the bound grows with `k`); `None` when not even `k = 0` meets it.
+pub fn max_false_alarms(n: usize, target: f64, confidence: f64) -> Option<usize> {
+    (0..n)
+        .take_while(|&k| clopper_pearson_upper(k, n, confidence) <= target)
+        .last()
+}
+
+/// Most safe calibration runs [`safe_runs_for_share`] considers.
+const MAX_CALIBRATION_RUNS: usize = 100_000;
+
+/// The fewest safe calibration runs `n` with which the bound lets through a share of at least `share`
+/// of the target as alarms: `max_false_alarms(n) / n ≥ share × target` (`share = 0`: the fewest runs
+/// that allow a calibration at all). Below it θ must sit above nearly every safe run's risk, and a low
+/// θ's recall is out of reach whatever the model. `None` beyond 100,000 runs (`share` near 1).
+pub fn safe_runs_for_share(target: f64, confidence: f64, share: f64) -> Option<usize> {
+    // The most alarms allowed never falls as n grows (each k's bound falls with n), so it is carried
+    // from one n to the next: about one bound per n. The allowed share itself is not monotone in n
+    // (k steps by one), hence the scan rather than a bisection.
+    let mut allowed: Option<usize> = None;
+    for n in 1..=MAX_CALIBRATION_RUNS {
+        loop {
+            let next = allowed.map_or(0, |k| k + 1);
+            if next < n && clopper_pearson_upper(next, n, confidence) <= target {
+                allowed = Some(next);
+            } else {
+                break;
+            }
+        }
+        if allowed.is_some_and(|k| k as f64 >= share * target * n as f64) {
+            return Some(n);
+        }
+    }
+    None
+}
+
+/// When `n` safe calibration runs let through less than half the target as alarms, a sentence saying
+/// so and how many safe runs would: the calibrated θ is then high because the runs are few, not because
+/// the model is unsure (see [`safe_runs_for_share`]).
+pub fn few_runs_note(n: usize, target: f64, confidence: f64) -> Option<String> {
+    let k = max_false_alarms(n, target, confidence)?;
+    if k as f64 >= 0.5 * target * n as f64 {
+        return None;
+    }
+    let needed = safe_runs_for_share(target, confidence, 0.5)?;
+    Some(format!(
+        "only {n} safe calibration runs: the {:.0} % bound at {:.0} % lets at most {k} of them alarm \
+         ({:.1} %), so θ sits high and warns of fewer violations; {needed} safe runs would allow half \
+         the target",
+        100.0 * confidence,
+        100.0 * target,
+        100.0 * k as f64 / n as f64
+    ))
+}
+
 /// The one-sided Clopper–Pearson lower confidence bound of a rate from `k` events in `n` trials: the
 /// Beta(k, n−k+1) quantile at `1 − confidence`; 0 when `k = 0`, `n = 0` or `confidence` is not in [0, 1].
 pub fn clopper_pearson_lower(k: usize, n: usize, confidence: f64) -> f64 {

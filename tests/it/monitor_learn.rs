@@ -585,6 +585,21 @@ fn a_per_scenario_calibration_bounds_each_kind() {
     };
     let (pooled, per_kind) = (dir.join("pooled.avg"), dir.join("per_kind.avg"));
     calibrate(&pooled, &[]);
+    // Fewer than 116 safe runs let through less than half the 10 % target as alarms: `calibrate` says
+    // so under the property rather than leaving a high θ unexplained.
+    let few = run_ok(
+        avguard()
+            .args(["calibrate", "--model"])
+            .arg(&model)
+            .args(["--target-false-alarms", "10%", "--debounce", "1", "--out"])
+            .arg(dir.join("few.avg"))
+            .arg(&cal_a),
+    );
+    assert!(
+        few.contains("safe calibration runs: the 95 % bound at 10 % lets at most")
+            && few.contains("116 safe runs would allow half the target (calibrate on more runs)"),
+        "{few}"
+    );
     let printed = calibrate(&per_kind, &["--per-scenario"]);
     assert!(
         printed.contains("within each of 2 scenario kinds (red_light_queue, yellow_light"),

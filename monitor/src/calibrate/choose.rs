@@ -1,7 +1,7 @@
 //! Choosing θ and the debounce on calibration runs (see the parent module's guarantee), and the first
 //! alarm a calibrated rule raises on a run.
 
-use super::{clopper_pearson_upper, Calibration};
+use super::{clopper_pearson_upper, max_false_alarms, safe_runs_for_share, Calibration};
 
 /// What calibration needs of one run: its risk per frame before any violation, the frame times, whether
 /// (and when) it violated, and its group.
@@ -261,14 +261,8 @@ fn threshold(
 ) -> Result<f64, CalibrateError> {
     let target = cfg.target_false_alarm;
     let n = runs.iter().filter(|r| r.violation.is_none()).count();
-    // The largest k whose bound meets the target (the bound grows with k).
-    let k_max = (0..n)
-        .take_while(|&k| clopper_pearson_upper(k, n, confidence) <= target)
-        .last();
-    let Some(k_max) = k_max else {
-        let needed = (1..100_000)
-            .find(|&m| clopper_pearson_upper(0, m, confidence) <= target)
-            .unwrap_or(100_000);
+    let Some(k_max) = max_false_alarms(n, target, confidence) else {
+        let needed = safe_runs_for_share(target, confidence, 0.0).unwrap_or(usize::MAX);
         return Err(CalibrateError::TooFewSafeRuns {
             n_safe: n,
             needed,

@@ -394,3 +394,52 @@ fn a_per_group_calibration_bounds_every_group() {
     let err = calibrate(&[], &few, &cfg).unwrap_err();
     assert!(err.to_string().contains("`calm`"), "{err}");
 }
+
+/// The most alarms a calibration allows, by the binomial tail instead of the Beta quantile: the bound
+/// for k alarms in n runs is at most the target exactly when P(X ≤ k | n, target) ≤ 1 − confidence.
+fn allowed_by_binomial_tail(n: usize, target: f64, confidence: f64) -> Option<usize> {
+    (0..n).rfind(|&k| binomial_cdf(k, n, target) <= 1.0 - confidence + 1e-12)
+}
+
+#[test]
+fn the_alarms_a_calibration_allows_match_the_binomial_tail() {
+    for (target, confidence) in [(0.1, 0.95), (0.05, 0.9), (0.2, 0.99)] {
+        for n in 1..400 {
+            assert_eq!(
+                max_false_alarms(n, target, confidence),
+                allowed_by_binomial_tail(n, target, confidence),
+                "n {n}, target {target}, confidence {confidence}"
+            );
+        }
+    }
+    // By hand (exact binomial sums): at 10 % and 95 %, 75 safe runs allow 2 alarms, 125 allow 6, 200
+    // allow 12; fewer than 29 allow none.
+    assert_eq!(max_false_alarms(75, 0.1, 0.95), Some(2));
+    assert_eq!(max_false_alarms(125, 0.1, 0.95), Some(6));
+    assert_eq!(max_false_alarms(200, 0.1, 0.95), Some(12));
+    assert_eq!(max_false_alarms(28, 0.1, 0.95), None);
+}
+
+#[test]
+fn the_runs_needed_for_a_share_of_the_target_are_the_first_that_reach_it() {
+    // Share 0: the fewest runs that allow a calibration at all (CP(0, 29) < 10 % < CP(0, 28)).
+    assert_eq!(safe_runs_for_share(0.1, 0.95, 0.0), Some(29));
+    // Half of 10 %: 116 runs allow 6 alarms (5.2 %); every smaller n allows less than 5 %.
+    assert_eq!(safe_runs_for_share(0.1, 0.95, 0.5), Some(116));
+    for n in 1..116 {
+        let k = allowed_by_binomial_tail(n, 0.1, 0.95);
+        assert!(k.is_none_or(|k| (k as f64) < 0.05 * n as f64), "n {n}");
+    }
+    assert_eq!(safe_runs_for_share(0.1, 0.95, 1.0), None);
+}
+
+#[test]
+fn few_calibration_runs_are_named_and_enough_are_not() {
+    let note = few_runs_note(75, 0.1, 0.95).expect("75 runs let through 2.7 %");
+    assert!(note.contains("at most 2 of them"), "{note}");
+    assert!(note.contains("116 safe runs"), "{note}");
+    assert_eq!(few_runs_note(116, 0.1, 0.95), None);
+    assert_eq!(few_runs_note(400, 0.1, 0.95), None);
+    // Too few for any calibration: that is the calibration's own error, not this note.
+    assert_eq!(few_runs_note(20, 0.1, 0.95), None);
+}

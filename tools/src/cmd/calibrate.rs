@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
+use monitor::calibrate::few_runs_note;
 
 use crate::calibration::{calibrate_logs, CalibrateOptions};
 
@@ -109,13 +110,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     )?;
     for r in results {
         match r.result {
-            Ok(c) => crate::outln!(
-                "{}: θ = {:.4}, debounce {} frame(s); {}",
-                r.name,
-                c.theta,
-                c.debounce_frames,
-                counts_words(&c)
-            )?,
+            Ok(c) => {
+                crate::outln!(
+                    "{}: θ = {:.4}, debounce {} frame(s); {}",
+                    r.name,
+                    c.theta,
+                    c.debounce_frames,
+                    counts_words(&c)
+                )?;
+                if let Some(note) = few_runs_note(c.n_safe_runs, c.target_false_alarm, c.confidence)
+                {
+                    crate::outln!("  {}: {note} (calibrate on more runs)", r.name)?;
+                }
+            }
             Err(e) => crate::outln!("{}: not calibrated: {e}", r.name)?,
         }
         match (&r.enforcement, opts.enforce_target_false_alarm) {

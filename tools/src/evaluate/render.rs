@@ -1,5 +1,6 @@
 //! The printed tables.
 
+use monitor::calibrate::few_runs_note;
 use monitor::select::AbstractionMode;
 
 use super::{Evaluation, MIN_VIOLATING_FOR_PAIRS, ROBUST_SHARE};
@@ -98,6 +99,13 @@ impl Evaluation {
                     );
                     out.push_str(&row(&label, s));
                     out.push('\n');
+                    if let Some(note) =
+                        few_runs_note(cal.n_safe_runs, cal.target_false_alarm, cal.confidence)
+                    {
+                        out.push_str(&format!(
+                            "    {note} (a larger --calibration-fraction gives more)\n"
+                        ));
+                    }
                     let check = calibration_check(&runs, cal.target_false_alarm, cal.confidence);
                     if let Some(check) = check.filter(|c| !c.holds) {
                         out.push_str(&format!("    {}\n", check.describe()));
