@@ -120,6 +120,9 @@ pub struct Evaluation {
     pub n_calibrate: usize,
     /// Logs tested on.
     pub n_test: usize,
+    /// Calibrated within each scenario kind (`--per-scenario`): the calibrations' counts are then over
+    /// all kinds, not the groups the bound was placed on.
+    pub per_scenario: bool,
     /// The thresholds, as (key, θ).
     pub thresholds: Vec<(String, f64)>,
     /// Fixed, then auto.

@@ -99,9 +99,10 @@ impl Evaluation {
                     );
                     out.push_str(&row(&label, s));
                     out.push('\n');
-                    if let Some(note) =
+                    let note =
                         few_runs_note(cal.n_safe_runs, cal.target_false_alarm, cal.confidence)
-                    {
+                            .filter(|_| !self.per_scenario);
+                    if let Some(note) = note {
                         out.push_str(&format!(
                             "    {note} (a larger --calibration-fraction gives more)\n"
                         ));

@@ -240,6 +240,7 @@ pub fn evaluate(
         n_learn: learn_logs.len(),
         n_calibrate: cal_logs.len(),
         n_test: ids.len(),
+        per_scenario: opts.calibrate.per_scenario,
         thresholds,
         models: results,
         budget_rules,
