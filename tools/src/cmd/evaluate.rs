@@ -5,11 +5,10 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use monitor::select::SearchConfig;
 use monitor::{BuildConfig, LaplaceConfig};
 
 use crate::calibration::CalibrateOptions;
-use crate::cmd::learn::{AlphaArg, ForestChoice, FrameShareArg, Prior};
+use crate::cmd::learn::SearchArgs;
 use crate::evaluate::{evaluate, render_repeats, EvaluateOptions, Evaluation, SeedSummary};
 
 /// Arguments of `avguard evaluate`.
@@ -51,15 +50,6 @@ pub struct Args {
     /// and the auto curve at each false-alarm budget as means over the seeds.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     repeats: u32,
-    /// Most predicates per property of the auto abstraction, the unsafe one included (as `learn`).
-    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..=12))]
-    max_predicates: u32,
-    /// Cross-validation folds of the auto abstraction's search (as `learn`).
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(2..=20))]
-    folds: u32,
-    /// Chains per property of the auto model (as `learn`).
-    #[arg(long, default_value_t = super::learn::DEFAULT_ENSEMBLE, value_parser = clap::value_parser!(u32).range(1..=16))]
-    ensemble: u32,
     /// Time between the logs' frames, s (as `learn`; default: the period of the first training log, in
     /// path order, that reads).
     #[arg(long)]
@@ -67,25 +57,9 @@ pub struct Args {
     /// Calibrate within every scenario kind of the calibration runs (as `calibrate --per-scenario`).
     #[arg(long)]
     per_scenario: bool,
-    /// Laplace pseudo-count added to each smoothed transition, or `auto` (as `learn`: the auto model's
-    /// search chooses it per property; the fixed model uses 1).
-    #[arg(long, default_value_t = AlphaArg::Auto)]
-    alpha: AlphaArg,
-    /// Smoothing prior of the auto model (as `learn`).
-    #[arg(long, value_enum, default_value_t = Prior::Flat)]
-    prior: Prior,
-    /// Whether the auto model's risk may mix in the frame share (as `learn`).
-    #[arg(long, value_enum, default_value_t = FrameShareArg::Auto)]
-    frame_share: FrameShareArg,
-    /// Conjunction predicates of the auto model's search (as `learn`).
-    #[arg(long, default_value_t = super::learn::DEFAULT_CONJUNCTIONS, value_parser = clap::value_parser!(u32).range(0..=64))]
-    conjunctions: u32,
-    /// Trees of the auto model's forests (as `learn`).
-    #[arg(long, default_value_t = super::learn::DEFAULT_FOREST, value_parser = clap::value_parser!(u32).range(0..=64))]
-    forest: u32,
-    /// What the auto model's forest weights are chosen against (as `learn`).
-    #[arg(long, value_enum, default_value_t = ForestChoice::Nested)]
-    forest_choice: ForestChoice,
+    /// The auto model's search (as `learn`).
+    #[command(flatten)]
+    search: SearchArgs,
     /// RSS comparator parameters.
     #[command(flatten)]
     rss: crate::rss_options::RssOptions,
@@ -191,24 +165,11 @@ fn evaluate_seed(args: &Args, inputs: &Inputs, seed: u64) -> anyhow::Result<Eval
     let opts = EvaluateOptions {
         build: BuildConfig {
             laplace: LaplaceConfig {
-                alpha: args.alpha.value(),
+                alpha: args.search.alpha.value(),
             },
             ..BuildConfig::at_frame_period(inputs.frame_period_s).context("--frame-period-s")?
         },
-        search: args
-            .forest_choice
-            .search(
-                args.frame_share
-                    .search(args.prior.search(args.alpha.search(SearchConfig {
-                        seed,
-                        max_predicates: args.max_predicates as usize,
-                        folds: args.folds as usize,
-                        chains: args.ensemble as usize,
-                        conjunction_partners: args.conjunctions as usize,
-                        forest_trees: args.forest as usize,
-                        ..SearchConfig::default()
-                    }))),
-            ),
+        search: args.search.config(seed),
         calibrate: CalibrateOptions {
             target_false_alarm: args.target_false_alarms,
             debounce_frames: args.debounce.frames.clone(),

@@ -29,23 +29,11 @@ pub struct Args {
     /// Properties file (default: `LAWS/properties.toml` when present, else one property per law).
     #[arg(long)]
     pub properties: Option<PathBuf>,
-    /// Laplace pseudo-count added to each smoothed transition, or `auto`: with `--abstraction auto` the
-    /// search chooses it per property from 1, 0.3 and 0.1 by the same cross-validated score as the
-    /// predicates (ties keep 1); with `--abstraction fixed`, `auto` is 1.
-    #[arg(long, default_value_t = AlphaArg::Auto)]
-    pub alpha: AlphaArg,
     /// Which valid transitions receive α: `local` (single-predicate changes and the end of the run, plus
     /// every observed transition) or `all-valid` (every valid transition, Algorithm 1 as written; up to
     /// 10 predicates). `all-valid` leaks risk into states never seen to violate; see monitor::av.
     #[arg(long, value_enum, default_value_t = Smoothing::Local)]
     pub smoothing: Smoothing,
-    /// How an auto abstraction's smoothing splits a state's mass between violation and safe finish:
-    /// `flat` (evenly, as the paper), `hierarchical` (by the risk of the state with the last chosen
-    /// predicate dropped, so a rarely seen state leans on the coarser state it refines), or `auto`
-    /// (chosen per property by the search's cross-validated score, with `--alpha auto` at α 1 or 0.3).
-    /// The search scores its candidates under the same smoothing. `--abstraction fixed` is always flat.
-    #[arg(long, value_enum, default_value_t = Prior::Flat)]
-    pub prior: Prior,
     /// PAC error bound ε.
     #[arg(long, default_value_t = 0.05)]
     pub epsilon: f64,
@@ -66,6 +54,32 @@ pub struct Args {
     /// `fixed` keeps the declared ones.
     #[arg(long, value_enum, default_value_t = Abstraction::Auto)]
     pub abstraction: Abstraction,
+    /// Seed of the fold assignment (the search is deterministic for a seed).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// The search's options.
+    #[command(flatten)]
+    pub search: SearchArgs,
+    /// Log files (`.h5`) or folders holding them.
+    #[arg(required = true)]
+    pub logs: Vec<PathBuf>,
+}
+
+/// The options of the auto abstraction's search, which `learn` and `evaluate` share.
+#[derive(clap::Args, Debug, Clone)]
+pub struct SearchArgs {
+    /// Laplace pseudo-count added to each smoothed transition, or `auto`: with `--abstraction auto` the
+    /// search chooses it per property from 1, 0.3 and 0.1 by the same cross-validated score as the
+    /// predicates (ties keep 1); with `--abstraction fixed`, `auto` is 1.
+    #[arg(long, default_value_t = AlphaArg::Auto)]
+    pub alpha: AlphaArg,
+    /// How an auto abstraction's smoothing splits a state's mass between violation and safe finish:
+    /// `flat` (evenly, as the paper), `hierarchical` (by the risk of the state with the last chosen
+    /// predicate dropped, so a rarely seen state leans on the coarser state it refines), or `auto`
+    /// (chosen per property by the search's cross-validated score, with `--alpha auto` at α 1 or 0.3).
+    /// The search scores its candidates under the same smoothing. `--abstraction fixed` is always flat.
+    #[arg(long, value_enum, default_value_t = Prior::Flat)]
+    pub prior: Prior,
     /// Most predicates per property with `--abstraction auto`, the unsafe one included (at most 12).
     #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..=12))]
     pub max_predicates: u32,
@@ -73,9 +87,6 @@ pub struct Args {
     /// both warned worse than 5 (docs/MEASUREMENTS.md); fewer folds cost less.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(2..=20))]
     pub folds: u32,
-    /// Seed of the fold assignment (the search is deterministic for a seed).
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
     /// Chains per property with `--abstraction auto`: above 1, an ensemble — further searches, each
     /// one's chain kept, and the property's risk is their mean. With `--forest-choice nested` (and a
     /// forest) the further chains are the searches that choice runs without each fold, each chain's
@@ -112,9 +123,25 @@ pub struct Args {
     /// so its fold score is flattered and the choice leans to no forest (docs/MEASUREMENTS.md).
     #[arg(long, value_enum, default_value_t = ForestChoice::Nested)]
     pub forest_choice: ForestChoice,
-    /// Log files (`.h5`) or folders holding them.
-    #[arg(required = true)]
-    pub logs: Vec<PathBuf>,
+}
+
+impl SearchArgs {
+    /// The search these options ask for, its folds assigned with `seed`.
+    pub fn config(&self, seed: u64) -> SearchConfig {
+        let search = SearchConfig {
+            max_predicates: self.max_predicates as usize,
+            folds: self.folds as usize,
+            seed,
+            chains: self.ensemble as usize,
+            conjunction_partners: self.conjunctions as usize,
+            forest_trees: self.forest as usize,
+            ..SearchConfig::default()
+        };
+        self.forest_choice.search(
+            self.frame_share
+                .search(self.prior.search(self.alpha.search(search))),
+        )
+    }
 }
 
 /// Default `--ensemble` of `learn` and `evaluate`: chains per property.
@@ -288,7 +315,7 @@ pub fn fit_options(args: &Args, frame_period_s: f64) -> anyhow::Result<FitOption
     let defaults = BuildConfig::at_frame_period(frame_period_s).context("--frame-period-s")?;
     let config = BuildConfig {
         laplace: LaplaceConfig {
-            alpha: args.alpha.value(),
+            alpha: args.search.alpha.value(),
         },
         pac: PacConfig {
             epsilon: args.epsilon,
@@ -304,20 +331,7 @@ pub fn fit_options(args: &Args, frame_period_s: f64) -> anyhow::Result<FitOption
     Ok(FitOptions {
         build: config,
         mode: args.abstraction.into(),
-        search: args
-            .forest_choice
-            .search(
-                args.frame_share
-                    .search(args.prior.search(args.alpha.search(SearchConfig {
-                        max_predicates: args.max_predicates as usize,
-                        folds: args.folds as usize,
-                        seed: args.seed,
-                        chains: args.ensemble as usize,
-                        conjunction_partners: args.conjunctions as usize,
-                        forest_trees: args.forest as usize,
-                        ..SearchConfig::default()
-                    }))),
-            ),
+        search: args.search.config(args.seed),
     })
 }
 
