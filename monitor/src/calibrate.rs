@@ -176,6 +176,47 @@ pub fn max_false_alarms(n: usize, target: f64, confidence: f64) -> Option<usize>
         .last()
 }
 
+/// The fewest safe calibration runs that allow a calibration at all: with no false alarm among `n` the
+/// bound is `1 − (1 − confidence)^(1/n)` (the Beta(1, n) quantile in closed form), at most `target` from
+/// `n = ⌈ln(1 − confidence) / ln(1 − target)⌉` on (settled against that bound, computed without
+/// cancellation, for floating-point rounding). For a `target` or `confidence` outside (0, 1), 1; for a
+/// target beyond 10¹² runs, the estimate, saturated.
+pub fn safe_runs_for_any(target: f64, confidence: f64) -> usize {
+    if !(target > 0.0 && target < 1.0 && confidence > 0.0 && confidence < 1.0) {
+        return 1;
+    }
+    let log_miss = (-confidence).ln_1p();
+    let estimate = (log_miss / (-target).ln_1p()).ceil().max(1.0);
+    if estimate.is_nan() || estimate > 1e12 {
+        return estimate.min(usize::MAX as f64) as usize;
+    }
+    let bound = |n: usize| -(log_miss / n as f64).exp_m1();
+    let mut n = estimate as usize;
+    for _ in 0..4 {
+        if n > 1 && bound(n - 1) <= target {
+            n -= 1;
+        } else if bound(n) > target {
+            n += 1;
+        } else {
+            break;
+        }
+    }
+    n
+}
+
+/// A rate as a percentage in words: one decimal from 1 % up, else up to four significant digits
+/// (`10.0 %`, `0.5 %`, `0.0001 %`).
+pub fn percent_words(rate: f64) -> String {
+    let pct = 100.0 * rate;
+    if !pct.is_finite() || pct.abs() >= 1.0 || pct == 0.0 {
+        return format!("{pct:.1} %");
+    }
+    let decimals = (3 - pct.abs().log10().floor() as i32).clamp(1, 12) as usize;
+    let text = format!("{pct:.decimals$}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("{text} %")
+}
+
 /// Most safe calibration runs [`safe_runs_for_share`] considers.
 const MAX_CALIBRATION_RUNS: usize = 100_000;
 

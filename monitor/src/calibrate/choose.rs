@@ -1,7 +1,7 @@
 //! Choosing θ and the debounce on calibration runs (see the parent module's guarantee), and the first
 //! alarm a calibrated rule raises on a run.
 
-use super::{clopper_pearson_upper, max_false_alarms, safe_runs_for_share, Calibration};
+use super::{clopper_pearson_upper, max_false_alarms, safe_runs_for_any, Calibration};
 
 /// What calibration needs of one run: its risk per frame before any violation, the frame times, whether
 /// (and when) it violated, and its group.
@@ -72,8 +72,9 @@ pub enum CalibrateError {
     Config(String),
     /// Too few safe runs for the target at this confidence.
     #[error(
-        "{n_safe} safe calibration runs cannot show a false-alarm rate below {target} with {:.1} % \
+        "{n_safe} safe calibration runs cannot show a false-alarm rate below {} with {:.1} % \
          confidence even with no false alarm (at least {needed} are needed)",
+        super::percent_words(*.target),
         100.0 * .confidence
     )]
     TooFewSafeRuns {
@@ -262,7 +263,7 @@ fn threshold(
     let target = cfg.target_false_alarm;
     let n = runs.iter().filter(|r| r.violation.is_none()).count();
     let Some(k_max) = max_false_alarms(n, target, confidence) else {
-        let needed = safe_runs_for_share(target, confidence, 0.0).unwrap_or(usize::MAX);
+        let needed = safe_runs_for_any(target, confidence);
         return Err(CalibrateError::TooFewSafeRuns {
             n_safe: n,
             needed,

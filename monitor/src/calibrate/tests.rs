@@ -434,6 +434,31 @@ fn the_runs_needed_for_a_share_of_the_target_are_the_first_that_reach_it() {
 }
 
 #[test]
+fn the_runs_any_calibration_needs_are_the_scan_s_and_the_bound_s() {
+    for (target, confidence) in [
+        (0.1, 0.95),
+        (0.05, 0.9),
+        (0.2, 0.99),
+        (0.01, 0.95),
+        (0.5, 0.5),
+    ] {
+        assert_eq!(
+            Some(safe_runs_for_any(target, confidence)),
+            safe_runs_for_share(target, confidence, 0.0),
+            "target {target}, confidence {confidence}"
+        );
+    }
+    // Beyond the scan's reach: one in a million at 95 % needs 2,995,731 runs, the first n with
+    // 1 − 0.05^(1/n) ≤ 10⁻⁶ (by hand: ln 0.05 / ln(1 − 10⁻⁶) = 2,995,730.78; at 2,995,730 the bound is
+    // 1.00000026 · 10⁻⁶, at 2,995,731 it is 0.99999993 · 10⁻⁶).
+    assert_eq!(safe_runs_for_any(1e-6, 0.95), 2_995_731);
+    // A target no set of runs could show returns at once, saturated.
+    assert!(safe_runs_for_any(1e-300, 0.95) > 1_000_000_000_000);
+    assert_eq!(safe_runs_for_any(0.0, 0.95), 1);
+    assert_eq!(safe_runs_for_any(0.1, 1.0), 1);
+}
+
+#[test]
 fn few_calibration_runs_are_named_and_enough_are_not() {
     let note = few_runs_note(75, 0.1, 0.95).expect("75 runs let through 2.7 %");
     assert!(note.contains("at most 2 of them"), "{note}");
@@ -442,4 +467,14 @@ fn few_calibration_runs_are_named_and_enough_are_not() {
     assert_eq!(few_runs_note(400, 0.1, 0.95), None);
     // Too few for any calibration: that is the calibration's own error, not this note.
     assert_eq!(few_runs_note(20, 0.1, 0.95), None);
+}
+
+#[test]
+fn rates_read_as_percentages_to_their_first_digits() {
+    assert_eq!(percent_words(0.1), "10.0 %");
+    assert_eq!(percent_words(0.01), "1.0 %");
+    assert_eq!(percent_words(0.005), "0.5 %");
+    assert_eq!(percent_words(1e-6), "0.0001 %");
+    assert_eq!(percent_words(1.234_5e-5), "0.001234 %");
+    assert_eq!(percent_words(0.0), "0.0 %");
 }

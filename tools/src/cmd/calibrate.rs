@@ -102,9 +102,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         String::new()
     };
     crate::outln!(
-        "calibrated on {} runs (target {:.1} % false alarms{within}, {:.0} % confidence{chosen}) -> {}",
+        "calibrated on {} runs (target {} false alarms{within}, {:.0} % confidence{chosen}) -> {}",
         done.n_runs,
-        100.0 * opts.target_false_alarm,
+        monitor::calibrate::percent_words(opts.target_false_alarm),
         100.0 * opts.confidence,
         out.display()
     )?;
