@@ -204,14 +204,18 @@ pub fn safe_runs_for_any(target: f64, confidence: f64) -> usize {
     n
 }
 
-/// A rate as a percentage in words: one decimal from 1 % up, else up to four significant digits
-/// (`10.0 %`, `0.5 %`, `0.0001 %`).
+/// A rate as a percentage in words: at most one decimal from 1 % up, else up to four significant
+/// digits, trailing zeros dropped (`10 %`, `12.5 %`, `0.5 %`, `0.0001 %`).
 pub fn percent_words(rate: f64) -> String {
     let pct = 100.0 * rate;
-    if !pct.is_finite() || pct.abs() >= 1.0 || pct == 0.0 {
-        return format!("{pct:.1} %");
+    if !pct.is_finite() {
+        return format!("{pct} %");
     }
-    let decimals = (3 - pct.abs().log10().floor() as i32).clamp(1, 12) as usize;
+    let decimals = if pct.abs() >= 1.0 || pct == 0.0 {
+        1
+    } else {
+        (3 - pct.abs().log10().floor() as i32).clamp(1, 12) as usize
+    };
     let text = format!("{pct:.decimals$}");
     let text = text.trim_end_matches('0').trim_end_matches('.');
     format!("{text} %")
@@ -255,11 +259,10 @@ pub fn few_runs_note(n: usize, target: f64, confidence: f64) -> Option<String> {
     }
     let needed = safe_runs_for_share(target, confidence, 0.5)?;
     Some(format!(
-        "only {n} safe calibration runs: the {:.0} % bound at {:.0} % lets at most {k} of them alarm \
-         ({:.1} %), so θ sits high and warns of fewer violations; {needed} safe runs would allow half \
-         the target",
-        100.0 * confidence,
-        100.0 * target,
+        "only {n} safe calibration runs: the {} bound at {} lets at most {k} of them alarm ({:.1} %), \
+         so θ sits high and warns of fewer violations; {needed} safe runs would allow half the target",
+        percent_words(confidence),
+        percent_words(target),
         100.0 * k as f64 / n as f64
     ))
 }

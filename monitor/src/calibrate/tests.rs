@@ -461,8 +461,17 @@ fn the_runs_any_calibration_needs_are_the_scan_s_and_the_bound_s() {
 #[test]
 fn few_calibration_runs_are_named_and_enough_are_not() {
     let note = few_runs_note(75, 0.1, 0.95).expect("75 runs let through 2.7 %");
-    assert!(note.contains("at most 2 of them"), "{note}");
+    assert!(
+        note.contains("the 95 % bound at 10 % lets at most 2 of them alarm (2.7 %)"),
+        "{note}"
+    );
     assert!(note.contains("116 safe runs"), "{note}");
+    // At 2.5 %: P(X ≤ 2 | 300, 2.5 %) = 0.019 ≤ 0.05 < P(X ≤ 3) = 0.057, so 2 of 300 (0.7 %).
+    let note = few_runs_note(300, 0.025, 0.95).expect("300 runs let through 0.7 %");
+    assert!(
+        note.contains("the 95 % bound at 2.5 % lets at most 2 of them alarm (0.7 %)"),
+        "{note}"
+    );
     assert_eq!(few_runs_note(116, 0.1, 0.95), None);
     assert_eq!(few_runs_note(400, 0.1, 0.95), None);
     // Too few for any calibration: that is the calibration's own error, not this note.
@@ -471,10 +480,12 @@ fn few_calibration_runs_are_named_and_enough_are_not() {
 
 #[test]
 fn rates_read_as_percentages_to_their_first_digits() {
-    assert_eq!(percent_words(0.1), "10.0 %");
-    assert_eq!(percent_words(0.01), "1.0 %");
+    assert_eq!(percent_words(0.1), "10 %");
+    assert_eq!(percent_words(0.125), "12.5 %");
+    assert_eq!(percent_words(0.01), "1 %");
     assert_eq!(percent_words(0.005), "0.5 %");
     assert_eq!(percent_words(1e-6), "0.0001 %");
     assert_eq!(percent_words(1.234_5e-5), "0.001234 %");
-    assert_eq!(percent_words(0.0), "0.0 %");
+    assert_eq!(percent_words(0.0), "0 %");
+    assert_eq!(percent_words(0.95), "95 %");
 }
