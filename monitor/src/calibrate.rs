@@ -334,9 +334,12 @@ impl CalibrationCheck {
             format!("calibration consistent with these runs: {seen}")
         } else {
             format!(
-                "calibration does not hold on these runs: {seen}; they differ from the calibration runs \
-                 (other scenario kinds or another simulator?): calibrate again on runs like them \
-                 (`avguard calibrate`; `--per-scenario` bounds each scenario kind, for any mix of them)"
+                "calibration does not hold on these runs: {seen}; either they differ from the \
+                 calibration runs (other scenario kinds or another simulator?) or this calibration is \
+                 one of the {:.0} % the bound misses by chance (its calibration runs alarmed less \
+                 often than runs like them do): calibrate again, on more runs like these (`avguard \
+                 calibrate`; `--per-scenario` bounds each scenario kind, for any mix of them)",
+                100.0 * (1.0 - self.confidence)
             )
         }
     }

@@ -49,6 +49,12 @@ fn a_calibration_check_fails_only_when_the_lower_bound_passes_the_target() {
     assert!(!c.holds && c.false_alarm_lower > 0.3);
     assert!(c.describe().contains("does not hold"), "{}", c.describe());
     assert!(c.describe().contains("63 of 160"));
+    assert!(
+        c.describe()
+            .contains("one of the 5 % the bound misses by chance"),
+        "{}",
+        c.describe()
+    );
     // 14 of 100 (14 %): above the target, but 14 in 100 is not unlikely at 10 % (P(X ≥ 14) ≈ 0.12).
     let c = CalibrationCheck::new(14, 100, 0.1, 0.95);
     assert!(c.holds, "{c:?}");
