@@ -187,7 +187,7 @@ pub fn safe_runs_for_any(target: f64, confidence: f64) -> usize {
     }
     let log_miss = (-confidence).ln_1p();
     let estimate = (log_miss / (-target).ln_1p()).ceil().max(1.0);
-    if estimate.is_nan() || estimate > 1e12 {
+    if estimate > 1e12 {
         return estimate.min(usize::MAX as f64) as usize;
     }
     let bound = |n: usize| -(log_miss / n as f64).exp_m1();
