@@ -7,6 +7,7 @@ mod bridge_cli;
 mod bridge_e2e;
 mod bridge_kill;
 mod cli;
+mod demo_cli;
 mod evaluate_cli;
 mod fuzz_corpus;
 mod hdf5_interop;

@@ -135,20 +135,31 @@ pub fn run(cfg: &DemoConfig) -> anyhow::Result<Summary> {
             )?;
         }
         match &cal.result {
-            Ok(c) => crate::outln!(
-                "        calibrated on {} runs: θ = {:.3}{}, false alarms {}/{} (95 % upper bound {:.1} % ≤ target {:.0} %)",
-                c.n_safe_runs + c.n_violating_runs,
-                c.theta,
-                if c.debounce_frames > 1 {
-                    format!(", debounce {} frames", c.debounce_frames)
-                } else {
-                    String::new()
-                },
-                c.n_false_alarms,
-                c.n_safe_runs,
-                100.0 * c.false_alarm_upper,
-                100.0 * c.target_false_alarm
-            )?,
+            Ok(c) => {
+                crate::outln!(
+                    "        calibrated on {} runs: θ = {:.3}{}, false alarms {}/{} (95 % upper bound {:.1} % ≤ target {:.0} %)",
+                    c.n_safe_runs + c.n_violating_runs,
+                    c.theta,
+                    if c.debounce_frames > 1 {
+                        format!(", debounce {} frames", c.debounce_frames)
+                    } else {
+                        String::new()
+                    },
+                    c.n_false_alarms,
+                    c.n_safe_runs,
+                    100.0 * c.false_alarm_upper,
+                    100.0 * c.target_false_alarm
+                )?;
+                // The demo's calibration pools its kinds' runs, so the stored counts are the bound's.
+                let note = monitor::calibrate::few_runs_note(
+                    c.n_safe_runs,
+                    c.target_false_alarm,
+                    c.confidence,
+                );
+                if let Some(note) = note {
+                    crate::outln!("        {note} (more --calibration-runs give more)")?;
+                }
+            }
             Err(e) => crate::outln!("        not calibrated: {e}")?,
         }
         match &cal.enforcement {
