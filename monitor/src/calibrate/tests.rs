@@ -480,6 +480,11 @@ fn few_calibration_runs_are_named_and_enough_are_not() {
     );
     assert_eq!(few_runs_note(116, 0.1, 0.95), None);
     assert_eq!(few_runs_note(400, 0.1, 0.95), None);
+    // 122 safe runs allow 6 alarms (4.9 %), under half of 10 % of 122, but more runs than the 116 that
+    // allow half: the dip is the bound's step, and a note saying "only 122 … 116 would allow half" would
+    // contradict itself.
+    assert_eq!(max_false_alarms(122, 0.1, 0.95), Some(6));
+    assert_eq!(few_runs_note(122, 0.1, 0.95), None);
     // Too few for any calibration: that is the calibration's own error, not this note.
     assert_eq!(few_runs_note(20, 0.1, 0.95), None);
 }
@@ -494,4 +499,34 @@ fn rates_read_as_percentages_to_their_first_digits() {
     assert_eq!(percent_words(1.234_5e-5), "0.001234 %");
     assert_eq!(percent_words(0.0), "0 %");
     assert_eq!(percent_words(0.95), "95 %");
+}
+
+#[test]
+fn the_few_runs_note_is_shown_exactly_below_the_runs_it_names() {
+    for (target, confidence) in [(0.1, 0.95), (0.05, 0.95), (0.2, 0.9), (0.1, 0.99)] {
+        let needed = safe_runs_for_share(target, confidence, 0.5).expect("within the scan");
+        let any = safe_runs_for_any(target, confidence);
+        for n in 1..=4 * needed {
+            let note = few_runs_note(n, target, confidence);
+            let expected = n >= any && n < needed;
+            assert_eq!(
+                note.is_some(),
+                expected,
+                "n {n}, target {target}, confidence {confidence}: {note:?}"
+            );
+            if let Some(note) = note {
+                assert!(
+                    note.contains(&format!("only {n} safe calibration runs")),
+                    "{note}"
+                );
+                assert!(
+                    note.contains(&format!("{needed} safe runs would allow half")),
+                    "{note}"
+                );
+                // Below the named count the runs do let through less than half the target.
+                let k = max_false_alarms(n, target, confidence).expect("calibrable");
+                assert!((k as f64) < 0.5 * target * n as f64, "n {n}: {k} allowed");
+            }
+        }
+    }
 }
