@@ -204,15 +204,16 @@ pub fn safe_runs_for_any(target: f64, confidence: f64) -> usize {
     n
 }
 
-/// A rate as a percentage in words: at most one decimal from 1 % up, else up to four significant
-/// digits, trailing zeros dropped (`10 %`, `12.5 %`, `0.5 %`, `0.0001 %`).
+/// A rate as a percentage in words: at most two decimals from 1 % up, else up to four significant
+/// digits, trailing zeros dropped (`10 %`, `12.5 %`, `98.75 %`, `0.5 %`, `0.0001 %`). Two decimals, so
+/// that a confidence split between four options reads as the 98.75 % it is.
 pub fn percent_words(rate: f64) -> String {
     let pct = 100.0 * rate;
     if !pct.is_finite() {
         return format!("{pct} %");
     }
     let decimals = if pct.abs() >= 1.0 || pct == 0.0 {
-        1
+        2
     } else {
         (3 - pct.abs().log10().floor() as i32).clamp(1, 12) as usize
     };
@@ -249,9 +250,26 @@ pub fn safe_runs_for_share(target: f64, confidence: f64, share: f64) -> Option<u
     None
 }
 
+/// The confidence at which [`calibrate`] places θ: the full `confidence` when one debounce length is
+/// offered or the length is chosen on selection runs (`chosen_on_selection`), else split between the
+/// `n_debounce_options` lengths tried on the calibration runs themselves (1 − (1 − confidence)/#m, see
+/// the module docs). What [`few_runs_note`] must be given to speak of the bound θ was placed under.
+pub fn placement_confidence(
+    confidence: f64,
+    n_debounce_options: usize,
+    chosen_on_selection: bool,
+) -> f64 {
+    if n_debounce_options <= 1 || chosen_on_selection {
+        confidence
+    } else {
+        1.0 - (1.0 - confidence) / n_debounce_options as f64
+    }
+}
+
 /// When `n` safe calibration runs are fewer than the fewest that let through half the target as alarms
 /// ([`safe_runs_for_share`]), a sentence saying so and how many safe runs would: the calibrated θ is then
-/// high because the runs are few, not because the model is unsure.
+/// high because the runs are few, not because the model is unsure. `confidence` is the one θ was placed
+/// at ([`placement_confidence`]).
 ///
 /// Beyond that count the allowed share still dips below half now and then (the allowed alarms step by
 /// one while half the target grows with `n`: 116 safe runs allow 6 at 10 %, 122 allow 6 too, under

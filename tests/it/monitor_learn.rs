@@ -600,6 +600,24 @@ fn a_per_scenario_calibration_bounds_each_kind() {
             && few.contains("116 safe runs would allow half the target (calibrate on more runs)"),
         "{few}"
     );
+    // With the default debounce lengths tried on the calibration runs themselves, θ sits under the
+    // confidence split between them: the note names that bound, and selection runs as a remedy.
+    let split = run_ok(
+        avguard()
+            .args(["calibrate", "--model"])
+            .arg(&model)
+            .args(["--target-false-alarms", "10%", "--out"])
+            .arg(dir.join("split.avg"))
+            .arg(&cal_a),
+    );
+    assert!(
+        split.contains("safe calibration runs: the 98.75 % bound at 10 % lets at most")
+            && split.contains(
+                "180 safe runs would allow half the target (calibrate on more runs, or choose the \
+                 debounce on --select runs)"
+            ),
+        "{split}"
+    );
     let printed = calibrate(&per_kind, &["--per-scenario"]);
     assert!(
         printed.contains("within each of 2 scenario kinds (red_light_queue, yellow_light"),

@@ -72,10 +72,10 @@ pub enum CalibrateError {
     Config(String),
     /// Too few safe runs for the target at this confidence.
     #[error(
-        "{n_safe} safe calibration runs cannot show a false-alarm rate below {} with {:.1} % \
+        "{n_safe} safe calibration runs cannot show a false-alarm rate below {} with {} \
          confidence even with no false alarm (at least {needed} are needed)",
         super::percent_words(*.target),
-        100.0 * .confidence
+        super::percent_words(*.confidence)
     )]
     TooFewSafeRuns {
         /// Safe runs given.
@@ -137,7 +137,7 @@ pub fn calibrate(
             at_debounce(runs, m, cfg.confidence, cfg)
         }
         (options, true) => {
-            let per_option = 1.0 - (1.0 - cfg.confidence) / options.len() as f64;
+            let per_option = super::placement_confidence(cfg.confidence, options.len(), false);
             best_of(
                 options
                     .iter()

@@ -289,6 +289,15 @@ fn the_debounce_is_chosen_on_the_selection_runs_and_theta_bounded_with_the_full_
     assert!((split.theta - 0.965).abs() < 1e-12, "{}", split.theta);
     assert_eq!(split.n_false_alarms, 3);
     assert_eq!(split.n_predicted, 10);
+    // That confidence is the one the few-runs note is to speak of: 98.75 % here, and 3 alarms allowed.
+    let placed = placement_confidence(0.95, cfg.debounce_frames.len(), false);
+    assert!((placed - 0.9875).abs() < 1e-15, "{placed}");
+    assert_eq!(max_false_alarms(100, 0.1, placed), Some(3));
+    assert_eq!(
+        placement_confidence(0.95, cfg.debounce_frames.len(), true),
+        0.95
+    );
+    assert_eq!(placement_confidence(0.95, 1, false), 0.95);
     // A single option has nothing to choose: the selection runs are not needed.
     let single = CalibrateConfig {
         debounce_frames: vec![3],
@@ -499,6 +508,8 @@ fn rates_read_as_percentages_to_their_first_digits() {
     assert_eq!(percent_words(1.234_5e-5), "0.001234 %");
     assert_eq!(percent_words(0.0), "0 %");
     assert_eq!(percent_words(0.95), "95 %");
+    assert_eq!(percent_words(0.9875), "98.75 %");
+    assert_eq!(percent_words(1.0 / 3.0), "33.33 %");
 }
 
 #[test]

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use monitor::calibrate::few_runs_note;
+use monitor::calibrate::{few_runs_note, placement_confidence};
 
 use crate::calibration::{calibrate_logs, CalibrateOptions};
 
@@ -120,10 +120,21 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 )?;
                 // Per scenario kind the bound sat on each kind's runs, which the stored counts do not
                 // give; the note's figures would be the pooled calibration's.
-                let note = few_runs_note(c.n_safe_runs, c.target_false_alarm, c.confidence)
+                let placed = placement_confidence(
+                    c.confidence,
+                    opts.debounce_frames.len(),
+                    done.n_selection > 0,
+                );
+                let note = few_runs_note(c.n_safe_runs, c.target_false_alarm, placed)
                     .filter(|_| !opts.per_scenario);
                 if let Some(note) = note {
-                    crate::outln!("  {}: {note} (calibrate on more runs)", r.name)?;
+                    // Under a split confidence, selection runs would restore the full one.
+                    let remedy = if placed > c.confidence {
+                        "calibrate on more runs, or choose the debounce on --select runs"
+                    } else {
+                        "calibrate on more runs"
+                    };
+                    crate::outln!("  {}: {note} ({remedy})", r.name)?;
                 }
             }
             Err(e) => crate::outln!("{}: not calibrated: {e}", r.name)?,

@@ -95,15 +95,16 @@ pub fn run(cfg: &DemoConfig) -> anyhow::Result<Summary> {
         cfg.seed.wrapping_mul(1000),
         cfg.abstraction,
     )?;
+    let calibrate_options = crate::calibration::CalibrateOptions {
+        target_false_alarm: cfg.target_false_alarms,
+        ..crate::calibration::CalibrateOptions::default()
+    };
     let (calibrations, tuned_rss) = train::calibrate(
         &mut model,
         &scenarios,
         cfg.calibration_runs,
         cfg.seed.wrapping_mul(1000).wrapping_add(250),
-        &crate::calibration::CalibrateOptions {
-            target_false_alarm: cfg.target_false_alarms,
-            ..crate::calibration::CalibrateOptions::default()
-        },
+        &calibrate_options,
     )?;
     let model_path = cfg.out.join("model.bin");
     std::fs::write(&model_path, model.to_bytes())
@@ -150,12 +151,15 @@ pub fn run(cfg: &DemoConfig) -> anyhow::Result<Summary> {
                     100.0 * c.false_alarm_upper,
                     100.0 * c.target_false_alarm
                 )?;
-                // The demo's calibration pools its kinds' runs, so the stored counts are the bound's.
-                let note = monitor::calibrate::few_runs_note(
-                    c.n_safe_runs,
-                    c.target_false_alarm,
+                // The demo's calibration pools its kinds' runs, so the stored counts are the bound's; it
+                // tries the debounce lengths on the calibration runs themselves (no selection runs).
+                let placed = monitor::calibrate::placement_confidence(
                     c.confidence,
+                    calibrate_options.debounce_frames.len(),
+                    false,
                 );
+                let note =
+                    monitor::calibrate::few_runs_note(c.n_safe_runs, c.target_false_alarm, placed);
                 if let Some(note) = note {
                     crate::outln!("        {note} (more --calibration-runs give more)")?;
                 }

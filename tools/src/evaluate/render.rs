@@ -99,6 +99,8 @@ impl Evaluation {
                     );
                     out.push_str(&row(&label, s));
                     out.push('\n');
+                    // `evaluate` chooses the debounce on the learning runs, so θ was placed at the
+                    // full confidence.
                     let note =
                         few_runs_note(cal.n_safe_runs, cal.target_false_alarm, cal.confidence)
                             .filter(|_| !self.per_scenario);
