@@ -266,6 +266,17 @@ pub fn placement_confidence(
     }
 }
 
+/// The confidence each group's θ is placed at when the rate is bounded within each of `n_groups` groups
+/// ([`CalibrateConfig::per_group`]): `placed` ([`placement_confidence`]) split between them,
+/// 1 − (1 − placed)/G; `placed` itself for fewer than two groups (then the runs are pooled).
+pub fn group_confidence(placed: f64, n_groups: usize) -> f64 {
+    if n_groups <= 1 {
+        placed
+    } else {
+        1.0 - (1.0 - placed) / n_groups as f64
+    }
+}
+
 /// When `n` safe calibration runs are fewer than the fewest that let through half the target as alarms
 /// ([`safe_runs_for_share`]), a sentence saying so and how many safe runs would: the calibrated θ is then
 /// high because the runs are few, not because the model is unsure. `confidence` is the one θ was placed

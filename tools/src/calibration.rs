@@ -209,6 +209,43 @@ pub struct PropertyCalibration {
     /// For a collision property calibrated with an enforcement target, the threshold its interventions
     /// use, or why there is none (they then use the alarm's); `None` otherwise.
     pub enforcement: Option<Result<monitor::calibrate::Calibration, String>>,
+    /// The property's safe calibration runs per scenario kind (kinds with at least one, by name): the
+    /// groups of a per-scenario calibration.
+    pub safe_runs_by_kind: Vec<(String, usize)>,
+}
+
+impl PropertyCalibration {
+    /// The few-runs notes of the calibration ([`monitor::calibrate::few_runs_note`], at the confidence θ
+    /// was placed at): one for the pooled runs, or, calibrated `per_scenario` over two kinds or more, one
+    /// per kind whose safe runs are too few at the confidence split between the kinds, each beginning
+    /// with the kind. `n_debounce_options` lengths were offered, chosen on selection runs when
+    /// `chosen_on_selection`. None for a property not calibrated.
+    pub fn few_runs_notes(
+        &self,
+        n_debounce_options: usize,
+        chosen_on_selection: bool,
+        per_scenario: bool,
+    ) -> Vec<String> {
+        use monitor::calibrate::{few_runs_note, group_confidence, placement_confidence};
+        let Ok(c) = &self.result else {
+            return Vec::new();
+        };
+        let placed = placement_confidence(c.confidence, n_debounce_options, chosen_on_selection);
+        let kinds = &self.safe_runs_by_kind;
+        if !per_scenario || kinds.len() < 2 {
+            return few_runs_note(c.n_safe_runs, c.target_false_alarm, placed)
+                .into_iter()
+                .collect();
+        }
+        let each = group_confidence(placed, kinds.len());
+        kinds
+            .iter()
+            .filter_map(|(kind, n)| {
+                let note = few_runs_note(*n, c.target_false_alarm, each)?;
+                Some(format!("scenario kind `{kind}`: {note}"))
+            })
+            .collect()
+    }
 }
 
 /// Runs read from logs for a calibration ([`series_of_logs`]).
@@ -381,11 +418,93 @@ pub fn calibrate_model_on(
                 None
             }
         };
+        let mut by_kind = std::collections::BTreeMap::<&str, usize>::new();
+        for r in runs.iter().filter(|r| r.violation.is_none()) {
+            *by_kind.entry(r.group).or_default() += 1;
+        }
         out.push(PropertyCalibration {
             name: name.clone(),
             result,
             enforcement,
+            safe_runs_by_kind: by_kind
+                .into_iter()
+                .map(|(k, n)| (k.to_owned(), n))
+                .collect(),
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PropertyCalibration;
+    use monitor::calibrate::Calibration;
+
+    fn calibrated(n_safe_runs: usize, by_kind: &[(&str, usize)]) -> PropertyCalibration {
+        PropertyCalibration {
+            name: "p".into(),
+            result: Ok(Calibration {
+                theta: 0.5,
+                debounce_frames: 1,
+                horizon_steps: None,
+                target_false_alarm: 0.1,
+                confidence: 0.95,
+                n_safe_runs,
+                n_false_alarms: 0,
+                false_alarm_upper: 0.05,
+                n_violating_runs: 0,
+                n_predicted: 0,
+                median_lead_s: None,
+            }),
+            enforcement: None,
+            safe_runs_by_kind: by_kind.iter().map(|&(k, n)| (k.to_owned(), n)).collect(),
+        }
+    }
+
+    #[test]
+    fn per_scenario_notes_speak_of_each_kind_at_the_split_confidence() {
+        let c = calibrated(150, &[("a", 100), ("b", 50)]);
+        // Pooled at the full 95 %: 150 safe runs allow half of 10 % (P(X ≤ 8 | 150, 0.1) = 0.031 ≤ 0.05,
+        // 8 ≥ 7.5), so no note.
+        assert!(c.few_runs_notes(1, true, false).is_empty());
+        // Per kind the 95 % is split two ways, 97.5 % each. By hand, P(X ≤ k | n, 10 %) ≤ 0.025:
+        // n = 100: P(X ≤ 4) = 0.0237, P(X ≤ 5) = 0.0576, so 4 (4 %, under half the target);
+        // n = 50: P(X ≤ 0) = 0.0052, P(X ≤ 1) = 0.0338, so 0.
+        let notes = c.few_runs_notes(1, true, true);
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(
+            notes[0].starts_with(
+                "scenario kind `a`: only 100 safe calibration runs: the 97.5 % bound at 10 % lets at \
+                 most 4 of them alarm (4.0 %)"
+            ),
+            "{}",
+            notes[0]
+        );
+        assert!(
+            notes[1].starts_with(
+                "scenario kind `b`: only 50 safe calibration runs: the 97.5 % bound at 10 % lets at \
+                 most 0 of them alarm (0.0 %)"
+            ),
+            "{}",
+            notes[1]
+        );
+        // Four debounce lengths tried on the calibration runs split it further: 1 − 0.0125 / 2.
+        let split = c.few_runs_notes(4, false, true);
+        assert!(split[0].contains("the 99.38 % bound"), "{}", split[0]);
+        // One kind only: the runs are pooled, and so is the note.
+        let one = calibrated(60, &[("a", 60)]);
+        let notes = one.few_runs_notes(1, true, true);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].starts_with("only 60 safe calibration runs: the 95 % bound"),
+            "{}",
+            notes[0]
+        );
+        // Not calibrated: nothing to say.
+        let none = PropertyCalibration {
+            result: Err("too few".into()),
+            ..one
+        };
+        assert!(none.few_runs_notes(1, true, true).is_empty());
+    }
 }

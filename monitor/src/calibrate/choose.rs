@@ -230,8 +230,8 @@ fn at_debounce(
             cfg,
         ));
     }
-    let split = 1.0 - (1.0 - confidence) / groups.len() as f64;
-    let stored = 1.0 - (1.0 - cfg.confidence) / groups.len() as f64;
+    let split = super::group_confidence(confidence, groups.len());
+    let stored = super::group_confidence(cfg.confidence, groups.len());
     let per_group: Vec<(&str, Vec<CalibrationRun<'_>>)> = groups
         .iter()
         .map(|&g| (g, runs.iter().filter(|r| r.group == g).copied().collect()))

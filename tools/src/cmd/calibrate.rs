@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use monitor::calibrate::{few_runs_note, placement_confidence};
+use monitor::calibrate::placement_confidence;
 
 use crate::calibration::{calibrate_logs, CalibrateOptions};
 
@@ -109,31 +109,24 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         out.display()
     )?;
     for r in results {
-        match r.result {
+        match &r.result {
             Ok(c) => {
                 crate::outln!(
                     "{}: θ = {:.4}, debounce {} frame(s); {}",
                     r.name,
                     c.theta,
                     c.debounce_frames,
-                    counts_words(&c)
+                    counts_words(c)
                 )?;
-                // Per scenario kind the bound sat on each kind's runs, which the stored counts do not
-                // give; the note's figures would be the pooled calibration's.
-                let placed = placement_confidence(
-                    c.confidence,
-                    opts.debounce_frames.len(),
-                    done.n_selection > 0,
-                );
-                let note = few_runs_note(c.n_safe_runs, c.target_false_alarm, placed)
-                    .filter(|_| !opts.per_scenario);
-                if let Some(note) = note {
-                    // Under a split confidence, selection runs would restore the full one.
-                    let remedy = if placed > c.confidence {
+                let (n_options, selected) = (opts.debounce_frames.len(), done.n_selection > 0);
+                // Under a split confidence, selection runs would restore the full one.
+                let remedy =
+                    if placement_confidence(c.confidence, n_options, selected) > c.confidence {
                         "calibrate on more runs, or choose the debounce on --select runs"
                     } else {
                         "calibrate on more runs"
                     };
+                for note in r.few_runs_notes(n_options, selected, opts.per_scenario) {
                     crate::outln!("  {}: {note} ({remedy})", r.name)?;
                 }
             }

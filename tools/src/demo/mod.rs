@@ -151,16 +151,10 @@ pub fn run(cfg: &DemoConfig) -> anyhow::Result<Summary> {
                     100.0 * c.false_alarm_upper,
                     100.0 * c.target_false_alarm
                 )?;
-                // The demo's calibration pools its kinds' runs, so the stored counts are the bound's; it
-                // tries the debounce lengths on the calibration runs themselves (no selection runs).
-                let placed = monitor::calibrate::placement_confidence(
-                    c.confidence,
-                    calibrate_options.debounce_frames.len(),
-                    false,
-                );
-                let note =
-                    monitor::calibrate::few_runs_note(c.n_safe_runs, c.target_false_alarm, placed);
-                if let Some(note) = note {
+                // The demo pools its kinds' runs and tries the debounce lengths on the calibration runs
+                // themselves (no selection runs).
+                let n_options = calibrate_options.debounce_frames.len();
+                for note in cal.few_runs_notes(n_options, false, calibrate_options.per_scenario) {
                     crate::outln!("        {note} (more --calibration-runs give more)")?;
                 }
             }

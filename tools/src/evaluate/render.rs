@@ -1,6 +1,5 @@
 //! The printed tables.
 
-use monitor::calibrate::few_runs_note;
 use monitor::select::AbstractionMode;
 
 use super::{Evaluation, MIN_VIOLATING_FOR_PAIRS, ROBUST_SHARE};
@@ -100,11 +99,14 @@ impl Evaluation {
                     out.push_str(&row(&label, s));
                     out.push('\n');
                     // `evaluate` chooses the debounce on the learning runs, so θ was placed at the
-                    // full confidence.
-                    let note =
-                        few_runs_note(cal.n_safe_runs, cal.target_false_alarm, cal.confidence)
-                            .filter(|_| !self.per_scenario);
-                    if let Some(note) = note {
+                    // full confidence (a single length has nothing to choose: the same).
+                    let notes = result
+                        .calibrations
+                        .iter()
+                        .find(|c| c.name == name)
+                        .map(|c| c.few_runs_notes(1, true, self.per_scenario))
+                        .unwrap_or_default();
+                    for note in notes {
                         out.push_str(&format!(
                             "    {note} (a larger --calibration-fraction gives more)\n"
                         ));
