@@ -472,22 +472,16 @@ mod tests {
         // n = 50: P(X ≤ 0) = 0.0052, P(X ≤ 1) = 0.0338, so 0.
         let notes = c.few_runs_notes(1, true, true);
         assert_eq!(notes.len(), 2, "{notes:?}");
-        assert!(
-            notes[0].starts_with(
-                "scenario kind `a`: only 100 safe calibration runs: the 97.5 % bound at 10 % lets at \
-                 most 4 of them alarm (4.0 %)"
-            ),
-            "{}",
-            notes[0]
-        );
-        assert!(
-            notes[1].starts_with(
-                "scenario kind `b`: only 50 safe calibration runs: the 97.5 % bound at 10 % lets at \
-                 most 0 of them alarm (0.0 %)"
-            ),
-            "{}",
-            notes[1]
-        );
+        for (note, (kind, n, k, pct)) in notes
+            .iter()
+            .zip([("a", 100, 4, "4.0"), ("b", 50, 0, "0.0")])
+        {
+            let want = format!(
+                "scenario kind `{kind}`: only {n} safe calibration runs: the 97.5 % bound at 10 % lets \
+                 at most {k} of them alarm ({pct} %)"
+            );
+            assert!(note.starts_with(&want), "{note}");
+        }
         // Four debounce lengths tried on the calibration runs split it further: 1 − 0.0125 / 2.
         let split = c.few_runs_notes(4, false, true);
         assert!(split[0].contains("the 99.38 % bound"), "{}", split[0]);
