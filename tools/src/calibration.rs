@@ -219,7 +219,7 @@ impl PropertyCalibration {
     /// was placed at): one for the pooled runs, or, calibrated `per_scenario` over two kinds or more, one
     /// per kind whose safe runs are too few at the confidence split between the kinds, each beginning
     /// with the kind. `n_debounce_options` lengths were offered, chosen on selection runs when
-    /// `chosen_on_selection`. None for a property not calibrated.
+    /// `chosen_on_selection`. No note for a property not calibrated.
     pub fn few_runs_notes(
         &self,
         n_debounce_options: usize,
