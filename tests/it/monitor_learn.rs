@@ -571,30 +571,30 @@ fn a_per_scenario_calibration_bounds_each_kind() {
     simulate("yellow_light.toml", 80, 4, &cal_b);
     let model = dir.join("m.avg");
     learn(&model, &[&train_a, &train_b]);
-    let calibrate = |out: &Path, extra: &[&str]| {
+    // `calibrate` at a 10 % target into `out`, with the options `extra`, on the calibration logs `logs`.
+    let calibrate_on = |out: &Path, extra: &[&str], logs: &[&Path]| {
         run_ok(
             avguard()
                 .args(["calibrate", "--model"])
                 .arg(&model)
-                .args(["--target-false-alarms", "10%", "--debounce", "1", "--out"])
+                .args(["--target-false-alarms", "10%", "--out"])
                 .arg(out)
                 .args(extra)
-                .arg(&cal_a)
-                .arg(&cal_b),
+                .args(logs),
+        )
+    };
+    let calibrate = |out: &Path, extra: &[&str]| {
+        calibrate_on(
+            out,
+            &[&["--debounce", "1"], extra].concat(),
+            &[&cal_a, &cal_b],
         )
     };
     let (pooled, per_kind) = (dir.join("pooled.avg"), dir.join("per_kind.avg"));
     calibrate(&pooled, &[]);
     // Fewer than 116 safe runs let through less than half the 10 % target as alarms: `calibrate` says
     // so under the property rather than leaving a high θ unexplained.
-    let few = run_ok(
-        avguard()
-            .args(["calibrate", "--model"])
-            .arg(&model)
-            .args(["--target-false-alarms", "10%", "--debounce", "1", "--out"])
-            .arg(dir.join("few.avg"))
-            .arg(&cal_a),
-    );
+    let few = calibrate_on(&dir.join("few.avg"), &["--debounce", "1"], &[&cal_a]);
     assert!(
         few.contains("safe calibration runs: the 95 % bound at 10 % lets at most")
             && few.contains("116 safe runs would allow half the target (calibrate on more runs)"),
@@ -602,14 +602,7 @@ fn a_per_scenario_calibration_bounds_each_kind() {
     );
     // With the default debounce lengths tried on the calibration runs themselves, θ sits under the
     // confidence split between them: the note names that bound, and selection runs as a remedy.
-    let split = run_ok(
-        avguard()
-            .args(["calibrate", "--model"])
-            .arg(&model)
-            .args(["--target-false-alarms", "10%", "--out"])
-            .arg(dir.join("split.avg"))
-            .arg(&cal_a),
-    );
+    let split = calibrate_on(&dir.join("split.avg"), &[], &[&cal_a]);
     assert!(
         split.contains("safe calibration runs: the 98.75 % bound at 10 % lets at most")
             && split.contains(
