@@ -259,21 +259,22 @@ pub fn placement_confidence(
     n_debounce_options: usize,
     chosen_on_selection: bool,
 ) -> f64 {
-    if n_debounce_options <= 1 || chosen_on_selection {
+    if chosen_on_selection {
         confidence
     } else {
-        1.0 - (1.0 - confidence) / n_debounce_options as f64
+        split_confidence(confidence, n_debounce_options)
     }
 }
 
-/// The confidence each group's θ is placed at when the rate is bounded within each of `n_groups` groups
-/// ([`CalibrateConfig::per_group`]): `placed` ([`placement_confidence`]) split between them,
-/// 1 − (1 − placed)/G; `placed` itself for fewer than two groups (then the runs are pooled).
-pub fn group_confidence(placed: f64, n_groups: usize) -> f64 {
-    if n_groups <= 1 {
-        placed
+/// `confidence` split Bonferroni-style between `ways` choices, 1 − (1 − confidence)/ways: between the
+/// debounce lengths tried on the calibration runs, and between the groups each bounded on their own
+/// ([`CalibrateConfig::per_group`]); `confidence` itself for fewer than two (nothing to choose, or the
+/// runs pooled).
+pub fn split_confidence(confidence: f64, ways: usize) -> f64 {
+    if ways <= 1 {
+        confidence
     } else {
-        1.0 - (1.0 - placed) / n_groups as f64
+        1.0 - (1.0 - confidence) / ways as f64
     }
 }
 

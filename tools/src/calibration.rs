@@ -226,7 +226,7 @@ impl PropertyCalibration {
         chosen_on_selection: bool,
         per_scenario: bool,
     ) -> Vec<String> {
-        use monitor::calibrate::{few_runs_note, group_confidence, placement_confidence};
+        use monitor::calibrate::{few_runs_note, placement_confidence, split_confidence};
         let Ok(c) = &self.result else {
             return Vec::new();
         };
@@ -237,7 +237,7 @@ impl PropertyCalibration {
                 .into_iter()
                 .collect();
         }
-        let each = group_confidence(placed, kinds.len());
+        let each = split_confidence(placed, kinds.len());
         kinds
             .iter()
             .filter_map(|(kind, n)| {

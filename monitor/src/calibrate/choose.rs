@@ -137,7 +137,7 @@ pub fn calibrate(
             at_debounce(runs, m, cfg.confidence, cfg)
         }
         (options, true) => {
-            let per_option = super::placement_confidence(cfg.confidence, options.len(), false);
+            let per_option = super::split_confidence(cfg.confidence, options.len());
             best_of(
                 options
                     .iter()
@@ -230,8 +230,8 @@ fn at_debounce(
             cfg,
         ));
     }
-    let split = super::group_confidence(confidence, groups.len());
-    let stored = super::group_confidence(cfg.confidence, groups.len());
+    let split = super::split_confidence(confidence, groups.len());
+    let stored = super::split_confidence(cfg.confidence, groups.len());
     let per_group: Vec<(&str, Vec<CalibrationRun<'_>>)> = groups
         .iter()
         .map(|&g| (g, runs.iter().filter(|r| r.group == g).copied().collect()))
