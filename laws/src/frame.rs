@@ -202,6 +202,28 @@ pub struct Frame {
     pub obstacles: Vec<Obstacle>,
 }
 
+impl Frame {
+    /// Sets the road fields (what an HD map or a road context gives: the light, the distances to the
+    /// features ahead, the speed limit, the lane count, the planned turn, the signal and jam flags) to
+    /// those of a source without a map: nothing ahead, no limit, one lane, no light, as
+    /// [`Frame::default`] has them. The pose, the vehicle's own signals, the labels and the road users
+    /// (their `priority` included) are left as they are.
+    pub fn clear_road_fields(&mut self) {
+        let d = Frame::default();
+        self.light_color = d.light_color;
+        self.light_blink = d.light_blink;
+        self.stopline_dist_m = d.stopline_dist_m;
+        self.junction_dist_m = d.junction_dist_m;
+        self.crosswalk_dist_m = d.crosswalk_dist_m;
+        self.stopsign_dist_m = d.stopsign_dist_m;
+        self.speed_limit_mps = d.speed_limit_mps;
+        self.lane_number = d.lane_number;
+        self.planned_turn = d.planned_turn;
+        self.signal_ahead = d.signal_ahead;
+        self.traffic_jam = d.traffic_jam;
+    }
+}
+
 impl Default for Frame {
     /// A stationary ego at the origin on an open road with nothing around: every distance is infinite.
     fn default() -> Self {

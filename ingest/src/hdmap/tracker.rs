@@ -193,18 +193,7 @@ impl MapTracker {
                 frame,
             ),
             None => {
-                let d = Frame::default();
-                frame.stopline_dist_m = d.stopline_dist_m;
-                frame.junction_dist_m = d.junction_dist_m;
-                frame.crosswalk_dist_m = d.crosswalk_dist_m;
-                frame.stopsign_dist_m = d.stopsign_dist_m;
-                frame.speed_limit_mps = d.speed_limit_mps;
-                frame.lane_number = d.lane_number;
-                frame.planned_turn = d.planned_turn;
-                frame.signal_ahead = false;
-                frame.traffic_jam = false;
-                frame.light_color = 0;
-                frame.light_blink = false;
+                frame.clear_road_fields();
                 for ob in &mut frame.obstacles {
                     ob.priority = false;
                 }
