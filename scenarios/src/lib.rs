@@ -26,6 +26,7 @@ mod ego;
 pub mod light;
 pub mod log;
 mod npc;
+pub mod perturb;
 pub mod road;
 pub mod scenario;
 pub mod seed;

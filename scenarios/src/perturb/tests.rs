@@ -1,0 +1,400 @@
+use std::f64::consts::PI;
+
+use laws::frame::obstacle_type;
+use laws::{Frame, Obstacle};
+
+use super::*;
+
+fn car(id: i32, x: f64, y: f64, priority: bool) -> Obstacle {
+    Obstacle {
+        id,
+        kind: obstacle_type::VEHICLE,
+        x,
+        y,
+        heading: 0.5,
+        speed_mps: 20.0,
+        length: 4.0,
+        width: 2.0,
+        priority,
+    }
+}
+
+/// A frame on a mapped road, ego at (100, 200), with road users `obstacles`.
+fn frame(t: f64, obstacles: Vec<Obstacle>) -> Frame {
+    Frame {
+        t,
+        x: 100.0,
+        y: 200.0,
+        heading: 0.25,
+        speed_mps: 20.0,
+        accel_mps2: -1.0,
+        light_color: laws::frame::light_color::RED,
+        light_blink: true,
+        stopline_dist_m: 30.0,
+        junction_dist_m: 35.0,
+        crosswalk_dist_m: 32.0,
+        stopsign_dist_m: 31.0,
+        speed_limit_mps: 13.9,
+        lane_number: 2,
+        planned_turn: laws::frame::planned_turn::LEFT,
+        signal_ahead: true,
+        traffic_jam: true,
+        collision: t > 1.0,
+        destination: t > 2.0,
+        obstacles,
+        ..Frame::default()
+    }
+}
+
+fn run(n: usize, obstacles: impl Fn(usize) -> Vec<Obstacle>) -> Vec<Frame> {
+    (0..n)
+        .map(|k| frame(k as f64 * 0.1, obstacles(k)))
+        .collect()
+}
+
+#[test]
+fn the_default_changes_nothing() {
+    let p = Perturbation::default();
+    assert!(p.is_identity());
+    p.validate().unwrap();
+    let original = run(30, |k| vec![car(1, 100.0 + k as f64, 210.0, true)]);
+    let mut frames = original.clone();
+    p.apply(&mut frames, 7);
+    assert_eq!(frames, original);
+}
+
+#[test]
+fn the_range_keeps_road_users_within_it_of_the_true_ego_position() {
+    // Hand distances from the ego at (100, 200): a 3-4-5 triangle (5 m), 6-8-10 (10 m), exactly 7 m.
+    let users = vec![
+        car(1, 103.0, 204.0, false),
+        car(2, 94.0, 192.0, false),
+        car(3, 100.0, 207.0, false),
+    ];
+    let mut frames = vec![frame(0.0, users.clone())];
+    let p = Perturbation {
+        perception_range_m: Some(7.0),
+        ..Perturbation::default()
+    };
+    p.apply(&mut frames, 0);
+    let ids: Vec<i32> = frames[0].obstacles.iter().map(|o| o.id).collect();
+    assert_eq!(ids, [1, 3], "5 m and 7 m are within 7 m, 10 m is not");
+    // With large ego noise the kept road users are still those within range of where the ego is.
+    let noisy = Perturbation {
+        ego_noise: PoseNoise {
+            position_m: 50.0,
+            ..PoseNoise::default()
+        },
+        ..p
+    };
+    for seed in 0..20 {
+        let mut frames = vec![frame(0.0, users.clone())];
+        noisy.apply(&mut frames, seed);
+        let ids: Vec<i32> = frames[0].obstacles.iter().map(|o| o.id).collect();
+        assert_eq!(ids, [1, 3], "seed {seed}");
+        assert_ne!((frames[0].x, frames[0].y), (100.0, 200.0));
+    }
+}
+
+#[test]
+fn misses_drop_road_users_at_the_rate() {
+    let all = |rate: f64| {
+        let mut frames = run(1000, |k| {
+            (0..10)
+                .map(|i| car(i, 100.0 + k as f64, 200.0 + i as f64, false))
+                .collect()
+        });
+        Perturbation {
+            miss_rate: rate,
+            ..Perturbation::default()
+        }
+        .apply(&mut frames, 3);
+        frames.iter().map(|f| f.obstacles.len()).sum::<usize>()
+    };
+    assert_eq!(all(0.0), 10_000);
+    assert_eq!(all(1.0), 0);
+    // Binomial(10,000, 0.3) kept: mean 7,000, σ ≈ 45.8; 5σ either side.
+    let kept = all(0.3);
+    assert!((6771..=7229).contains(&kept), "{kept} of 10,000 kept");
+}
+
+#[test]
+fn clearing_priority_and_the_map_touches_nothing_else() {
+    let original = run(5, |_| {
+        vec![car(1, 110.0, 200.0, true), car(2, 90.0, 200.0, false)]
+    });
+    let mut cleared = original.clone();
+    Perturbation {
+        clear_priority: true,
+        ..Perturbation::default()
+    }
+    .apply(&mut cleared, 0);
+    for (a, b) in original.iter().zip(&cleared) {
+        assert!(b.obstacles.iter().all(|o| !o.priority));
+        let mut restored = b.clone();
+        restored.obstacles[0].priority = true;
+        assert_eq!(&restored, a);
+    }
+    let mut mapless = original.clone();
+    Perturbation {
+        no_map: true,
+        ..Perturbation::default()
+    }
+    .apply(&mut mapless, 0);
+    let d = Frame::default();
+    for (a, b) in original.iter().zip(&mapless) {
+        assert_eq!(b.stopline_dist_m, f64::INFINITY);
+        assert_eq!(b.junction_dist_m, f64::INFINITY);
+        assert_eq!(b.crosswalk_dist_m, f64::INFINITY);
+        assert_eq!(b.stopsign_dist_m, f64::INFINITY);
+        assert_eq!(b.speed_limit_mps, f64::INFINITY);
+        assert_eq!(b.light_color, laws::frame::light_color::NONE);
+        assert!(!b.light_blink && !b.signal_ahead && !b.traffic_jam);
+        assert_eq!(
+            (b.lane_number, b.planned_turn),
+            (d.lane_number, d.planned_turn)
+        );
+        // Pose, labels and road users (their right of way too) are as they were.
+        assert_eq!(
+            (b.t, b.x, b.y, b.heading, b.speed_mps),
+            (a.t, a.x, a.y, a.heading, a.speed_mps)
+        );
+        assert_eq!((b.collision, b.destination), (a.collision, a.destination));
+        assert_eq!(b.obstacles, a.obstacles);
+    }
+}
+
+/// Sample mean and standard deviation.
+fn moments(xs: &[f64]) -> (f64, f64) {
+    let n = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / n;
+    let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0);
+    (mean, var.sqrt())
+}
+
+/// The noise drawn on each field has mean 0 and the standard deviation asked for: over 20,000 frames the
+/// sample mean lies within 5 σ/√n of 0 and the sample σ within 5 % of it (its own standard error is
+/// about 0.5 %).
+#[test]
+fn noise_has_the_standard_deviations_asked_for() {
+    let n = 20_000;
+    let original = run(n, |_| vec![car(1, 130.0, 240.0, false)]);
+    let mut frames = original.clone();
+    let obstacle = PoseNoise {
+        position_m: 0.2,
+        speed_mps: 0.3,
+        heading_rad: 0.03,
+        accel_mps2: 0.0,
+    };
+    let ego = PoseNoise {
+        position_m: 0.05,
+        speed_mps: 0.1,
+        heading_rad: 0.01,
+        accel_mps2: 0.5,
+    };
+    let p = Perturbation {
+        obstacle_noise: obstacle,
+        ego_noise: ego,
+        ..Perturbation::default()
+    };
+    p.validate().unwrap();
+    p.apply(&mut frames, 11);
+    let check = |name: &str, diffs: Vec<f64>, sigma: f64| {
+        let (mean, sd) = moments(&diffs);
+        assert!(
+            mean.abs() < 5.0 * sigma / (n as f64).sqrt(),
+            "{name}: mean {mean}"
+        );
+        assert!(
+            (sd / sigma - 1.0).abs() < 0.05,
+            "{name}: σ {sd} against {sigma}"
+        );
+    };
+    let diff = |get: &dyn Fn(&Frame) -> f64| -> Vec<f64> {
+        original
+            .iter()
+            .zip(&frames)
+            .map(|(a, b)| get(b) - get(a))
+            .collect()
+    };
+    check("ego x", diff(&|f| f.x), ego.position_m);
+    check("ego y", diff(&|f| f.y), ego.position_m);
+    check("ego heading", diff(&|f| f.heading), ego.heading_rad);
+    check("ego speed", diff(&|f| f.speed_mps), ego.speed_mps);
+    check("ego acceleration", diff(&|f| f.accel_mps2), ego.accel_mps2);
+    check(
+        "road user x",
+        diff(&|f| f.obstacles[0].x),
+        obstacle.position_m,
+    );
+    check(
+        "road user y",
+        diff(&|f| f.obstacles[0].y),
+        obstacle.position_m,
+    );
+    check(
+        "road user heading",
+        diff(&|f| f.obstacles[0].heading),
+        obstacle.heading_rad,
+    );
+    check(
+        "road user speed",
+        diff(&|f| f.obstacles[0].speed_mps),
+        obstacle.speed_mps,
+    );
+    // x and y of one road user are drawn independently.
+    let (dx, dy) = (diff(&|f| f.obstacles[0].x), diff(&|f| f.obstacles[0].y));
+    let corr = dx.iter().zip(&dy).map(|(a, b)| a * b).sum::<f64>()
+        / (n as f64 * obstacle.position_m * obstacle.position_m);
+    assert!(
+        corr.abs() < 5.0 / (n as f64).sqrt(),
+        "x–y correlation {corr}"
+    );
+    // Labels and times stay.
+    for (a, b) in original.iter().zip(&frames) {
+        assert_eq!(
+            (a.t, a.collision, a.destination),
+            (b.t, b.collision, b.destination)
+        );
+    }
+}
+
+#[test]
+fn noisy_speeds_stay_at_least_zero_and_headings_wrapped() {
+    let mut frames = run(2000, |_| {
+        let mut o = car(1, 110.0, 200.0, false);
+        o.speed_mps = 0.0;
+        o.heading = PI - 0.001;
+        vec![o]
+    });
+    for f in &mut frames {
+        f.speed_mps = 0.0;
+        f.heading = -PI + 0.001;
+    }
+    let noise = PoseNoise {
+        speed_mps: 1.0,
+        heading_rad: 0.5,
+        ..PoseNoise::default()
+    };
+    Perturbation {
+        obstacle_noise: noise,
+        ego_noise: noise,
+        ..Perturbation::default()
+    }
+    .apply(&mut frames, 5);
+    for f in &frames {
+        for (speed, heading) in [
+            (f.speed_mps, f.heading),
+            (f.obstacles[0].speed_mps, f.obstacles[0].heading),
+        ] {
+            assert!(speed >= 0.0, "{speed}");
+            assert!(heading > -PI && heading <= PI, "{heading}");
+        }
+    }
+    // Both sides of ±π were crossed, so the wrap was exercised.
+    assert!(frames.iter().any(|f| f.heading > 0.0) && frames.iter().any(|f| f.heading < 0.0));
+}
+
+#[test]
+fn angles_wrap_to_the_half_open_interval() {
+    let cases = [
+        (0.0, 0.0),
+        (PI, PI),
+        (-PI, PI),
+        (1.5 * PI, -0.5 * PI),
+        (-1.5 * PI, 0.5 * PI),
+        (7.0 * PI, PI),
+        (2.5, 2.5),
+        (-2.5, -2.5),
+    ];
+    for (a, want) in cases {
+        let got = wrap_angle(a);
+        assert!((got - want).abs() < 1e-12, "wrap({a}) = {got}, want {want}");
+    }
+}
+
+#[test]
+fn a_run_is_a_function_of_its_seed() {
+    let p = Perturbation {
+        miss_rate: 0.2,
+        obstacle_noise: PoseNoise {
+            position_m: 0.2,
+            ..PoseNoise::default()
+        },
+        ..Perturbation::default()
+    };
+    let original = run(50, |k| {
+        vec![
+            car(1, 110.0 + k as f64, 200.0, true),
+            car(2, 90.0, 200.0, false),
+        ]
+    });
+    let with = |seed| {
+        let mut frames = original.clone();
+        p.apply(&mut frames, seed);
+        frames
+    };
+    assert_eq!(with(1), with(1));
+    assert_ne!(with(1), with(2));
+}
+
+#[test]
+fn bad_settings_are_refused_by_name() {
+    let bad = [
+        (
+            Perturbation {
+                perception_range_m: Some(f64::NAN),
+                ..Perturbation::default()
+            },
+            "the perception range",
+        ),
+        (
+            Perturbation {
+                perception_range_m: Some(0.0),
+                ..Perturbation::default()
+            },
+            "the perception range",
+        ),
+        (
+            Perturbation {
+                miss_rate: 1.5,
+                ..Perturbation::default()
+            },
+            "the miss rate",
+        ),
+        (
+            Perturbation {
+                ego_noise: PoseNoise {
+                    speed_mps: -0.1,
+                    ..PoseNoise::default()
+                },
+                ..Perturbation::default()
+            },
+            "the ego's speed noise",
+        ),
+        (
+            Perturbation {
+                obstacle_noise: PoseNoise {
+                    position_m: f64::INFINITY,
+                    ..PoseNoise::default()
+                },
+                ..Perturbation::default()
+            },
+            "road users' position noise",
+        ),
+        (
+            Perturbation {
+                obstacle_noise: PoseNoise {
+                    accel_mps2: 0.1,
+                    ..PoseNoise::default()
+                },
+                ..Perturbation::default()
+            },
+            "road users' acceleration noise",
+        ),
+    ];
+    for (p, name) in bad {
+        let e = p.validate().unwrap_err().to_string();
+        assert!(e.starts_with(name), "{e}");
+    }
+}
