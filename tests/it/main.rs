@@ -16,6 +16,7 @@ mod laws_rtamt;
 mod limits_cli;
 mod monitor_learn;
 mod monitor_storm;
+mod perturb_cli;
 mod scenarios_cli;
 mod score_cli;
 mod standalone;

@@ -137,7 +137,7 @@ impl std::str::FromStr for Shard {
 }
 
 /// 64-bit FNV-1a: a stable hash (unlike `std`'s, which may change between Rust releases).
-fn fnv1a(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })
@@ -172,6 +172,17 @@ pub fn map_logs<S: Send, T: Send>(
     f: impl Fn(&mut S, RunLog) -> anyhow::Result<T> + Sync,
     on_done: impl Fn() + Sync,
 ) -> Vec<(PathBuf, anyhow::Result<T>)> {
+    map_logs_at(logs, period_s, init, |state, _, log| f(state, log), on_done)
+}
+
+/// [`map_logs`], with `f` also given the path the log was read from.
+pub fn map_logs_at<S: Send, T: Send>(
+    logs: &[PathBuf],
+    period_s: Option<f64>,
+    init: impl Fn() -> S + Sync + Send,
+    f: impl Fn(&mut S, &Path, RunLog) -> anyhow::Result<T> + Sync,
+    on_done: impl Fn() + Sync,
+) -> Vec<(PathBuf, anyhow::Result<T>)> {
     logs.par_iter()
         .map_init(init, |state, path| {
             let r = scenarios::log::read_log_isolated(path)
@@ -180,7 +191,7 @@ pub fn map_logs<S: Send, T: Send>(
                     if let Some(period) = period_s {
                         check_log_period(log.meta.frame_period_s, period)?;
                     }
-                    f(state, log)
+                    f(state, path, log)
                 });
             on_done();
             (path.clone(), r)

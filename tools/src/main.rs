@@ -26,6 +26,9 @@ enum Command {
     Simulate(cmd::simulate::Args),
     /// Validate logs and summarise each one.
     Inspect(cmd::inspect::Args),
+    /// Write copies of logs made harder to read (perception range, misses, no right-of-way marks, no map,
+    /// noisy poses), to check how a model holds up on another source's logs.
+    Perturb(cmd::perturb::Args),
     /// Evaluate traffic laws over logs.
     #[command(subcommand)]
     Laws(cmd::laws::Command),
@@ -66,6 +69,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => cmd::demo::run(args),
         Command::Simulate(args) => cmd::simulate::run(args),
         Command::Inspect(args) => cmd::inspect::run(args),
+        Command::Perturb(args) => cmd::perturb::run(args),
         Command::Laws(command) => cmd::laws::run(command),
         Command::Learn(args) => cmd::learn::run(args),
         Command::Calibrate(args) => cmd::calibrate::run(args),

@@ -11,6 +11,7 @@ pub mod info;
 pub mod inspect;
 pub mod laws;
 pub mod learn;
+pub mod perturb;
 pub mod score;
 pub mod simulate;
 pub mod values;

@@ -1,0 +1,280 @@
+//! `avguard perturb` as a user runs it: what each perturbation does to real simulated logs (checked frame
+//! by frame against the originals), determinism, a bad file failing alone, and the refusals.
+
+use std::path::Path;
+
+use scenarios::log::{read_log, RunLog};
+
+use crate::support::{avguard, python_script, run_ok, run_refused, scratch, workspace_root};
+
+fn simulate(out: &Path) {
+    run_ok(
+        avguard()
+            .args(["simulate", "--runs", "3", "--seed", "5", "--out"])
+            .arg(out)
+            .arg("--scenario")
+            .arg(workspace_root().join("scenarios/priority_road.toml")),
+    );
+}
+
+fn logs_in(dir: &Path) -> Vec<(String, RunLog)> {
+    let mut names: Vec<_> = std::fs::read_dir(dir)
+        .expect("list")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    names.sort();
+    names
+        .iter()
+        .map(|p| {
+            let name = p.file_name().expect("name").to_string_lossy().into_owned();
+            (
+                name,
+                read_log(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn range_priority_and_map_are_removed_as_asked_and_the_labels_kept() {
+    let tmp = scratch();
+    let (orig, a, b) = (
+        tmp.path().join("orig"),
+        tmp.path().join("a"),
+        tmp.path().join("b"),
+    );
+    simulate(&orig);
+    let perturb = |out: &Path| {
+        run_ok(
+            avguard()
+                .args([
+                    "perturb",
+                    "--perception-range",
+                    "30",
+                    "--clear-priority",
+                    "--no-map",
+                ])
+                .arg("--out")
+                .arg(out)
+                .arg(&orig),
+        )
+    };
+    let said = perturb(&a);
+    assert!(said.contains("3 of 3 logs perturbed"), "{said}");
+    assert!(said.contains("road users within 30 m"), "{said}");
+    perturb(&b);
+    let (originals, copies) = (logs_in(&orig), logs_in(&a));
+    assert_eq!(copies.len(), 3);
+    let mut dropped = 0;
+    let mut had_priority = false;
+    let mut had_map = false;
+    for ((name, o), (copy_name, c)) in originals.iter().zip(&copies) {
+        assert_eq!(name, copy_name);
+        assert_eq!(c.meta, o.meta, "{name}: attributes");
+        assert_eq!(c.frames.len(), o.frames.len(), "{name}");
+        // Same file, same copy.
+        assert_eq!(
+            std::fs::read(a.join(name)).expect("a"),
+            std::fs::read(b.join(name)).expect("b"),
+            "{name}"
+        );
+        for (fo, fc) in o.frames.iter().zip(&c.frames) {
+            assert_eq!(
+                (fc.t, fc.x, fc.y, fc.speed_mps),
+                (fo.t, fo.x, fo.y, fo.speed_mps)
+            );
+            assert_eq!(
+                (fc.collision, fc.destination),
+                (fo.collision, fo.destination)
+            );
+            // The road users kept are exactly the originals within 30 m of the ego, in order.
+            let within: Vec<i32> = fo
+                .obstacles
+                .iter()
+                .filter(|ob| (ob.x - fo.x).hypot(ob.y - fo.y) <= 30.0)
+                .map(|ob| ob.id)
+                .collect();
+            let kept: Vec<i32> = fc.obstacles.iter().map(|ob| ob.id).collect();
+            assert_eq!(kept, within, "{name} t = {}", fo.t);
+            dropped += fo.obstacles.len() - fc.obstacles.len();
+            had_priority |= fo.obstacles.iter().any(|ob| ob.priority);
+            assert!(fc.obstacles.iter().all(|ob| !ob.priority));
+            had_map |= fo.junction_dist_m.is_finite();
+            assert!(fc.junction_dist_m.is_infinite() && fc.stopline_dist_m.is_infinite());
+            assert!(fc.speed_limit_mps.is_infinite());
+        }
+    }
+    // The originals had something to remove.
+    assert!(dropped > 0 && had_priority && had_map);
+    // h5py and numpy, from the original files alone, agree with every column of the copies.
+    let out = python_script("perturb_check.py")
+        .arg(&orig)
+        .arg(&a)
+        .arg("30")
+        .output()
+        .expect("run perturb_check.py");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "perturb_check.py (packages pinned in tests/py/requirements.txt): {stderr}"
+    );
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(summary["files"], 3);
+    assert_eq!(summary["rows_dropped"], dropped);
+}
+
+/// The sample standard deviation of `b − a` over paired values.
+fn sd_of_differences(pairs: impl Iterator<Item = (f64, f64)>) -> f64 {
+    let d: Vec<f64> = pairs.map(|(a, b)| b - a).collect();
+    let n = d.len() as f64;
+    let mean = d.iter().sum::<f64>() / n;
+    (d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+}
+
+#[test]
+fn noise_has_the_standard_deviations_given_and_depends_on_the_seed() {
+    let tmp = scratch();
+    let orig = tmp.path().join("orig");
+    simulate(&orig);
+    let noisy = |seed: &str, out: &Path| {
+        run_ok(
+            avguard()
+                .args(["perturb", "--seed", seed])
+                .args([
+                    "--obstacle-noise",
+                    "0.2,0.3,0.03",
+                    "--ego-noise",
+                    "0.05,0.1,0.01,0.5",
+                ])
+                .arg("--out")
+                .arg(out)
+                .arg(&orig),
+        );
+        logs_in(out)
+    };
+    let (n1, n2) = (
+        noisy("1", &tmp.path().join("n1")),
+        noisy("2", &tmp.path().join("n2")),
+    );
+    let originals = logs_in(&orig);
+    let frames = || {
+        originals
+            .iter()
+            .zip(&n1)
+            .flat_map(|((_, o), (_, c))| o.frames.iter().zip(&c.frames))
+    };
+    // Over about a thousand frames the sample σ is within 10 % of the one asked for (its standard error
+    // is about 2 %).
+    for (what, sd, want) in [
+        (
+            "ego x",
+            sd_of_differences(frames().map(|(a, b)| (a.x, b.x))),
+            0.05,
+        ),
+        (
+            "ego acceleration",
+            sd_of_differences(frames().map(|(a, b)| (a.accel_mps2, b.accel_mps2))),
+            0.5,
+        ),
+        (
+            "road-user x",
+            sd_of_differences(
+                frames()
+                    .flat_map(|(a, b)| a.obstacles.iter().zip(&b.obstacles))
+                    .map(|(a, b)| (a.x, b.x)),
+            ),
+            0.2,
+        ),
+    ] {
+        assert!(
+            (sd / want - 1.0).abs() < 0.1,
+            "{what}: σ {sd} against {want}"
+        );
+    }
+    for (_, c) in &n1 {
+        assert!(c.frames.iter().all(|f| f.speed_mps >= 0.0));
+    }
+    assert_ne!(n1[0].1.frames, n2[0].1.frames, "another seed, other noise");
+}
+
+#[test]
+fn a_bad_file_fails_alone() {
+    let tmp = scratch();
+    let orig = tmp.path().join("orig");
+    simulate(&orig);
+    std::fs::write(orig.join("broken.h5"), b"not an HDF5 file").expect("write");
+    let out = tmp.path().join("out");
+    let stderr = run_refused(
+        avguard()
+            .args(["perturb", "--clear-priority", "--out"])
+            .arg(&out)
+            .arg(&orig),
+        &["broken.h5", "1 of 4 logs could not be perturbed"],
+    );
+    assert_eq!(logs_in(&out).len(), 3, "{stderr}");
+}
+
+#[test]
+fn refusals_name_the_problem() {
+    let tmp = scratch();
+    let orig = tmp.path().join("orig");
+    simulate(&orig);
+    let out = tmp.path().join("out");
+    let refuse = |args: &[&str], out: &Path, needles: &[&str]| {
+        run_refused(
+            avguard()
+                .arg("perturb")
+                .args(args)
+                .arg("--out")
+                .arg(out)
+                .arg(&orig),
+            needles,
+        );
+    };
+    refuse(&[], &out, &["nothing to perturb"]);
+    refuse(&["--miss-rate", "1.5"], &out, &["the miss rate", "1.5"]);
+    refuse(
+        &["--perception-range", "-3"],
+        &out,
+        &["the perception range"],
+    );
+    refuse(
+        &["--ego-noise", "0.1,-1,0,0"],
+        &out,
+        &["the ego's speed noise"],
+    );
+    refuse(&["--no-map"], &orig, &["in the output folder"]);
+    // Two inputs of one file name.
+    let other = tmp.path().join("other");
+    std::fs::create_dir(&other).expect("mkdir");
+    std::fs::copy(
+        orig.join("priority_road_0000.h5"),
+        other.join("priority_road_0000.h5"),
+    )
+    .expect("copy");
+    run_refused(
+        avguard()
+            .args(["perturb", "--no-map", "--out"])
+            .arg(&out)
+            .arg(&orig)
+            .arg(&other),
+        &["the same file name"],
+    );
+    // A noise option with the wrong number of values is a usage error.
+    let usage = avguard()
+        .args(["perturb", "--obstacle-noise", "0.1,0.2", "--out"])
+        .arg(&out)
+        .arg(&orig)
+        .output()
+        .expect("run");
+    assert!(!usage.status.success());
+    let said = String::from_utf8_lossy(&usage.stderr);
+    assert!(
+        said.contains("expected 3 comma-separated numbers, found 2"),
+        "{said}"
+    );
+    assert!(
+        !out.exists(),
+        "nothing is written when the options are refused"
+    );
+}
