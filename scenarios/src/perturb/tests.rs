@@ -164,6 +164,9 @@ fn clearing_priority_and_the_map_touches_nothing_else() {
     }
 }
 
+/// Reads one perturbed value of a frame.
+type Field = dyn Fn(&Frame) -> f64;
+
 /// Sample mean and standard deviation.
 fn moments(xs: &[f64]) -> (f64, f64) {
     let n = xs.len() as f64;
@@ -217,31 +220,28 @@ fn noise_has_the_standard_deviations_asked_for() {
             .map(|(a, b)| get(b) - get(a))
             .collect()
     };
-    check("ego x", diff(&|f| f.x), ego.position_m);
-    check("ego y", diff(&|f| f.y), ego.position_m);
-    check("ego heading", diff(&|f| f.heading), ego.heading_rad);
-    check("ego speed", diff(&|f| f.speed_mps), ego.speed_mps);
-    check("ego acceleration", diff(&|f| f.accel_mps2), ego.accel_mps2);
-    check(
-        "road user x",
-        diff(&|f| f.obstacles[0].x),
-        obstacle.position_m,
-    );
-    check(
-        "road user y",
-        diff(&|f| f.obstacles[0].y),
-        obstacle.position_m,
-    );
-    check(
-        "road user heading",
-        diff(&|f| f.obstacles[0].heading),
-        obstacle.heading_rad,
-    );
-    check(
-        "road user speed",
-        diff(&|f| f.obstacles[0].speed_mps),
-        obstacle.speed_mps,
-    );
+    let fields: [(&str, &Field, f64); 9] = [
+        ("ego x", &|f| f.x, ego.position_m),
+        ("ego y", &|f| f.y, ego.position_m),
+        ("ego heading", &|f| f.heading, ego.heading_rad),
+        ("ego speed", &|f| f.speed_mps, ego.speed_mps),
+        ("ego acceleration", &|f| f.accel_mps2, ego.accel_mps2),
+        ("road user x", &|f| f.obstacles[0].x, obstacle.position_m),
+        ("road user y", &|f| f.obstacles[0].y, obstacle.position_m),
+        (
+            "road user heading",
+            &|f| f.obstacles[0].heading,
+            obstacle.heading_rad,
+        ),
+        (
+            "road user speed",
+            &|f| f.obstacles[0].speed_mps,
+            obstacle.speed_mps,
+        ),
+    ];
+    for (name, get, sigma) in fields {
+        check(name, diff(get), sigma);
+    }
     // x and y of one road user are drawn independently.
     let (dx, dy) = (diff(&|f| f.obstacles[0].x), diff(&|f| f.obstacles[0].y));
     let corr = dx.iter().zip(&dy).map(|(a, b)| a * b).sum::<f64>()
