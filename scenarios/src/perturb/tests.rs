@@ -398,3 +398,148 @@ fn bad_settings_are_refused_by_name() {
         assert!(e.starts_with(name), "{e}");
     }
 }
+
+/// Random runs under random settings: the labels and times stay, the road users kept are the originals
+/// within range of the unperturbed ego (in their order), speeds stay ≥ 0, headings noised are wrapped,
+/// road users without noise are the originals (but for a cleared mark), and a seed gives one copy.
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn user() -> impl Strategy<Value = (f64, f64, f64, f64, bool)> {
+        (
+            -150.0..150.0f64,
+            -150.0..150.0f64,
+            -10.0..10.0f64,
+            0.0..40.0f64,
+            any::<bool>(),
+        )
+    }
+
+    fn runs() -> impl Strategy<Value = Vec<Frame>> {
+        prop::collection::vec(
+            (
+                -100.0..100.0f64,
+                -100.0..100.0f64,
+                0.0..30.0f64,
+                prop::collection::vec(user(), 0..6),
+                any::<bool>(),
+            ),
+            1..12,
+        )
+        .prop_map(|frames| {
+            frames
+                .into_iter()
+                .enumerate()
+                .map(|(k, (x, y, speed, users, collision))| Frame {
+                    t: k as f64 * 0.1,
+                    x,
+                    y,
+                    speed_mps: speed,
+                    collision,
+                    obstacles: users
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, (ox, oy, heading, v, priority))| Obstacle {
+                            heading,
+                            speed_mps: v,
+                            ..car(i as i32, ox, oy, priority)
+                        })
+                        .collect(),
+                    ..Frame::default()
+                })
+                .collect()
+        })
+    }
+
+    fn noise(accel: bool) -> impl Strategy<Value = PoseNoise> {
+        (
+            0.0..2.0f64,
+            0.0..2.0f64,
+            0.0..2.0f64,
+            0.0..2.0f64,
+            any::<bool>(),
+        )
+            .prop_map(move |(p, s, h, a, off)| {
+                if off {
+                    PoseNoise::default()
+                } else {
+                    PoseNoise {
+                        position_m: p,
+                        speed_mps: s,
+                        heading_rad: h,
+                        accel_mps2: if accel { a } else { 0.0 },
+                    }
+                }
+            })
+    }
+
+    fn perturbations() -> impl Strategy<Value = Perturbation> {
+        (
+            prop::option::of(0.1..300.0f64),
+            prop_oneof![Just(0.0), 0.0..=1.0f64],
+            any::<bool>(),
+            any::<bool>(),
+            noise(false),
+            noise(true),
+        )
+            .prop_map(|(range, miss, clear, no_map, obstacle, ego)| Perturbation {
+                perception_range_m: range,
+                miss_rate: miss,
+                clear_priority: clear,
+                no_map,
+                obstacle_noise: obstacle,
+                ego_noise: ego,
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn perturbed_runs_keep_their_promises(
+            original in runs(),
+            p in perturbations(),
+            seed in any::<u64>(),
+        ) {
+            prop_assert!(p.validate().is_ok());
+            let mut frames = original.clone();
+            p.apply(&mut frames, seed);
+            let mut again = original.clone();
+            p.apply(&mut again, seed);
+            prop_assert_eq!(&frames, &again);
+            prop_assert_eq!(frames.len(), original.len());
+            for (a, b) in original.iter().zip(&frames) {
+                prop_assert_eq!((a.t, a.collision, a.destination), (b.t, b.collision, b.destination));
+                prop_assert!(b.speed_mps >= 0.0 && b.speed_mps.is_finite());
+                if p.ego_noise != PoseNoise::default() {
+                    prop_assert!(b.heading > -PI && b.heading <= PI);
+                }
+                // The kept road users, by id, in their original order, each within range of the true ego.
+                let mut originals = a.obstacles.iter();
+                for o in &b.obstacles {
+                    let source = originals.find(|s| s.id == o.id);
+                    prop_assert!(source.is_some(), "road user {} not in the original frame, or out of order", o.id);
+                    let source = source.unwrap();
+                    if let Some(r) = p.perception_range_m {
+                        prop_assert!((source.x - a.x).hypot(source.y - a.y) <= r);
+                    }
+                    prop_assert!(o.speed_mps >= 0.0 && o.speed_mps.is_finite());
+                    prop_assert!(!(p.clear_priority && o.priority));
+                    if p.obstacle_noise == PoseNoise::default() {
+                        let mut want = *source;
+                        want.priority &= !p.clear_priority;
+                        prop_assert_eq!(*o, want);
+                    } else {
+                        prop_assert!(o.heading > -PI && o.heading <= PI);
+                    }
+                }
+                if p.perception_range_m.is_none() && p.miss_rate == 0.0 {
+                    prop_assert_eq!(b.obstacles.len(), a.obstacles.len());
+                }
+                if p.miss_rate == 1.0 {
+                    prop_assert!(b.obstacles.is_empty());
+                }
+            }
+        }
+    }
+}
