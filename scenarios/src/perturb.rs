@@ -45,7 +45,8 @@ pub struct PoseNoise {
 }
 
 impl PoseNoise {
-    fn is_none(&self) -> bool {
+    /// True when every standard deviation is 0: no noise at all.
+    pub fn is_none(&self) -> bool {
         self.position_m == 0.0
             && self.speed_mps == 0.0
             && self.heading_rad == 0.0

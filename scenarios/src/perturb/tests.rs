@@ -511,7 +511,7 @@ mod properties {
             for (a, b) in original.iter().zip(&frames) {
                 prop_assert_eq!((a.t, a.collision, a.destination), (b.t, b.collision, b.destination));
                 prop_assert!(b.speed_mps >= 0.0 && b.speed_mps.is_finite());
-                if p.ego_noise != PoseNoise::default() {
+                if !p.ego_noise.is_none() {
                     prop_assert!(b.heading > -PI && b.heading <= PI);
                 }
                 // The kept road users, by id, in their original order, each within range of the true ego.
@@ -525,7 +525,7 @@ mod properties {
                     }
                     prop_assert!(o.speed_mps >= 0.0 && o.speed_mps.is_finite());
                     prop_assert!(!(p.clear_priority && o.priority));
-                    if p.obstacle_noise == PoseNoise::default() {
+                    if p.obstacle_noise.is_none() {
                         let mut want = *source;
                         want.priority &= !p.clear_priority;
                         prop_assert_eq!(*o, want);

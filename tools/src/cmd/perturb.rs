@@ -60,12 +60,6 @@ pub struct Args {
 impl Args {
     /// The perturbation the options ask for, checked.
     pub fn perturbation(&self) -> anyhow::Result<Perturbation> {
-        let noise = |v: &[f64]| PoseNoise {
-            position_m: v.first().copied().unwrap_or(0.0),
-            speed_mps: v.get(1).copied().unwrap_or(0.0),
-            heading_rad: v.get(2).copied().unwrap_or(0.0),
-            accel_mps2: v.get(3).copied().unwrap_or(0.0),
-        };
         let p = Perturbation {
             perception_range_m: self.perception_range,
             miss_rate: self.miss_rate,
@@ -73,12 +67,20 @@ impl Args {
             no_map: self.no_map,
             obstacle_noise: self
                 .obstacle_noise
-                .as_ref()
-                .map_or_else(PoseNoise::default, |v| noise(v)),
+                .map_or_else(PoseNoise::default, |[p, s, h]| PoseNoise {
+                    position_m: p,
+                    speed_mps: s,
+                    heading_rad: h,
+                    accel_mps2: 0.0,
+                }),
             ego_noise: self
                 .ego_noise
-                .as_ref()
-                .map_or_else(PoseNoise::default, |v| noise(v)),
+                .map_or_else(PoseNoise::default, |[p, s, h, a]| PoseNoise {
+                    position_m: p,
+                    speed_mps: s,
+                    heading_rad: h,
+                    accel_mps2: a,
+                }),
         };
         p.validate()?;
         if p.is_identity() {
@@ -194,14 +196,14 @@ fn describe(p: &Perturbation) -> String {
         parts.push("no map".to_owned());
     }
     let n = &p.obstacle_noise;
-    if *n != PoseNoise::default() {
+    if !n.is_none() {
         parts.push(format!(
             "road-user noise σ {} m, {} m/s, {} rad",
             n.position_m, n.speed_mps, n.heading_rad
         ));
     }
     let e = &p.ego_noise;
-    if *e != PoseNoise::default() {
+    if !e.is_none() {
         parts.push(format!(
             "ego noise σ {} m, {} m/s, {} rad, {} m/s²",
             e.position_m, e.speed_mps, e.heading_rad, e.accel_mps2
