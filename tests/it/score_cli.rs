@@ -225,6 +225,29 @@ fn score_json_follows_interfaces_and_agrees_with_laws_eval() {
                 md.lines().any(|l| l.starts_with(&row)),
                 "no row '{row}' in\n{md}"
             );
+            // The lead's interval over resamples of the runs: present where some violation is scored,
+            // ordered, and printed as the row's last cell.
+            let interval = &b["lead_interval_s"];
+            let n_violating = score["baseline"][property]["n_violating_runs"]
+                .as_u64()
+                .unwrap();
+            assert_eq!(
+                interval.is_null(),
+                n_violating == 0,
+                "{property} {budget}: {b}"
+            );
+            if let Some([lo, hi]) = interval
+                .as_array()
+                .map(|a| [a[0].as_f64().unwrap(), a[1].as_f64().unwrap()])
+            {
+                assert!(0.0 <= lo && lo <= hi, "{property} {budget}: {b}");
+                let cell = format!("| {lo:.2}–{hi:.2} |");
+                assert!(
+                    md.lines()
+                        .any(|l| l.starts_with(&row) && l.ends_with(&cell)),
+                    "no row '{row} … {cell}' in\n{md}"
+                );
+            }
             n_points += 1;
         }
     }
@@ -259,6 +282,31 @@ fn score_json_follows_interfaces_and_agrees_with_laws_eval() {
             any_point && n_violating > 0,
             "{property}: '{line}' in\n{stderr}"
         );
+        // Under it, the leads' intervals over resamples of the runs.
+        if any_point && n_violating > 0 {
+            let cells: Vec<String> = budgets
+                .iter()
+                .map(|b| {
+                    b["lead_interval_s"].as_array().map_or("–".to_owned(), |a| {
+                        format!(
+                            "{:.2}–{:.2}",
+                            a[0].as_f64().unwrap(),
+                            a[1].as_f64().unwrap()
+                        )
+                    })
+                })
+                .collect();
+            let spread = format!(
+                "  median lead in 90 % of resamples of these runs: {} s",
+                cells.join(" / ")
+            );
+            let at = stderr.lines().position(|l| l == line).unwrap();
+            assert_eq!(
+                stderr.lines().nth(at + 1),
+                Some(spread.as_str()),
+                "{stderr}"
+            );
+        }
         n_lines += usize::from(any_point && n_violating > 0);
     }
     assert!(n_lines >= 1, "{stderr}");

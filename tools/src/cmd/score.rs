@@ -154,6 +154,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         if let Some(line) = crate::time_ahead::budgets_in_words(budgets) {
             eprintln!("{property} ({n_violating} violating, {n_safe} safe runs): {line}");
+            if let Some(spread) = crate::time_ahead::lead_intervals_in_words(budgets) {
+                eprintln!("  {spread}");
+            }
         }
     }
     eprintln!(

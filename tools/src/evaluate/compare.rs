@@ -7,8 +7,8 @@ use monitor::select::AbstractionMode;
 use super::{AutoComparison, BudgetRuleResult, Evaluation, PairTally, MIN_VIOLATING_FOR_PAIRS};
 use crate::rss_tuned;
 use crate::time_ahead::{
-    at_budgets, calibrated_is_earlier, dominance, summarise, BudgetPoint, Comparison, CurvePoint,
-    PairedRun, RunScore, Summary, FALSE_ALARM_BUDGETS_PCT,
+    calibrated_is_earlier, dominance, summarise, BudgetPoint, Comparison, CurvePoint, PairedRun,
+    RunScore, Summary, FALSE_ALARM_BUDGETS_PCT,
 };
 
 impl Evaluation {
@@ -234,7 +234,7 @@ impl Evaluation {
     /// property with at least [`MIN_VIOLATING_FOR_PAIRS`] violating test runs.
     pub fn budget_points(&self) -> Vec<(String, Vec<BudgetPoint>)> {
         self.counted_comparisons()
-            .map(|(name, a)| (name.clone(), at_budgets(&a.comparison.curve)))
+            .map(|(name, a)| (name.clone(), a.comparison.budgets.clone()))
             .collect()
     }
 }

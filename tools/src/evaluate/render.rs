@@ -4,7 +4,7 @@ use monitor::select::AbstractionMode;
 
 use super::{Evaluation, MIN_VIOLATING_FOR_PAIRS, ROBUST_SHARE};
 use crate::report::{run_by_run_words, verdict};
-use crate::time_ahead::{at_budgets, calibration_check, summarise, CurvePoint, Summary};
+use crate::time_ahead::{calibration_check, summarise, CurvePoint, Summary};
 
 fn pct(v: Option<f64>) -> String {
     v.map_or_else(|| "–".into(), |v| format!("{v:.1}%"))
@@ -186,10 +186,13 @@ impl Evaluation {
                 }
             }
             out.push_str("  auto's curve at false-alarm budgets (best θ with at most that share of safe runs alarmed):\n");
-            for b in at_budgets(&c.curve) {
+            for b in &c.budgets {
                 let point = curve_point(b.point);
+                let spread = b.lead_interval_s.map_or_else(String::new, |[lo, hi]| {
+                    format!(" ({lo:.1}–{hi:.1} s in 90% of resamples)")
+                });
                 out.push_str(&format!(
-                    "    ≤ {:>2.0}% false alarms  {point}\n",
+                    "    ≤ {:>2.0}% false alarms  {point}{spread}\n",
                     b.budget_pct
                 ));
             }

@@ -75,7 +75,7 @@ fn section(out: &mut String, p: &PropertyReport) {
         out,
         (
             "The prediction curve at false-alarm budgets",
-            super::BUDGET_NOTE,
+            &super::BUDGET_NOTE.replace('*', ""),
         ),
         &super::BUDGET_HEADER,
         p.budgets.iter().map(|b| super::budget_cells(b).to_vec()),

@@ -164,7 +164,7 @@ impl PropertyReport {
                 self.extra_rows.push((label, *s));
             }
         }
-        self.budgets = crate::time_ahead::at_budgets(&c.curve);
+        self.budgets = c.budgets;
         self.dominance = c.dominance;
     }
 }
@@ -172,20 +172,26 @@ impl PropertyReport {
 /// What the budget tables of both reports say of themselves.
 pub(crate) const BUDGET_NOTE: &str = "For each false-alarm budget, avguard's best threshold with at most \
     that share of these safe runs alarmed (most violations warned of, then the longest median lead): \
-    how much it warns of, and how early, at the false-alarm rate you can afford.";
+    how much it warns of, and how early, at the false-alarm rate you can afford. *Lead in 90 % of \
+    resamples*: the median lead at that budget, the threshold chosen again, in the middle 90 % of \
+    bootstrap resamples of these runs; other runs like these would give a lead about that far apart.";
 
 /// The columns of a budget row ([`budget_cells`]).
-pub(crate) const BUDGET_HEADER: [&str; 5] = [
+pub(crate) const BUDGET_HEADER: [&str; 6] = [
     "false-alarm budget",
     "avguard θ",
     "predicted",
     "false alarms",
     "median lead (s)",
+    "lead in 90% of resamples (s)",
 ];
 
 /// One budget's point as the cells of [`BUDGET_HEADER`].
-pub(crate) fn budget_cells(b: &crate::time_ahead::BudgetPoint) -> [String; 5] {
+pub(crate) fn budget_cells(b: &crate::time_ahead::BudgetPoint) -> [String; 6] {
     let budget = format!("≤ {:.0}%", b.budget_pct);
+    let spread = b
+        .lead_interval_s
+        .map_or_else(|| "–".to_owned(), |[lo, hi]| format!("{lo:.2}–{hi:.2}"));
     match b.point {
         None => [
             budget,
@@ -193,6 +199,7 @@ pub(crate) fn budget_cells(b: &crate::time_ahead::BudgetPoint) -> [String; 5] {
             "–".to_owned(),
             "–".to_owned(),
             "–".to_owned(),
+            spread,
         ],
         Some(p) => [
             budget,
@@ -200,6 +207,7 @@ pub(crate) fn budget_cells(b: &crate::time_ahead::BudgetPoint) -> [String; 5] {
             format!("{:.1}%", p.predicted_pct),
             format!("{:.1}%", p.false_alarm_pct),
             fmt_opt(p.median_lead_s, 2),
+            spread,
         ],
     }
 }

@@ -214,10 +214,8 @@ impl Sections {
         }
         self.curve
             .insert(property.to_owned(), serde_json::to_value(&c.curve)?);
-        self.budgets.insert(
-            property.to_owned(),
-            serde_json::to_value(crate::time_ahead::at_budgets(&c.curve))?,
-        );
+        self.budgets
+            .insert(property.to_owned(), serde_json::to_value(&c.budgets)?);
         self.dominance
             .insert(property.to_owned(), serde_json::to_value(&c.dominance)?);
         let mut cells = serde_json::Map::new();

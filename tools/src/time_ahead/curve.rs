@@ -63,13 +63,18 @@ pub fn curve(runs: &[&RunScore]) -> Vec<CurvePoint> {
 pub const FALSE_ALARM_BUDGETS_PCT: [f64; 4] = [5.0, 10.0, 20.0, 40.0];
 
 /// The curve's best point within one false-alarm budget.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct BudgetPoint {
     /// The budget, % of safe runs.
     pub budget_pct: f64,
     /// The best point with at most that many false alarms ([`best_within`]); `None` when no θ keeps
     /// false alarms that low.
     pub point: Option<CurvePoint>,
+    /// The lowest and highest median lead at this budget, s, in 90 % of bootstrap resamples of the runs
+    /// the curve was scored on, the point chosen again in each ([`super::spread`]); `None` without a point
+    /// or where not computed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lead_interval_s: Option<[f64; 2]>,
 }
 
 /// The curve's best point within each of [`FALSE_ALARM_BUDGETS_PCT`].
@@ -79,8 +84,28 @@ pub fn at_budgets(curve: &[CurvePoint]) -> Vec<BudgetPoint> {
         .map(|&budget_pct| BudgetPoint {
             budget_pct,
             point: best_within(curve, budget_pct),
+            lead_interval_s: None,
         })
         .collect()
+}
+
+/// The budgets' lead intervals in one line, `median lead in 90 % of resamples of these runs: 0.3–0.6 /
+/// ... s` (`–` where a budget has none); `None` when no budget has one.
+pub fn lead_intervals_in_words(budgets: &[BudgetPoint]) -> Option<String> {
+    if budgets.iter().all(|b| b.lead_interval_s.is_none()) {
+        return None;
+    }
+    let cells: Vec<String> = budgets
+        .iter()
+        .map(|b| {
+            b.lead_interval_s
+                .map_or("–".to_owned(), |[lo, hi]| format!("{lo:.2}–{hi:.2}"))
+        })
+        .collect();
+    Some(format!(
+        "median lead in 90 % of resamples of these runs: {} s",
+        cells.join(" / ")
+    ))
 }
 
 /// The curve at the budgets in one line, `at ≤ 5 / 10 / 20 / 40 % false alarms: 98.3 / 100.0 / ... %

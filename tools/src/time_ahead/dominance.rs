@@ -5,8 +5,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    best_within, comparator_alarm, curve, median, summarise, AlarmScore, CurvePoint, RunScore,
-    Summary,
+    best_within, comparator_alarm, curve, median, summarise, AlarmScore, BudgetPoint, CurvePoint,
+    RunScore, Summary,
 };
 
 /// How the curve fares against one comparator, at the comparator's false-alarm rate.
@@ -253,21 +253,10 @@ impl Scratch {
                 k += usize::from(r.comparator.false_alarm);
             }
         }
-        // Levels are the positive risks the runs reach.
-        let floor = if k < safe_max.len() {
-            let (_, kth, _) = safe_max.select_nth_unstable_by(k, |a, b| b.total_cmp(a));
-            kth.max(0.0)
-        } else {
-            0.0
-        };
-        // An envelope's risks rise strictly, so its first point above the floor is found by bisection.
+        let floor = floor_within(safe_max, k);
         let mut by_run = RunByRun::default();
         for r in runs.iter().filter(|r| r.violated) {
-            let env = r.envelope;
-            let mine = env
-                .get(env.partition_point(|&(x, _)| x <= floor))
-                .filter(|(x, _)| x.is_finite())
-                .map(|&(_, lead)| lead);
+            let mine = first_lead_above(r.envelope, floor);
             ours.extend(mine);
             theirs.extend(r.comparator.lead_s);
             by_run.ours += usize::from(mine.is_some());
@@ -295,6 +284,28 @@ impl Scratch {
     }
 }
 
+/// The risk the curve's lowest θ that alarms at most `k` of the safe runs must rise above, given those
+/// runs' highest risks `safe_max` (reordered): the (k + 1)-th highest of them, or 0 when `k` allows them
+/// all. Levels are the positive risks the runs reach; any level above this one keeps to `k`, and none lies
+/// between it and the lowest such level.
+pub(super) fn floor_within(safe_max: &mut [f64], k: usize) -> f64 {
+    if k < safe_max.len() {
+        let (_, kth, _) = safe_max.select_nth_unstable_by(k, |a, b| b.total_cmp(a));
+        kth.max(0.0)
+    } else {
+        0.0
+    }
+}
+
+/// A violating run's lead at the lowest level above `floor`: its envelope's first point above it (the
+/// envelope's risks rise strictly, so found by bisection); `None` when its risk never rises that high.
+pub(super) fn first_lead_above(envelope: &[(f64, f64)], floor: f64) -> Option<f64> {
+    envelope
+        .get(envelope.partition_point(|&(x, _)| x <= floor))
+        .filter(|(x, _)| x.is_finite())
+        .map(|&(_, lead)| lead)
+}
+
 /// Leads closer than this are the same frame's (both are the violation's time minus a frame's time).
 const LEAD_TIE_S: f64 = 1e-9;
 
@@ -309,6 +320,10 @@ pub struct Comparison {
     pub calibrated: Option<Summary>,
     /// The prediction / false-alarm / lead curve.
     pub curve: Vec<CurvePoint>,
+    /// The curve's points at the false-alarm budgets, each with its lead's interval over resamples of
+    /// the runs ([`super::budget_points`]).
+    #[serde(default)]
+    pub budgets: Vec<BudgetPoint>,
     /// The curve against each comparator.
     pub dominance: Vec<Dominance>,
 }
@@ -344,10 +359,12 @@ impl Comparison {
                 dominance(name, s, &curve).resampled(&paired)
             })
             .collect();
+        let budgets = super::budget_points(runs, &curve);
         Comparison {
             comparators,
             calibrated,
             curve,
+            budgets,
             dominance,
         }
     }

@@ -10,7 +10,8 @@
 //!
 //! Everything here is pure: series in, numbers out. This module scores one run; `summary` summarises
 //! one alarm rule over runs; `curve` is the curve over θ and its points at the false-alarm budgets;
-//! `dominance` judges the curve against a comparator, with the bootstrap shares of each verdict.
+//! `spread` how far those points' leads move over bootstrap resamples of the runs; `dominance` judges
+//! the curve against a comparator, with the bootstrap shares of each verdict.
 
 use std::collections::BTreeMap;
 
@@ -18,17 +19,19 @@ use serde::{Deserialize, Serialize};
 
 mod curve;
 mod dominance;
+mod spread;
 mod summary;
 
 pub use curve::{
-    at_budgets, best_within, budgets_in_words, curve, BudgetPoint, CurvePoint,
-    FALSE_ALARM_BUDGETS_PCT,
+    at_budgets, best_within, budgets_in_words, curve, lead_intervals_in_words, BudgetPoint,
+    CurvePoint, FALSE_ALARM_BUDGETS_PCT,
 };
 pub use dominance::{
     calibrated_is_earlier, dominance, dominance_shares, dominates_in, longer_lead, resamples_for,
     run_by_run_in, Comparison, Dominance, PairedRun, RunByRun, RESAMPLED_RUNS, RESAMPLES,
     RESAMPLE_SEED,
 };
+pub use spread::{budget_points, lead_intervals, LEAD_INTERVAL_SHARE};
 pub use summary::{
     calibration_check, comparator_alarm, median, summarise, summarise_alarms, threshold_key,
     violating_words, Summary,

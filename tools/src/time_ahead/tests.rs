@@ -426,6 +426,119 @@ mod resampling {
         }
     }
 
+    proptest! {
+        /// The lead intervals' shortcut — each budget's point found from the safe runs' highest risks and
+        /// the violating runs' envelopes — equals the median lead of the curve's own point within the
+        /// budget (`at_budgets` on `curve`; 0 s where it has none or warns of none), for the runs and for
+        /// resamples of them (repeats included).
+        #[test]
+        fn the_budget_leads_equal_the_curve_s(
+            runs in runs(),
+            picks in prop::collection::vec(any::<prop::sample::Index>(), 0..20),
+        ) {
+            use super::super::spread::{allowed_false_alarms, median_leads_within};
+            for sample in samples(&runs, &picks) {
+                let want: Vec<f64> = at_budgets(&curve(&sample))
+                    .iter()
+                    .map(|b| b.point.and_then(|p| p.median_lead_s).unwrap_or(0.0))
+                    .collect();
+                let violating: Vec<&RunScore> =
+                    sample.iter().copied().filter(|r| r.violated).collect();
+                let safe: Vec<f64> = sample
+                    .iter()
+                    .filter(|r| !r.violated)
+                    .map(|r| r.max_risk)
+                    .collect();
+                let allowed = allowed_false_alarms(&FALSE_ALARM_BUDGETS_PCT, safe.len());
+                prop_assert_eq!(median_leads_within(&violating, &safe, &allowed), want);
+            }
+        }
+    }
+
+    /// The safe runs a budget lets alarm, by hand: of 7, 5 % and 10 % allow none (1 is 14.3 %), 20 %
+    /// one, 40 % two (3 would be 42.9 %); of 10, exactly 4 at 40 %; with none, none.
+    #[test]
+    fn the_false_alarms_a_budget_allows() {
+        use super::super::spread::allowed_false_alarms;
+        assert_eq!(
+            allowed_false_alarms(&FALSE_ALARM_BUDGETS_PCT, 7),
+            [0, 0, 1, 2]
+        );
+        assert_eq!(
+            allowed_false_alarms(&FALSE_ALARM_BUDGETS_PCT, 10),
+            [0, 1, 2, 4]
+        );
+        assert_eq!(
+            allowed_false_alarms(&FALSE_ALARM_BUDGETS_PCT, 0),
+            [0, 0, 0, 0]
+        );
+    }
+
+    /// Runs that are all alike give the same curve in every resample, so each interval is the point
+    /// itself; runs that differ give an interval around it. Without a violating run there is none.
+    #[test]
+    fn the_lead_interval_is_the_point_when_every_resample_is_the_same() {
+        // Three violating runs, each warned 0.3 s ahead (risk 0.9 from frame 6, the violation at frame 9),
+        // and five safe runs reaching 0.2.
+        let alike = scored(&[
+            series(
+                &[0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.9, 0.9, 0.9, 1.0],
+                Some(9),
+                &[],
+            ),
+            series(
+                &[0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.9, 0.9, 0.9, 1.0],
+                Some(9),
+                &[],
+            ),
+            series(
+                &[0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.9, 0.9, 0.9, 1.0],
+                Some(9),
+                &[],
+            ),
+            series(&[0.1, 0.2, 0.1], None, &[]),
+            series(&[0.1, 0.2, 0.1], None, &[]),
+            series(&[0.1, 0.2, 0.1], None, &[]),
+            series(&[0.1, 0.2, 0.1], None, &[]),
+            series(&[0.1, 0.2, 0.1], None, &[]),
+        ]);
+        let refs: Vec<&RunScore> = alike.iter().collect();
+        let c = Comparison::of(&refs);
+        for (b, plain) in c.budgets.iter().zip(at_budgets(&c.curve)) {
+            assert_eq!(b.point, plain.point);
+            let lead = b
+                .point
+                .and_then(|p| p.median_lead_s)
+                .expect("0.9 keeps to no safe run");
+            assert!((lead - 0.3).abs() < 1e-9, "{b:?}");
+            assert_eq!(b.lead_interval_s, Some([lead, lead]), "{b:?}");
+        }
+        // One run warned 0.8 s ahead instead: resamples that draw it two or three times give a median of
+        // 0.8 s, those that draw it at most once 0.3 s, so the interval spans both.
+        let mut varied = alike.clone();
+        varied[0] = scored(&[series(
+            &[0.1, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 1.0],
+            Some(9),
+            &[],
+        )])
+        .remove(0);
+        let refs: Vec<&RunScore> = varied.iter().collect();
+        let c = Comparison::of(&refs);
+        for b in &c.budgets {
+            let [lo, hi] = b.lead_interval_s.expect("a point at every budget");
+            assert!((lo - 0.3).abs() < 1e-9 && (hi - 0.8).abs() < 1e-9, "{b:?}");
+        }
+        // Safe runs only: no lead to spread.
+        let refs: Vec<&RunScore> = alike[3..].iter().collect();
+        assert!(Comparison::of(&refs)
+            .budgets
+            .iter()
+            .all(|b| b.lead_interval_s.is_none()));
+        assert!(lead_intervals(&refs, &FALSE_ALARM_BUDGETS_PCT, 100, 0)
+            .iter()
+            .all(Option::is_none));
+    }
+
     /// Where the literal verdict and the run-by-run one part ways, by hand. The comparator warns of one
     /// violation of three, 0.5 s ahead; the curve, at its false-alarm rate (none), of all three: that
     /// one 0.6 s ahead, the others 0.1 s ahead. Its median lead (0.1 s) is shorter, so it does not
