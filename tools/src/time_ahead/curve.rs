@@ -71,8 +71,8 @@ pub struct BudgetPoint {
     /// false alarms that low.
     pub point: Option<CurvePoint>,
     /// The lowest and highest median lead at this budget, s, in 90 % of bootstrap resamples of the runs
-    /// the curve was scored on, the point chosen again in each ([`super::spread`]); `None` without a point
-    /// or where not computed.
+    /// the curve was scored on, the point chosen again in each ([`super::lead_intervals`]); `None`
+    /// without a point or where not computed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lead_interval_s: Option<[f64; 2]>,
 }
