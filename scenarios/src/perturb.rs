@@ -26,6 +26,7 @@
 //! Invariant: the perturbed run is a pure function of the run, the perturbation and the seed; every
 //! random draw comes from one ChaCha8 stream per run, in frame order.
 
+use laws::geometry::wrap_rad;
 use laws::Frame;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -158,7 +159,7 @@ impl Perturbation {
             if !ego.is_none() {
                 f.x += gauss(&mut rng, ego.position_m);
                 f.y += gauss(&mut rng, ego.position_m);
-                f.heading = wrap_angle(f.heading + gauss(&mut rng, ego.heading_rad));
+                f.heading = wrap_rad(f.heading + gauss(&mut rng, ego.heading_rad));
                 f.speed_mps = (f.speed_mps + gauss(&mut rng, ego.speed_mps)).abs();
                 f.accel_mps2 += gauss(&mut rng, ego.accel_mps2);
             }
@@ -178,7 +179,7 @@ impl Perturbation {
                 if !noise.is_none() {
                     o.x += gauss(&mut rng, noise.position_m);
                     o.y += gauss(&mut rng, noise.position_m);
-                    o.heading = wrap_angle(o.heading + gauss(&mut rng, noise.heading_rad));
+                    o.heading = wrap_rad(o.heading + gauss(&mut rng, noise.heading_rad));
                     o.speed_mps = (o.speed_mps + gauss(&mut rng, noise.speed_mps)).abs();
                 }
             }
@@ -196,17 +197,6 @@ fn gauss(rng: &mut ChaCha8Rng, sigma: f64) -> f64 {
         0.0
     } else {
         sigma * rng.sample::<f64, _>(StandardNormal)
-    }
-}
-
-/// The angle `a` in (−π, π].
-fn wrap_angle(a: f64) -> f64 {
-    use std::f64::consts::{PI, TAU};
-    let w = a - TAU * ((a + PI) / TAU).floor();
-    if w <= -PI {
-        w + TAU
-    } else {
-        w
     }
 }
 

@@ -364,3 +364,23 @@ proptest::proptest! {
         proptest::prop_assert_eq!(fast, gap_m(&b, &a));
     }
 }
+
+/// `wrap_rad` by hand: (−π, π], −π and odd multiples of π to π.
+#[test]
+fn angles_wrap_to_the_half_open_interval() {
+    use std::f64::consts::PI;
+    let cases = [
+        (0.0, 0.0),
+        (PI, PI),
+        (-PI, PI),
+        (1.5 * PI, -0.5 * PI),
+        (-1.5 * PI, 0.5 * PI),
+        (7.0 * PI, PI),
+        (2.5, 2.5),
+        (-2.5, -2.5),
+    ];
+    for (a, want) in cases {
+        let got = wrap_rad(a);
+        assert!((got - want).abs() < 1e-12, "wrap({a}) = {got}, want {want}");
+    }
+}

@@ -296,24 +296,6 @@ fn noisy_speeds_stay_at_least_zero_and_headings_wrapped() {
 }
 
 #[test]
-fn angles_wrap_to_the_half_open_interval() {
-    let cases = [
-        (0.0, 0.0),
-        (PI, PI),
-        (-PI, PI),
-        (1.5 * PI, -0.5 * PI),
-        (-1.5 * PI, 0.5 * PI),
-        (7.0 * PI, PI),
-        (2.5, 2.5),
-        (-2.5, -2.5),
-    ];
-    for (a, want) in cases {
-        let got = wrap_angle(a);
-        assert!((got - want).abs() < 1e-12, "wrap({a}) = {got}, want {want}");
-    }
-}
-
-#[test]
 fn a_run_is_a_function_of_its_seed() {
     let p = Perturbation {
         miss_rate: 0.2,
