@@ -2,7 +2,8 @@
 //! individually timed steps, printed) and criterion figures, with, in the same run, the two costs every
 //! step pays as baselines: `Signals::from_frame` alone and the law evaluator alone; the same model as
 //! ensembles of three chains per property (`learn --ensemble 3`); and those ensembles with a forest of 8
-//! trees per property (`learn --forest 8` where the search's folds choose one).
+//! trees per property (`learn --forest 8` where the search's folds choose one), or a boosted forest of
+//! 100 trees (`learn --forest-kind boosted`).
 //!
 //! Run: `cargo bench -p monitor --bench session` (release). Target: median ≤ 0.5 µs, p99 ≤ 5 µs per frame.
 //! This drive has one road user and the model the declared predicates; `cargo bench -p tools --bench
@@ -150,9 +151,10 @@ const NEW_SPLITS: [&str; 12] = [
     "NearestNPC<=6",
 ];
 
-/// `base` with a forest on every property: 8 complete trees of depth 4 (15 splits, 16 leaves each) over
-/// `splits`. The leaf values do not matter here; the per-frame work of walking 8 trees does.
-fn with_forests(base: &Model, splits: &[&str]) -> Arc<Model> {
+/// `base` with a forest on every property: 8 bagged complete trees of depth 4 (15 splits, 16 leaves
+/// each) over `splits`, or with `boosted` 100 such trees boosted (`learn --forest-kind boosted`). The
+/// leaf values do not matter here; the per-frame work of walking the trees does.
+fn with_forests(base: &Model, splits: &[&str], boosted: bool) -> Arc<Model> {
     use monitor::forest::{ForestShare, Node, Tree};
     let texts: Vec<String> = splits.iter().map(|t| t.to_string()).collect();
     let tree = |k: usize| {
@@ -172,8 +174,12 @@ fn with_forests(base: &Model, splits: &[&str]) -> Arc<Model> {
             .collect();
         Tree { nodes }
     };
-    let forest =
-        ForestShare::try_new(0.25, 30, texts.clone(), (0..8).map(tree).collect()).expect("forest");
+    let forest = if boosted {
+        ForestShare::try_new_boosted(0.25, 30, texts.clone(), (0..100).map(tree).collect(), -2.0)
+    } else {
+        ForestShare::try_new(0.25, 30, texts.clone(), (0..8).map(tree).collect())
+    }
+    .expect("forest");
     let properties = base
         .properties()
         .iter()
@@ -193,10 +199,12 @@ fn session(c: &mut Criterion) {
 
     let ensemble = ensemble(&model);
     let mut e = Session::new(&ensemble, &SessionConfig::default()).expect("session");
-    let forests = with_forests(&ensemble, &READ_SPLITS);
+    let forests = with_forests(&ensemble, &READ_SPLITS, false);
     let mut fo = Session::new(&forests, &SessionConfig::default()).expect("session");
-    let new_signals = with_forests(&ensemble, &NEW_SPLITS);
+    let new_signals = with_forests(&ensemble, &NEW_SPLITS, false);
     let mut fn_ = Session::new(&new_signals, &SessionConfig::default()).expect("session");
+    let boosted = with_forests(&ensemble, &READ_SPLITS, true);
+    let mut fb = Session::new(&boosted, &SessionConfig::default()).expect("session");
     // Individually timed steps (Instant overhead included, so these are upper bounds).
     for (what, session, m) in [
         ("", &mut s, &model),
@@ -210,6 +218,11 @@ fn session(c: &mut Criterion) {
             ", ensembles of 3 chains and forests of 8 trees (half the splits on new signals)",
             &mut fn_,
             &new_signals,
+        ),
+        (
+            ", ensembles of 3 chains and boosted forests of 100 trees (splits on signals read already)",
+            &mut fb,
+            &boosted,
         ),
     ] {
         let mut ns: Vec<u64> = Vec::with_capacity(frames.len() * 50);

@@ -18,6 +18,12 @@
 //! score that ranks frames, which is all an alarm threshold uses, not a probability of one event.
 //! `info` says when a model mixes one in.
 //!
+//! **Boosted trees.** A forest may instead be grown by gradient boosting
+//! ([`crate::select::forest::boost`]): each tree fitted to what the trees before it left unexplained,
+//! its leaves holding log-odds steps rather than shares. Its value is then the logistic function of a
+//! base log-odds plus the leaves reached, `σ(b + Σ leaf)`, again an estimate of the chance of a
+//! violation within the horizon, mixed into the risk as a bagged forest's mean is.
+//!
 //! Each split's predicate is stored as its text and compiled like the property's own predicates; a
 //! split's children come after it in the node list, so every walk ends within the tree's length.
 
@@ -26,7 +32,11 @@ use serde::{Deserialize, Serialize};
 use crate::error::StructureError;
 
 /// Most trees a forest may hold.
-pub const MAX_TREES: usize = 64;
+pub const MAX_TREES: usize = 256;
+/// Largest log-odds step a boosted forest's leaf may hold, either sign.
+pub const MAX_BOOST_LEAF: f64 = 10.0;
+/// Largest base log-odds a boosted forest may start from, either sign.
+pub const MAX_BOOST_BASE: f64 = 40.0;
 /// Most nodes one tree may hold.
 pub const MAX_NODES: usize = 1023;
 /// Most distinct split predicates a forest may name.
@@ -45,7 +55,8 @@ pub enum Node {
         /// The node when it does not.
         no: u32,
     },
-    /// The smoothed share of the leaf's training frames followed by a violation within the horizon.
+    /// A bagged forest's leaf: the smoothed share of the leaf's training frames followed by a violation
+    /// within the horizon. A boosted forest's: the leaf's log-odds step.
     Leaf(f64),
 }
 
@@ -86,6 +97,8 @@ pub struct ForestShare {
     horizon_steps: u32,
     predicates: Vec<String>,
     trees: Vec<Tree>,
+    /// `None` for a bagged forest (its value the mean leaf share); a boosted forest's base log-odds.
+    boost: Option<f64>,
 }
 
 /// A forest as model files carry it, before its structure is checked.
@@ -95,17 +108,39 @@ struct ForestParts {
     horizon_steps: u32,
     predicates: Vec<String>,
     trees: Vec<Tree>,
+    boost: Option<f64>,
 }
 
 impl TryFrom<ForestParts> for ForestShare {
     type Error = StructureError;
     fn try_from(p: ForestParts) -> Result<Self, Self::Error> {
-        ForestShare::try_new(p.weight, p.horizon_steps, p.predicates, p.trees)
+        ForestShare::checked(p.weight, p.horizon_steps, p.predicates, p.trees, p.boost)
+    }
+}
+
+/// A forest as model files of formats 9 to 11 carry it: bagged, with no boost field.
+#[derive(Deserialize)]
+#[serde(try_from = "LegacyParts")]
+pub struct LegacyForest(pub ForestShare);
+
+/// [`LegacyForest`] before its structure is checked.
+#[derive(Deserialize)]
+struct LegacyParts {
+    weight: f64,
+    horizon_steps: u32,
+    predicates: Vec<String>,
+    trees: Vec<Tree>,
+}
+
+impl TryFrom<LegacyParts> for LegacyForest {
+    type Error = StructureError;
+    fn try_from(p: LegacyParts) -> Result<Self, Self::Error> {
+        ForestShare::try_new(p.weight, p.horizon_steps, p.predicates, p.trees).map(LegacyForest)
     }
 }
 
 impl ForestShare {
-    /// Assembles a forest, checking: a weight in [0, 1]; a horizon of at least one step; 1 to
+    /// Assembles a bagged forest, checking: a weight in [0, 1]; a horizon of at least one step; 1 to
     /// [`MAX_TREES`] trees of 1 to [`MAX_NODES`] nodes; at most [`MAX_PREDICATES`] predicates, each named
     /// by some split; every split's predicate in range and its children after it and inside the tree;
     /// every leaf share in [0, 1].
@@ -118,6 +153,32 @@ impl ForestShare {
         predicates: Vec<String>,
         trees: Vec<Tree>,
     ) -> Result<ForestShare, StructureError> {
+        ForestShare::checked(weight, horizon_steps, predicates, trees, None)
+    }
+
+    /// Assembles a boosted forest starting from log-odds `base`, checked as [`ForestShare::try_new`]
+    /// checks a bagged one but for its leaves, each a finite log-odds step of at most
+    /// [`MAX_BOOST_LEAF`] either way, and `base`, finite and at most [`MAX_BOOST_BASE`] either way.
+    ///
+    /// # Errors
+    /// [`StructureError`] naming the first violated condition.
+    pub fn try_new_boosted(
+        weight: f64,
+        horizon_steps: u32,
+        predicates: Vec<String>,
+        trees: Vec<Tree>,
+        base: f64,
+    ) -> Result<ForestShare, StructureError> {
+        ForestShare::checked(weight, horizon_steps, predicates, trees, Some(base))
+    }
+
+    fn checked(
+        weight: f64,
+        horizon_steps: u32,
+        predicates: Vec<String>,
+        trees: Vec<Tree>,
+        boost: Option<f64>,
+    ) -> Result<ForestShare, StructureError> {
         let invalid = |s: String| Err(StructureError::Invalid(s));
         if !(0.0..=1.0).contains(&weight) {
             return invalid(format!("forest weight {weight} is not in [0, 1]"));
@@ -125,6 +186,17 @@ impl ForestShare {
         if horizon_steps == 0 {
             return invalid("forest horizon of 0 steps".into());
         }
+        if let Some(b) = boost {
+            if !(b.is_finite() && b.abs() <= MAX_BOOST_BASE) {
+                return invalid(format!(
+                    "boosted forest base log-odds {b} is not finite within ±{MAX_BOOST_BASE}"
+                ));
+            }
+        }
+        let leaf_ok = |v: f64| match boost {
+            None => (0.0..=1.0).contains(&v),
+            Some(_) => v.is_finite() && v.abs() <= MAX_BOOST_LEAF,
+        };
         if trees.is_empty() || trees.len() > MAX_TREES {
             return invalid(format!(
                 "forest of {} trees (1 to {MAX_TREES})",
@@ -145,8 +217,15 @@ impl ForestShare {
             }
             for (i, node) in tree.nodes.iter().enumerate() {
                 match *node {
+                    Node::Leaf(v) if boost.is_some() => {
+                        if !leaf_ok(v) {
+                            return invalid(format!(
+                                "boosted forest tree {t}: leaf {i}'s log-odds step {v} is not finite within ±{MAX_BOOST_LEAF}"
+                            ));
+                        }
+                    }
                     Node::Leaf(v) => {
-                        if !(0.0..=1.0).contains(&v) {
+                        if !leaf_ok(v) {
                             return Err(StructureError::BadProbability {
                                 what: "forest leaf",
                                 state: i,
@@ -183,6 +262,7 @@ impl ForestShare {
             horizon_steps,
             predicates,
             trees,
+            boost,
         })
     }
 
@@ -191,7 +271,18 @@ impl ForestShare {
     /// # Errors
     /// A weight outside [0, 1].
     pub fn with_weight(self, w: f64) -> Result<ForestShare, StructureError> {
-        ForestShare::try_new(w, self.horizon_steps, self.predicates, self.trees)
+        ForestShare::checked(
+            w,
+            self.horizon_steps,
+            self.predicates,
+            self.trees,
+            self.boost,
+        )
+    }
+
+    /// A boosted forest's base log-odds; `None` for a bagged forest.
+    pub fn boost_base(&self) -> Option<f64> {
+        self.boost
     }
 
     /// The weight `w` of the forest in the risk `(1 − w) · risk_chain + w · forest`.
@@ -214,17 +305,25 @@ impl ForestShare {
         &self.trees
     }
 
-    /// The forest's value at a frame where predicate `i` holds iff `holds(i)`: the mean of its trees'
-    /// leaf shares.
+    /// The forest's value at a frame where predicate `i` holds iff `holds(i)`: a bagged forest's mean
+    /// leaf share, a boosted forest's `σ(base + Σ leaf)`.
     pub fn value(&self, mut holds: impl FnMut(usize) -> bool) -> f64 {
         let sum: f64 = self.trees.iter().map(|t| t.value(&mut holds)).sum();
-        sum / self.trees.len() as f64
+        match self.boost {
+            None => sum / self.trees.len() as f64,
+            Some(base) => logistic(base + sum),
+        }
     }
 
     /// `risk` mixed with the forest's `value`: `(1 − w) · risk + w · value`, clamped to [0, 1].
     pub fn mix(&self, risk: f64, value: f64) -> f64 {
         ((1.0 - self.weight) * risk + self.weight * value).clamp(0.0, 1.0)
     }
+}
+
+/// The logistic function `1 / (1 + e^−x)`.
+pub fn logistic(x: f64) -> f64 {
+    1.0 / (1.0 + (-x).exp())
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::abstraction::{Compiled, PropertyDef};
 use crate::calibrate::{Calibration, RssTuning};
 use crate::error::ModelError;
-use crate::forest::ForestShare;
+use crate::forest::{ForestShare, LegacyForest};
 use crate::property::PropertyModel;
 
 #[cfg(test)]
@@ -21,9 +21,11 @@ pub const MAGIC: &[u8; 16] = b"AVGUARD-MODEL\0\0\0";
 /// The format version this build writes: from 9 on, the properties are followed by one optional forest
 /// per property ([`crate::forest`]); from 10 on, the forests by one optional enforcement calibration per
 /// property ([`crate::PropertyModel::enforcement`]); from 11 on, those by one optional RSS tuning per
-/// property ([`crate::PropertyModel::rss_tuning`]).
-pub const FORMAT_VERSION: u32 = 11;
-/// The oldest format version this build reads: version 10 differs from 11 only in that it has no RSS
+/// property ([`crate::PropertyModel::rss_tuning`]); from 12 on, each forest says whether it is boosted
+/// ([`crate::forest`]).
+pub const FORMAT_VERSION: u32 = 12;
+/// The oldest format version this build reads: version 11 differs from 12 only in that its forests carry
+/// no boost field (every one is bagged), version 10 from 11 only in that it has no RSS
 /// tunings after the enforcement calibrations, version 9 from 10 only in that it has no enforcement
 /// calibrations after the forests, version 8 from 9 only in that it has no forests after the
 /// properties, and version 7 from 8 only in that its predicates are never conjunctions, so their files
@@ -36,6 +38,8 @@ const FIRST_FOREST_VERSION: u32 = 9;
 const FIRST_ENFORCEMENT_VERSION: u32 = 10;
 /// The first format version whose files carry RSS tunings.
 const FIRST_RSS_TUNING_VERSION: u32 = 11;
+/// The first format version whose forests may be boosted.
+const FIRST_BOOST_VERSION: u32 = 12;
 
 /// All learned properties of a deployment.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -289,12 +293,19 @@ impl Model {
         let decode = |e: postcard::Error| ModelError::Decode(e.to_string());
         let (mut model, mut tail): (Model, &[u8]) =
             postcard::take_from_bytes(body).map_err(decode)?;
-        if version >= FIRST_FOREST_VERSION {
+        if version >= FIRST_BOOST_VERSION {
             (model.properties, tail) = attach_part(
                 model.properties,
                 tail,
                 "forests",
                 |p, f: Option<ForestShare>| Ok(p.with_forest(f)),
+            )?;
+        } else if version >= FIRST_FOREST_VERSION {
+            (model.properties, tail) = attach_part(
+                model.properties,
+                tail,
+                "forests",
+                |p, f: Option<LegacyForest>| Ok(p.with_forest(f.map(|f| f.0))),
             )?;
         }
         if version >= FIRST_ENFORCEMENT_VERSION {

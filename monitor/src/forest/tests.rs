@@ -147,3 +147,44 @@ fn an_invalid_walk_stops_instead_of_looping() {
     };
     assert_eq!(dangling.value(|_| false), 0.5);
 }
+
+/// A boosted forest's leaves are log-odds steps: negative ones are its own, not a bagged forest's; a
+/// step or base beyond its bound, or not finite, is refused by name.
+#[test]
+fn a_boosted_forest_holds_log_odds_steps_within_their_bounds() {
+    let tree = |v: f64| Tree {
+        nodes: vec![
+            Node::Split {
+                predicate: 0,
+                yes: 1,
+                no: 2,
+            },
+            Node::Leaf(v),
+            Node::Leaf(0.1),
+        ],
+    };
+    let one = vec!["speed>10".to_string()];
+    let f = ForestShare::try_new_boosted(1.0, 30, one.clone(), vec![tree(-2.0), tree(0.5)], 0.3)
+        .unwrap();
+    // σ(0.3 − 2 + 0.5) and σ(0.3 + 0.1 + 0.1), by hand: 1 / (1 + e^1.2) and 1 / (1 + e^−0.5).
+    assert!((f.value(|_| true) - 0.231_475_217).abs() < 1e-8);
+    assert!((f.value(|_| false) - 0.622_459_331).abs() < 1e-8);
+    assert!(ForestShare::try_new(1.0, 30, one.clone(), vec![tree(-2.0)]).is_err());
+    for (leaf, base, says) in [
+        (MAX_BOOST_LEAF + 0.5, 0.0, "log-odds step 10.5"),
+        (f64::NAN, 0.0, "log-odds step NaN"),
+        (0.5, -MAX_BOOST_BASE - 1.0, "base log-odds -41"),
+        (0.5, f64::INFINITY, "base log-odds inf"),
+    ] {
+        let e = ForestShare::try_new_boosted(1.0, 30, one.clone(), vec![tree(leaf)], base)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(says), "{e}");
+    }
+    // The weight keeps the forest boosted.
+    let g = f.clone().with_weight(0.25).unwrap();
+    assert_eq!(
+        (g.boost_base(), g.value(|_| true)),
+        (Some(0.3), f.value(|_| true))
+    );
+}

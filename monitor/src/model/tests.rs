@@ -118,7 +118,7 @@ fn rejects_foreign_future_truncated_and_corrupt_files() {
     six[16] = 6;
     let err = Model::from_bytes(&six).unwrap_err();
     assert!(matches!(err, ModelError::Version { found: 6, .. }));
-    assert!(err.to_string().contains("versions 7 to 11"), "{err}");
+    assert!(err.to_string().contains("versions 7 to 12"), "{err}");
     // Forests, or enforcement calibrations, for another number of properties, and none at all.
     let mut two = before_forests.to_vec();
     two.extend_from_slice(&[2, 0, 0, 1, 0]);
@@ -262,6 +262,75 @@ fn a_forest_s_splits_must_read_against_the_laws() {
         .to_string();
     assert!(err.contains("forest of its own"), "{err}");
     assert!(p.with_members(vec![m.properties()[0].clone()]).is_ok());
+}
+
+/// A boosted forest is carried through the file with its base; a file of format 11, whose forests have
+/// no boost field, still reads, its forest bagged; the same bytes marked 12 do not.
+#[test]
+fn a_boosted_forest_round_trips_and_a_format_11_forest_reads_as_bagged() {
+    use crate::forest::{ForestShare, Node, Tree};
+    let m = small_model();
+    let tree = |a: f64, b: f64| Tree {
+        nodes: vec![
+            Node::Split {
+                predicate: 0,
+                yes: 1,
+                no: 2,
+            },
+            Node::Leaf(a),
+            Node::Leaf(b),
+        ],
+    };
+    let splits = vec!["speed > 3".to_string()];
+    let boosted =
+        ForestShare::try_new_boosted(0.25, 30, splits.clone(), vec![tree(0.7, -0.4)], -1.5)
+            .unwrap();
+    let with = |f: ForestShare| {
+        Model::try_new(
+            m.laws().to_vec(),
+            vec![m.properties()[0].clone().with_forest(Some(f))],
+        )
+        .unwrap()
+    };
+    let ok = with(boosted.clone());
+    let back = Model::from_bytes(&ok.to_bytes()).unwrap();
+    assert_eq!(back, ok);
+    let f = back.properties()[0].forest().unwrap();
+    assert_eq!(f.boost_base(), Some(-1.5));
+    // σ(−1.5 + 0.7) and σ(−1.5 − 0.4), by hand: 1 / (1 + e^0.8) and 1 / (1 + e^1.9).
+    assert!((f.value(|_| true) - 0.310_025_518).abs() < 1e-8);
+    assert!((f.value(|_| false) - 0.130_108_474).abs() < 1e-8);
+    // Format 11: the forest without its boost field, then no enforcement calibration or RSS tuning.
+    #[derive(serde::Serialize)]
+    struct V11<'a> {
+        weight: f64,
+        horizon_steps: u32,
+        predicates: &'a [String],
+        trees: &'a [Tree],
+    }
+    let bagged = vec![tree(0.7, 0.2)];
+    let bytes = m.to_bytes();
+    let mut v11 = bytes[..bytes.len() - 6].to_vec();
+    v11.extend(
+        postcard::to_stdvec(&vec![Some(V11 {
+            weight: 0.5,
+            horizon_steps: 30,
+            predicates: &splits,
+            trees: &bagged,
+        })])
+        .unwrap(),
+    );
+    v11.extend_from_slice(&[1, 0, 1, 0]);
+    v11[16] = 11;
+    let read = Model::from_bytes(&v11).unwrap();
+    let want = ForestShare::try_new(0.5, 30, splits.clone(), bagged).unwrap();
+    assert_eq!(read, with(want));
+    assert_eq!(read.properties()[0].forest().unwrap().boost_base(), None);
+    v11[16] = 12;
+    assert!(matches!(
+        Model::from_bytes(&v11),
+        Err(ModelError::Decode(_))
+    ));
 }
 
 /// A calibration at θ for P(eventually), without debounce.

@@ -77,6 +77,8 @@ fn property_json(p: &PropertyModel) -> String {
             || "null".to_owned(),
             |f| serde_json::json!({
                 "weight": f.weight(),
+                "kind": if f.boost_base().is_some() { "boosted" } else { "bagged" },
+                "boost_base": f.boost_base(),
                 "trees": f.trees().len(),
                 "horizon_steps": f.horizon_steps(),
                 "predicates": f.predicates(),
@@ -178,9 +180,21 @@ fn text(model: &Model) -> String {
         }
         if let Some(f) = p.forest() {
             let w = f.weight();
+            let (trees, value) = match f.boost_base() {
+                None => (
+                    "bagged trees",
+                    "each leaf the share of its training frames followed by a violation".to_string(),
+                ),
+                Some(b) => (
+                    "boosted trees",
+                    format!(
+                        "its value the logistic of {b:.3} plus the leaves' log-odds steps, the chance of a violation"
+                    ),
+                ),
+            };
             let _ = writeln!(
                 out,
-                "  forest: the risk above mixed as {} x risk + {w} x forest ({} trees over {} split predicates, each leaf the share of its training frames followed by a violation within {} steps; weight chosen by the cross-validated score)",
+                "  forest: the risk above mixed as {} x risk + {w} x forest ({} {trees} over {} split predicates, {value} within {} steps; weight chosen by the cross-validated score)",
                 1.0 - w,
                 f.trees().len(),
                 f.predicates().len(),
