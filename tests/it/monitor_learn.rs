@@ -1152,3 +1152,85 @@ fn calibrate_tunes_rss_to_the_target_and_score_reports_it() {
         collided
     );
 }
+
+/// `learn --forest-kind`: under `either` each forest line names the kind kept and the other's best fold
+/// score, and `info --json` says the same kind; under `boosted` every stored forest is boosted, of 100
+/// trees from a base log-odds; the model scores logs.
+#[test]
+fn boosted_forests_through_learn_info_and_score() {
+    let tmp = scratch();
+    let dir = tmp.path();
+    let train = dir.join("train");
+    simulate("priority_road_residential.toml", 60, 1, &train);
+    let learn_kind = |kind: &str, out: &Path| {
+        run_ok(
+            avguard()
+                .args(["learn", "--ensemble", "1", "--max-predicates", "4"])
+                .args(["--forest-kind", kind, "--laws"])
+                .arg(workspace_root().join("laws/specs"))
+                .arg("--out")
+                .arg(out)
+                .arg(&train),
+        )
+    };
+    let info_of = |model: &Path| -> serde_json::Value {
+        serde_json::from_str(&run_ok(avguard().args(["info", "--json"]).arg(model))).unwrap()
+    };
+    let either = dir.join("either.avg");
+    let summary = learn_kind("either", &either);
+    let json = info_of(&either);
+    let mut lines = 0;
+    for p in json["properties"].as_array().unwrap() {
+        let name = p["name"].as_str().unwrap();
+        let Some(line) = summary
+            .lines()
+            .find(|l| l.starts_with(&format!("{name}: forest weight ")))
+        else {
+            continue;
+        };
+        lines += 1;
+        let boosted = line.contains("; boosted trees, bagged trees' best ");
+        assert!(
+            boosted || line.contains("; bagged trees, boosted trees' best "),
+            "{line}"
+        );
+        if !p["forest"].is_null() {
+            let kind = if boosted { "boosted" } else { "bagged" };
+            assert_eq!(p["forest"]["kind"].as_str(), Some(kind), "{line}\n{p}");
+            assert_eq!(p["forest"]["boost_base"].is_f64(), boosted, "{p}");
+        }
+    }
+    assert!(lines > 0, "{summary}");
+    let boosted = dir.join("boosted.avg");
+    let summary = learn_kind("boosted", &boosted);
+    let json = info_of(&boosted);
+    let mut forests = 0;
+    for p in json["properties"].as_array().unwrap() {
+        if p["forest"].is_null() {
+            continue;
+        }
+        forests += 1;
+        assert_eq!(p["forest"]["kind"].as_str(), Some("boosted"), "{p}");
+        assert_eq!(p["forest"]["trees"].as_u64(), Some(100), "{p}");
+        let base = p["forest"]["boost_base"].as_f64().unwrap();
+        assert!(
+            base < 0.0,
+            "violations follow within 3 s in fewer than half the frames: {p}"
+        );
+        let name = p["name"].as_str().unwrap();
+        assert!(
+            summary.contains(&format!("{name}: forest weight "))
+                && summary
+                    .lines()
+                    .any(|l| l.starts_with(name) && l.ends_with("; boosted trees)")),
+            "{summary}"
+        );
+    }
+    assert!(forests > 0, "no property kept a boosted forest: {summary}");
+    let text = run_ok(avguard().args(["info"]).arg(&boosted));
+    assert!(text.contains("100 boosted trees over "), "{text}");
+    // Every property of every run scored, through the boosted forests.
+    let scored = score_json(&boosted, &dir.join("score"), &[&train]);
+    let n_properties = json["properties"].as_array().unwrap().len();
+    assert_eq!(scored["runs"].as_array().unwrap().len(), 60 * n_properties);
+}

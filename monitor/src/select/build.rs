@@ -13,6 +13,7 @@ use crate::StateId;
 
 use super::candidates::Cuts;
 use super::data::{PropertyData, RunRecord, Source};
+use super::forest::{ForestChoice, ForestKind};
 use super::pool::Candidate;
 use super::search::SearchConfig;
 use super::{
@@ -53,7 +54,7 @@ impl AutoPlan {
         // The frame share's weight in every chain's risk: chosen after the search (0: the chain alone).
         let mut share_weight = 0.0;
         // The forest mixed into the property's risk: grown after the search when its weight is above 0.
-        let (mut forest_share, mut forest_scores) = (None, Vec::new());
+        let (mut forest_share, mut forest_choice) = (None, ForestChoice::default());
         let (steps, segs): (Vec<SelectionStep>, _) = match mode {
             AbstractionMode::Auto if n_violating > 0 => {
                 // Greedy selection is myopic: started from nothing it can settle on a worse set than
@@ -168,7 +169,7 @@ impl AutoPlan {
                         let start = (&fixed[..], found.start);
                         nested::fold_searches(&data, records, &cfg, start, &fine)
                     });
-                    (forest_share, forest_scores) = self.forest(
+                    (forest_share, forest_choice) = self.forest(
                         &data,
                         records,
                         &pool,
@@ -305,7 +306,7 @@ impl AutoPlan {
                 selection,
                 rule,
                 budget_rules,
-                forest_scores,
+                forest: forest_choice,
             },
         ))
     }
@@ -315,7 +316,8 @@ impl AutoPlan {
     /// The forest of a property whose first chain's predicates are `chosen` (searched under `cfg`):
     /// grown over the pool's candidates that vary, with its weight chosen on `cfg`'s folds
     /// ([`forest::choose_forest_weight`]) against `nested`'s fold chains when given, else against the
-    /// chain of `chosen`; `None` when that weight is 0. Also every weight's score.
+    /// chain of `chosen`; `None` when that weight is 0. Also how it was chosen: every weight's score, of
+    /// the kind kept when [`ForestKind::Either`] grew both.
     fn forest(
         &self,
         data: &PropertyData,
@@ -328,7 +330,7 @@ impl AutoPlan {
         ),
         n_trees: usize,
         alpha: f64,
-    ) -> Result<(Option<ForestShare>, Vec<f64>), ModelError> {
+    ) -> Result<(Option<ForestShare>, ForestChoice), ModelError> {
         let varying: Vec<usize> = (0..pool.len())
             .filter(|&c| !data.candidates[c].is_constant())
             .collect();
@@ -345,16 +347,53 @@ impl AutoPlan {
                 forest::shared_chains(&first)
             }
         };
-        let (weight, scores) =
-            forest::choose_forest_weight(data, records, cfg, &chains, &table, n_trees, alpha);
+        let choose = |kind| {
+            let (w, scores) = forest::choose_forest_weight(
+                data,
+                records,
+                cfg,
+                &chains,
+                &table,
+                (kind, n_trees),
+                alpha,
+            );
+            (kind, w, scores)
+        };
+        let best = |s: &[f64]| s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let ((kind, weight, scores), other_best) = match cfg.forest_kind {
+            ForestKind::Either => {
+                let bagged = choose(ForestKind::Bagged);
+                let boosted = choose(ForestKind::Boosted);
+                let (b, g) = (best(&bagged.2), best(&boosted.2));
+                if g > b {
+                    (boosted, Some(b))
+                } else {
+                    (bagged, Some(g))
+                }
+            }
+            kind => (choose(kind), None),
+        };
+        let choice = ForestChoice {
+            kind,
+            scores,
+            other_best,
+        };
         if weight == 0.0 {
-            return Ok((None, scores));
+            return Ok((None, choice));
         }
         let all: Vec<usize> = (0..data.runs.len()).collect();
-        let trees = forest::grow_forest(&table, &all, n_trees, alpha, cfg.seed);
-        let (texts, trees) = forest::renumbered(trees, |c| pool[varying[c]].0.text());
-        let share = ForestShare::try_new(weight, horizon_steps, texts, trees)?;
-        Ok((Some(share), scores))
+        let text = |c: usize| pool[varying[c]].0.text();
+        let share = match forest::Grown::grow(kind, &table, &all, n_trees, alpha, cfg.seed) {
+            forest::Grown::Bagged(trees) => {
+                let (texts, trees) = forest::renumbered(trees, text);
+                ForestShare::try_new(weight, horizon_steps, texts, trees)?
+            }
+            forest::Grown::Boosted(b) => {
+                let (texts, trees) = forest::renumbered(b.trees, text);
+                ForestShare::try_new_boosted(weight, horizon_steps, texts, trees, b.base)?
+            }
+        };
+        Ok((Some(share), choice))
     }
 }
 

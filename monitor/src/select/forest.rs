@@ -41,6 +41,82 @@ pub const HORIZON_S: f64 = 3.0;
 /// The forest weights [`choose_forest_weight`] compares, no forest first (it wins ties).
 pub const FOREST_WEIGHTS: [f64; 4] = [0.0, 0.25, 0.5, 0.75];
 
+pub mod boost;
+
+/// How a forest's trees are grown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ForestKind {
+    /// Bagged: trees on seeded subsets of the runs, their leaf shares averaged.
+    Bagged,
+    /// Boosted ([`boost`]): each tree fitted to what the trees before it left unexplained.
+    Boosted,
+    /// Both grown on the folds; the one whose best weight scores higher is kept (bagged on ties).
+    Either,
+}
+
+/// How a property's forest was chosen on the folds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForestChoice {
+    /// The kind of trees the scores are of: the kind kept ([`ForestKind::Bagged`] or
+    /// [`ForestKind::Boosted`]).
+    pub kind: ForestKind,
+    /// The cross-validated score of each weight of [`FOREST_WEIGHTS`] for that kind; empty when no
+    /// forest was grown.
+    pub scores: Vec<f64>,
+    /// Under [`ForestKind::Either`], the best score of the kind not kept.
+    pub other_best: Option<f64>,
+}
+
+impl Default for ForestChoice {
+    /// No forest grown.
+    fn default() -> Self {
+        ForestChoice {
+            kind: ForestKind::Bagged,
+            scores: Vec::new(),
+            other_best: None,
+        }
+    }
+}
+
+/// A forest as grown, its split predicates table candidates.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Grown {
+    /// Bagged trees (leaf shares).
+    Bagged(Vec<Tree>),
+    /// A boosted forest.
+    Boosted(boost::Boosted),
+}
+
+impl Grown {
+    /// Grows a forest of `kind` (not [`ForestKind::Either`], which grows bagged) on the runs `runs`:
+    /// `n_trees` bagged trees smoothed by `alpha`, or [`boost::BOOSTED_TREES`] boosted ones.
+    pub fn grow(
+        kind: ForestKind,
+        table: &FrameTable,
+        runs: &[usize],
+        n_trees: usize,
+        alpha: f64,
+        seed: u64,
+    ) -> Grown {
+        match kind {
+            ForestKind::Boosted => {
+                Grown::Boosted(boost::grow_boosted(table, runs, boost::BOOSTED_TREES, seed))
+            }
+            ForestKind::Bagged | ForestKind::Either => {
+                Grown::Bagged(grow_forest(table, runs, n_trees, alpha, seed))
+            }
+        }
+    }
+
+    /// The forest's value at frame `i` of `table`.
+    fn value(&self, table: &FrameTable, i: usize) -> f64 {
+        match self {
+            Grown::Bagged(trees) => forest_value(table, trees, i),
+            Grown::Boosted(b) => b.value(table, i),
+        }
+    }
+}
+
 /// Every kept frame of one property's runs as bits.
 #[derive(Debug, Clone)]
 pub struct FrameTable {
@@ -356,7 +432,7 @@ pub fn choose_forest_weight(
     cfg: &SearchConfig,
     chains: &[(&Segments, &[f64])],
     table: &FrameTable,
-    n_trees: usize,
+    (kind, n_trees): (ForestKind, usize),
     alpha: f64,
 ) -> (f64, Vec<f64>) {
     let scorer = Scorer::new(data, records, cfg);
@@ -367,7 +443,8 @@ pub fn choose_forest_weight(
         let train: Vec<usize> = (0..data.runs.len())
             .filter(|&r| folds[r] as usize != f)
             .collect();
-        let trees = grow_forest(
+        let grown = Grown::grow(
+            kind,
             table,
             &train,
             n_trees,
@@ -386,7 +463,7 @@ pub fn choose_forest_weight(
                 let frames = (0..kept)
                     .map(|i| HeldFrame {
                         chain: risks.get(states[i] as usize).copied().unwrap_or(1.0),
-                        forest: forest_value(table, &trees, start + i),
+                        forest: grown.value(table, start + i),
                         lead: t_viol - t[i],
                     })
                     .collect();

@@ -98,10 +98,11 @@ pub struct PropertyReport {
     pub rule: Option<ReactiveRule>,
     /// The rule for each budget [`AutoPlan::build_with_budget_rules`] was asked for, in order.
     pub budget_rules: Vec<Option<ReactiveRule>>,
-    /// The cross-validated score of each forest weight of [`forest::FOREST_WEIGHTS`], from which the
-    /// stored forest's weight was chosen; empty when no forest was grown (`forest_trees` 0, or no
-    /// search).
-    pub forest_scores: Vec<f64>,
+    /// How the forest was chosen: the cross-validated score of each forest weight of
+    /// [`forest::FOREST_WEIGHTS`], from which the stored forest's weight was chosen (empty when no forest
+    /// was grown: `forest_trees` 0, or no search), the kind of trees they are of, and under
+    /// [`forest::ForestKind::Either`] the other kind's best score.
+    pub forest: forest::ForestChoice,
 }
 
 impl AutoPlan {

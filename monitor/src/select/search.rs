@@ -157,6 +157,8 @@ pub struct SearchConfig {
     /// gives an ensemble its further chains), rather than against the first chain's predicates, chosen
     /// on every run.
     pub forest_nested: bool,
+    /// How the forest's trees are grown: bagged, boosted, or whichever the folds prefer.
+    pub forest_kind: super::forest::ForestKind,
 }
 
 /// The Laplace α values a search chooses among ([`SearchConfig::choose_alpha`]): the paper's add-one
@@ -187,6 +189,7 @@ impl Default for SearchConfig {
             conjunction_margin: 0.01,
             forest_trees: 0,
             forest_nested: false,
+            forest_kind: super::forest::ForestKind::Bagged,
         }
     }
 }

@@ -1436,6 +1436,16 @@ fn forest_table(pool: &Pool, data: &PropertyData) -> (Vec<usize>, forest::FrameT
 /// file carries it.
 #[test]
 fn a_forest_is_what_the_runtime_reads() {
+    runtime_reads_the_forest(false);
+}
+
+/// [`a_forest_is_what_the_runtime_reads`] for a boosted forest: its value `σ(base + Σ leaf)`, not a mean.
+#[test]
+fn a_boosted_forest_is_what_the_runtime_reads() {
+    runtime_reads_the_forest(true);
+}
+
+fn runtime_reads_the_forest(boosted: bool) {
     let (plan, recs) = records(300, 5);
     let (model, _) = plan
         .build(&recs, AbstractionMode::Fixed, &SearchConfig::default())
@@ -1443,7 +1453,12 @@ fn a_forest_is_what_the_runtime_reads() {
     let (pool, sources, data) = pool_data(&plan, &recs);
     let (varying, table) = forest_table(&pool, &data);
     let all: Vec<usize> = (0..data.runs.len()).collect();
-    let mut trees = forest::grow_forest(&table, &all, 3, 1.0, 0);
+    let (mut trees, base) = if boosted {
+        let b = forest::boost::grow_boosted(&table, &all, 5, 0);
+        (b.trees, Some(b.base))
+    } else {
+        (forest::grow_forest(&table, &all, 3, 1.0, 0), None)
+    };
     // And a tree that splits on every varying candidate in turn (more than a word of split bits, and
     // every kind of predicate the pool holds): candidate i's yes is a leaf, its no the next split.
     let n = varying.len() as u32;
@@ -1466,7 +1481,11 @@ fn a_forest_is_what_the_runtime_reads() {
         .map(|t| pool.iter().position(|(c, _)| c.text() == *t).unwrap())
         .collect();
     assert!(used.len() >= 2, "{used:?}");
-    let share = crate::forest::ForestShare::try_new(0.5, 30, texts, trees).unwrap();
+    let share = match base {
+        Some(b) => crate::forest::ForestShare::try_new_boosted(0.5, 30, texts, trees, b),
+        None => crate::forest::ForestShare::try_new(0.5, 30, texts, trees),
+    }
+    .unwrap();
     let with = Model::try_new(
         model.laws().to_vec(),
         vec![model.properties()[0]
@@ -1543,12 +1562,12 @@ fn the_auto_model_carries_the_forest_its_fold_score_chose() {
         &cfg,
         &forest::shared_chains(&first),
         &table,
-        4,
+        (forest::ForestKind::Bagged, 4),
         p.config().laplace.alpha,
     );
     assert!(w > 0.0, "{scores:?}");
     assert!(scores[0] < scores[1], "{scores:?}");
-    assert_eq!(reports[0].forest_scores, scores, "the report carries them");
+    assert_eq!(reports[0].forest.scores, scores, "the report carries them");
     let f = p.forest().unwrap();
     assert_eq!(f.weight(), w);
     assert_eq!(f.trees().len(), 4);
@@ -1564,7 +1583,7 @@ fn the_auto_model_carries_the_forest_its_fold_score_chose() {
         )
         .unwrap();
     assert!(none.properties()[0].forest().is_none());
-    assert!(none_reports[0].forest_scores.is_empty());
+    assert!(none_reports[0].forest.scores.is_empty());
 }
 
 /// With `forest_nested` the weight is chosen against the chains of searches run without each fold
@@ -1592,16 +1611,24 @@ fn a_nested_forest_weight_is_scored_against_chains_searched_without_the_fold() {
     let views = nested::views(&searches);
     let (_, table) = forest_table(&pool, &data);
     let alpha = p.config().laplace.alpha;
-    let (w, scores) = forest::choose_forest_weight(&data, &recs, &cfg, &views, &table, 4, alpha);
-    assert_eq!(reports[0].forest_scores, scores);
+    let (w, scores) = forest::choose_forest_weight(
+        &data,
+        &recs,
+        &cfg,
+        &views,
+        &table,
+        (forest::ForestKind::Bagged, 4),
+        alpha,
+    );
+    assert_eq!(reports[0].forest.scores, scores);
     assert_eq!(p.forest().map_or(0.0, |f| f.weight()), w);
     let direct = SearchConfig {
         forest_nested: false,
         ..cfg
     };
     let (_, direct_reports) = plan.build(&recs, AbstractionMode::Auto, &direct).unwrap();
-    assert_eq!(direct_reports[0].forest_scores.len(), scores.len());
-    assert_ne!(direct_reports[0].forest_scores, scores);
+    assert_eq!(direct_reports[0].forest.scores.len(), scores.len());
+    assert_ne!(direct_reports[0].forest.scores, scores);
 }
 
 /// `build_observed` reports each property once, by index and name, after learning it (in any order),

@@ -123,6 +123,23 @@ pub struct SearchArgs {
     /// so its fold score is flattered and the choice leans to no forest (docs/MEASUREMENTS.md).
     #[arg(long, value_enum, default_value_t = ForestChoice::Nested)]
     pub forest_choice: ForestChoice,
+    /// How each forest's trees are grown: `bagged` (the default) `--forest` trees on seeded subsets of
+    /// the runs, their leaf shares averaged; `boosted` 100 trees by gradient boosting, each fitted to
+    /// what the ones before it left unexplained; `either` grows both on the folds and keeps the one
+    /// whose mix scores higher there.
+    #[arg(long, value_enum, default_value_t = ForestKindArg::Bagged)]
+    pub forest_kind: ForestKindArg,
+}
+
+/// `--forest-kind` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ForestKindArg {
+    /// Bagged trees.
+    Bagged,
+    /// Boosted trees.
+    Boosted,
+    /// Whichever the folds prefer.
+    Either,
 }
 
 impl SearchArgs {
@@ -135,6 +152,11 @@ impl SearchArgs {
             chains: self.ensemble as usize,
             conjunction_partners: self.conjunctions as usize,
             forest_trees: self.forest as usize,
+            forest_kind: match self.forest_kind {
+                ForestKindArg::Bagged => monitor::select::forest::ForestKind::Bagged,
+                ForestKindArg::Boosted => monitor::select::forest::ForestKind::Boosted,
+                ForestKindArg::Either => monitor::select::forest::ForestKind::Either,
+            },
             ..SearchConfig::default()
         };
         self.forest_choice.search(
@@ -368,7 +390,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     print_summary(&model)?;
     for (p, r) in model.properties().iter().zip(&reports) {
         let weight = p.forest().map_or(0.0, |f| f.weight());
-        if let Some(line) = forest_choice_words(&r.name, weight, &r.forest_scores) {
+        if let Some(line) = forest_choice_words(&r.name, weight, &r.forest) {
             crate::outln!("{line}")?;
         }
     }
@@ -376,11 +398,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 /// How property `name`'s forest weight `weight` (0: none stored) was chosen, in words: every weight's
-/// cross-validated score (`scores`, one per weight of `FOREST_WEIGHTS`) and the chosen weight's margin
-/// over the best of the others (a small margin says the choice is close to a toss); `None` when no
-/// forest was grown (no scores) or `weight` is not one of them.
-pub fn forest_choice_words(name: &str, weight: f64, scores: &[f64]) -> Option<String> {
-    use monitor::select::forest::FOREST_WEIGHTS;
+/// cross-validated score (one per weight of `FOREST_WEIGHTS`) and the chosen weight's margin over the
+/// best of the others (a small margin says the choice is close to a toss), then, unless the trees are
+/// bagged alone, their kind and, when both kinds were grown, the other kind's best score; `None` when
+/// no forest was grown (no scores) or `weight` is not one of them.
+pub fn forest_choice_words(
+    name: &str,
+    weight: f64,
+    choice: &monitor::select::forest::ForestChoice,
+) -> Option<String> {
+    use monitor::select::forest::{ForestKind, FOREST_WEIGHTS};
+    let scores = &choice.scores;
     if scores.len() != FOREST_WEIGHTS.len() {
         return None;
     }
@@ -391,8 +419,15 @@ pub fn forest_choice_words(name: &str, weight: f64, scores: &[f64]) -> Option<St
         .fold(f64::NEG_INFINITY, f64::max);
     let list =
         |f: &dyn Fn(usize) -> String| (0..scores.len()).map(f).collect::<Vec<_>>().join(" / ");
+    // Bagged trees alone read as before boosting was an option; the rest is appended.
+    let kind = match (choice.kind, choice.other_best) {
+        (ForestKind::Boosted, None) => "; boosted trees".to_string(),
+        (ForestKind::Boosted, Some(b)) => format!("; boosted trees, bagged trees' best {b:.4}"),
+        (_, Some(b)) => format!("; bagged trees, boosted trees' best {b:.4}"),
+        (_, None) => String::new(),
+    };
     Some(format!(
-        "{}: forest weight {} (fold scores of weights {}: {}; margin over the next {:.5})",
+        "{}: forest weight {} (fold scores of weights {}: {}; margin over the next {:.5}{kind})",
         name,
         weight,
         list(&|i| FOREST_WEIGHTS[i].to_string()),
@@ -493,17 +528,56 @@ mod tests {
     /// as the search does), with its margin over the best of the others.
     #[test]
     fn the_forest_choice_reads_as_the_search_made_it() {
+        use monitor::select::forest::{ForestChoice, ForestKind};
+        let of = |kind, scores: &[f64], other_best| ForestChoice {
+            kind,
+            scores: scores.to_vec(),
+            other_best,
+        };
         assert_eq!(
-            forest_choice_words("p", 0.25, &[0.5, 0.61234, 0.61234, 0.1]).unwrap(),
+            forest_choice_words(
+                "p",
+                0.25,
+                &of(ForestKind::Bagged, &[0.5, 0.61234, 0.61234, 0.1], None)
+            )
+            .unwrap(),
             "p: forest weight 0.25 (fold scores of weights 0 / 0.25 / 0.5 / 0.75: \
              0.5000 / 0.6123 / 0.6123 / 0.1000; margin over the next 0.00000)"
         );
-        let words = forest_choice_words("q", 0.0, &[0.63, 0.6, 0.62998, 0.2]).unwrap();
+        let words = forest_choice_words(
+            "q",
+            0.0,
+            &of(ForestKind::Bagged, &[0.63, 0.6, 0.62998, 0.2], None),
+        )
+        .unwrap();
         assert!(
             words.starts_with("q: forest weight 0 (") && words.ends_with("next 0.00002)"),
             "{words}"
         );
-        assert_eq!(forest_choice_words("r", 0.0, &[]), None);
+        let words = forest_choice_words(
+            "s",
+            0.5,
+            &of(ForestKind::Boosted, &[0.6, 0.62, 0.65, 0.64], Some(0.631)),
+        )
+        .unwrap();
+        assert!(
+            words.ends_with("next 0.01000; boosted trees, bagged trees' best 0.6310)"),
+            "{words}"
+        );
+        let words = forest_choice_words(
+            "t",
+            0.0,
+            &of(ForestKind::Bagged, &[0.6, 0.5, 0.5, 0.5], Some(0.59)),
+        )
+        .unwrap();
+        assert!(
+            words.ends_with("next 0.10000; bagged trees, boosted trees' best 0.5900)"),
+            "{words}"
+        );
+        assert_eq!(
+            forest_choice_words("r", 0.0, &of(ForestKind::Bagged, &[], None)),
+            None
+        );
     }
 
     /// The search `learn` runs without options is [`default_search`] (which the demo learns with too),
