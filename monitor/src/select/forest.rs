@@ -232,22 +232,25 @@ fn impurity(n: u64, p: u64) -> f64 {
     }
 }
 
-/// A leaf being grown: its node, frames and best split (gain, candidate, frames and positives where the
-/// candidate holds).
-struct Growing {
-    node: usize,
-    mask: Vec<u64>,
-    n: u64,
-    p: u64,
-    best: Option<(f64, usize, u64, u64)>,
+/// The frames of `mask` and how many of them are followed by a violation.
+fn count(table: &FrameTable, mask: &[u64]) -> (u64, u64) {
+    mask.iter()
+        .zip(&table.target)
+        .fold((0, 0), |(n, p), (&a, &t)| {
+            (
+                n + u64::from(a.count_ones()),
+                p + u64::from((a & t).count_ones()),
+            )
+        })
 }
 
-/// The best split of the frames `mask` (`n` of them, `p` followed by a violation).
-fn best_split(table: &FrameTable, mask: &[u64], n: u64, p: u64) -> Option<(f64, usize, u64, u64)> {
+/// The best split of the frames `mask` (`n` of them, `p` followed by a violation): its Gini gain and
+/// candidate.
+fn best_split(table: &FrameTable, mask: &[u64], n: u64, p: u64) -> Option<(f64, usize)> {
     let live: Vec<usize> = (0..mask.len()).filter(|&w| mask[w] != 0).collect();
     let positive: Vec<u64> = live.iter().map(|&w| mask[w] & table.target[w]).collect();
     let parent = impurity(n, p);
-    let mut best: Option<(f64, usize, u64, u64)> = None;
+    let mut best: Option<(f64, usize)> = None;
     for (c, bits) in table.cand.iter().enumerate() {
         let (mut n1, mut p1) = (0u64, 0u64);
         for (j, &w) in live.iter().enumerate() {
@@ -260,7 +263,7 @@ fn best_split(table: &FrameTable, mask: &[u64], n: u64, p: u64) -> Option<(f64, 
         }
         let gain = parent - impurity(n1, p1) - impurity(n0, p0);
         if gain > 1e-12 && best.is_none_or(|b| gain > b.0) {
-            best = Some((gain, c, n1, p1));
+            best = Some((gain, c));
         }
     }
     best
@@ -269,29 +272,45 @@ fn best_split(table: &FrameTable, mask: &[u64], n: u64, p: u64) -> Option<(f64, 
 /// Grows one tree on the frames `mask`; split predicates are the table's candidate indices. `alpha`
 /// smooths the leaves.
 pub fn grow_tree(table: &FrameTable, mask: Vec<u64>, alpha: f64) -> Tree {
-    let count = |m: &[u64]| -> (u64, u64) {
-        m.iter()
-            .zip(&table.target)
-            .fold((0, 0), |(n, p), (&a, &t)| {
-                (
-                    n + u64::from(a.count_ones()),
-                    p + u64::from((a & t).count_ones()),
-                )
-            })
-    };
-    let leaf = |n: u64, p: u64| Node::Leaf((p as f64 + alpha / 2.0) / (n as f64 + alpha));
-    let (n, p) = count(&mask);
-    let mut nodes = vec![leaf(n, p)];
+    grow_best_first(
+        table,
+        mask,
+        |m| {
+            let (n, p) = count(table, m);
+            (p as f64 + alpha / 2.0) / (n as f64 + alpha)
+        },
+        |m| {
+            let (n, p) = count(table, m);
+            best_split(table, m, n, p)
+        },
+    )
+}
+
+/// A leaf being grown: its node, frames and best split (gain, candidate).
+struct Growing {
+    node: usize,
+    mask: Vec<u64>,
+    best: Option<(f64, usize)>,
+}
+
+/// Grows one tree best-first on the frames `mask`, the bagged and the boosted trees alike: the open leaf
+/// whose best split gains most (the first on ties) is split, until the tree has [`MAX_LEAVES`] leaves or
+/// no leaf has a split. `leaf` gives the value of a leaf's frames, `best_split` their best split's gain and
+/// candidate (table index), or none.
+pub(super) fn grow_best_first(
+    table: &FrameTable,
+    mask: Vec<u64>,
+    leaf: impl Fn(&[u64]) -> f64,
+    best_split: impl Fn(&[u64]) -> Option<(f64, usize)>,
+) -> Tree {
+    let mut nodes = vec![Node::Leaf(leaf(&mask))];
     let mut open = vec![Growing {
         node: 0,
-        best: best_split(table, &mask, n, p),
+        best: best_split(&mask),
         mask,
-        n,
-        p,
     }];
     let mut leaves = 1;
     while leaves < MAX_LEAVES {
-        // The open leaf with the largest gain (the first on ties).
         let Some(at) = (0..open.len())
             .filter(|&i| open[i].best.is_some())
             .max_by(|&a, &b| {
@@ -304,38 +323,28 @@ pub fn grow_tree(table: &FrameTable, mask: Vec<u64>, alpha: f64) -> Tree {
         else {
             break;
         };
-        let g = open.swap_remove(at);
-        let Some((_, c, n1, p1)) = g.best else {
+        let grown = open.swap_remove(at);
+        let Some((_, c)) = grown.best else {
             break;
         };
-        let yes_mask: Vec<u64> = g
-            .mask
-            .iter()
-            .zip(&table.cand[c])
-            .map(|(&m, &b)| m & b)
-            .collect();
-        let no_mask: Vec<u64> = g
-            .mask
-            .iter()
-            .zip(&table.cand[c])
-            .map(|(&m, &b)| m & !b)
-            .collect();
         let (yes, no) = (nodes.len(), nodes.len() + 1);
-        nodes[g.node] = Node::Split {
+        nodes[grown.node] = Node::Split {
             predicate: c as u32,
             yes: yes as u32,
             no: no as u32,
         };
-        let (n0, p0) = (g.n - n1, g.p - p1);
-        nodes.push(leaf(n1, p1));
-        nodes.push(leaf(n0, p0));
-        for (node, m, n, p) in [(yes, yes_mask, n1, p1), (no, no_mask, n0, p0)] {
+        for (node, holds) in [(yes, true), (no, false)] {
+            let m: Vec<u64> = grown
+                .mask
+                .iter()
+                .zip(&table.cand[c])
+                .map(|(&m, &b)| if holds { m & b } else { m & !b })
+                .collect();
+            nodes.push(Node::Leaf(leaf(&m)));
             open.push(Growing {
                 node,
-                best: best_split(table, &m, n, p),
+                best: best_split(&m),
                 mask: m,
-                n,
-                p,
             });
         }
         leaves += 1;

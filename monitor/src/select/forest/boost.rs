@@ -11,15 +11,15 @@
 //! each way. Each step fits a regression tree to the residuals `y − p` (target bit minus the current
 //! probability) of the frames of a seeded [`SUBSAMPLE`] of the runs (by run, never by frame), split by
 //! the least-squares gain `G₁²/n₁ + G₀²/n₀ − G²/n` (`G` a node's residual sum over its `n` frames),
-//! best-first up to [`MAX_LEAVES`] leaves of at least [`MIN_LEAF_FRAMES`] frames, as the bagged trees
+//! best-first up to [`MAX_LEAVES`](super::MAX_LEAVES) leaves of at least [`MIN_LEAF_FRAMES`] frames, as the bagged trees
 //! are grown. Each leaf then takes one Newton step, `ν · G / (H + λ)` with `H = Σ p(1 − p)`, learning
 //! rate [`LEARNING_RATE`] and ridge [`LAMBDA`], clamped to ±[`MAX_BOOST_LEAF`].
 
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
-use super::{FrameTable, MAX_LEAVES, MIN_LEAF_FRAMES, SUBSAMPLE};
-use crate::forest::{logistic, Node, Tree, MAX_BOOST_BASE, MAX_BOOST_LEAF};
+use super::{grow_best_first, FrameTable, MIN_LEAF_FRAMES, SUBSAMPLE};
+use crate::forest::{logistic, Tree, MAX_BOOST_BASE, MAX_BOOST_LEAF};
 
 /// Trees of a boosted forest.
 pub const BOOSTED_TREES: usize = 100;
@@ -118,13 +118,6 @@ pub(super) fn boost_with(
     Boosted { base, trees }
 }
 
-/// A leaf being grown: its node, frames and best split (gain, candidate).
-struct Growing {
-    node: usize,
-    mask: Vec<u64>,
-    best: Option<(f64, usize)>,
-}
-
 /// The best least-squares split of the frames `mask` (`n` of them, residual sum `g`).
 fn best_split(
     table: &FrameTable,
@@ -179,58 +172,16 @@ fn grow_regression_tree(
             (n + 1, g + residual[i], h + hessian[i])
         })
     };
-    let leaf = |g: f64, h: f64| {
-        Node::Leaf((LEARNING_RATE * g / (h + LAMBDA)).clamp(-MAX_BOOST_LEAF, MAX_BOOST_LEAF))
-    };
-    let (n, g, h) = sums(&mask);
-    let mut nodes = vec![leaf(g, h)];
-    let mut open = vec![Growing {
-        node: 0,
-        best: best_split(table, &mask, residual, n, g),
+    grow_best_first(
+        table,
         mask,
-    }];
-    let mut leaves = 1;
-    while leaves < MAX_LEAVES {
-        let Some(at) = (0..open.len())
-            .filter(|&i| open[i].best.is_some())
-            .max_by(|&a, &b| {
-                let (ga, gb) = (
-                    open[a].best.map_or(0.0, |x| x.0),
-                    open[b].best.map_or(0.0, |x| x.0),
-                );
-                ga.total_cmp(&gb).then(b.cmp(&a))
-            })
-        else {
-            break;
-        };
-        let grown = open.swap_remove(at);
-        let Some((_, c)) = grown.best else {
-            break;
-        };
-        let split = |holds: bool| -> Vec<u64> {
-            grown
-                .mask
-                .iter()
-                .zip(&table.cand[c])
-                .map(|(&m, &b)| if holds { m & b } else { m & !b })
-                .collect()
-        };
-        let (yes, no) = (nodes.len(), nodes.len() + 1);
-        nodes[grown.node] = Node::Split {
-            predicate: c as u32,
-            yes: yes as u32,
-            no: no as u32,
-        };
-        for (node, m) in [(yes, split(true)), (no, split(false))] {
-            let (n, g, h) = sums(&m);
-            nodes.push(leaf(g, h));
-            open.push(Growing {
-                node,
-                best: best_split(table, &m, residual, n, g),
-                mask: m,
-            });
-        }
-        leaves += 1;
-    }
-    Tree { nodes }
+        |m| {
+            let (_, g, h) = sums(m);
+            (LEARNING_RATE * g / (h + LAMBDA)).clamp(-MAX_BOOST_LEAF, MAX_BOOST_LEAF)
+        },
+        |m| {
+            let (n, g, _) = sums(m);
+            best_split(table, m, residual, n, g)
+        },
+    )
 }

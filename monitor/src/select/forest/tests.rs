@@ -67,6 +67,15 @@ fn frames_of(recs: &[RunRecord], data: &PropertyData, h: u32) -> Vec<(Vec<bool>,
     out
 }
 
+/// The node of the leaf a frame whose candidates are `values` reaches in `tree`, walked directly.
+fn leaf_of(tree: &Tree, values: &[bool]) -> usize {
+    let mut at = 0usize;
+    while let Node::Split { predicate, yes, no } = tree.nodes[at] {
+        at = if values[predicate as usize] { yes } else { no } as usize;
+    }
+    at
+}
+
 #[test]
 fn the_frame_table_holds_every_kept_frame_as_the_records_do() {
     let recs = runs(60, 1);
@@ -104,16 +113,9 @@ fn a_tree_s_leaves_are_the_shares_of_the_frames_that_reach_them() {
         .count();
     assert!((2..=MAX_LEAVES).contains(&n_leaves), "{n_leaves}");
     // Recount: which leaf each frame reaches (by walking), and its frames and positives.
-    let leaf_of = |values: &[bool]| {
-        let mut at = 0usize;
-        while let Node::Split { predicate, yes, no } = tree.nodes[at] {
-            at = if values[predicate as usize] { yes } else { no } as usize;
-        }
-        at
-    };
     let mut counts = vec![(0u64, 0u64); tree.nodes.len()];
     for (values, target) in &frames {
-        let l = leaf_of(values);
+        let l = leaf_of(&tree, values);
         counts[l].0 += 1;
         counts[l].1 += u64::from(*target);
     }
@@ -279,16 +281,9 @@ fn a_boosted_tree_s_leaves_are_newton_steps_on_the_frames_that_reach_them() {
     assert!((b.base - ((p + 0.5) / (n - p + 0.5)).ln()).abs() < 1e-12);
     let q0 = logistic(b.base);
     let tree = &b.trees[0];
-    let leaf_of = |values: &[bool]| {
-        let mut at = 0usize;
-        while let Node::Split { predicate, yes, no } = tree.nodes[at] {
-            at = if values[predicate as usize] { yes } else { no } as usize;
-        }
-        at
-    };
     let mut sums = vec![(0u64, 0.0f64, 0.0f64); tree.nodes.len()];
     for (values, target) in &frames {
-        let s = &mut sums[leaf_of(values)];
+        let s = &mut sums[leaf_of(tree, values)];
         s.0 += 1;
         s.1 += f64::from(u8::from(*target)) - q0;
         s.2 += q0 * (1.0 - q0);
