@@ -26,6 +26,7 @@ use rand::SeedableRng;
 
 use super::criterion::{add_fold_utility, push_envelope, BUDGETS};
 use super::data::{PropertyData, RunRecord, Toggles};
+pub use super::search::ForestKind;
 use super::search::{Scorer, SearchConfig, Segments};
 use crate::forest::{Node, Tree};
 
@@ -42,17 +43,6 @@ pub const HORIZON_S: f64 = 3.0;
 pub const FOREST_WEIGHTS: [f64; 4] = [0.0, 0.25, 0.5, 0.75];
 
 pub mod boost;
-
-/// How a forest's trees are grown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ForestKind {
-    /// Bagged: trees on seeded subsets of the runs, their leaf shares averaged.
-    Bagged,
-    /// Boosted ([`boost`]): each tree fitted to what the trees before it left unexplained.
-    Boosted,
-    /// Both grown on the folds; the one whose best weight scores higher is kept (bagged on ties).
-    Either,
-}
 
 /// How a property's forest was chosen on the folds.
 #[derive(Debug, Clone, PartialEq)]

@@ -158,7 +158,18 @@ pub struct SearchConfig {
     /// on every run.
     pub forest_nested: bool,
     /// How the forest's trees are grown: bagged, boosted, or whichever the folds prefer.
-    pub forest_kind: super::forest::ForestKind,
+    pub forest_kind: ForestKind,
+}
+
+/// How a forest's trees are grown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ForestKind {
+    /// Bagged: trees on seeded subsets of the runs, their leaf shares averaged.
+    Bagged,
+    /// Boosted ([`super::forest::boost`]): each tree fitted to what the trees before it left unexplained.
+    Boosted,
+    /// Both grown on the folds; the one whose best weight scores higher is kept (bagged on ties).
+    Either,
 }
 
 /// The Laplace α values a search chooses among ([`SearchConfig::choose_alpha`]): the paper's add-one
@@ -189,7 +200,7 @@ impl Default for SearchConfig {
             conjunction_margin: 0.01,
             forest_trees: 0,
             forest_nested: false,
-            forest_kind: super::forest::ForestKind::Bagged,
+            forest_kind: ForestKind::Bagged,
         }
     }
 }
