@@ -11,14 +11,15 @@
 //! each way. Each step fits a regression tree to the residuals `y − p` (target bit minus the current
 //! probability) of the frames of a seeded [`SUBSAMPLE`] of the runs (by run, never by frame), split by
 //! the least-squares gain `G₁²/n₁ + G₀²/n₀ − G²/n` (`G` a node's residual sum over its `n` frames),
-//! best-first up to [`MAX_LEAVES`](super::MAX_LEAVES) leaves of at least [`MIN_LEAF_FRAMES`] frames, as the bagged trees
-//! are grown. Each leaf then takes one Newton step, `ν · G / (H + λ)` with `H = Σ p(1 − p)`, learning
-//! rate [`LEARNING_RATE`] and ridge [`LAMBDA`], clamped to ±[`MAX_BOOST_LEAF`].
+//! best-first up to [`MAX_LEAVES`](super::MAX_LEAVES) leaves of at least [`MIN_LEAF_FRAMES`] frames,
+//! through the loop the bagged trees are grown by (`grow_best_first`). Each leaf then takes one
+//! Newton step, `ν · G / (H + λ)` with `H = Σ p(1 − p)`, learning rate [`LEARNING_RATE`] and ridge
+//! [`LAMBDA`], clamped to ±[`MAX_BOOST_LEAF`].
 
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
-use super::{grow_best_first, FrameTable, MIN_LEAF_FRAMES, SUBSAMPLE};
+use super::{count, grow_best_first, FrameTable, MIN_LEAF_FRAMES, SUBSAMPLE};
 use crate::forest::{logistic, Tree, MAX_BOOST_BASE, MAX_BOOST_LEAF};
 
 /// Trees of a boosted forest.
@@ -81,11 +82,7 @@ pub(super) fn boost_with(
     seed: u64,
 ) -> Boosted {
     let train = table.mask_of(runs.iter().copied());
-    let (mut n, mut p) = (0u64, 0u64);
-    for (&m, &t) in train.iter().zip(&table.target) {
-        n += u64::from(m.count_ones());
-        p += u64::from((m & t).count_ones());
-    }
+    let (n, p) = count(table, &train);
     let base = ((p as f64 + 0.5) / ((n - p) as f64 + 0.5))
         .ln()
         .clamp(-MAX_BOOST_BASE, MAX_BOOST_BASE);
