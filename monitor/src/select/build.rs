@@ -348,7 +348,7 @@ impl AutoPlan {
             }
         };
         let choose = |kind| {
-            let (w, scores) = forest::choose_forest_weight(
+            let (w, scores, recalls) = forest::choose_forest_weight_with_recall(
                 data,
                 records,
                 cfg,
@@ -357,26 +357,30 @@ impl AutoPlan {
                 (kind, n_trees),
                 alpha,
             );
-            (kind, w, scores)
+            ((kind, w, scores), recalls)
         };
         let best = |s: &[f64]| s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let ((kind, weight, scores), other_best) = match cfg.forest_kind {
+        let ((kind, weight, scores), other_best, boosted_vetoed) = match cfg.forest_kind {
             ForestKind::Either => {
-                let bagged = choose(ForestKind::Bagged);
-                let boosted = choose(ForestKind::Boosted);
+                let (bagged, bagged_recalls) = choose(ForestKind::Bagged);
+                let (boosted, boosted_recalls) = choose(ForestKind::Boosted);
                 let (b, g) = (best(&bagged.2), best(&boosted.2));
-                if g > b {
-                    (boosted, Some(b))
+                if forest::prefer_boosted(
+                    (&bagged.2, &bagged_recalls),
+                    (&boosted.2, &boosted_recalls),
+                ) {
+                    (boosted, Some(b), false)
                 } else {
-                    (bagged, Some(g))
+                    (bagged, Some(g), g > b)
                 }
             }
-            kind => (choose(kind), None),
+            kind => (choose(kind).0, None, false),
         };
         let choice = ForestChoice {
             kind,
             scores,
             other_best,
+            boosted_vetoed,
         };
         if weight == 0.0 {
             return Ok((None, choice));

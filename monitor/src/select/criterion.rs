@@ -67,3 +67,17 @@ pub fn add_fold_utility(total: &mut f64, safe_max: &mut [f64], envelopes: &[Vec<
         }
     }
 }
+
+/// The share of violating runs (their envelopes from [`push_envelope`]) warned of strictly before their
+/// violation at the strictest budget of [`BUDGETS`], the level placed on the safe runs' highest risks
+/// `safe_max` (sorted here in descending order); 0 without a violating run. The criterion's utility lets a
+/// few more misses be bought with earlier warnings of the rest; this counts the misses alone.
+pub fn strict_budget_recall(safe_max: &mut [f64], envelopes: &[Vec<(f64, f64)>]) -> f64 {
+    safe_max.sort_by(|a, b| b.total_cmp(a));
+    let level = level_for_budget(safe_max, BUDGETS[0]);
+    let warned = envelopes
+        .iter()
+        .filter(|env| env.iter().any(|&(x, _)| x > level))
+        .count();
+    warned as f64 / envelopes.len().max(1) as f64
+}

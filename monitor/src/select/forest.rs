@@ -24,7 +24,7 @@
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
-use super::criterion::{add_fold_utility, push_envelope, BUDGETS};
+use super::criterion::{add_fold_utility, push_envelope, strict_budget_recall, BUDGETS};
 use super::data::{PropertyData, RunRecord, Toggles};
 pub use super::search::ForestKind;
 use super::search::{Scorer, SearchConfig, Segments};
@@ -55,6 +55,9 @@ pub struct ForestChoice {
     pub scores: Vec<f64>,
     /// Under [`ForestKind::Either`], the best score of the kind not kept.
     pub other_best: Option<f64>,
+    /// Under [`ForestKind::Either`], whether the boosted forest scored higher but was not kept, because
+    /// it warned of fewer held-out violations at the strictest budget ([`prefer_boosted`]).
+    pub boosted_vetoed: bool,
 }
 
 impl Default for ForestChoice {
@@ -64,7 +67,32 @@ impl Default for ForestChoice {
             kind: ForestKind::Bagged,
             scores: Vec::new(),
             other_best: None,
+            boosted_vetoed: false,
         }
+    }
+}
+
+/// Under [`ForestKind::Either`], whether the boosted forest is kept rather than the bagged one, from
+/// each kind's fold scores and pooled strict-budget recalls per weight of [`FOREST_WEIGHTS`] (as
+/// [`choose_forest_weight_with_recall`] gives them): when its best score is higher and, at the weight
+/// that score is of, it warns of at least as many held-out violations at the strictest budget as the
+/// bagged forest at its own weight. The score lets a few more misses be bought with earlier warnings of
+/// the rest; on the priority road that trade cost boosted forests up to a quarter of the collisions at
+/// ≤ 5 % false alarms on new runs (docs/MEASUREMENTS.md, session 34), so the misses get a veto.
+pub fn prefer_boosted(bagged: (&[f64], &[f64]), boosted: (&[f64], &[f64])) -> bool {
+    // The weight a kind's scores choose: the first best, as `choose_forest_weight` takes it.
+    let chosen = |scores: &[f64]| {
+        (0..scores.len()).fold(0, |b, i| if scores[i] > scores[b] { i } else { b })
+    };
+    let (b, g) = (chosen(bagged.0), chosen(boosted.0));
+    match (
+        bagged.0.get(b),
+        boosted.0.get(g),
+        bagged.1.get(b),
+        boosted.1.get(g),
+    ) {
+        (Some(sb), Some(sg), Some(rb), Some(rg)) => sg > sb && rg >= rb,
+        _ => false,
     }
 }
 
@@ -413,6 +441,14 @@ fn forest_value(table: &FrameTable, trees: &[Tree], i: usize) -> f64 {
     sum / trees.len().max(1) as f64
 }
 
+/// One weight's held-out runs of every fold: the safe runs' highest risks and the violating runs'
+/// envelopes.
+#[derive(Clone, Default)]
+struct Pooled {
+    safe_max: Vec<f64>,
+    envelopes: Vec<Vec<(f64, f64)>>,
+}
+
 /// [`Scorer::fold_risks`] as the fold chains [`choose_forest_weight`] reads: one segmentation, each
 /// fold's risks.
 pub fn shared_chains((segs, risks): &(Segments, Vec<Vec<f64>>)) -> Vec<(&Segments, &[f64])> {
@@ -431,13 +467,31 @@ pub fn choose_forest_weight(
     cfg: &SearchConfig,
     chains: &[(&Segments, &[f64])],
     table: &FrameTable,
-    (kind, n_trees): (ForestKind, usize),
+    trees: (ForestKind, usize),
     alpha: f64,
 ) -> (f64, Vec<f64>) {
+    let (w, scores, _) =
+        choose_forest_weight_with_recall(data, records, cfg, chains, table, trees, alpha);
+    (w, scores)
+}
+
+/// [`choose_forest_weight`], and each weight's recall at the strictest budget over the folds' held-out
+/// runs pooled ([`strict_budget_recall`]: one level placed on every fold's safe runs at once, so that
+/// the budget allows more than a fold's few alarms).
+pub fn choose_forest_weight_with_recall(
+    data: &PropertyData,
+    records: &[RunRecord],
+    cfg: &SearchConfig,
+    chains: &[(&Segments, &[f64])],
+    table: &FrameTable,
+    (kind, n_trees): (ForestKind, usize),
+    alpha: f64,
+) -> (f64, Vec<f64>, Vec<f64>) {
     let scorer = Scorer::new(data, records, cfg);
     let folds = scorer.folds();
     let mut totals = vec![0.0; FOREST_WEIGHTS.len()];
     let mut n_violating = 0usize;
+    let mut pooled = vec![Pooled::default(); FOREST_WEIGHTS.len()];
     for (f, &(segs, risks)) in chains.iter().enumerate() {
         let train: Vec<usize> = (0..data.runs.len())
             .filter(|&r| folds[r] as usize != f)
@@ -470,7 +524,7 @@ pub fn choose_forest_weight(
             })
             .collect();
         n_violating += held.iter().filter(|h| h.0).count();
-        for (total, &w) in totals.iter_mut().zip(&FOREST_WEIGHTS) {
+        for ((total, &w), pool) in totals.iter_mut().zip(&FOREST_WEIGHTS).zip(&mut pooled) {
             let mix = |x: &HeldFrame| (1.0 - w) * x.chain + w * x.forest;
             let mut safe_max: Vec<f64> = held
                 .iter()
@@ -489,8 +543,14 @@ pub fn choose_forest_weight(
                 })
                 .collect();
             add_fold_utility(total, &mut safe_max, &envelopes);
+            pool.safe_max.extend(safe_max);
+            pool.envelopes.extend(envelopes);
         }
     }
+    let recalls: Vec<f64> = pooled
+        .iter_mut()
+        .map(|p| strict_budget_recall(&mut p.safe_max, &p.envelopes))
+        .collect();
     let denom = (n_violating * BUDGETS.len()).max(1) as f64;
     let scores: Vec<f64> = totals.iter().map(|t| t / denom).collect();
     let mut best = 0;
@@ -499,7 +559,7 @@ pub fn choose_forest_weight(
             best = i;
         }
     }
-    (FOREST_WEIGHTS[best], scores)
+    (FOREST_WEIGHTS[best], scores, recalls)
 }
 
 #[cfg(test)]

@@ -204,6 +204,27 @@ fn utility_and_budget_levels_match_hand_values() {
     assert_eq!(BUDGETS.len(), 4);
 }
 
+/// The strictest budget's recall, by hand: 40 safe runs let floor(0.05 · 40) = 2 alarm, so the level is
+/// the third-highest safe maximum, and a violating run counts when some envelope entry is above it.
+#[test]
+fn the_strict_budget_recall_counts_the_runs_warned_above_the_5_percent_level() {
+    use super::criterion::strict_budget_recall;
+    assert_eq!(BUDGETS[0], 0.05);
+    // Safe maxima 0.00, 0.025, …, 0.975 in shuffled order: the third highest is 0.925.
+    let mut safe: Vec<f64> = (0..40).map(|i| f64::from((i * 7) % 40) / 40.0).collect();
+    let envelopes = vec![
+        vec![(0.5, 3.0), (0.93, 1.0)], // above 0.925: warned
+        vec![(0.925, 2.0)],            // at the level, not above: missed
+        vec![],                        // never a risk: missed
+        vec![(0.2, 4.0), (0.99, 0.5)], // warned
+    ];
+    assert_eq!(strict_budget_recall(&mut safe, &envelopes), 0.5);
+    assert_eq!(safe[2], 0.925, "sorted in descending order");
+    assert_eq!(strict_budget_recall(&mut safe, &[]), 0.0);
+    // No safe run: every run with a risk is warned.
+    assert_eq!(strict_budget_recall(&mut [], &envelopes), 0.75);
+}
+
 #[test]
 fn thresholds_read_as_words() {
     assert_eq!(pool::readable(42.37), 42.0);

@@ -125,8 +125,9 @@ pub struct SearchArgs {
     pub forest_choice: ForestChoice,
     /// How each forest's trees are grown: `bagged` (the default) `--forest` trees on seeded subsets of
     /// the runs, their leaf shares averaged; `boosted` 100 trees by gradient boosting, each fitted to
-    /// what the ones before it left unexplained; `either` grows both on the folds and keeps the one
-    /// whose mix scores higher there.
+    /// what the ones before it left unexplained; `either` grows both on the folds and keeps the boosted
+    /// trees where their mix scores higher there and warns of no fewer held-out violations at the 5 %
+    /// budget (docs/MEASUREMENTS.md, session 34).
     #[arg(long, value_enum, default_value_t = ForestKindArg::Bagged)]
     pub forest_kind: ForestKindArg,
 }
@@ -423,6 +424,9 @@ pub fn forest_choice_words(
     let kind = match (choice.kind, choice.other_best) {
         (ForestKind::Boosted, None) => "; boosted trees".to_string(),
         (ForestKind::Boosted, Some(b)) => format!("; boosted trees, bagged trees' best {b:.4}"),
+        (_, Some(b)) if choice.boosted_vetoed => format!(
+            "; bagged trees, boosted trees' best {b:.4}, not kept: fewer held-out violations warned of at the strictest budget"
+        ),
         (_, Some(b)) => format!("; bagged trees, boosted trees' best {b:.4}"),
         (_, None) => String::new(),
     };
@@ -533,6 +537,7 @@ mod tests {
             kind,
             scores: scores.to_vec(),
             other_best,
+            boosted_vetoed: false,
         };
         assert_eq!(
             forest_choice_words(
@@ -572,6 +577,17 @@ mod tests {
         .unwrap();
         assert!(
             words.ends_with("next 0.10000; bagged trees, boosted trees' best 0.5900)"),
+            "{words}"
+        );
+        let vetoed = ForestChoice {
+            boosted_vetoed: true,
+            ..of(ForestKind::Bagged, &[0.6, 0.5, 0.5, 0.5], Some(0.65))
+        };
+        let words = forest_choice_words("u", 0.0, &vetoed).unwrap();
+        assert!(
+            words.ends_with(
+                "boosted trees' best 0.6500, not kept: fewer held-out violations warned of at the strictest budget)"
+            ),
             "{words}"
         );
         assert_eq!(

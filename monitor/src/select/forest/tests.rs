@@ -363,3 +363,78 @@ fn a_boosted_forest_is_seeded_lowers_its_loss_and_ranks_held_out_frames() {
     let auc = right / (pos.len() * neg.len()) as f64;
     assert!(auc > 0.95, "{auc}");
 }
+
+/// The boosted forest is kept only when its best fold score is higher and, at that score's weight, its
+/// pooled strict-budget recall is no lower than the bagged forest's at its own best weight.
+#[test]
+fn a_boosted_forest_is_preferred_only_without_losing_strict_budget_recall() {
+    let bagged_scores = [0.60, 0.62, 0.61, 0.59];
+    let bagged_recalls = [0.95, 0.97, 0.99, 0.90];
+    let bagged = (&bagged_scores[..], &bagged_recalls[..]);
+    // Boosted's best is weight ¾ (0.65 > 0.62); bagged's is ¼, recall 0.97.
+    let scores = [0.60, 0.63, 0.64, 0.65];
+    assert!(prefer_boosted(bagged, (&scores, &[0.95, 0.9, 0.9, 0.97])));
+    assert!(prefer_boosted(bagged, (&scores, &[0.95, 0.9, 0.9, 0.98])));
+    // One run fewer at ≤ 5 % at its chosen weight: vetoed, whatever its other weights recall.
+    assert!(!prefer_boosted(bagged, (&scores, &[1.0, 1.0, 1.0, 0.96])));
+    // A best score no higher than bagged's keeps bagged.
+    assert!(!prefer_boosted(
+        bagged,
+        (&[0.60, 0.62, 0.61, 0.59], &[1.0, 1.0, 1.0, 1.0])
+    ));
+    // Ties in the scores take the first weight, as the weight's choice does: ½ here, recall 0.96.
+    assert!(!prefer_boosted(
+        bagged,
+        (&[0.60, 0.63, 0.66, 0.66], &[0.95, 1.0, 0.96, 1.0])
+    ));
+    assert!(!prefer_boosted(bagged, (&[], &[])));
+}
+
+/// The weight and scores `choose_forest_weight` gives are those of `choose_forest_weight_with_recall`,
+/// whose pooled recalls are shares, and at weight 0 (the chain alone, the same for every kind) equal for
+/// both kinds of trees.
+#[test]
+fn the_pooled_recalls_come_with_the_same_choice() {
+    let recs = runs(300, 4);
+    let data = data_of(&recs);
+    let cfg = SearchConfig::default();
+    let table = FrameTable::new(&data, &all_of(&data), 20);
+    let alone = Scorer::new(&data, &recs, &cfg).fold_risks(&[]);
+    let chains = shared_chains(&alone);
+    let (w, scores) = choose_forest_weight(
+        &data,
+        &recs,
+        &cfg,
+        &chains,
+        &table,
+        (ForestKind::Bagged, 4),
+        1.0,
+    );
+    let (w2, scores2, recalls) = choose_forest_weight_with_recall(
+        &data,
+        &recs,
+        &cfg,
+        &chains,
+        &table,
+        (ForestKind::Bagged, 4),
+        1.0,
+    );
+    assert_eq!((w, &scores), (w2, &scores2));
+    assert_eq!(recalls.len(), FOREST_WEIGHTS.len());
+    assert!(
+        recalls.iter().all(|r| (0.0..=1.0).contains(r)),
+        "{recalls:?}"
+    );
+    let (_, _, boosted) = choose_forest_weight_with_recall(
+        &data,
+        &recs,
+        &cfg,
+        &chains,
+        &table,
+        (ForestKind::Boosted, 4),
+        1.0,
+    );
+    assert_eq!(recalls[0], boosted[0]);
+    // The planted sign warns of the violations the chain alone cannot rank.
+    assert!(recalls[2] > recalls[0], "{recalls:?}");
+}
