@@ -3,7 +3,8 @@
 //! step pays as baselines: `Signals::from_frame` alone and the law evaluator alone; the same model as
 //! ensembles of three chains per property (`learn --ensemble 3`); and those ensembles with a forest of 8
 //! trees per property (`learn --forest 8` where the search's folds choose one), or a boosted forest of
-//! 100 trees (`learn --forest-kind boosted`).
+//! 100 trees (`learn --forest-kind boosted`), or a forest of both kinds, 8 bagged and 100 boosted trees
+//! (`learn --forest-kind both`).
 //!
 //! Run: `cargo bench -p monitor --bench session` (release). Target: median ≤ 0.5 µs, p99 ≤ 5 µs per frame.
 //! This drive has one road user and the model the declared predicates; `cargo bench -p tools --bench
@@ -151,10 +152,19 @@ const NEW_SPLITS: [&str; 12] = [
     "NearestNPC<=6",
 ];
 
+/// The kinds of forest [`with_forests`] builds.
+#[derive(Clone, Copy)]
+enum Trees {
+    Bagged,
+    Boosted,
+    Both,
+}
+
 /// `base` with a forest on every property: 8 bagged complete trees of depth 4 (15 splits, 16 leaves
-/// each) over `splits`, or with `boosted` 100 such trees boosted (`learn --forest-kind boosted`). The
-/// leaf values do not matter here; the per-frame work of walking the trees does.
-fn with_forests(base: &Model, splits: &[&str], boosted: bool) -> Arc<Model> {
+/// each) over `splits`, 100 such trees boosted (`learn --forest-kind boosted`), or both (`learn
+/// --forest-kind both`). The leaf values do not matter here; the per-frame work of walking the trees
+/// does.
+fn with_forests(base: &Model, splits: &[&str], kind: Trees) -> Arc<Model> {
     use monitor::forest::{ForestShare, Node, Tree};
     let texts: Vec<String> = splits.iter().map(|t| t.to_string()).collect();
     let tree = |k: usize| {
@@ -174,10 +184,23 @@ fn with_forests(base: &Model, splits: &[&str], boosted: bool) -> Arc<Model> {
             .collect();
         Tree { nodes }
     };
-    let forest = if boosted {
-        ForestShare::try_new_boosted(0.25, 30, texts.clone(), (0..100).map(tree).collect(), -2.0)
-    } else {
-        ForestShare::try_new(0.25, 30, texts.clone(), (0..8).map(tree).collect())
+    let forest = match kind {
+        Trees::Bagged => ForestShare::try_new(0.25, 30, texts.clone(), (0..8).map(tree).collect()),
+        Trees::Boosted => ForestShare::try_new_boosted(
+            0.25,
+            30,
+            texts.clone(),
+            (0..100).map(tree).collect(),
+            -2.0,
+        ),
+        Trees::Both => ForestShare::try_new_both(
+            0.25,
+            30,
+            texts.clone(),
+            ((0..8).map(tree).collect(), (8..108).map(tree).collect()),
+            -2.0,
+            0.5,
+        ),
     }
     .expect("forest");
     let properties = base
@@ -199,12 +222,14 @@ fn session(c: &mut Criterion) {
 
     let ensemble = ensemble(&model);
     let mut e = Session::new(&ensemble, &SessionConfig::default()).expect("session");
-    let forests = with_forests(&ensemble, &READ_SPLITS, false);
+    let forests = with_forests(&ensemble, &READ_SPLITS, Trees::Bagged);
     let mut fo = Session::new(&forests, &SessionConfig::default()).expect("session");
-    let new_signals = with_forests(&ensemble, &NEW_SPLITS, false);
+    let new_signals = with_forests(&ensemble, &NEW_SPLITS, Trees::Bagged);
     let mut fn_ = Session::new(&new_signals, &SessionConfig::default()).expect("session");
-    let boosted = with_forests(&ensemble, &READ_SPLITS, true);
+    let boosted = with_forests(&ensemble, &READ_SPLITS, Trees::Boosted);
     let mut fb = Session::new(&boosted, &SessionConfig::default()).expect("session");
+    let both = with_forests(&ensemble, &READ_SPLITS, Trees::Both);
+    let mut fbb = Session::new(&both, &SessionConfig::default()).expect("session");
     // Individually timed steps (Instant overhead included, so these are upper bounds).
     for (what, session, m) in [
         ("", &mut s, &model),
@@ -223,6 +248,11 @@ fn session(c: &mut Criterion) {
             ", ensembles of 3 chains and boosted forests of 100 trees (splits on signals read already)",
             &mut fb,
             &boosted,
+        ),
+        (
+            ", ensembles of 3 chains and forests of both kinds, 8 + 100 trees (splits on signals read already)",
+            &mut fbb,
+            &both,
         ),
     ] {
         let mut ns: Vec<u64> = Vec::with_capacity(frames.len() * 50);

@@ -24,6 +24,11 @@
 //! base log-odds plus the leaves reached, `σ(b + Σ leaf)`, again an estimate of the chance of a
 //! violation within the horizon, mixed into the risk as a bagged forest's mean is.
 //!
+//! **Both kinds.** A forest may also hold bagged trees followed by boosted ones ([`BaggedPart`]); its
+//! value is then `a · mean(bagged leaves) + (1 − a) · σ(b + Σ boosted leaves)`. With the bagged and the
+//! boosted forest's own weights `w₁`, `w₂` chosen on the folds, weight `(w₁ + w₂)/2` and share
+//! `a = w₁/(w₁ + w₂)` make the risk the mean of the two models' risks, one mixing in each forest.
+//!
 //! Each split's predicate is stored as its text and compiled like the property's own predicates; a
 //! split's children come after it in the node list, so every walk ends within the tree's length.
 
@@ -99,6 +104,20 @@ pub struct ForestShare {
     trees: Vec<Tree>,
     /// `None` for a bagged forest (its value the mean leaf share); a boosted forest's base log-odds.
     boost: Option<f64>,
+    /// A forest of both kinds: its leading bagged trees and their share. Model files carry it in a part
+    /// of its own (format 13), so the forest's own encoding is format 12's.
+    #[serde(skip)]
+    bagged: Option<BaggedPart>,
+}
+
+/// The bagged part of a forest of both kinds: its first `trees` trees hold leaf shares, and their mean
+/// takes `share` of the forest's value, the boosted trees after them the rest.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct BaggedPart {
+    /// How many of the forest's trees, from the first, are bagged.
+    pub trees: u32,
+    /// The bagged trees' share `a` of the forest's value, in (0, 1).
+    pub share: f64,
 }
 
 /// A forest as model files carry it, before its structure is checked.
@@ -263,7 +282,84 @@ impl ForestShare {
             predicates,
             trees,
             boost,
+            bagged: None,
         })
+    }
+
+    /// Assembles a forest of both kinds: `bagged` trees (leaf shares) followed by `boosted` ones (log-odds
+    /// steps from `base`), the bagged mean taking `share` of the value; each part checked as
+    /// [`ForestShare::try_new`] and [`ForestShare::try_new_boosted`] check theirs.
+    ///
+    /// # Errors
+    /// [`StructureError`] naming the first violated condition.
+    pub fn try_new_both(
+        weight: f64,
+        horizon_steps: u32,
+        predicates: Vec<String>,
+        (bagged, boosted): (Vec<Tree>, Vec<Tree>),
+        base: f64,
+        share: f64,
+    ) -> Result<ForestShare, StructureError> {
+        let part = BaggedPart {
+            trees: bagged.len() as u32,
+            share,
+        };
+        let trees = bagged.into_iter().chain(boosted).collect();
+        ForestShare::checked(weight, horizon_steps, predicates, trees, Some(base))?
+            .with_bagged_part(Some(part))
+    }
+
+    /// The same forest with `part` as its bagged part (`None`: none).
+    ///
+    /// # Errors
+    /// A part on a forest that is not boosted, a share outside (0, 1), a part of no tree or of every
+    /// tree, or a bagged tree whose leaf is not a share in [0, 1].
+    pub fn with_bagged_part(self, part: Option<BaggedPart>) -> Result<ForestShare, StructureError> {
+        let Some(p) = part else {
+            return Ok(ForestShare {
+                bagged: None,
+                ..self
+            });
+        };
+        let invalid = |s: String| Err(StructureError::Invalid(s));
+        if self.boost.is_none() {
+            return invalid("a bagged part on a forest that is not boosted".into());
+        }
+        if !(p.share > 0.0 && p.share < 1.0) {
+            return invalid(format!(
+                "forest's bagged share {} is not in (0, 1)",
+                p.share
+            ));
+        }
+        let n = p.trees as usize;
+        if n == 0 || n >= self.trees.len() {
+            return invalid(format!(
+                "forest's bagged part of {n} trees in a forest of {} (1 to one fewer)",
+                self.trees.len()
+            ));
+        }
+        for tree in &self.trees[..n] {
+            for (i, node) in tree.nodes.iter().enumerate() {
+                if let Node::Leaf(v) = *node {
+                    if !(0.0..=1.0).contains(&v) {
+                        return Err(StructureError::BadProbability {
+                            what: "forest leaf",
+                            state: i,
+                            value: v,
+                        });
+                    }
+                }
+            }
+        }
+        Ok(ForestShare {
+            bagged: Some(p),
+            ..self
+        })
+    }
+
+    /// A forest of both kinds' bagged part; `None` for a forest of one kind.
+    pub fn bagged_part(&self) -> Option<BaggedPart> {
+        self.bagged
     }
 
     /// The same forest with weight `w`.
@@ -271,13 +367,15 @@ impl ForestShare {
     /// # Errors
     /// A weight outside [0, 1].
     pub fn with_weight(self, w: f64) -> Result<ForestShare, StructureError> {
+        let part = self.bagged;
         ForestShare::checked(
             w,
             self.horizon_steps,
             self.predicates,
             self.trees,
             self.boost,
-        )
+        )?
+        .with_bagged_part(part)
     }
 
     /// A boosted forest's base log-odds; `None` for a bagged forest.
@@ -306,12 +404,18 @@ impl ForestShare {
     }
 
     /// The forest's value at a frame where predicate `i` holds iff `holds(i)`: a bagged forest's mean
-    /// leaf share, a boosted forest's `σ(base + Σ leaf)`.
+    /// leaf share, a boosted forest's `σ(base + Σ leaf)`, a forest of both kinds their mix by its
+    /// bagged part's share.
     pub fn value(&self, mut holds: impl FnMut(usize) -> bool) -> f64 {
-        let sum: f64 = self.trees.iter().map(|t| t.value(&mut holds)).sum();
-        match self.boost {
-            None => sum / self.trees.len() as f64,
-            Some(base) => logistic(base + sum),
+        let mut sum = |trees: &[Tree]| -> f64 { trees.iter().map(|t| t.value(&mut holds)).sum() };
+        match (self.boost, self.bagged) {
+            (None, _) => sum(&self.trees) / self.trees.len() as f64,
+            (Some(base), None) => logistic(base + sum(&self.trees)),
+            (Some(base), Some(p)) => {
+                let (bagged, boosted) = self.trees.split_at(p.trees as usize);
+                let mean = sum(bagged) / bagged.len() as f64;
+                p.share * mean + (1.0 - p.share) * logistic(base + sum(boosted))
+            }
         }
     }
 

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::abstraction::{Compiled, PropertyDef};
 use crate::calibrate::{Calibration, RssTuning};
 use crate::error::ModelError;
-use crate::forest::{ForestShare, LegacyForest};
+use crate::forest::{BaggedPart, ForestShare, LegacyForest};
 use crate::property::PropertyModel;
 
 #[cfg(test)]
@@ -22,9 +22,11 @@ pub const MAGIC: &[u8; 16] = b"AVGUARD-MODEL\0\0\0";
 /// per property ([`crate::forest`]); from 10 on, the forests by one optional enforcement calibration per
 /// property ([`crate::PropertyModel::enforcement`]); from 11 on, those by one optional RSS tuning per
 /// property ([`crate::PropertyModel::rss_tuning`]); from 12 on, each forest says whether it is boosted
-/// ([`crate::forest`]).
-pub const FORMAT_VERSION: u32 = 12;
-/// The oldest format version this build reads: version 11 differs from 12 only in that its forests carry
+/// ([`crate::forest`]); from 13 on, the RSS tunings are followed by one optional bagged part per property,
+/// which makes its boosted forest one of both kinds ([`crate::forest::BaggedPart`]).
+pub const FORMAT_VERSION: u32 = 13;
+/// The oldest format version this build reads: version 12 differs from 13 only in that it has no bagged
+/// parts after the RSS tunings (every forest is of one kind), version 11 from 12 only in that its forests carry
 /// no boost field (every one is bagged), version 10 from 11 only in that it has no RSS
 /// tunings after the enforcement calibrations, version 9 from 10 only in that it has no enforcement
 /// calibrations after the forests, version 8 from 9 only in that it has no forests after the
@@ -40,6 +42,8 @@ const FIRST_ENFORCEMENT_VERSION: u32 = 10;
 const FIRST_RSS_TUNING_VERSION: u32 = 11;
 /// The first format version whose forests may be boosted.
 const FIRST_BOOST_VERSION: u32 = 12;
+/// The first format version whose forests may be of both kinds.
+const FIRST_BOTH_VERSION: u32 = 13;
 
 /// All learned properties of a deployment.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -262,10 +266,15 @@ impl Model {
             .iter()
             .map(PropertyModel::rss_tuning)
             .collect();
+        let bagged_parts: Vec<Option<BaggedPart>> = forests
+            .iter()
+            .map(|f| f.and_then(ForestShare::bagged_part))
+            .collect();
         match postcard::to_extend(self, out)
             .and_then(|out| postcard::to_extend(&forests, out))
             .and_then(|out| postcard::to_extend(&enforcements, out))
             .and_then(|out| postcard::to_extend(&rss_tunings, out))
+            .and_then(|out| postcard::to_extend(&bagged_parts, out))
         {
             Ok(v) => v,
             Err(e) => unreachable!("postcard into a Vec cannot fail: {e}"),
@@ -322,6 +331,21 @@ impl Model {
                 tail,
                 "RSS tunings",
                 |p, t: Option<RssTuning>| p.with_rss_tuning(t),
+            )?;
+        }
+        if version >= FIRST_BOTH_VERSION {
+            (model.properties, tail) = attach_part(
+                model.properties,
+                tail,
+                "forests' bagged parts",
+                |p, b: Option<BaggedPart>| match (b, p.forest().cloned()) {
+                    (None, _) => Ok(p),
+                    (Some(_), None) => Err(ModelError::Decode(format!(
+                        "property {}: a forest's bagged part without a forest",
+                        p.name()
+                    ))),
+                    (Some(b), Some(f)) => Ok(p.with_forest(Some(f.with_bagged_part(Some(b))?))),
+                },
             )?;
         }
         if !tail.is_empty() {

@@ -188,3 +188,103 @@ fn a_boosted_forest_holds_log_odds_steps_within_their_bounds() {
         (Some(0.3), f.value(|_| true))
     );
 }
+
+/// A forest of both kinds: its value is `a · mean(bagged leaves) + (1 − a) · σ(base + Σ boosted leaves)`
+/// by hand; a bagged part is refused on a forest that is not boosted, with a share outside (0, 1), of no
+/// tree or of every tree, or over a leaf that is not a share; the weight keeps the part.
+#[test]
+fn a_forest_of_both_kinds_mixes_its_bagged_mean_and_its_boosted_value() {
+    let tree = |yes: f64, no: f64| Tree {
+        nodes: vec![
+            Node::Split {
+                predicate: 0,
+                yes: 1,
+                no: 2,
+            },
+            Node::Leaf(yes),
+            Node::Leaf(no),
+        ],
+    };
+    let one = vec!["speed>10".to_string()];
+    let bagged = vec![tree(0.8, 0.2), tree(0.6, 0.0)];
+    let boosted = vec![tree(-2.0, 0.1), tree(0.5, 0.1)];
+    let f = ForestShare::try_new_both(
+        0.5,
+        30,
+        one.clone(),
+        (bagged.clone(), boosted.clone()),
+        0.3,
+        0.25,
+    )
+    .unwrap();
+    assert_eq!(
+        f.bagged_part(),
+        Some(crate::forest::BaggedPart {
+            trees: 2,
+            share: 0.25
+        })
+    );
+    assert_eq!((f.trees().len(), f.boost_base()), (4, Some(0.3)));
+    // Holds: bagged mean 0.7, boosted σ(0.3 − 2 + 0.5) = 1 / (1 + e^1.2) = 0.231475217;
+    // 0.25 · 0.7 + 0.75 · 0.231475217 = 0.348606413.
+    assert!((f.value(|_| true) - 0.348_606_413).abs() < 1e-8);
+    // Does not: bagged mean 0.1, boosted σ(0.5) = 0.622459331; 0.025 + 0.466844498 = 0.491844498.
+    assert!((f.value(|_| false) - 0.491_844_498).abs() < 1e-8);
+    let g = f.clone().with_weight(0.25).unwrap();
+    assert_eq!(
+        (g.bagged_part(), g.value(|_| true), g.weight()),
+        (f.bagged_part(), f.value(|_| true), 0.25)
+    );
+    let both = |bagged: Vec<Tree>, boosted: Vec<Tree>, share: f64| {
+        ForestShare::try_new_both(0.5, 30, one.clone(), (bagged, boosted), 0.3, share)
+            .unwrap_err()
+            .to_string()
+    };
+    for (e, says) in [
+        (
+            both(bagged.clone(), boosted.clone(), 0.0),
+            "bagged share 0 is not in (0, 1)",
+        ),
+        (
+            both(bagged.clone(), boosted.clone(), 1.0),
+            "bagged share 1 is not in (0, 1)",
+        ),
+        (
+            both(bagged.clone(), boosted.clone(), f64::NAN),
+            "bagged share NaN",
+        ),
+        (
+            both(Vec::new(), boosted.clone(), 0.5),
+            "bagged part of 0 trees in a forest of 2",
+        ),
+        (
+            both(vec![tree(1.5, 0.1)], boosted.clone(), 0.5),
+            "forest leaf",
+        ),
+    ] {
+        assert!(e.contains(says), "{e}");
+    }
+    let plain = ForestShare::try_new(0.5, 30, one.clone(), bagged.clone()).unwrap();
+    let part = crate::forest::BaggedPart {
+        trees: 1,
+        share: 0.5,
+    };
+    let e = plain.with_bagged_part(Some(part)).unwrap_err().to_string();
+    assert!(e.contains("not boosted"), "{e}");
+    let boosted_only = ForestShare::try_new_boosted(0.5, 30, one, boosted, 0.3).unwrap();
+    let every = crate::forest::BaggedPart {
+        trees: 2,
+        share: 0.5,
+    };
+    let e = boosted_only
+        .clone()
+        .with_bagged_part(Some(every))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("bagged part of 2 trees in a forest of 2"), "{e}");
+    // No part: the boosted forest as it was.
+    assert_eq!(
+        boosted_only.clone().with_bagged_part(None).unwrap(),
+        boosted_only
+    );
+}

@@ -87,18 +87,22 @@ fn rejects_foreign_future_truncated_and_corrupt_files() {
         Err(ModelError::Version { found, .. }) if found == crate::model::FORMAT_VERSION + 1
     ));
     // After the properties, the forests (one property, without one), then the enforcement
-    // calibrations and the RSS tunings (likewise none).
-    assert_eq!(bytes[bytes.len() - 6..], [1, 0, 1, 0, 1, 0]);
-    let before_rss_tunings = &bytes[..bytes.len() - 2];
-    let before_enforcements = &bytes[..bytes.len() - 4];
-    let before_forests = &bytes[..bytes.len() - 6];
-    // Versions 7 (no conjunction predicates), 8 (no forests), 9 (no enforcement calibrations) and 10
-    // (no RSS tunings) still read as they are; 6 does not.
+    // calibrations, the RSS tunings and the forests' bagged parts (likewise none).
+    assert_eq!(bytes[bytes.len() - 8..], [1, 0, 1, 0, 1, 0, 1, 0]);
+    let before_bagged_parts = &bytes[..bytes.len() - 2];
+    let before_rss_tunings = &bytes[..bytes.len() - 4];
+    let before_enforcements = &bytes[..bytes.len() - 6];
+    let before_forests = &bytes[..bytes.len() - 8];
+    // Versions 7 (no conjunction predicates), 8 (no forests), 9 (no enforcement calibrations), 10
+    // (no RSS tunings), 11 (no boost field: no forest here) and 12 (no bagged parts) still read as they
+    // are; 6 does not.
     for (version, body) in [
         (7, before_forests),
         (8, before_forests),
         (9, before_enforcements),
         (10, before_rss_tunings),
+        (11, before_bagged_parts),
+        (12, before_bagged_parts),
     ] {
         let mut old = body.to_vec();
         old[16] = version;
@@ -118,7 +122,7 @@ fn rejects_foreign_future_truncated_and_corrupt_files() {
     six[16] = 6;
     let err = Model::from_bytes(&six).unwrap_err();
     assert!(matches!(err, ModelError::Version { found: 6, .. }));
-    assert!(err.to_string().contains("versions 7 to 12"), "{err}");
+    assert!(err.to_string().contains("versions 7 to 13"), "{err}");
     // Forests, or enforcement calibrations, for another number of properties, and none at all.
     let mut two = before_forests.to_vec();
     two.extend_from_slice(&[2, 0, 0, 1, 0]);
@@ -310,7 +314,7 @@ fn a_boosted_forest_round_trips_and_a_format_11_forest_reads_as_bagged() {
     }
     let bagged = vec![tree(0.7, 0.2)];
     let bytes = m.to_bytes();
-    let mut v11 = bytes[..bytes.len() - 6].to_vec();
+    let mut v11 = bytes[..bytes.len() - 8].to_vec();
     v11.extend(
         postcard::to_stdvec(&vec![Some(V11 {
             weight: 0.5,
@@ -331,6 +335,73 @@ fn a_boosted_forest_round_trips_and_a_format_11_forest_reads_as_bagged() {
         Model::from_bytes(&v11),
         Err(ModelError::Decode(_))
     ));
+}
+
+/// A forest of both kinds is carried through the file, its bagged part in the part after the RSS tunings;
+/// a bagged part for a property without a forest, or one its forest refuses, fails the file by name.
+#[test]
+fn a_forest_of_both_kinds_round_trips_and_a_stray_bagged_part_is_refused() {
+    use crate::forest::{BaggedPart, ForestShare, Node, Tree};
+    let m = small_model();
+    let tree = |a: f64, b: f64| Tree {
+        nodes: vec![
+            Node::Split {
+                predicate: 0,
+                yes: 1,
+                no: 2,
+            },
+            Node::Leaf(a),
+            Node::Leaf(b),
+        ],
+    };
+    let splits = vec!["speed > 3".to_string()];
+    let f = ForestShare::try_new_both(
+        0.375,
+        30,
+        splits,
+        (vec![tree(0.7, 0.2)], vec![tree(0.5, -0.4)]),
+        -1.5,
+        1.0 / 3.0,
+    )
+    .unwrap();
+    let ok = Model::try_new(
+        m.laws().to_vec(),
+        vec![m.properties()[0].clone().with_forest(Some(f.clone()))],
+    )
+    .unwrap();
+    let bytes = ok.to_bytes();
+    let back = Model::from_bytes(&bytes).unwrap();
+    assert_eq!(back, ok);
+    assert_eq!(back.properties()[0].forest(), Some(&f));
+    // The part is the file's last: one property, `Some`, 1 tree, share ⅓ as 8 little-endian bytes.
+    let part = postcard::to_stdvec(&vec![Some(BaggedPart {
+        trees: 1,
+        share: 1.0 / 3.0,
+    })])
+    .unwrap();
+    assert!(bytes.ends_with(&part));
+    // Read as format 12 without that part, the forest is boosted alone.
+    let mut v12 = bytes[..bytes.len() - part.len()].to_vec();
+    v12[16] = 12;
+    let read = Model::from_bytes(&v12).unwrap();
+    let f12 = read.properties()[0].forest().unwrap();
+    assert_eq!((f12.bagged_part(), f12.trees().len()), (None, 2));
+    // A part for a property without a forest; a part whose share is out of range.
+    let plain = m.to_bytes();
+    let mut stray = plain[..plain.len() - 2].to_vec();
+    stray.extend(&part);
+    let err = Model::from_bytes(&stray).unwrap_err().to_string();
+    assert!(err.contains("bagged part without a forest"), "{err}");
+    let mut bad = bytes[..bytes.len() - part.len()].to_vec();
+    bad.extend(
+        postcard::to_stdvec(&vec![Some(BaggedPart {
+            trees: 1,
+            share: 1.5,
+        })])
+        .unwrap(),
+    );
+    let err = Model::from_bytes(&bad).unwrap_err().to_string();
+    assert!(err.contains("bagged share 1.5"), "{err}");
 }
 
 /// A calibration at θ for P(eventually), without debounce.
@@ -431,10 +502,10 @@ fn an_enforcement_calibration_round_trips_and_only_a_collision_property_takes_on
     assert!(err.contains("not a collision property"), "{err}");
     let m = model_of_no_stop(slow);
     let mut bytes = m.to_bytes();
-    assert_eq!(bytes[bytes.len() - 4..], [1, 0, 1, 0]);
-    bytes.truncate(bytes.len() - 4);
+    assert_eq!(bytes[bytes.len() - 6..], [1, 0, 1, 0, 1, 0]);
+    bytes.truncate(bytes.len() - 6);
     bytes.extend(postcard::to_stdvec(&vec![Some(calibration_at(0.2))]).unwrap());
-    bytes.extend_from_slice(&[1, 0]);
+    bytes.extend_from_slice(&[1, 0, 1, 0]);
     let err = Model::from_bytes(&bytes).unwrap_err();
     assert!(
         matches!(&err, ModelError::Decode(e) if e.contains("not a collision property")),
@@ -510,8 +581,9 @@ fn an_rss_tuning_round_trips_and_only_a_collision_property_takes_one() {
     assert!(err.contains("not a collision property"), "{err}");
     let m = model_of_no_stop(slow);
     let mut bytes = m.to_bytes();
-    bytes.truncate(bytes.len() - 2);
+    bytes.truncate(bytes.len() - 4);
     bytes.extend(postcard::to_stdvec(&vec![Some(tuning_at(0.2))]).unwrap());
+    bytes.extend_from_slice(&[1, 0]);
     let err = Model::from_bytes(&bytes).unwrap_err();
     assert!(
         matches!(&err, ModelError::Decode(e) if e.contains("not a collision property")),

@@ -77,8 +77,14 @@ fn property_json(p: &PropertyModel) -> String {
             || "null".to_owned(),
             |f| serde_json::json!({
                 "weight": f.weight(),
-                "kind": if f.boost_base().is_some() { "boosted" } else { "bagged" },
+                "kind": match (f.boost_base(), f.bagged_part()) {
+                    (None, _) => "bagged",
+                    (Some(_), None) => "boosted",
+                    (Some(_), Some(_)) => "both",
+                },
                 "boost_base": f.boost_base(),
+                "bagged_trees": f.bagged_part().map(|b| b.trees),
+                "bagged_share": f.bagged_part().map(|b| b.share),
                 "trees": f.trees().len(),
                 "horizon_steps": f.horizon_steps(),
                 "predicates": f.predicates(),
@@ -180,15 +186,27 @@ fn text(model: &Model) -> String {
         }
         if let Some(f) = p.forest() {
             let w = f.weight();
-            let (trees, value) = match f.boost_base() {
-                None => (
-                    "bagged trees",
+            let (trees, value) = match (f.boost_base(), f.bagged_part()) {
+                (None, _) => (
+                    "bagged trees".to_string(),
                     "each leaf the share of its training frames followed by a violation".to_string(),
                 ),
-                Some(b) => (
-                    "boosted trees",
+                (Some(b), None) => (
+                    "boosted trees".to_string(),
                     format!(
                         "its value the logistic of {b:.3} plus the leaves' log-odds steps, the chance of a violation"
+                    ),
+                ),
+                (Some(b), Some(part)) => (
+                    format!(
+                        "trees, {} bagged and {} boosted,",
+                        part.trees,
+                        f.trees().len() - part.trees as usize
+                    ),
+                    format!(
+                        "its value {:.3} x the bagged trees' mean leaf share + {:.3} x the logistic of {b:.3} plus the boosted leaves' log-odds steps, the chance of a violation",
+                        part.share,
+                        1.0 - part.share
                     ),
                 ),
             };
