@@ -1155,7 +1155,8 @@ fn calibrate_tunes_rss_to_the_target_and_score_reports_it() {
 
 /// `learn --forest-kind`: under `either` each forest line names the kind kept and the other's best fold
 /// score, and `info --json` says the same kind; under `boosted` every stored forest is boosted, of 100
-/// trees from a base log-odds; the model scores logs.
+/// trees from a base log-odds; under `both` each line gives both kinds' weights, which `info` reads back
+/// as the forest's; the models score logs.
 #[test]
 fn boosted_forests_through_learn_info_and_score() {
     let tmp = scratch();
@@ -1232,5 +1233,52 @@ fn boosted_forests_through_learn_info_and_score() {
     // Every property of every run scored, through the boosted forests.
     let scored = score_json(&boosted, &dir.join("score"), &[&train]);
     let n_properties = json["properties"].as_array().unwrap().len();
+    assert_eq!(scored["runs"].as_array().unwrap().len(), 60 * n_properties);
+    // Both kinds: each forest line gives each kind's weight; the stored forest's weight is their mean
+    // and its bagged share the bagged weight's part of their sum, as `info --json` reads it.
+    let both = dir.join("both.avg");
+    let summary = learn_kind("both", &both);
+    let json = info_of(&both);
+    let mut mixed = 0;
+    for p in json["properties"].as_array().unwrap() {
+        let name = p["name"].as_str().unwrap();
+        let Some(line) = summary
+            .lines()
+            .find(|l| l.starts_with(&format!("{name}: forest weight ")))
+        else {
+            continue;
+        };
+        let weight_after = |what: &str| -> f64 {
+            let rest = &line[line.find(what).unwrap_or_else(|| panic!("{line}")) + what.len()..];
+            rest[..rest.find(',').unwrap()].parse().unwrap()
+        };
+        let (wb, wg) = (
+            weight_after("(bagged trees at weight "),
+            weight_after("; boosted trees at weight "),
+        );
+        let f = &p["forest"];
+        if wb + wg == 0.0 {
+            assert!(f.is_null(), "{line}\n{p}");
+            continue;
+        }
+        assert_eq!(f["weight"].as_f64(), Some((wb + wg) / 2.0), "{line}\n{p}");
+        let kind = match (wb > 0.0, wg > 0.0) {
+            (true, true) => "both",
+            (true, false) => "bagged",
+            _ => "boosted",
+        };
+        assert_eq!(f["kind"].as_str(), Some(kind), "{line}\n{p}");
+        if kind == "both" {
+            mixed += 1;
+            assert_eq!(f["bagged_trees"].as_u64(), Some(8), "{p}");
+            assert_eq!(f["trees"].as_u64(), Some(108), "{p}");
+            let share = f["bagged_share"].as_f64().unwrap();
+            assert!((share - wb / (wb + wg)).abs() < 1e-12, "{line}\n{p}");
+        }
+    }
+    assert!(mixed > 0, "no property kept both kinds: {summary}");
+    let text = run_ok(avguard().args(["info"]).arg(&both));
+    assert!(text.contains("trees, 8 bagged and 100 boosted,"), "{text}");
+    let scored = score_json(&both, &dir.join("score_both"), &[&train]);
     assert_eq!(scored["runs"].as_array().unwrap().len(), 60 * n_properties);
 }

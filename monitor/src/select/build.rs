@@ -359,6 +359,27 @@ impl AutoPlan {
             );
             ((kind, w, scores), recalls)
         };
+        let all: Vec<usize> = (0..data.runs.len()).collect();
+        let text = |c: usize| pool[varying[c]].0.text();
+        if cfg.forest_kind == ForestKind::Both {
+            let ((_, w_bagged, scores), _) = choose(ForestKind::Bagged);
+            let ((_, w_boosted, boosted_scores), _) = choose(ForestKind::Boosted);
+            let choice = ForestChoice {
+                kind: ForestKind::Both,
+                scores,
+                boosted_scores,
+                ..ForestChoice::default()
+            };
+            let share = both_kinds(
+                &table,
+                &all,
+                (w_bagged, w_boosted),
+                (n_trees, alpha, cfg.seed),
+                horizon_steps,
+                text,
+            )?;
+            return Ok((share, choice));
+        }
         let best = |s: &[f64]| s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let ((kind, weight, scores), other_best, boosted_vetoed) = match cfg.forest_kind {
             ForestKind::Either => {
@@ -381,12 +402,11 @@ impl AutoPlan {
             scores,
             other_best,
             boosted_vetoed,
+            boosted_scores: Vec::new(),
         };
         if weight == 0.0 {
             return Ok((None, choice));
         }
-        let all: Vec<usize> = (0..data.runs.len()).collect();
-        let text = |c: usize| pool[varying[c]].0.text();
         let share = match forest::Grown::grow(kind, &table, &all, n_trees, alpha, cfg.seed) {
             forest::Grown::Bagged(trees) => {
                 let (texts, trees) = forest::renumbered(trees, text);
@@ -399,6 +419,51 @@ impl AutoPlan {
         };
         Ok((Some(share), choice))
     }
+}
+
+/// A forest of both kinds ([`ForestKind::Both`]) on the runs `all` of `table`, from the weights the folds
+/// chose for each kind alone, `w₁` bagged and `w₂` boosted: weight `(w₁ + w₂)/2`, the bagged trees' share
+/// `w₁/(w₁ + w₂)`, so that the risk is the mean of the two risks with each forest alone at its own weight
+/// (each kind grown with the `seed` it is grown with alone). A kind at weight 0 is left out; `None` when
+/// both are. `text` names a table candidate.
+fn both_kinds(
+    table: &forest::FrameTable,
+    all: &[usize],
+    (w_bagged, w_boosted): (f64, f64),
+    (n_trees, alpha, seed): (usize, f64, u64),
+    horizon_steps: u32,
+    text: impl Fn(usize) -> String,
+) -> Result<Option<ForestShare>, ModelError> {
+    let weight = (w_bagged + w_boosted) / 2.0;
+    let bagged = (w_bagged > 0.0).then(|| forest::grow_forest(table, all, n_trees, alpha, seed));
+    let boosted = (w_boosted > 0.0)
+        .then(|| forest::boost::grow_boosted(table, all, forest::boost::BOOSTED_TREES, seed));
+    let share = match (bagged, boosted) {
+        (None, None) => return Ok(None),
+        (Some(trees), None) => {
+            let (texts, trees) = forest::renumbered(trees, text);
+            ForestShare::try_new(weight, horizon_steps, texts, trees)?
+        }
+        (None, Some(b)) => {
+            let (texts, trees) = forest::renumbered(b.trees, text);
+            ForestShare::try_new_boosted(weight, horizon_steps, texts, trees, b.base)?
+        }
+        (Some(trees), Some(b)) => {
+            let n_bagged = trees.len();
+            let (texts, mut trees) =
+                forest::renumbered(trees.into_iter().chain(b.trees).collect(), text);
+            let boosted = trees.split_off(n_bagged);
+            ForestShare::try_new_both(
+                weight,
+                horizon_steps,
+                texts,
+                (trees, boosted),
+                b.base,
+                w_bagged / (w_bagged + w_boosted),
+            )?
+        }
+    };
+    Ok(Some(share))
 }
 
 /// The declared predicates of `p` other than its unsafe one, as indices into `pool` (its first entries),

@@ -58,6 +58,9 @@ pub struct ForestChoice {
     /// Under [`ForestKind::Either`], whether the boosted forest scored higher but was not kept, because
     /// it warned of fewer held-out violations at the strictest budget ([`prefer_boosted`]).
     pub boosted_vetoed: bool,
+    /// Under [`ForestKind::Both`], the boosted forest's score of each weight (`scores` are then the
+    /// bagged forest's).
+    pub boosted_scores: Vec<f64>,
 }
 
 impl Default for ForestChoice {
@@ -68,7 +71,19 @@ impl Default for ForestChoice {
             scores: Vec::new(),
             other_best: None,
             boosted_vetoed: false,
+            boosted_scores: Vec::new(),
         }
+    }
+}
+
+/// The first best weight of [`FOREST_WEIGHTS`] by fold scores `scores` (one per weight), as
+/// [`choose_forest_weight`] takes it; 0 without scores.
+pub fn best_weight(scores: &[f64]) -> f64 {
+    let i = (0..scores.len()).fold(0, |b, i| if scores[i] > scores[b] { i } else { b });
+    if scores.is_empty() {
+        0.0
+    } else {
+        FOREST_WEIGHTS[i]
     }
 }
 
@@ -106,7 +121,7 @@ pub enum Grown {
 }
 
 impl Grown {
-    /// Grows a forest of `kind` (not [`ForestKind::Either`], which grows bagged) on the runs `runs`:
+    /// Grows a forest of `kind` ([`ForestKind::Either`] and [`ForestKind::Both`] grow bagged) on the runs `runs`:
     /// `n_trees` bagged trees smoothed by `alpha`, or [`boost::BOOSTED_TREES`] boosted ones.
     pub fn grow(
         kind: ForestKind,
@@ -120,7 +135,7 @@ impl Grown {
             ForestKind::Boosted => {
                 Grown::Boosted(boost::grow_boosted(table, runs, boost::BOOSTED_TREES, seed))
             }
-            ForestKind::Bagged | ForestKind::Either => {
+            ForestKind::Bagged | ForestKind::Either | ForestKind::Both => {
                 Grown::Bagged(grow_forest(table, runs, n_trees, alpha, seed))
             }
         }

@@ -170,6 +170,9 @@ pub enum ForestKind {
     Boosted,
     /// Both grown on the folds; the one whose best weight scores higher is kept (bagged on ties).
     Either,
+    /// Both grown, each weight chosen on the folds, and both kept: a forest of both kinds whose risk is
+    /// the mean of the risks with each forest alone ([`crate::forest`], "Both kinds").
+    Both,
 }
 
 /// The Laplace α values a search chooses among ([`SearchConfig::choose_alpha`]): the paper's add-one

@@ -1607,6 +1607,80 @@ fn the_auto_model_carries_the_forest_its_fold_score_chose() {
     assert!(none_reports[0].forest.scores.is_empty());
 }
 
+/// `ForestKind::Both` keeps both kinds at the weights the folds chose for each alone: its model's risk
+/// is, frame by frame and in every measure, the mean of the risks of the bagged and the boosted models
+/// learned with the same seed, stepped through the runtime; its report carries each kind's scores.
+#[test]
+fn a_forest_of_both_kinds_is_the_mean_of_the_two_models() {
+    let (plan, recs) = records(300, 6);
+    let cfg = |kind| SearchConfig {
+        max_predicates: 1,
+        forest_trees: 4,
+        forest_kind: kind,
+        ..SearchConfig::default()
+    };
+    let build = |kind| {
+        plan.build(&recs, AbstractionMode::Auto, &cfg(kind))
+            .unwrap()
+    };
+    let (bagged, bagged_reports) = build(forest::ForestKind::Bagged);
+    let (boosted, boosted_reports) = build(forest::ForestKind::Boosted);
+    let (both, both_reports) = build(forest::ForestKind::Both);
+    assert_eq!(both_reports[0].forest.kind, forest::ForestKind::Both);
+    assert_eq!(
+        both_reports[0].forest.scores,
+        bagged_reports[0].forest.scores
+    );
+    assert_eq!(
+        both_reports[0].forest.boosted_scores,
+        boosted_reports[0].forest.scores
+    );
+    let weight = |m: &Model| m.properties()[0].forest().map_or(0.0, |f| f.weight());
+    let (wb, wg) = (weight(&bagged), weight(&boosted));
+    assert!(wb > 0.0 && wg > 0.0, "both kinds mix in here: {wb} {wg}");
+    let f = both.properties()[0].forest().unwrap();
+    assert_eq!(f.weight(), (wb + wg) / 2.0);
+    let part = f.bagged_part().unwrap();
+    assert_eq!(part.trees, 4);
+    assert!((part.share - wb / (wb + wg)).abs() < 1e-15);
+    let models = [bagged, boosted, both].map(std::sync::Arc::new);
+    let session_cfg = crate::SessionConfig::default();
+    let mut sessions: Vec<crate::Session> = models
+        .iter()
+        .map(|m| crate::Session::new(m, &session_cfg).unwrap())
+        .collect();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(17);
+    let (mut n_frames, mut gaps) = (0, 0);
+    for _ in 0..30 {
+        let frames = run(&mut rng);
+        for s in &mut sessions {
+            s.reset();
+        }
+        for (k, frame) in frames.iter().enumerate() {
+            let r: Vec<_> = sessions
+                .iter_mut()
+                .map(|s| s.step(frame).properties[0].clone())
+                .collect();
+            let mean = 0.5 * (r[0].risk_eventually + r[1].risk_eventually);
+            assert!((r[2].risk_eventually - mean).abs() < 1e-12, "frame {k}");
+            for ((a, b), c) in r[0]
+                .risk_within
+                .iter()
+                .zip(&r[1].risk_within)
+                .zip(&r[2].risk_within)
+            {
+                assert!((c - 0.5 * (a + b)).abs() < 1e-12, "frame {k}");
+            }
+            gaps += usize::from((r[0].risk_eventually - r[1].risk_eventually).abs() > 1e-6);
+            n_frames += 1;
+        }
+    }
+    assert!(
+        n_frames > 1000 && gaps > 100,
+        "{n_frames} frames, {gaps} where the kinds differ"
+    );
+}
+
 /// With `forest_nested` the weight is chosen against the chains of searches run without each fold
 /// ([`nested::fold_searches`]): the report carries their scores and the model their choice, and they
 /// differ from the direct choice's, whose chain's predicates were chosen on every run.

@@ -127,7 +127,8 @@ pub struct SearchArgs {
     /// the runs, their leaf shares averaged; `boosted` 100 trees by gradient boosting, each fitted to
     /// what the ones before it left unexplained; `either` grows both on the folds and keeps the boosted
     /// trees where their mix scores higher there and warns of no fewer held-out violations at the 5 %
-    /// budget (docs/MEASUREMENTS.md, session 34).
+    /// budget (docs/MEASUREMENTS.md, session 34); `both` grows both, chooses each one's weight on the
+    /// folds and keeps both, the risk the mean of the risks with each alone (session 35).
     #[arg(long, value_enum, default_value_t = ForestKindArg::Bagged)]
     pub forest_kind: ForestKindArg,
 }
@@ -141,6 +142,8 @@ pub enum ForestKindArg {
     Boosted,
     /// Whichever the folds prefer.
     Either,
+    /// Both, each at the weight the folds choose for it, the risks averaged.
+    Both,
 }
 
 impl SearchArgs {
@@ -157,6 +160,7 @@ impl SearchArgs {
                 ForestKindArg::Bagged => monitor::select::forest::ForestKind::Bagged,
                 ForestKindArg::Boosted => monitor::select::forest::ForestKind::Boosted,
                 ForestKindArg::Either => monitor::select::forest::ForestKind::Either,
+                ForestKindArg::Both => monitor::select::forest::ForestKind::Both,
             },
             ..SearchConfig::default()
         };
@@ -402,24 +406,23 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 /// cross-validated score (one per weight of `FOREST_WEIGHTS`) and the chosen weight's margin over the
 /// best of the others (a small margin says the choice is close to a toss), then, unless the trees are
 /// bagged alone, their kind and, when both kinds were grown, the other kind's best score; `None` when
-/// no forest was grown (no scores) or `weight` is not one of them.
+/// no forest was grown (no scores) or `weight` is not one of them. A forest of both kinds gives each
+/// kind's weight and scores (its own weight is their mean).
 pub fn forest_choice_words(
     name: &str,
     weight: f64,
     choice: &monitor::select::forest::ForestChoice,
 ) -> Option<String> {
-    use monitor::select::forest::{ForestKind, FOREST_WEIGHTS};
-    let scores = &choice.scores;
-    if scores.len() != FOREST_WEIGHTS.len() {
-        return None;
+    use monitor::select::forest::{best_weight, ForestKind};
+    if choice.kind == ForestKind::Both {
+        let (bagged, boosted) = (&choice.scores, &choice.boosted_scores);
+        let (wb, wg) = (best_weight(bagged), best_weight(boosted));
+        return Some(format!(
+            "{name}: forest weight {weight} (bagged trees at weight {wb}, {}; boosted trees at weight {wg}, {})",
+            scores_words(wb, bagged)?,
+            scores_words(wg, boosted)?
+        ));
     }
-    let best = FOREST_WEIGHTS.iter().position(|&w| w == weight)?;
-    let runner_up = (0..scores.len())
-        .filter(|&i| i != best)
-        .map(|i| scores[i])
-        .fold(f64::NEG_INFINITY, f64::max);
-    let list =
-        |f: &dyn Fn(usize) -> String| (0..scores.len()).map(f).collect::<Vec<_>>().join(" / ");
     // Bagged trees alone read as before boosting was an option; the rest is appended.
     let kind = match (choice.kind, choice.other_best) {
         (ForestKind::Boosted, None) => "; boosted trees".to_string(),
@@ -431,9 +434,28 @@ pub fn forest_choice_words(
         (_, None) => String::new(),
     };
     Some(format!(
-        "{}: forest weight {} (fold scores of weights {}: {}; margin over the next {:.5}{kind})",
-        name,
-        weight,
+        "{name}: forest weight {weight} ({}{kind})",
+        scores_words(weight, &choice.scores)?
+    ))
+}
+
+/// `fold scores of weights 0 / 0.25 / 0.5 / 0.75: S0 / S1 / S2 / S3; margin over the next M` for the
+/// weight `weight` chosen by `scores` (one per weight of `FOREST_WEIGHTS`): its margin over the best of
+/// the others; `None` for other scores or a weight not among them.
+fn scores_words(weight: f64, scores: &[f64]) -> Option<String> {
+    use monitor::select::forest::FOREST_WEIGHTS;
+    if scores.len() != FOREST_WEIGHTS.len() {
+        return None;
+    }
+    let best = FOREST_WEIGHTS.iter().position(|&w| w == weight)?;
+    let runner_up = (0..scores.len())
+        .filter(|&i| i != best)
+        .map(|i| scores[i])
+        .fold(f64::NEG_INFINITY, f64::max);
+    let list =
+        |f: &dyn Fn(usize) -> String| (0..scores.len()).map(f).collect::<Vec<_>>().join(" / ");
+    Some(format!(
+        "fold scores of weights {}: {}; margin over the next {:.5}",
         list(&|i| FOREST_WEIGHTS[i].to_string()),
         list(&|i| format!("{:.4}", scores[i])),
         scores[best] - runner_up
@@ -537,7 +559,7 @@ mod tests {
             kind,
             scores: scores.to_vec(),
             other_best,
-            boosted_vetoed: false,
+            ..ForestChoice::default()
         };
         assert_eq!(
             forest_choice_words(
@@ -594,6 +616,23 @@ mod tests {
             forest_choice_words("r", 0.0, &of(ForestKind::Bagged, &[], None)),
             None
         );
+        // Both kinds: each kind's weight is its scores' first best, the forest's their mean.
+        let both = ForestChoice {
+            boosted_scores: vec![0.6, 0.62, 0.65, 0.65],
+            ..of(ForestKind::Both, &[0.6, 0.61, 0.5, 0.5], None)
+        };
+        assert_eq!(
+            forest_choice_words("v", 0.375, &both).unwrap(),
+            "v: forest weight 0.375 (bagged trees at weight 0.25, fold scores of weights \
+             0 / 0.25 / 0.5 / 0.75: 0.6000 / 0.6100 / 0.5000 / 0.5000; margin over the next 0.01000; \
+             boosted trees at weight 0.5, fold scores of weights 0 / 0.25 / 0.5 / 0.75: \
+             0.6000 / 0.6200 / 0.6500 / 0.6500; margin over the next 0.00000)"
+        );
+        let none = ForestChoice {
+            boosted_scores: Vec::new(),
+            ..both
+        };
+        assert_eq!(forest_choice_words("w", 0.375, &none), None);
     }
 
     /// The search `learn` runs without options is [`default_search`] (which the demo learns with too),
