@@ -425,6 +425,22 @@ impl ForestShare {
     }
 }
 
+/// A tree of one split on predicate 0: leaf `yes` where it holds, `no` elsewhere (for tests).
+#[cfg(test)]
+pub(crate) fn one_split(yes: f64, no: f64) -> Tree {
+    Tree {
+        nodes: vec![
+            Node::Split {
+                predicate: 0,
+                yes: 1,
+                no: 2,
+            },
+            Node::Leaf(yes),
+            Node::Leaf(no),
+        ],
+    }
+}
+
 /// The logistic function `1 / (1 + e^−x)`.
 pub fn logistic(x: f64) -> f64 {
     1.0 / (1.0 + (-x).exp())

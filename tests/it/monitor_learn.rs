@@ -1177,16 +1177,19 @@ fn boosted_forests_through_learn_info_and_score() {
     let info_of = |model: &Path| -> serde_json::Value {
         serde_json::from_str(&run_ok(avguard().args(["info", "--json"]).arg(model))).unwrap()
     };
+    let forest_line = |summary: &'_ str, name: &str| -> Option<String> {
+        summary
+            .lines()
+            .find(|l| l.starts_with(&format!("{name}: forest weight ")))
+            .map(str::to_string)
+    };
     let either = dir.join("either.avg");
     let summary = learn_kind("either", &either);
     let json = info_of(&either);
     let mut lines = 0;
     for p in json["properties"].as_array().unwrap() {
         let name = p["name"].as_str().unwrap();
-        let Some(line) = summary
-            .lines()
-            .find(|l| l.starts_with(&format!("{name}: forest weight ")))
-        else {
+        let Some(line) = forest_line(&summary, name) else {
             continue;
         };
         lines += 1;
@@ -1242,10 +1245,7 @@ fn boosted_forests_through_learn_info_and_score() {
     let mut mixed = 0;
     for p in json["properties"].as_array().unwrap() {
         let name = p["name"].as_str().unwrap();
-        let Some(line) = summary
-            .lines()
-            .find(|l| l.starts_with(&format!("{name}: forest weight ")))
-        else {
+        let Some(line) = forest_line(&summary, name) else {
             continue;
         };
         let weight_after = |what: &str| -> f64 {

@@ -152,17 +152,7 @@ fn an_invalid_walk_stops_instead_of_looping() {
 /// step or base beyond its bound, or not finite, is refused by name.
 #[test]
 fn a_boosted_forest_holds_log_odds_steps_within_their_bounds() {
-    let tree = |v: f64| Tree {
-        nodes: vec![
-            Node::Split {
-                predicate: 0,
-                yes: 1,
-                no: 2,
-            },
-            Node::Leaf(v),
-            Node::Leaf(0.1),
-        ],
-    };
+    let tree = |v: f64| crate::forest::one_split(v, 0.1);
     let one = vec!["speed>10".to_string()];
     let f = ForestShare::try_new_boosted(1.0, 30, one.clone(), vec![tree(-2.0), tree(0.5)], 0.3)
         .unwrap();
@@ -194,17 +184,7 @@ fn a_boosted_forest_holds_log_odds_steps_within_their_bounds() {
 /// tree or of every tree, or over a leaf that is not a share; the weight keeps the part.
 #[test]
 fn a_forest_of_both_kinds_mixes_its_bagged_mean_and_its_boosted_value() {
-    let tree = |yes: f64, no: f64| Tree {
-        nodes: vec![
-            Node::Split {
-                predicate: 0,
-                yes: 1,
-                no: 2,
-            },
-            Node::Leaf(yes),
-            Node::Leaf(no),
-        ],
-    };
+    let tree = crate::forest::one_split;
     let one = vec!["speed>10".to_string()];
     let bagged = vec![tree(0.8, 0.2), tree(0.6, 0.0)];
     let boosted = vec![tree(-2.0, 0.1), tree(0.5, 0.1)];

@@ -272,19 +272,9 @@ fn a_forest_s_splits_must_read_against_the_laws() {
 /// no boost field, still reads, its forest bagged; the same bytes marked 12 do not.
 #[test]
 fn a_boosted_forest_round_trips_and_a_format_11_forest_reads_as_bagged() {
-    use crate::forest::{ForestShare, Node, Tree};
+    use crate::forest::{ForestShare, Tree};
     let m = small_model();
-    let tree = |a: f64, b: f64| Tree {
-        nodes: vec![
-            Node::Split {
-                predicate: 0,
-                yes: 1,
-                no: 2,
-            },
-            Node::Leaf(a),
-            Node::Leaf(b),
-        ],
-    };
+    let tree = crate::forest::one_split;
     let splits = vec!["speed > 3".to_string()];
     let boosted =
         ForestShare::try_new_boosted(0.25, 30, splits.clone(), vec![tree(0.7, -0.4)], -1.5)
@@ -341,19 +331,9 @@ fn a_boosted_forest_round_trips_and_a_format_11_forest_reads_as_bagged() {
 /// a bagged part for a property without a forest, or one its forest refuses, fails the file by name.
 #[test]
 fn a_forest_of_both_kinds_round_trips_and_a_stray_bagged_part_is_refused() {
-    use crate::forest::{BaggedPart, ForestShare, Node, Tree};
+    use crate::forest::{BaggedPart, ForestShare};
     let m = small_model();
-    let tree = |a: f64, b: f64| Tree {
-        nodes: vec![
-            Node::Split {
-                predicate: 0,
-                yes: 1,
-                no: 2,
-            },
-            Node::Leaf(a),
-            Node::Leaf(b),
-        ],
-    };
+    let tree = crate::forest::one_split;
     let splits = vec!["speed > 3".to_string()];
     let f = ForestShare::try_new_both(
         0.375,
