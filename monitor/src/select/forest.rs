@@ -79,12 +79,16 @@ impl Default for ForestChoice {
 /// The first best weight of [`FOREST_WEIGHTS`] by fold scores `scores` (one per weight), as
 /// [`choose_forest_weight`] takes it; 0 without scores.
 pub fn best_weight(scores: &[f64]) -> f64 {
-    let i = (0..scores.len()).fold(0, |b, i| if scores[i] > scores[b] { i } else { b });
     if scores.is_empty() {
         0.0
     } else {
-        FOREST_WEIGHTS[i]
+        FOREST_WEIGHTS[first_best(scores)]
     }
+}
+
+/// The index of the first highest of `scores` (0 when empty): ties keep the lower weight.
+fn first_best(scores: &[f64]) -> usize {
+    (0..scores.len()).fold(0, |b, i| if scores[i] > scores[b] { i } else { b })
 }
 
 /// Under [`ForestKind::Either`], whether the boosted forest is kept rather than the bagged one, from
@@ -96,10 +100,7 @@ pub fn best_weight(scores: &[f64]) -> f64 {
 /// ≤ 5 % false alarms on new runs (docs/MEASUREMENTS.md, session 34), so the misses get a veto.
 pub fn prefer_boosted(bagged: (&[f64], &[f64]), boosted: (&[f64], &[f64])) -> bool {
     // The weight a kind's scores choose: the first best, as `choose_forest_weight` takes it.
-    let chosen = |scores: &[f64]| {
-        (0..scores.len()).fold(0, |b, i| if scores[i] > scores[b] { i } else { b })
-    };
-    let (b, g) = (chosen(bagged.0), chosen(boosted.0));
+    let (b, g) = (first_best(bagged.0), first_best(boosted.0));
     match (
         bagged.0.get(b),
         boosted.0.get(g),
@@ -568,13 +569,7 @@ pub fn choose_forest_weight_with_recall(
         .collect();
     let denom = (n_violating * BUDGETS.len()).max(1) as f64;
     let scores: Vec<f64> = totals.iter().map(|t| t / denom).collect();
-    let mut best = 0;
-    for (i, &s) in scores.iter().enumerate() {
-        if s > scores[best] {
-            best = i;
-        }
-    }
-    (FOREST_WEIGHTS[best], scores, recalls)
+    (FOREST_WEIGHTS[first_best(&scores)], scores, recalls)
 }
 
 #[cfg(test)]
