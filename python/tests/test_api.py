@@ -232,6 +232,7 @@ def cli_learn(data, out, logs, *options):
             ["--alpha", 0.5, "--horizons", "1,2", "--epsilon", 0.1, "--abstraction", "fixed"],
         ),
         ({"prior": "hierarchical", "max_predicates": 4}, ["--prior", "hierarchical", "--max-predicates", 4]),
+        ({"forest_kind": "both", "max_predicates": 4}, ["--forest-kind", "both", "--max-predicates", 4]),
     ],
 )
 def test_counts_of_parts_merge_into_the_cli_s_model(data, tmp_path, options, cli_options):
