@@ -212,10 +212,6 @@ impl ForestShare {
                 ));
             }
         }
-        let leaf_ok = |v: f64| match boost {
-            None => (0.0..=1.0).contains(&v),
-            Some(_) => v.is_finite() && v.abs() <= MAX_BOOST_LEAF,
-        };
         if trees.is_empty() || trees.len() > MAX_TREES {
             return invalid(format!(
                 "forest of {} trees (1 to {MAX_TREES})",
@@ -237,21 +233,13 @@ impl ForestShare {
             for (i, node) in tree.nodes.iter().enumerate() {
                 match *node {
                     Node::Leaf(v) if boost.is_some() => {
-                        if !leaf_ok(v) {
+                        if !(v.is_finite() && v.abs() <= MAX_BOOST_LEAF) {
                             return invalid(format!(
                                 "boosted forest tree {t}: leaf {i}'s log-odds step {v} is not finite within ±{MAX_BOOST_LEAF}"
                             ));
                         }
                     }
-                    Node::Leaf(v) => {
-                        if !leaf_ok(v) {
-                            return Err(StructureError::BadProbability {
-                                what: "forest leaf",
-                                state: i,
-                                value: v,
-                            });
-                        }
-                    }
+                    Node::Leaf(v) => leaf_share(i, v)?,
                     Node::Split { predicate, yes, no } => {
                         let Some(u) = used.get_mut(predicate as usize) else {
                             return Err(StructureError::OutOfRange {
@@ -341,13 +329,7 @@ impl ForestShare {
         for tree in &self.trees[..n] {
             for (i, node) in tree.nodes.iter().enumerate() {
                 if let Node::Leaf(v) = *node {
-                    if !(0.0..=1.0).contains(&v) {
-                        return Err(StructureError::BadProbability {
-                            what: "forest leaf",
-                            state: i,
-                            value: v,
-                        });
-                    }
+                    leaf_share(i, v)?;
                 }
             }
         }
@@ -422,6 +404,19 @@ impl ForestShare {
     /// `risk` mixed with the forest's `value`: `(1 − w) · risk + w · value`, clamped to [0, 1].
     pub fn mix(&self, risk: f64, value: f64) -> f64 {
         ((1.0 - self.weight) * risk + self.weight * value).clamp(0.0, 1.0)
+    }
+}
+
+/// A bagged tree's leaf `v` at node `i`: a share in [0, 1].
+fn leaf_share(i: usize, v: f64) -> Result<(), StructureError> {
+    if (0.0..=1.0).contains(&v) {
+        Ok(())
+    } else {
+        Err(StructureError::BadProbability {
+            what: "forest leaf",
+            state: i,
+            value: v,
+        })
     }
 }
 

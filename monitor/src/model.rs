@@ -338,13 +338,17 @@ impl Model {
                 model.properties,
                 tail,
                 "forests' bagged parts",
-                |p, b: Option<BaggedPart>| match (b, p.forest().cloned()) {
-                    (None, _) => Ok(p),
-                    (Some(_), None) => Err(ModelError::Decode(format!(
-                        "property {}: a forest's bagged part without a forest",
-                        p.name()
-                    ))),
-                    (Some(b), Some(f)) => Ok(p.with_forest(Some(f.with_bagged_part(Some(b))?))),
+                |p, b: Option<BaggedPart>| {
+                    let Some(b) = b else {
+                        return Ok(p);
+                    };
+                    let Some(f) = p.forest().cloned() else {
+                        return Err(ModelError::Decode(format!(
+                            "property {}: a forest's bagged part without a forest",
+                            p.name()
+                        )));
+                    };
+                    Ok(p.with_forest(Some(f.with_bagged_part(Some(b))?)))
                 },
             )?;
         }

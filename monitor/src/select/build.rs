@@ -407,18 +407,29 @@ impl AutoPlan {
         if weight == 0.0 {
             return Ok((None, choice));
         }
-        let share = match forest::Grown::grow(kind, &table, &all, n_trees, alpha, cfg.seed) {
-            forest::Grown::Bagged(trees) => {
-                let (texts, trees) = forest::renumbered(trees, text);
-                ForestShare::try_new(weight, horizon_steps, texts, trees)?
-            }
-            forest::Grown::Boosted(b) => {
-                let (texts, trees) = forest::renumbered(b.trees, text);
-                ForestShare::try_new_boosted(weight, horizon_steps, texts, trees, b.base)?
-            }
-        };
+        let grown = forest::Grown::grow(kind, &table, &all, n_trees, alpha, cfg.seed);
+        let share = stored(grown, weight, horizon_steps, text)?;
         Ok((Some(share), choice))
     }
+}
+
+/// A forest of one kind as grown, stored at `weight`: its split predicates renumbered and named by `text`.
+fn stored(
+    grown: forest::Grown,
+    weight: f64,
+    horizon_steps: u32,
+    text: impl Fn(usize) -> String,
+) -> Result<ForestShare, ModelError> {
+    Ok(match grown {
+        forest::Grown::Bagged(trees) => {
+            let (texts, trees) = forest::renumbered(trees, text);
+            ForestShare::try_new(weight, horizon_steps, texts, trees)?
+        }
+        forest::Grown::Boosted(b) => {
+            let (texts, trees) = forest::renumbered(b.trees, text);
+            ForestShare::try_new_boosted(weight, horizon_steps, texts, trees, b.base)?
+        }
+    })
 }
 
 /// A forest of both kinds ([`ForestKind::Both`]) on the runs `all` of `table`, from the weights the folds
@@ -440,14 +451,8 @@ fn both_kinds(
         .then(|| forest::boost::grow_boosted(table, all, forest::boost::BOOSTED_TREES, seed));
     let share = match (bagged, boosted) {
         (None, None) => return Ok(None),
-        (Some(trees), None) => {
-            let (texts, trees) = forest::renumbered(trees, text);
-            ForestShare::try_new(weight, horizon_steps, texts, trees)?
-        }
-        (None, Some(b)) => {
-            let (texts, trees) = forest::renumbered(b.trees, text);
-            ForestShare::try_new_boosted(weight, horizon_steps, texts, trees, b.base)?
-        }
+        (Some(trees), None) => stored(forest::Grown::Bagged(trees), weight, horizon_steps, text)?,
+        (None, Some(b)) => stored(forest::Grown::Boosted(b), weight, horizon_steps, text)?,
         (Some(trees), Some(b)) => {
             let n_bagged = trees.len();
             let (texts, mut trees) =
