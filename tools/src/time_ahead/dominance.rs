@@ -84,10 +84,13 @@ impl RunByRun {
     }
 }
 
-/// Whether median lead `ours` is strictly longer than `theirs` (any lead is longer than none).
+/// Whether median lead `ours` is strictly longer than `theirs` (any lead is longer than none). Leads
+/// within [`LEAD_TIE_S`] of each other are equal: medians taken over different runs differ in their last
+/// bits when the frame times do not sit exactly on a decimal grid (17.5 − 16.9 is 0.6000000000000014 s,
+/// 8.3 − 7.7 is 0.5999999999999996 s), which must not decide a verdict.
 pub fn longer_lead(ours: Option<f64>, theirs: Option<f64>) -> bool {
     match (ours, theirs) {
-        (Some(a), Some(b)) => a > b,
+        (Some(a), Some(b)) => a > b + LEAD_TIE_S,
         (Some(_), None) => true,
         (None, _) => false,
     }
@@ -275,11 +278,7 @@ impl Scratch {
         }
         ours.sort_by(f64::total_cmp);
         theirs.sort_by(f64::total_cmp);
-        let longer = match (median(ours), median(theirs)) {
-            (Some(a), Some(b)) => a > b,
-            (Some(_), None) => true,
-            (None, _) => false,
-        };
+        let longer = longer_lead(median(ours), median(theirs));
         (ours.len() >= theirs.len() && longer, by_run)
     }
 }
@@ -306,8 +305,13 @@ pub(super) fn first_lead_above(envelope: &[(f64, f64)], floor: f64) -> Option<f6
         .map(|&(_, lead)| lead)
 }
 
-/// Leads closer than this are the same frame's (both are the violation's time minus a frame's time).
-const LEAD_TIE_S: f64 = 1e-9;
+/// Leads closer than this are equal, s. On one run two leads are the violation's time minus a frame's, so
+/// equal frames give equal leads and distinct frames differ by a frame period (at least a millisecond for
+/// any source the tools read at a set period). Across runs a lead that should read 0.6 s carries the
+/// rounding of its two frame times: about 1e-15 s for times from 0, up to about 2.4e-7 s for Unix times
+/// such as an Apollo record's (f64's spacing near 1.7e9). A microsecond is above both and far below a
+/// frame.
+pub(super) const LEAD_TIE_S: f64 = 1e-6;
 
 /// A property's runs against every comparator: the reactive baseline, RSS and the reactive rule where
 /// scored, the calibrated alarm, the curve, and the curve's dominance over each comparator with the share

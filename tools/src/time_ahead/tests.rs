@@ -692,3 +692,62 @@ fn the_calibrated_alarm_is_earlier_only_with_as_much_recall_no_more_false_alarms
         &s(0.0, 0.0, None)
     ));
 }
+
+#[test]
+fn leads_that_differ_only_in_rounding_are_equal() {
+    // The same 0.6 s lead taken from two runs' frame times: 17.5 − 16.9 and 8.3 − 7.7 differ in their last
+    // bits, and so do the same leads on Unix times such as an Apollo record's.
+    let (a, b) = (17.5 - 16.9, 8.3 - 7.7);
+    assert_ne!(a, b);
+    let (ua, ub) = (
+        (1.7e9 + 17.5) - (1.7e9 + 16.9),
+        (1.7e9 + 8.3) - (1.7e9 + 7.7),
+    );
+    for (x, y) in [(a, b), (b, a), (ua, 0.6), (0.6, ua), (ua, ub), (ub, ua)] {
+        assert!(!longer_lead(Some(x), Some(y)), "{x} against {y}");
+    }
+    // One frame is longer, whatever the rounding.
+    assert!(longer_lead(Some(0.7), Some(a)));
+    assert!(longer_lead(Some((1.7e9 + 17.5) - (1.7e9 + 16.8)), Some(ua)));
+    assert!(!longer_lead(Some(b), Some(0.7)));
+    assert!(longer_lead(Some(0.0), None));
+    assert!(!longer_lead(None, Some(0.0)));
+}
+
+#[test]
+fn a_median_lead_equal_but_for_rounding_does_not_dominate() {
+    // Two violating runs and no safe run. The curve warns of the first only, 17.5 − 16.9 s ahead; the
+    // baseline of the second only, 8.3 − 7.7 s ahead: the same 0.6 s but for the last bits (the curve's
+    // reads longer), so the curve does not dominate, by `dominance` on the curve and by the shortcut the
+    // resamples use.
+    let run = |t: [f64; 3], risk: [f64; 3], baseline_at: Option<usize>| RunSeries {
+        t: t.to_vec(),
+        risk: risk.to_vec(),
+        unsafe_now: vec![false, false, true],
+        baseline_alarm: (0..3).map(|i| Some(i) == baseline_at).collect(),
+        rss_alarm: Vec::new(),
+        rule_alarm: Vec::new(),
+        rss_tuned_alarm: Vec::new(),
+    };
+    let runs: Vec<RunScore> = [
+        run([0.0, 16.9, 17.5], [0.0, 0.9, 1.0], None),
+        run([0.0, 7.7, 8.3], [0.0, 0.0, 1.0], Some(1)),
+    ]
+    .iter()
+    .map(|s| score_run("r", "s", "p", s, &thresholds()))
+    .collect();
+    let refs: Vec<&RunScore> = runs.iter().collect();
+    let base = summarise(refs.iter().map(|r| (*r, &r.baseline)));
+    assert_eq!(base.median_lead_s, Some(8.3 - 7.7));
+    let verdict = dominance("baseline", &base, &curve(&refs));
+    let ours = verdict.ours.expect("a point within 0 % false alarms");
+    assert_eq!(ours.median_lead_s, Some(17.5 - 16.9));
+    assert!(ours.median_lead_s > base.median_lead_s);
+    assert!(!verdict.dominates, "{verdict:?}");
+    let paired: Vec<PairedRun<'_>> = refs
+        .iter()
+        .filter_map(|r| PairedRun::of(r, |r| Some(&r.baseline)))
+        .collect();
+    let paired_refs: Vec<&PairedRun<'_>> = paired.iter().collect();
+    assert!(!dominates_in(&paired_refs));
+}
