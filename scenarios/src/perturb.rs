@@ -1,33 +1,47 @@
 //! Recorded runs made harder to read, the ways another source's logs may differ from the generator's:
-//! road users seen only within a perception range or now and then missed, no right-of-way marks, no
-//! map, and noisy poses of the road users and of the ego.
+//! road users seen late, only within a perception range or now and then missed, no right-of-way marks, no
+//! map, noisy poses of the road users and of the ego, and frames lost.
 //!
 //! A model meant for another simulator's logs should not rest on what only this generator writes. Scoring
 //! a model on perturbed copies of held-out runs (or learning and scoring on perturbed copies) shows how
 //! much of its prediction survives each difference (`avguard perturb`; `docs/MEASUREMENTS.md`, sessions
 //! 31–32).
 //!
-//! What each perturbation does to a frame, in this order:
-//! 1. **Ego noise**: independent Gaussian noise on `x` and `y` (each with σ `position_m`), `heading`
+//! What each perturbation does, in this order:
+//! 1. **Perception delay**: every frame's road users become those of the latest original frame at least
+//!    `perception_delay_s` earlier (by the original, true frame times, within [`TIME_TOLERANCE_S`]);
+//!    frames earlier than the first frame's time plus the delay have none. This is a perception stack
+//!    with latency: the ego's own fields are not delayed. It runs first so that it reads the road users
+//!    as they were, before any later step drops or moves them.
+//! 2. **Ego noise**: independent Gaussian noise on `x` and `y` (each with σ `position_m`), `heading`
 //!    (wrapped to (−π, π]), `speed` (its absolute value kept, so it stays ≥ 0) and the longitudinal
 //!    acceleration.
-//! 2. **Perception range**: road users whose reference point is farther than the range from the ego's
-//!    (true, unperturbed) reference point are dropped.
-//! 3. **Misses**: each remaining road user is dropped with probability `miss_rate`, independently in
+//! 3. **Perception range**: road users (delayed ones at their delayed positions) whose reference point is
+//!    farther than the range from the ego's (true, unperturbed) reference point at the frame are dropped.
+//! 4. **Misses**: each remaining road user is dropped with probability `miss_rate`, independently in
 //!    every frame.
-//! 4. **Right of way**: every road user's `priority` is cleared.
-//! 5. **Road-user noise**: as the ego's, on each remaining road user's `x`, `y`, `heading` and `speed`.
-//! 6. **No map**: the road fields become those of a source without a map ([`Frame::clear_road_fields`]).
+//! 5. **Right of way**: every road user's `priority` is cleared.
+//! 6. **Road-user noise**: as the ego's, on each remaining road user's `x`, `y`, `heading` and `speed`.
+//! 7. **No map**: the road fields become those of a source without a map ([`Frame::clear_road_fields`]).
+//! 8. **Frame drops**: each frame is removed with probability `drop_rate`, independently, except the
+//!    first and the last frame and every frame with `collision` or `destination` set, which are always
+//!    kept. This is a source that loses messages: the kept frames keep their recorded times, so they have
+//!    gaps of 2, 3, … frame periods (the log's `frame_period_s` stays what it was). It runs last, with
+//!    its draws after all the others, so that the frames it keeps are perturbed exactly as they would be
+//!    without it.
 //!
-//! The labels stay: `collision`, `destination` and the frame times are what happened, so a perturbed run
-//! violates what the original did. Noise is white (drawn afresh every frame), the harder case for
-//! signals that difference a pose.
+//! Steps 2–7 work frame by frame; 1 and 8 on the run. The labels stay: `collision`, `destination` and the
+//! frame times are what happened, and the frames that carry a label (and the run's first and last, its
+//! time span) are never dropped, so a perturbed run violates what the original did. Noise is white
+//! (drawn afresh every frame), the harder case for signals that difference a pose.
 //!
 //! Invariant: the perturbed run is a pure function of the run, the perturbation and the seed; every
-//! random draw comes from one ChaCha8 stream per run, in frame order.
+//! random draw comes from one ChaCha8 stream per run, in frame order for steps 2–7, then the drops' in
+//! frame order. A setting at 0 (or off) draws nothing, so the others' draws are as they would be without
+//! it.
 
 use laws::geometry::wrap_rad;
-use laws::Frame;
+use laws::{Frame, Obstacle};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::StandardNormal;
@@ -79,7 +93,21 @@ pub struct Perturbation {
     pub obstacle_noise: PoseNoise,
     /// Noise on the ego's pose and acceleration.
     pub ego_noise: PoseNoise,
+    /// Probability that a frame is dropped, in [0, 1) (the first, the last and labelled frames never are).
+    pub drop_rate: f64,
+    /// How late road users are seen, s, 0–10 (0: as they are).
+    pub perception_delay_s: f64,
 }
+
+/// Slack in comparing frame times for the perception delay, s: times written as multiples of a period
+/// such as 0.1 s are not exact in binary, and a delay of one period must reach exactly one frame back.
+/// A microsecond covers Unix times too (f64's spacing near 1.7e9 s is about 2.4e-7 s, as in an Apollo
+/// record's) and is far below any frame period.
+pub const TIME_TOLERANCE_S: f64 = 1e-6;
+
+/// The largest perception delay accepted, s: far beyond any perception stack's latency, so a larger value
+/// is a slip (milliseconds for seconds), not an experiment.
+pub const MAX_PERCEPTION_DELAY_S: f64 = 10.0;
 
 /// A perturbation that cannot be applied, naming the setting and what is wrong.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -98,7 +126,8 @@ pub enum PerturbError {
 
 impl Perturbation {
     /// Checks every setting: a range positive and finite, a miss rate in [0, 1], each standard deviation
-    /// finite and ≥ 0, and no acceleration noise for road users.
+    /// finite and ≥ 0, no acceleration noise for road users, a drop rate in [0, 1) (at 1 only the
+    /// protected frames would be left, no experiment anyone means) and a delay in [0, 10] s.
     pub fn validate(&self) -> Result<(), PerturbError> {
         let out = |setting: &str, range, value| {
             Err(PerturbError::OutOfRange {
@@ -136,6 +165,20 @@ impl Perturbation {
                 self.obstacle_noise.accel_mps2,
             );
         }
+        if !(0.0..1.0).contains(&self.drop_rate) {
+            return out(
+                "the frame drop rate",
+                "at least 0 and below 1",
+                self.drop_rate,
+            );
+        }
+        if !(0.0..=MAX_PERCEPTION_DELAY_S).contains(&self.perception_delay_s) {
+            return out(
+                "the perception delay",
+                "finite and between 0 and 10 (s)",
+                self.perception_delay_s,
+            );
+        }
         Ok(())
     }
 
@@ -147,13 +190,19 @@ impl Perturbation {
             && !self.no_map
             && self.obstacle_noise.is_none()
             && self.ego_noise.is_none()
+            && self.drop_rate == 0.0
+            && self.perception_delay_s == 0.0
     }
 
-    /// Perturbs one run's frames in place, drawing from a stream seeded with `seed`. Call
+    /// Perturbs one run's frames in place, drawing from a stream seeded with `seed`; the frames are in time
+    /// order, as in a log. Takes the `Vec` because dropping frames shortens it. Call
     /// [`Perturbation::validate`] first: an invalid setting gives unspecified (but memory-safe) frames.
-    pub fn apply(&self, frames: &mut [Frame], seed: u64) {
+    pub fn apply(&self, frames: &mut Vec<Frame>, seed: u64) {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        for f in frames {
+        if self.perception_delay_s > 0.0 {
+            delay_road_users(frames, self.perception_delay_s);
+        }
+        for f in frames.iter_mut() {
             let (true_x, true_y) = (f.x, f.y);
             let ego = &self.ego_noise;
             if !ego.is_none() {
@@ -186,6 +235,38 @@ impl Perturbation {
             if self.no_map {
                 f.clear_road_fields();
             }
+        }
+        if self.drop_rate > 0.0 {
+            let (rate, last) = (self.drop_rate, frames.len().saturating_sub(1));
+            let mut k = 0;
+            // A protected frame is kept before its draw, so only droppable frames draw, one each.
+            frames.retain(|f| {
+                let at = k;
+                k += 1;
+                at == 0 || at == last || f.collision || f.destination || rng.random::<f64>() >= rate
+            });
+        }
+    }
+}
+
+/// Gives every frame the road users of the latest frame whose (original) time is at most `delay_s`
+/// before its own, or none when there is no such frame. A frame never reads a later frame's road users,
+/// even when the delay is below [`TIME_TOLERANCE_S`].
+fn delay_road_users(frames: &mut [Frame], delay_s: f64) {
+    let seen: Vec<(f64, Vec<Obstacle>)> = frames
+        .iter_mut()
+        .map(|f| (f.t, std::mem::take(&mut f.obstacles)))
+        .collect();
+    // How many original frames lie at or before the current frame's cutoff: the cutoff grows with the
+    // frame time, so the count only grows.
+    let mut before = 0;
+    for (i, f) in frames.iter_mut().enumerate() {
+        let cutoff = f.t - delay_s + TIME_TOLERANCE_S;
+        while before <= i && seen.get(before).is_some_and(|(t, _)| *t <= cutoff) {
+            before += 1;
+        }
+        if let Some((_, users)) = before.checked_sub(1).and_then(|k| seen.get(k)) {
+            f.obstacles.clone_from(users);
         }
     }
 }

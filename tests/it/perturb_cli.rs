@@ -8,9 +8,14 @@ use scenarios::log::{read_log, RunLog};
 use crate::support::{avguard, python_script, run_ok, run_refused, scratch, workspace_root};
 
 fn simulate(out: &Path) {
+    simulate_seed(out, "5");
+}
+
+/// Three priority-road runs of `seed` (seed 2: one of them collides, over its last 11 frames).
+fn simulate_seed(out: &Path, seed: &str) {
     run_ok(
         avguard()
-            .args(["simulate", "--runs", "3", "--seed", "5", "--out"])
+            .args(["simulate", "--runs", "3", "--seed", seed, "--out"])
             .arg(out)
             .arg("--scenario")
             .arg(workspace_root().join("scenarios/priority_road.toml")),
@@ -273,6 +278,148 @@ fn refusals_name_the_problem() {
         said.contains("expected 3 comma-separated numbers, found 2"),
         "{said}"
     );
+    assert!(
+        !out.exists(),
+        "nothing is written when the options are refused"
+    );
+}
+
+/// Runs `perturb_check.py` with `args` (`tests/py/perturb_check.py` documents its modes); returns its JSON.
+fn python_check(args: &[&std::ffi::OsStr]) -> serde_json::Value {
+    let out = python_script("perturb_check.py")
+        .args(args)
+        .output()
+        .expect("run perturb_check.py");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "perturb_check.py (packages pinned in tests/py/requirements.txt): {stderr}"
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+#[test]
+fn dropped_frames_keep_their_times_and_the_labelled_frames() {
+    let tmp = scratch();
+    let (orig, out) = (tmp.path().join("orig"), tmp.path().join("out"));
+    simulate_seed(&orig, "2");
+    let said = run_ok(
+        avguard()
+            .args(["perturb", "--drop-frames", "0.3", "--out"])
+            .arg(&out)
+            .arg(&orig),
+    );
+    assert!(
+        said.contains("each frame dropped with probability 0.3"),
+        "{said}"
+    );
+    let (originals, copies) = (logs_in(&orig), logs_in(&out));
+    assert_eq!(copies.len(), 3);
+    let (mut frames, mut kept, mut collisions) = (0, 0, 0);
+    for ((name, o), (_, c)) in originals.iter().zip(&copies) {
+        assert_eq!(c.meta, o.meta, "{name}: attributes, the frame period too");
+        assert!(c.frames.len() < o.frames.len(), "{name}: nothing dropped");
+        // Each kept frame is the original frame of its time, in order: the times are a subsequence.
+        let mut left = o.frames.iter().enumerate();
+        let at: Vec<usize> = c
+            .frames
+            .iter()
+            .map(|fc| {
+                let (i, fo) = left
+                    .find(|(_, fo)| fo.t == fc.t)
+                    .unwrap_or_else(|| panic!("{name}: t = {} not an original time", fc.t));
+                assert_eq!(fc, fo, "{name} t = {}", fc.t);
+                i
+            })
+            .collect();
+        assert_eq!(at.first(), Some(&0), "{name}: the first frame");
+        assert_eq!(
+            at.last(),
+            Some(&(o.frames.len() - 1)),
+            "{name}: the last frame"
+        );
+        for (i, fo) in o.frames.iter().enumerate() {
+            if fo.collision || fo.destination {
+                assert!(at.contains(&i), "{name}: labelled frame {i} dropped");
+            }
+        }
+        // The collision label, frame by frame: every collision frame kept.
+        let collided = |frames: &[laws::Frame]| frames.iter().filter(|f| f.collision).count();
+        assert_eq!(collided(&c.frames), collided(&o.frames), "{name}");
+        collisions += collided(&o.frames);
+        frames += o.frames.len();
+        kept += c.frames.len();
+    }
+    // About 30 % of the droppable frames dropped (over about a thousand frames, σ ≈ 1.5 %).
+    let share = 1.0 - kept as f64 / frames as f64;
+    assert!((0.2..0.4).contains(&share), "{share} dropped");
+    let summary = python_check(&["--drops".as_ref(), orig.as_os_str(), out.as_os_str()]);
+    assert_eq!(summary["files"], 3);
+    assert_eq!(summary["frames_kept"], kept);
+    assert!(collisions > 0, "a run collides, so its label was at stake");
+}
+
+#[test]
+fn a_perception_delay_shifts_the_road_users_by_whole_frames() {
+    let tmp = scratch();
+    let (orig, out) = (tmp.path().join("orig"), tmp.path().join("out"));
+    simulate(&orig);
+    let said = run_ok(
+        avguard()
+            .args(["perturb", "--perception-delay", "0.3", "--out"])
+            .arg(&out)
+            .arg(&orig),
+    );
+    assert!(said.contains("road users seen 0.3 s late"), "{said}");
+    let mut moved = false;
+    for ((name, o), (_, c)) in logs_in(&orig).iter().zip(&logs_in(&out)) {
+        assert_eq!(o.meta.frame_period_s, 0.1, "{name}: the test assumes 0.1 s");
+        assert_eq!(c.meta, o.meta, "{name}");
+        assert_eq!(c.frames.len(), o.frames.len(), "{name}");
+        for (i, (fo, fc)) in o.frames.iter().zip(&c.frames).enumerate() {
+            // Three frames back, none in the first three; the ego and the labels as they were.
+            let want = i
+                .checked_sub(3)
+                .map_or(&[][..], |j| &o.frames[j].obstacles[..]);
+            assert_eq!(fc.obstacles, want, "{name} frame {i}");
+            let mut restored = fc.clone();
+            restored.obstacles.clone_from(&fo.obstacles);
+            assert_eq!(&restored, fo, "{name} frame {i}");
+            moved |= fc.obstacles != fo.obstacles;
+        }
+    }
+    assert!(moved, "the road users moved, so the delay was visible");
+    let summary = python_check(&[
+        "--delay".as_ref(),
+        orig.as_os_str(),
+        out.as_os_str(),
+        "0.3".as_ref(),
+    ]);
+    assert_eq!(summary["files"], 3);
+    assert_eq!(summary["frames_back"], 3);
+}
+
+#[test]
+fn bad_drop_rates_and_delays_are_refused_naming_the_option() {
+    let tmp = scratch();
+    let out = tmp.path().join("out");
+    // Refused before any log is read, so no log is needed.
+    for (args, needles) in [
+        (["--drop-frames", "1"], ["the frame drop rate", "not 1"]),
+        (["--drop-frames", "-0.1"], ["the frame drop rate", "-0.1"]),
+        (["--perception-delay", "-1"], ["the perception delay", "-1"]),
+        (["--perception-delay", "11"], ["the perception delay", "11"]),
+    ] {
+        run_refused(
+            avguard()
+                .arg("perturb")
+                .args(args)
+                .arg("--out")
+                .arg(&out)
+                .arg(tmp.path()),
+            &needles,
+        );
+    }
     assert!(
         !out.exists(),
         "nothing is written when the options are refused"

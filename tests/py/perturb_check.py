@@ -1,10 +1,21 @@
-"""Independent check of `avguard perturb --perception-range R --clear-priority --no-map`, driven by
-tests/it/perturb_cli.rs: recomputes with h5py and numpy, from the original logs alone, which road users each
-frame keeps (those whose centre lies within R of the ego's position, in their original order), and compares
-every obstacle column, the right-of-way marks, the road fields and the labels with avguard's copies.
+"""Independent check of `avguard perturb`, driven by tests/it/perturb_cli.rs: recomputes with h5py and numpy,
+from the original logs alone, what a copy should hold, and compares it with avguard's copies.
 
-  perturb_check.py ORIG_DIR COPY_DIR R   print {"files", "frames", "rows_kept", "rows_dropped"} as JSON, or
-                                         exit 1 naming the first file, column and row that differ
+  perturb_check.py ORIG_DIR COPY_DIR R
+      a copy made with `--perception-range R --clear-priority --no-map`: which road users each frame keeps
+      (those whose centre lies within R of the ego's position, in their original order), every obstacle
+      column, the right-of-way marks, the road fields and the labels; prints {"files", "frames",
+      "rows_kept", "rows_dropped"} as JSON
+  perturb_check.py --delay ORIG_DIR COPY_DIR S
+      a copy made with `--perception-delay S` alone: every frame column as it was, and the road users of
+      frame i those of the original frame i - k, k = S / frame_period_s (none for i < k); prints {"files",
+      "frames", "frames_back"} as JSON
+  perturb_check.py --drops ORIG_DIR COPY_DIR
+      a copy made with `--drop-frames P` alone: the kept times a subset of the original times, the first,
+      the last and every collision or destination frame kept, each kept frame (its road users too) as it
+      was; prints {"files", "frames", "frames_kept"} as JSON
+
+Each exits 1 naming the first file, column and row that differ.
 """
 import glob
 import json
@@ -80,7 +91,100 @@ def main(orig_dir, copy_dir, r):
     print(json.dumps({"files": files, "frames": frames, "rows_kept": kept_rows, "rows_dropped": dropped_rows}))
 
 
+def pairs(orig_dir, copy_dir):
+    """Each original log's name with it and its copy open, in name order; fails when there is none."""
+    paths = sorted(glob.glob(os.path.join(orig_dir, "*.h5")))
+    if not paths:
+        fail(f"no logs in {orig_dir}")
+    for orig in paths:
+        name = os.path.basename(orig)
+        with h5py.File(orig, "r") as a, h5py.File(os.path.join(copy_dir, name), "r") as b:
+            for key in a.attrs:
+                if a.attrs[key] != b.attrs[key]:
+                    fail(f"{name}: attribute {key} changed")
+            yield name, a, b
+
+
+def obstacles(log):
+    """The obstacle offsets and every obstacle column of a log, read once."""
+    o = log["obstacles"]
+    return o["offset"][...], {c: o[c][...] for c in OBSTACLE_COLUMNS + ["priority"]}
+
+
+def road_users(table, k):
+    """Every obstacle column of frame k's road users, from `obstacles(log)`."""
+    off, columns = table
+    lo, hi = int(off[k]), int(off[k + 1])
+    return {c: v[lo:hi] for c, v in columns.items()}
+
+
+def same_road_users(name, what, got, want):
+    for c in want:
+        if not np.array_equal(got[c], want[c]):
+            fail(f"{name}: obstacles/{c} of {what} differ")
+
+
+def check_delay(orig_dir, copy_dir, delay_s):
+    files = frames = 0
+    back = None
+    for name, a, b in pairs(orig_dir, copy_dir):
+        fa, fb = a["frames"], b["frames"]
+        for c in fa:
+            if not np.array_equal(fa[c][...], fb[c][...]):
+                fail(f"{name}: frames/{c} changed")
+        k = int(round(delay_s / float(a.attrs["frame_period_s"])))
+        back = k if back is None else back
+        if k != back:
+            fail(f"{name}: another frame period than the other logs")
+        n = len(fa["t"])
+        oa, ob = obstacles(a), obstacles(b)
+        for i in range(n):
+            got = road_users(ob, i)
+            if i < k:
+                if len(got["id"]):
+                    fail(f"{name}: frame {i} has road users, earlier than the delay")
+            else:
+                same_road_users(name, f"frame {i} (want frame {i - k})", got, road_users(oa, i - k))
+        files += 1
+        frames += n
+    print(json.dumps({"files": files, "frames": frames, "frames_back": back}))
+
+
+def check_drops(orig_dir, copy_dir):
+    files = frames = kept = 0
+    for name, a, b in pairs(orig_dir, copy_dir):
+        fa, fb = a["frames"], b["frames"]
+        ta, tb = fa["t"][...], fb["t"][...]
+        at = {t: i for i, t in enumerate(ta.tolist())}
+        if len(tb) > len(ta) or not np.all(np.diff(tb) > 0):
+            fail(f"{name}: the kept times are not increasing, or more than the original's")
+        missing = [t for t in tb.tolist() if t not in at]
+        if missing:
+            fail(f"{name}: t = {missing[0]} is not an original time")
+        src = np.array([at[t] for t in tb.tolist()], dtype=np.int64)
+        protected = np.flatnonzero((fa["collision"][...] != 0) | (fa["destination"][...] != 0)).tolist()
+        kept_set = set(src.tolist())
+        for i in [0, len(ta) - 1] + protected:
+            if i not in kept_set:
+                fail(f"{name}: frame {i} (t = {ta[i]}) dropped, but it must be kept")
+        for c in fa:
+            if not np.array_equal(fa[c][...][src], fb[c][...]):
+                fail(f"{name}: frames/{c} of a kept frame changed")
+        oa, ob = obstacles(a), obstacles(b)
+        for j, i in enumerate(src.tolist()):
+            same_road_users(name, f"kept frame {j} (original {i})", road_users(ob, j), road_users(oa, i))
+        files += 1
+        frames += len(ta)
+        kept += len(tb)
+    print(json.dumps({"files": files, "frames": frames, "frames_kept": kept}))
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 4:
+    if len(sys.argv) == 5 and sys.argv[1] == "--delay":
+        check_delay(sys.argv[2], sys.argv[3], float(sys.argv[4]))
+    elif len(sys.argv) == 4 and sys.argv[1] == "--drops":
+        check_drops(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 4 and not sys.argv[1].startswith("--"):
+        main(sys.argv[1], sys.argv[2], float(sys.argv[3]))
+    else:
         fail(__doc__)
-    main(sys.argv[1], sys.argv[2], float(sys.argv[3]))

@@ -381,9 +381,286 @@ fn bad_settings_are_refused_by_name() {
     }
 }
 
-/// Random runs under random settings: the labels and times stay, the road users kept are the originals
-/// within range of the unperturbed ego (in their order), speeds stay ≥ 0, headings noised are wrapped,
-/// road users without noise are the originals (but for a cleared mark), and a seed gives one copy.
+/// Road users identified by the frame they were recorded in: frame k holds one car of id k.
+fn run_with_ids(n: usize) -> Vec<Frame> {
+    run(n, |k| vec![car(k as i32, 100.0 + k as f64, 210.0, true)])
+}
+
+/// The id of the road user each frame carries, `None` when it carries none.
+fn carried(frames: &[Frame]) -> Vec<Option<i32>> {
+    frames
+        .iter()
+        .map(|f| match f.obstacles.as_slice() {
+            [] => None,
+            [o] => Some(o.id),
+            more => panic!("t = {}: {} road users", f.t, more.len()),
+        })
+        .collect()
+}
+
+#[test]
+fn a_delay_shows_each_frame_the_road_users_of_an_earlier_frame() {
+    let original = run_with_ids(6);
+    let delayed = |s: f64| {
+        let p = Perturbation {
+            perception_delay_s: s,
+            ..Perturbation::default()
+        };
+        p.validate().unwrap();
+        assert!(!p.is_identity());
+        let mut frames = original.clone();
+        p.apply(&mut frames, 0);
+        frames
+    };
+    // 0.1 s: one frame back; frame 0 (t₀ + 0.1 s is later) sees nobody.
+    let one = delayed(0.1);
+    assert_eq!(
+        carried(&one),
+        [None, Some(0), Some(1), Some(2), Some(3), Some(4)]
+    );
+    // 0.25 s: t = 0.3 reads t ≤ 0.05 (frame 0), t = 0.4 reads t ≤ 0.15 (frame 1), t = 0.5 frame 2;
+    // t = 0, 0.1, 0.2 are earlier than t₀ + 0.25 s.
+    assert_eq!(
+        carried(&delayed(0.25)),
+        [None, None, None, Some(0), Some(1), Some(2)]
+    );
+    // The road users are moved whole; the ego and the labels are not delayed.
+    for (a, b) in original.iter().zip(&one).skip(1) {
+        let mut restored = b.clone();
+        restored.obstacles = a.obstacles.clone();
+        assert_eq!(&restored, a);
+    }
+    assert_eq!(one[3].obstacles[0], original[2].obstacles[0]);
+}
+
+/// Times k · 0.1 are not exact in binary (0.1 · 3 − 0.1 · 2 > 0.1 but 0.1 · 23 − 0.1 · 22 < 0.1): a
+/// delay of 1 or 3 periods is still exactly 1 or 3 frames back in every frame.
+#[test]
+fn a_delay_of_whole_periods_is_whole_frames_despite_rounding() {
+    let original = run_with_ids(200);
+    assert!(
+        original.windows(2).any(|w| w[1].t - 0.1 < w[0].t),
+        "the rounding this test is about occurs"
+    );
+    for back in [1, 3] {
+        let mut frames = original.clone();
+        Perturbation {
+            perception_delay_s: back as f64 * 0.1,
+            ..Perturbation::default()
+        }
+        .apply(&mut frames, 0);
+        let want: Vec<Option<i32>> = (0..200)
+            .map(|k: i32| (k >= back).then(|| k - back))
+            .collect();
+        assert_eq!(carried(&frames), want, "{back} frames back");
+    }
+}
+
+/// The same on Unix times at 20 Hz, as an imported Apollo record may have: near 1.7e9 s the times are
+/// spaced in steps of about 2.4e-7 s, and a nanosecond's slack is lost in their rounding (3 · 0.05 s back
+/// misses the frame in about 40 % of frames with it).
+#[test]
+fn a_delay_of_whole_periods_is_whole_frames_on_unix_times() {
+    let mut original = run_with_ids(200);
+    for (k, f) in original.iter_mut().enumerate() {
+        f.t = 1.7e9 + k as f64 * 0.05;
+    }
+    assert!(
+        original.windows(4).any(|w| w[3].t - 3.0 * 0.05 + 1e-9 < w[0].t),
+        "the rounding this test is about occurs"
+    );
+    for back in [1, 3] {
+        let mut frames = original.clone();
+        Perturbation {
+            perception_delay_s: back as f64 * 0.05,
+            ..Perturbation::default()
+        }
+        .apply(&mut frames, 0);
+        let want: Vec<Option<i32>> = (0..200)
+            .map(|k: i32| (k >= back).then(|| k - back))
+            .collect();
+        assert_eq!(carried(&frames), want, "{back} frames back");
+    }
+}
+
+#[test]
+fn the_range_of_delayed_road_users_is_measured_from_the_ego_at_the_frame() {
+    // The car stays at (110, 200); the ego drives from x = 100 to 130, 10 m per frame.
+    let mut original = run(4, |_| vec![car(1, 110.0, 200.0, false)]);
+    for (k, f) in original.iter_mut().enumerate() {
+        f.x = 100.0 + 10.0 * k as f64;
+    }
+    let mut frames = original.clone();
+    Perturbation {
+        perception_delay_s: 0.1,
+        perception_range_m: Some(5.0),
+        ..Perturbation::default()
+    }
+    .apply(&mut frames, 0);
+    // Frame 1's ego (x = 110) is on the car it sees from frame 0; frames 2 and 3 are 10 and 20 m away.
+    let counts: Vec<usize> = frames.iter().map(|f| f.obstacles.len()).collect();
+    assert_eq!(counts, [0, 1, 0, 0]);
+}
+
+/// A run of `n` frames with no labels but a collision at frame `collision` and the destination reached at
+/// `destination`.
+fn labelled_run(n: usize, collision: usize, destination: usize) -> Vec<Frame> {
+    let mut frames = run_with_ids(n);
+    for (k, f) in frames.iter_mut().enumerate() {
+        f.collision = k == collision;
+        f.destination = k == destination;
+    }
+    frames
+}
+
+/// Checks that `kept`'s times are a strictly increasing subsequence of `original`'s, and returns the
+/// original index of each kept frame.
+fn kept_indices(original: &[Frame], kept: &[Frame]) -> Vec<usize> {
+    let mut left = original.iter().enumerate();
+    kept.iter()
+        .map(|f| {
+            left.find(|(_, o)| o.t == f.t)
+                .unwrap_or_else(|| panic!("t = {} is not a later original time", f.t))
+                .0
+        })
+        .collect()
+}
+
+#[test]
+fn drops_never_take_the_first_the_last_or_a_labelled_frame() {
+    let original = labelled_run(200, 50, 120);
+    let p = Perturbation {
+        drop_rate: 0.99,
+        ..Perturbation::default()
+    };
+    p.validate().unwrap();
+    assert!(!p.is_identity());
+    for seed in 0..50 {
+        let mut frames = original.clone();
+        p.apply(&mut frames, seed);
+        let kept = kept_indices(&original, &frames);
+        for must in [0, 50, 120, 199] {
+            assert!(kept.contains(&must), "seed {seed}: frame {must} dropped");
+        }
+        // Of 196 droppable frames about 2 are kept (Binomial(196, 0.01): σ ≈ 1.4).
+        assert!(kept.len() <= 4 + 10, "seed {seed}: {} kept", kept.len());
+        assert_eq!(frames.iter().filter(|f| f.collision).count(), 1);
+        assert_eq!(frames.iter().filter(|f| f.destination).count(), 1);
+        // A kept frame is its original, untouched.
+        for (f, &k) in frames.iter().zip(&kept) {
+            assert_eq!(f, &original[k]);
+        }
+    }
+}
+
+#[test]
+fn drops_take_frames_at_the_rate() {
+    let n = 10_000;
+    let original = labelled_run(n, 3000, 7000);
+    let mut frames = original.clone();
+    Perturbation {
+        drop_rate: 0.5,
+        ..Perturbation::default()
+    }
+    .apply(&mut frames, 9);
+    let kept = kept_indices(&original, &frames);
+    // Binomial(9,996, 0.5) dropped: mean 4,998, σ ≈ 50; 5σ either side.
+    let dropped = n - frames.len();
+    assert!(
+        (4748..=5248).contains(&dropped),
+        "{dropped} of 9,996 dropped"
+    );
+    // One uniform per droppable frame, in frame order; the four protected frames draw none.
+    let mut rng = ChaCha8Rng::seed_from_u64(9);
+    let want: Vec<usize> = (0..n)
+        .filter(|&k| [0, 3000, 7000, n - 1].contains(&k) || rng.random::<f64>() >= 0.5)
+        .collect();
+    assert_eq!(kept, want);
+}
+
+/// The delay draws nothing, the drops draw last, and zero settings draw nothing: the other settings'
+/// noise is the same with or without them.
+#[test]
+fn the_new_settings_leave_the_other_draws_alone() {
+    let original = labelled_run(300, 100, 299);
+    let noisy = Perturbation {
+        miss_rate: 0.3,
+        ego_noise: PoseNoise {
+            position_m: 0.5,
+            ..PoseNoise::default()
+        },
+        obstacle_noise: PoseNoise {
+            speed_mps: 0.5,
+            ..PoseNoise::default()
+        },
+        ..Perturbation::default()
+    };
+    let with = |p: Perturbation| {
+        let mut frames = original.clone();
+        p.apply(&mut frames, 21);
+        frames
+    };
+    let plain = with(noisy);
+    // The first draw of the stream is frame 0's ego x noise, as without the new settings.
+    let mut rng = ChaCha8Rng::seed_from_u64(21);
+    let first = 0.5 * rng.sample::<f64, _>(StandardNormal);
+    assert_eq!(plain[0].x, original[0].x + first);
+    let zero = Perturbation {
+        drop_rate: 0.0,
+        perception_delay_s: 0.0,
+        ..noisy
+    };
+    assert_eq!(with(zero), plain);
+    // Drops keep the frames perturbed exactly as without them.
+    let dropped = with(Perturbation {
+        drop_rate: 0.5,
+        ..noisy
+    });
+    let kept = kept_indices(&original, &dropped);
+    assert!(kept.len() < 250, "{} kept", kept.len());
+    for (f, &k) in dropped.iter().zip(&kept) {
+        assert_eq!(f, &plain[k]);
+    }
+    // A delay moves the road users before the noise, and draws nothing itself: the ego's noise stays.
+    let delayed = with(Perturbation {
+        perception_delay_s: 0.2,
+        ..noisy
+    });
+    assert_eq!(delayed[0].x, plain[0].x);
+}
+
+#[test]
+fn bad_drop_rates_and_delays_are_refused_by_name() {
+    for rate in [1.0, -0.1, f64::NAN, 1.5] {
+        let p = Perturbation {
+            drop_rate: rate,
+            ..Perturbation::default()
+        };
+        let e = p.validate().unwrap_err().to_string();
+        assert!(e.starts_with("the frame drop rate"), "{e}");
+    }
+    for delay in [-1.0, 10.5, f64::INFINITY, f64::NAN] {
+        let p = Perturbation {
+            perception_delay_s: delay,
+            ..Perturbation::default()
+        };
+        let e = p.validate().unwrap_err().to_string();
+        assert!(e.starts_with("the perception delay"), "{e}");
+    }
+    Perturbation {
+        drop_rate: 0.99,
+        perception_delay_s: 10.0,
+        ..Perturbation::default()
+    }
+    .validate()
+    .unwrap();
+}
+
+/// Random runs under random settings: the labels and times stay (the kept frames' times a subsequence of
+/// the originals', the first, the last and every labelled frame kept), the road users kept are those of
+/// the frame the delay reads within range of the unperturbed ego (in their order), speeds stay ≥ 0,
+/// headings noised are wrapped, road users without noise are the originals (but for a cleared mark), and
+/// a seed gives one copy.
 mod properties {
     use proptest::prelude::*;
 
@@ -407,6 +684,7 @@ mod properties {
                 0.0..30.0f64,
                 prop::collection::vec(user(), 0..6),
                 any::<bool>(),
+                any::<bool>(),
             ),
             1..12,
         )
@@ -414,12 +692,13 @@ mod properties {
             frames
                 .into_iter()
                 .enumerate()
-                .map(|(k, (x, y, speed, users, collision))| Frame {
+                .map(|(k, (x, y, speed, users, collision, destination))| Frame {
                     t: k as f64 * 0.1,
                     x,
                     y,
                     speed_mps: speed,
                     collision,
+                    destination,
                     obstacles: users
                         .into_iter()
                         .enumerate()
@@ -465,14 +744,20 @@ mod properties {
             any::<bool>(),
             noise(false),
             noise(true),
+            prop_oneof![Just(0.0), 0.0..0.99f64],
+            prop_oneof![Just(0.0), Just(0.1), Just(0.3), 0.0..1.5f64],
         )
-            .prop_map(|(range, miss, clear, no_map, obstacle, ego)| Perturbation {
-                perception_range_m: range,
-                miss_rate: miss,
-                clear_priority: clear,
-                no_map,
-                obstacle_noise: obstacle,
-                ego_noise: ego,
+            .prop_map(|(range, miss, clear, no_map, obstacle, ego, drop, delay)| {
+                Perturbation {
+                    perception_range_m: range,
+                    miss_rate: miss,
+                    clear_priority: clear,
+                    no_map,
+                    obstacle_noise: obstacle,
+                    ego_noise: ego,
+                    drop_rate: drop,
+                    perception_delay_s: delay,
+                }
             })
     }
 
@@ -489,18 +774,46 @@ mod properties {
             let mut again = original.clone();
             p.apply(&mut again, seed);
             prop_assert_eq!(&frames, &again);
-            prop_assert_eq!(frames.len(), original.len());
-            for (a, b) in original.iter().zip(&frames) {
+            if p.drop_rate == 0.0 {
+                prop_assert_eq!(frames.len(), original.len());
+            }
+            // The kept frames' times: strictly increasing, the originals' in order, first and last kept.
+            prop_assert!(frames.windows(2).all(|w| w[0].t < w[1].t));
+            let mut left = original.iter().enumerate();
+            let mut kept = Vec::new();
+            for b in &frames {
+                let found = left.find(|(_, a)| a.t == b.t);
+                prop_assert!(found.is_some(), "t = {} is not a later original time", b.t);
+                kept.extend(found.map(|(i, _)| i));
+            }
+            prop_assert_eq!(kept.first(), Some(&0));
+            prop_assert_eq!(kept.last(), Some(&(original.len() - 1)));
+            for (i, a) in original.iter().enumerate() {
+                if a.collision || a.destination {
+                    prop_assert!(kept.contains(&i), "labelled frame {} dropped", i);
+                }
+            }
+            for (b, &i) in frames.iter().zip(&kept) {
+                let a = &original[i];
                 prop_assert_eq!((a.t, a.collision, a.destination), (b.t, b.collision, b.destination));
                 prop_assert!(b.speed_mps >= 0.0 && b.speed_mps.is_finite());
                 if !p.ego_noise.is_none() {
                     prop_assert!(b.heading > -PI && b.heading <= PI);
                 }
+                // The frame whose road users this one carries: the latest at or before t − delay.
+                let cutoff = a.t - p.perception_delay_s + TIME_TOLERANCE_S;
+                let seen: &[Obstacle] = original[..=i]
+                    .iter()
+                    .rposition(|s| s.t <= cutoff)
+                    .map_or(&[], |j| &original[j].obstacles);
+                if p.perception_delay_s == 0.0 {
+                    prop_assert_eq!(seen, a.obstacles.as_slice());
+                }
                 // The kept road users, by id, in their original order, each within range of the true ego.
-                let mut originals = a.obstacles.iter();
+                let mut originals = seen.iter();
                 for o in &b.obstacles {
                     let source = originals.find(|s| s.id == o.id);
-                    prop_assert!(source.is_some(), "road user {} not in the original frame, or out of order", o.id);
+                    prop_assert!(source.is_some(), "road user {} not in the frame seen, or out of order", o.id);
                     let source = source.unwrap();
                     if let Some(r) = p.perception_range_m {
                         prop_assert!((source.x - a.x).hypot(source.y - a.y) <= r);
@@ -516,12 +829,16 @@ mod properties {
                     }
                 }
                 if p.perception_range_m.is_none() && p.miss_rate == 0.0 {
-                    prop_assert_eq!(b.obstacles.len(), a.obstacles.len());
+                    prop_assert_eq!(b.obstacles.len(), seen.len());
                 }
                 if p.miss_rate == 1.0 {
                     prop_assert!(b.obstacles.is_empty());
                 }
             }
+            let labels = |run: &[Frame]| {
+                (run.iter().any(|f| f.collision), run.iter().any(|f| f.destination))
+            };
+            prop_assert_eq!(labels(&frames), labels(&original));
         }
     }
 }

@@ -1,10 +1,12 @@
-//! `avguard perturb`: copies of run logs made harder to read (a perception range, missed road users, no
-//! right-of-way marks, no map, noisy poses; [`scenarios::perturb`]), to check how much of a model's
-//! prediction survives the ways another simulator's logs may differ from the ones it was learned on.
+//! `avguard perturb`: copies of run logs made harder to read (road users seen late, a perception range,
+//! missed road users, no right-of-way marks, no map, noisy poses, lost frames; [`scenarios::perturb`]), to
+//! check how much of a model's prediction survives the ways another simulator's logs may differ from the
+//! ones it was learned on.
 //!
-//! Each input log `NAME.h5` is written to `OUT/NAME.h5` with the same attributes. Its noise and misses are
-//! drawn from a stream seeded by `--seed` and the file's name, so a file gets the same copy whichever
-//! other files are perturbed with it and in whatever order. A log that cannot be read or written fails
+//! Each input log `NAME.h5` is written to `OUT/NAME.h5` with the same attributes (`frame_period_s` too,
+//! when frames are dropped: the kept frames keep their times). Its noise, misses and drops are drawn from
+//! a stream seeded by `--seed` and the file's name, so a file gets the same copy whichever other files
+//! are perturbed with it and in whatever order. A log that cannot be read or written fails
 //! alone, named with its reason; the others are still written, and the command then exits non-zero.
 
 use std::collections::BTreeMap;
@@ -19,7 +21,7 @@ pub struct Args {
     /// Output folder (created if missing); each log is written under its own file name.
     #[arg(long)]
     pub out: PathBuf,
-    /// Seed of the noise and the misses (each file's stream also depends on its name).
+    /// Seed of the noise, the misses and the drops (each file's stream also depends on its name).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Drop road users farther than this from the ego, m.
@@ -52,6 +54,25 @@ pub struct Args {
         value_parser = sigmas::<4>
     )]
     pub ego_noise: Option<[f64; 4]>,
+    /// Drop each frame with this probability (at least 0, below 1), keeping its recorded time on the
+    /// frames kept; the first and the last frame and every frame marked `collision` or `destination` are
+    /// always kept. Applied last.
+    #[arg(
+        long,
+        value_name = "P",
+        default_value_t = 0.0,
+        allow_hyphen_values = true
+    )]
+    pub drop_frames: f64,
+    /// Show each frame the road users of the latest frame at least this much earlier, s (0–10); frames
+    /// within this of the first have none. The ego is not delayed. Applied first.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 0.0,
+        allow_hyphen_values = true
+    )]
+    pub perception_delay: f64,
     /// Log files, or folders (every `*.h5` file below a folder).
     #[arg(required = true, value_name = "LOG_OR_DIR")]
     pub logs: Vec<PathBuf>,
@@ -81,12 +102,15 @@ impl Args {
                     heading_rad: h,
                     accel_mps2: a,
                 }),
+            drop_rate: self.drop_frames,
+            perception_delay_s: self.perception_delay,
         };
         p.validate()?;
         if p.is_identity() {
             bail!(
                 "nothing to perturb: give at least one of --perception-range, --miss-rate, \
-                 --clear-priority, --no-map, --obstacle-noise, --ego-noise (with a non-zero value)"
+                 --clear-priority, --no-map, --obstacle-noise, --ego-noise, --drop-frames, \
+                 --perception-delay (with a non-zero value)"
             );
         }
         Ok(p)
@@ -183,6 +207,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 /// The perturbation in words, for the summary line.
 fn describe(p: &Perturbation) -> String {
     let mut parts = Vec::new();
+    if p.perception_delay_s > 0.0 {
+        parts.push(format!("road users seen {} s late", p.perception_delay_s));
+    }
     if let Some(r) = p.perception_range_m {
         parts.push(format!("road users within {r} m"));
     }
@@ -207,6 +234,12 @@ fn describe(p: &Perturbation) -> String {
         parts.push(format!(
             "ego noise σ {} m, {} m/s, {} rad, {} m/s²",
             e.position_m, e.speed_mps, e.heading_rad, e.accel_mps2
+        ));
+    }
+    if p.drop_rate > 0.0 {
+        parts.push(format!(
+            "each frame dropped with probability {}",
+            p.drop_rate
         ));
     }
     parts.join("; ")
