@@ -466,7 +466,9 @@ fn a_delay_of_whole_periods_is_whole_frames_on_unix_times() {
         f.t = 1.7e9 + k as f64 * 0.05;
     }
     assert!(
-        original.windows(4).any(|w| w[3].t - 3.0 * 0.05 + 1e-9 < w[0].t),
+        original
+            .windows(4)
+            .any(|w| w[3].t - 3.0 * 0.05 + 1e-9 < w[0].t),
         "the rounding this test is about occurs"
     );
     for back in [1, 3] {
