@@ -425,3 +425,53 @@ fn bad_drop_rates_and_delays_are_refused_naming_the_option() {
         "nothing is written when the options are refused"
     );
 }
+
+/// `learn` on `dir` with the fixed abstraction (fast); returns its stderr.
+fn learn_stderr(dir: &Path, model: &Path) -> String {
+    let out = crate::support::ok(
+        avguard()
+            .args(["learn", "--abstraction", "fixed", "--laws"])
+            .arg(workspace_root().join("laws/specs"))
+            .arg("--out")
+            .arg(model)
+            .arg(dir)
+            .output()
+            .expect("run learn"),
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn learn_says_when_the_collisions_show_road_users_reported_late() {
+    let tmp = scratch();
+    let (orig, late) = (tmp.path().join("orig"), tmp.path().join("late"));
+    // 40 priority-road runs of seed 9: 11 collide, enough for an estimate.
+    run_ok(
+        avguard()
+            .args(["simulate", "--runs", "40", "--seed", "9", "--out"])
+            .arg(&orig)
+            .arg("--scenario")
+            .arg(workspace_root().join("scenarios/priority_road.toml")),
+    );
+    run_ok(
+        avguard()
+            .args(["perturb", "--perception-delay", "0.3", "--out"])
+            .arg(&late)
+            .arg(&orig),
+    );
+    let model = tmp.path().join("m.avg");
+    let timely = learn_stderr(&orig, &model);
+    assert!(!timely.contains("reported late"), "{timely}");
+    let said = learn_stderr(&late, &model);
+    assert!(said.contains("first collision frame of 11 runs"), "{said}");
+    // The estimate is the smallest lag at which every first collision frame shows a contact: the
+    // delay itself when some run's first contact is at the very edge of the footprints, a little less
+    // when each run's car is already a little way in (here within 0.05 s of the 0.3 s).
+    let lag: f64 = said
+        .split("reported late, by about ")
+        .nth(1)
+        .and_then(|rest| rest.split(" s:").next())
+        .and_then(|x| x.parse().ok())
+        .unwrap_or_else(|| panic!("no lag in {said}"));
+    assert!((0.25..=0.3).contains(&lag), "{lag} s from {said}");
+}

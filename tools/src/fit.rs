@@ -7,10 +7,15 @@
 //! recorded once, in parallel ([`monitor::select::AutoPlan::recorder`]); a log that cannot be read is
 //! reported by name and skipped. Then each property's abstraction is chosen (`auto`) or kept (`fixed`),
 //! its reactive comparator rule picked, and the model built ([`monitor::select`]).
+//!
+//! While reading, each run's first collision frame is kept as its contact profile, from which the fit
+//! judges whether the logs' road users are reported late ([`laws::geometry::latency`]); `learn` and
+//! `evaluate` say so when they clearly are.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use laws::geometry::latency::{self, ContactProfile, LatencyEstimate};
 use laws::LawSource;
 use monitor::select::data::RunRecord;
 use monitor::select::{AbstractionMode, AutoPlan, PropertyReport, SearchConfig};
@@ -42,6 +47,8 @@ pub struct Fitted {
     pub errors: Vec<(PathBuf, String)>,
     /// Laws left out of the default properties for having too many predicates.
     pub left_out: Vec<String>,
+    /// What the learned runs' collisions say about the road users' latency (`None` with too few).
+    pub latency: Option<LatencyEstimate>,
 }
 
 /// The law texts of `laws_dir` and the resolved properties (see the module docs), plus the laws left out.
@@ -195,24 +202,44 @@ pub fn period_words(period_s: f64, source: &PeriodSource) -> Option<String> {
     }
 }
 
+/// Logs recorded: the records, the logs that failed with why, and the contact profile of the first
+/// collision frame of each recorded run that has one ([`laws::geometry::latency`]).
+pub struct Recorded {
+    /// One per log read, in the order given.
+    pub records: Vec<RunRecord>,
+    /// The logs that could not be recorded, with why.
+    pub errors: crate::batch::Failures,
+    /// One per recorded run with a collision.
+    pub contacts: Vec<ContactProfile>,
+}
+
+impl Recorded {
+    /// What the runs' collisions say about the road users' latency (`None` with too few collisions).
+    pub fn latency(&self) -> Option<LatencyEstimate> {
+        latency::estimate(&self.contacts)
+    }
+}
+
 /// Records every log (in parallel); failures are returned by file.
-pub fn record_logs(
-    plan: &AutoPlan,
-    logs: &[PathBuf],
-    label: &str,
-) -> anyhow::Result<(Vec<RunRecord>, crate::batch::Failures)> {
+pub fn record_logs(plan: &AutoPlan, logs: &[PathBuf], label: &str) -> anyhow::Result<Recorded> {
     let progress = crate::progress::bar(logs.len() as u64, label);
-    let results = record_each(plan, logs, || progress.inc(1))?;
+    let results = record_each_with_contacts(plan, logs, || progress.inc(1))?;
     progress.finish_and_clear();
-    let mut records = Vec::with_capacity(results.len());
-    let mut errors = Vec::new();
+    let mut recorded = Recorded {
+        records: Vec::with_capacity(results.len()),
+        errors: Vec::new(),
+        contacts: Vec::new(),
+    };
     for (path, r) in results {
         match r {
-            Ok(rec) => records.push(rec),
-            Err(e) => errors.push((path, format!("{e:#}"))),
+            Ok((rec, contact)) => {
+                recorded.records.push(rec);
+                recorded.contacts.extend(contact);
+            }
+            Err(e) => recorded.errors.push((path, format!("{e:#}"))),
         }
     }
-    Ok((records, errors))
+    Ok(recorded)
 }
 
 /// Records every log (in parallel), each with its outcome, in the order given; `on_done` after each.
@@ -221,14 +248,47 @@ pub fn record_each(
     logs: &[PathBuf],
     on_done: impl Fn() + Sync,
 ) -> anyhow::Result<Vec<(PathBuf, anyhow::Result<RunRecord>)>> {
+    Ok(record_each_with_contacts(plan, logs, on_done)?
+        .into_iter()
+        .map(|(path, r)| (path, r.map(|(rec, _)| rec)))
+        .collect())
+}
+
+/// [`record_each`], each record with the contact profile of its run's first collision frame.
+fn record_each_with_contacts(
+    plan: &AutoPlan,
+    logs: &[PathBuf],
+    on_done: impl Fn() + Sync,
+) -> anyhow::Result<RecordedEach> {
     let recorder = plan.recorder()?;
     let period = plan.config().frame_period_s;
     Ok(crate::batch::map_logs(
         logs,
         Some(period),
         || recorder.clone(),
-        |rec, log| Ok(rec.record(&log.frames)),
+        |rec, log| {
+            Ok((
+                rec.record(&log.frames),
+                latency::first_collision_profile(&log.frames),
+            ))
+        },
         on_done,
+    ))
+}
+
+/// Each log's record and first-collision contact profile, or why it failed.
+type RecordedEach = Vec<(PathBuf, anyhow::Result<(RunRecord, Option<ContactProfile>)>)>;
+
+/// What `learn` and `evaluate` say when the collisions of the runs they learn from clearly show late road
+/// users ([`LatencyEstimate::road_users_late`]); `None` otherwise.
+pub fn latency_words(estimate: Option<&LatencyEstimate>) -> Option<String> {
+    let e = estimate.filter(|e| e.road_users_late())?;
+    Some(format!(
+        "road users seem to be reported late, by about {:.2} s: at the first collision frame of {} \
+         runs the ego touches a road user in {} as logged, and in {} with every road user moved {:.2} s \
+         ahead along its heading; obstacle signals then describe where road users were, and warnings come \
+         later (docs/MEASUREMENTS.md, session 36)",
+        e.lag_s, e.runs, e.contact_as_logged, e.contact_at_lag, e.lag_s
     ))
 }
 
@@ -274,16 +334,18 @@ pub fn fit(
 ) -> anyhow::Result<Fitted> {
     let (laws, props, left_out) = properties(laws_dir, properties_file, &opts.build)?;
     let plan = AutoPlan::new(laws, props, opts.build.clone())?;
-    let (records, errors) = record_logs(&plan, logs, "reading")?;
-    if records.is_empty() {
-        return Err(nothing_learned(logs.len(), &errors));
+    let recorded = record_logs(&plan, logs, "reading")?;
+    if recorded.records.is_empty() {
+        return Err(nothing_learned(logs.len(), &recorded.errors));
     }
-    let (model, reports) = build_with_progress(&plan, &records, opts.mode, &opts.search, &[])?;
+    let (model, reports) =
+        build_with_progress(&plan, &recorded.records, opts.mode, &opts.search, &[])?;
     Ok(Fitted {
         model,
         reports,
-        n_learned: records.len(),
-        errors,
+        n_learned: recorded.records.len(),
+        latency: recorded.latency(),
+        errors: recorded.errors,
         left_out,
     })
 }

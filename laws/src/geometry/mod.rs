@@ -11,11 +11,13 @@
 //!   difference.
 //! - [`crossing`]: where a road user's straight path crosses the ego's (the conflict area) and how far each
 //!   has to travel to enter and to leave it.
+//! - [`latency`]: how late a log's road users are reported, read off the footprints at its collisions.
 
 pub mod contact;
 pub mod cpa;
 pub mod crossing;
 pub mod footprint;
+pub mod latency;
 
 pub use footprint::{ego_rect, gap_m, Rect, EGO_FRONT_M, EGO_LENGTH_M, EGO_REAR_M, EGO_WIDTH_M};
 

@@ -381,6 +381,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     for (path, e) in &fitted.errors {
         eprintln!("skipped {}: {e}", path.display());
     }
+    if let Some(words) = crate::fit::latency_words(fitted.latency.as_ref()) {
+        eprintln!("{words}");
+    }
     let model = fitted.model;
     let reports = fitted.reports;
     std::fs::write(&args.out, model.to_bytes())

@@ -48,7 +48,11 @@ pub fn evaluate(
     }
     let (laws, props, _) = crate::fit::properties(laws_dir, properties_file, &opts.build)?;
     let plan = AutoPlan::new(laws, props, opts.build.clone())?;
-    let (records, mut errors) = crate::fit::record_logs(&plan, &learn_logs, "reading training")?;
+    let recorded = crate::fit::record_logs(&plan, &learn_logs, "reading training")?;
+    if let Some(words) = crate::fit::latency_words(recorded.latency().as_ref()) {
+        eprintln!("{words}");
+    }
+    let (records, mut errors) = (recorded.records, recorded.errors);
     if records.is_empty() {
         bail!("no training log could be read ({} given)", learn_logs.len());
     }

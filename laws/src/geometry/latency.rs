@@ -1,0 +1,189 @@
+//! How late a log's road users are reported, read off its collisions.
+//!
+//! A log's `collision` flag is what the source saw happen: the ego touches another road user. When the
+//! road users in the same frames come from a perception stack with latency, each stands where it was some
+//! time earlier, behind itself along its path, and at the first collision frame the ego's footprint does
+//! not yet touch any of them. Moving every road user ahead along its heading at its speed by the right lag
+//! brings the contact back. So, over a set of runs, the lag at which the most first collision frames show
+//! a contact is an estimate of the latency; on timely logs that is no lag at all.
+//!
+//! Why it matters: every obstacle signal (closest approach, time to collision, the priority conflict)
+//! then describes the road users as they were, and a model learned on them warns later (`avguard
+//! perturb --perception-delay`; `docs/MEASUREMENTS.md`, session 36).
+//!
+//! [`contact_profile`] reads one run's first collision frame; [`estimate`] combines the runs.
+
+use super::footprint::{ego_rect, overlaps};
+use super::EgoFrame;
+use crate::frame::Frame;
+
+/// The lags tried, s: 0, 0.01, …, [`MAX_LAG_S`].
+pub const LAG_STEP_S: f64 = 0.01;
+/// The largest lag tried, s: a perception stack later than a second is not one a monitor can use.
+pub const MAX_LAG_S: f64 = 1.0;
+/// How many lags are tried (0 included): one bit each in a [`ContactProfile`].
+pub const N_LAGS: usize = 101;
+/// The fewest collision runs an estimate is made from.
+pub const MIN_RUNS: usize = 10;
+
+/// At which of the lags `k · LAG_STEP_S` (bit k) the ego's footprint touches some road user moved ahead by
+/// that lag, at one frame.
+pub type ContactProfile = u128;
+
+/// The lag of bit `k`, s.
+pub fn lag_s(k: usize) -> f64 {
+    k as f64 * LAG_STEP_S
+}
+
+/// The contact profile of one frame (see the module docs): bit k is set when the ego's footprint overlaps
+/// (or touches) a road user's moved `lag_s(k)` ahead along its heading at its speed. Road users with a
+/// speed or position that is not finite are passed over.
+pub fn contact_profile(frame: &Frame) -> ContactProfile {
+    let ego = EgoFrame::of(frame);
+    let me = ego_rect();
+    let mut profile: ContactProfile = 0;
+    for o in &frame.obstacles {
+        let m = ego.mover(o);
+        if ![m.rect.cx, m.rect.cy, m.v_lon_mps, m.v_lat_mps]
+            .iter()
+            .all(|v| v.is_finite())
+        {
+            continue;
+        }
+        for k in 0..N_LAGS {
+            let mut r = m.rect;
+            r.cx += lag_s(k) * m.v_lon_mps;
+            r.cy += lag_s(k) * m.v_lat_mps;
+            if overlaps(&me, &r) {
+                profile |= 1 << k;
+            }
+        }
+    }
+    profile
+}
+
+/// The contact profile of a run's first frame flagged `collision`, `None` when it has none.
+pub fn first_collision_profile(frames: &[Frame]) -> Option<ContactProfile> {
+    frames.iter().find(|f| f.collision).map(contact_profile)
+}
+
+/// What the collisions of a set of runs say about the road users' latency.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LatencyEstimate {
+    /// The smallest lag at which the most first collision frames show a contact, s.
+    pub lag_s: f64,
+    /// Runs with a collision read.
+    pub runs: usize,
+    /// Of them, those whose first collision frame shows a contact as logged (no lag).
+    pub contact_as_logged: usize,
+    /// Of them, those whose first collision frame shows a contact at `lag_s`.
+    pub contact_at_lag: usize,
+}
+
+impl LatencyEstimate {
+    /// Whether the collisions clearly say the road users are late: a lag above 0 at which at least a fifth
+    /// of the runs (and at least 3) more show a contact than as logged. A source whose collision test
+    /// differs a little from our footprints (a larger ego, a margin) moves a few runs, not most of them.
+    pub fn road_users_late(&self) -> bool {
+        self.lag_s > 0.0
+            && self.contact_at_lag >= self.contact_as_logged + (self.runs.div_ceil(5)).max(3)
+    }
+}
+
+/// The estimate from the first-collision profiles of a set of runs (see the module docs); `None` with
+/// fewer than [`MIN_RUNS`] of them.
+pub fn estimate(profiles: &[ContactProfile]) -> Option<LatencyEstimate> {
+    if profiles.len() < MIN_RUNS {
+        return None;
+    }
+    let count = |k: usize| profiles.iter().filter(|&&p| p >> k & 1 == 1).count();
+    // The first (smallest) lag with the highest count: ties keep the smaller lag, and no lag wins them.
+    let (best_k, best) = (0..N_LAGS)
+        .map(|k| (k, count(k)))
+        .fold((0, 0), |acc, (k, c)| if c > acc.1 { (k, c) } else { acc });
+    Some(LatencyEstimate {
+        lag_s: lag_s(best_k),
+        runs: profiles.len(),
+        contact_as_logged: count(0),
+        contact_at_lag: best,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frame::Obstacle;
+
+    /// The ego at the origin heading east at 10 m/s; one car crossing northward at `speed` whose centre
+    /// is `x_m` ahead of the ego's reference point and `y_m` to its left.
+    fn crossing(x_m: f64, y_m: f64, speed: f64) -> Frame {
+        Frame {
+            speed_mps: 10.0,
+            collision: true,
+            obstacles: vec![Obstacle::car(x_m, y_m, std::f64::consts::FRAC_PI_2, speed)],
+            ..Frame::default()
+        }
+    }
+
+    #[test]
+    fn the_profile_marks_the_lags_at_which_a_crossing_car_touches_the_ego() {
+        // The ego's footprint spans lon −1.0014 … 3.6986 m and lat −1.03 … 1.03 m. The car, centred at lon
+        // 3 m and heading north, spans lon 2 … 4 m and lat y − 2 … y + 2 m (its 4 m length across the
+        // ego's path), so it touches the ego for a centre y from −3.03 to 3.03 m. From y = −4 m at 10 m/s
+        // that is from a lag of 0.097 s to one of 0.703 s: lags 0.10 … 0.70.
+        let p = contact_profile(&crossing(3.0, -4.0, 10.0));
+        let lags: Vec<usize> = (0..N_LAGS).filter(|&k| p >> k & 1 == 1).collect();
+        assert_eq!(lags.first(), Some(&10), "{lags:?}");
+        assert_eq!(lags.last(), Some(&70), "{lags:?}");
+        assert_eq!(lags.len(), 61);
+        // Touching as logged: lag 0 is set.
+        assert_eq!(contact_profile(&crossing(3.0, -2.0, 10.0)) & 1, 1);
+        // A car standing still never moves into contact.
+        assert_eq!(contact_profile(&crossing(3.0, -4.0, 0.0)), 0);
+        // A car whose speed is not finite is passed over.
+        assert_eq!(contact_profile(&crossing(3.0, -2.0, f64::NAN)), 0);
+    }
+
+    #[test]
+    fn the_estimate_is_the_smallest_lag_most_collisions_agree_on() {
+        // 12 runs whose first collision frames show a contact from a lag of 0.2 s on (to 0.6 s), and 3
+        // that touch as logged.
+        let late: ContactProfile = (20..=60).fold(0, |p, k| p | 1 << k);
+        let mut profiles = vec![late; 12];
+        profiles.extend([1, 1, 1]);
+        let e = estimate(&profiles).unwrap();
+        assert_eq!(e.runs, 15);
+        assert!((e.lag_s - 0.2).abs() < 1e-12, "{e:?}");
+        assert_eq!((e.contact_as_logged, e.contact_at_lag), (3, 12));
+        assert!(e.road_users_late());
+        // Timely logs: every run touches as logged; no lag beats that, so the estimate is 0.
+        let timely = estimate(&[(0..=30).fold(0, |p, k| p | 1 << k); 10]).unwrap();
+        assert_eq!(timely.lag_s, 0.0);
+        assert!(!timely.road_users_late());
+        // A few runs more at a lag than as logged is not a clear lag (a footprint that differs a little).
+        let mut few = vec![1 | 1 << 5; 17];
+        few.extend([1 << 5; 3]);
+        let e = estimate(&few).unwrap();
+        assert!((e.lag_s - 0.05).abs() < 1e-12);
+        assert_eq!((e.contact_as_logged, e.contact_at_lag), (17, 20));
+        assert!(!e.road_users_late(), "3 of 20 more is below a fifth");
+        // Too few runs: no estimate.
+        assert_eq!(estimate(&[late; MIN_RUNS - 1]), None);
+    }
+
+    #[test]
+    fn a_frame_delayed_by_a_known_lag_is_estimated_at_that_lag() {
+        // Twelve runs whose car first touches the ego somewhere within one frame's travel (1 m at 10 m/s)
+        // of the first contact at y = −3.03 m, each reported 0.25 s late (2.5 m back along its path): the
+        // run touching at the very edge needs the whole 0.25 s, and every run touches from there on.
+        let mut profiles = Vec::new();
+        for i in 0..12 {
+            let y_touch = -3.02 + 0.9 * f64::from(i) / 11.0;
+            profiles.push(contact_profile(&crossing(3.0, y_touch - 0.25 * 10.0, 10.0)));
+        }
+        let e = estimate(&profiles).unwrap();
+        assert!((e.lag_s - 0.25).abs() < 1e-12, "{e:?}");
+        assert_eq!((e.contact_as_logged, e.contact_at_lag), (0, 12));
+        assert!(e.road_users_late());
+    }
+}
