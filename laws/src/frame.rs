@@ -203,6 +203,23 @@ pub struct Frame {
 }
 
 impl Frame {
+    /// Moves every road user `lag_s` ahead along its heading at its speed: where it is now if the frame
+    /// reports it `lag_s` late, as a perception stack with latency does (constant velocity over the lag;
+    /// [`crate::geometry::latency`] estimates the lag). A road user whose speed or heading is not finite,
+    /// or a lag that is not, is left where it is.
+    pub fn advance_road_users(&mut self, lag_s: f64) {
+        if !lag_s.is_finite() || lag_s == 0.0 {
+            return;
+        }
+        for o in &mut self.obstacles {
+            if o.speed_mps.is_finite() && o.heading.is_finite() {
+                let (sin, cos) = o.heading.sin_cos();
+                o.x += lag_s * o.speed_mps * cos;
+                o.y += lag_s * o.speed_mps * sin;
+            }
+        }
+    }
+
     /// Sets the road fields (what an HD map or a road context gives: the light, the distances to the
     /// features ahead, the speed limit, the lane count, the planned turn, the signal and jam flags) to
     /// those of a source without a map: nothing ahead, no limit, one lane, no light, as

@@ -186,4 +186,38 @@ mod tests {
         assert_eq!((e.contact_as_logged, e.contact_at_lag), (0, 12));
         assert!(e.road_users_late());
     }
+
+    #[test]
+    fn advancing_road_users_moves_each_along_its_heading_by_speed_times_lag() {
+        let mut f = crossing(3.0, -4.0, 10.0);
+        let mut east = Obstacle::car(10.0, 1.0, 0.0, 5.0);
+        east.id = 2;
+        let mut still = Obstacle::car(-5.0, 2.0, 2.0, 0.0);
+        still.id = 3;
+        let mut bad = Obstacle::car(7.0, 7.0, 1.0, f64::INFINITY);
+        bad.id = 4;
+        f.obstacles.extend([east, still, bad]);
+        let before = f.clone();
+        f.advance_road_users(0.25);
+        let at: Vec<(f64, f64)> = f.obstacles.iter().map(|o| (o.x, o.y)).collect();
+        // North at 10 m/s: 2.5 m north; east at 5 m/s: 1.25 m east; standing and non-finite: unmoved.
+        let want = [(3.0, -1.5), (11.25, 1.0), (-5.0, 2.0), (7.0, 7.0)];
+        for ((x, y), (wx, wy)) in at.iter().zip(want) {
+            assert!((x - wx).abs() < 1e-12 && (y - wy).abs() < 1e-12, "{at:?}");
+        }
+        // Everything else as it was; no lag or a lag that is not finite changes nothing.
+        let mut g = f.clone();
+        g.obstacles = before.obstacles.clone();
+        assert_eq!(g, before);
+        for lag in [0.0, f64::NAN, f64::INFINITY] {
+            let mut h = before.clone();
+            h.advance_road_users(lag);
+            assert_eq!(h, before);
+        }
+        // Advancing by the lag undoes a delay of it: the estimate on advanced frames is no lag.
+        let mut late = crossing(3.0, -3.02 - 2.5, 10.0);
+        assert_eq!(contact_profile(&late) & 1, 0);
+        late.advance_road_users(0.25);
+        assert_eq!(contact_profile(&late) & 1, 1);
+    }
 }
