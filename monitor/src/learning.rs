@@ -49,7 +49,8 @@ impl Plan {
             return Err(ModelError::Config("no properties to learn".into()));
         }
         let defs: Vec<PropertyDef<'_>> = properties.iter().map(PropertyDef::of).collect();
-        let compiled = Compiled::new(&laws, &defs, config.frame_period_s, config.window_frames)?;
+        let compiled = Compiled::new(&laws, &defs, config.frame_period_s, config.window_frames)?
+            .with_perception_latency(config.perception_latency_s);
         let domains = properties
             .iter()
             .map(|p| PropertyModel::domain_for(&p.predicates, p.unsafe_bit, &config))

@@ -57,7 +57,7 @@ pub use dtmc::Dtmc;
 pub use error::{ModelError, StructureError};
 pub use estimate::LaplaceConfig;
 pub use learning::{Learner, Plan};
-pub use model::Model;
+pub use model::{Model, MAX_PERCEPTION_LATENCY_S};
 pub use pac::{PacConfig, PacSummary};
 pub use property::{BuildConfig, PropertyModel, SmoothingPrior};
 pub use risk::RiskMeasure;

@@ -23,9 +23,11 @@ pub const MAGIC: &[u8; 16] = b"AVGUARD-MODEL\0\0\0";
 /// property ([`crate::PropertyModel::enforcement`]); from 11 on, those by one optional RSS tuning per
 /// property ([`crate::PropertyModel::rss_tuning`]); from 12 on, each forest says whether it is boosted
 /// ([`crate::forest`]); from 13 on, the RSS tunings are followed by one optional bagged part per property,
-/// which makes its boosted forest one of both kinds ([`crate::forest::BaggedPart`]).
-pub const FORMAT_VERSION: u32 = 13;
-/// The oldest format version this build reads: version 12 differs from 13 only in that it has no bagged
+/// which makes its boosted forest one of both kinds ([`crate::forest::BaggedPart`]); from 14 on, those by
+/// the model's perception latency ([`crate::BuildConfig::perception_latency_s`]), one `f64`.
+pub const FORMAT_VERSION: u32 = 14;
+/// The oldest format version this build reads: version 13 differs from 14 only in that it has no
+/// perception latency at its end (road users as logged, 0 s), version 12 from 13 only in that it has no bagged
 /// parts after the RSS tunings (every forest is of one kind), version 11 from 12 only in that its forests carry
 /// no boost field (every one is bagged), version 10 from 11 only in that it has no RSS
 /// tunings after the enforcement calibrations, version 9 from 10 only in that it has no enforcement
@@ -44,6 +46,11 @@ const FIRST_RSS_TUNING_VERSION: u32 = 11;
 const FIRST_BOOST_VERSION: u32 = 12;
 /// The first format version whose forests may be of both kinds.
 const FIRST_BOTH_VERSION: u32 = 13;
+/// The first format version whose files carry a perception latency.
+const FIRST_LATENCY_VERSION: u32 = 14;
+/// The largest perception latency a model may carry, s: the largest lag the estimate tries
+/// ([`laws::geometry::latency::MAX_LAG_S`]).
+pub const MAX_PERCEPTION_LATENCY_S: f64 = laws::geometry::latency::MAX_LAG_S;
 
 /// All learned properties of a deployment.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -78,6 +85,21 @@ impl Model {
                     property: p.name().to_string(),
                     reason: "frame period or violation window differs from the first property's"
                         .into(),
+                });
+            }
+            if !(0.0..=MAX_PERCEPTION_LATENCY_S).contains(&a.perception_latency_s) {
+                return Err(ModelError::Property {
+                    property: p.name().to_string(),
+                    reason: format!(
+                        "perception latency {} s is not between 0 and {MAX_PERCEPTION_LATENCY_S} s",
+                        a.perception_latency_s
+                    ),
+                });
+            }
+            if a.perception_latency_s != b.perception_latency_s {
+                return Err(ModelError::Property {
+                    property: p.name().to_string(),
+                    reason: "perception latency differs from the first property's".into(),
                 });
             }
         }
@@ -133,12 +155,22 @@ impl Model {
                     .flat_map(|p| p.members().iter().map(|m| def(m, false))),
             )
             .collect();
-        Compiled::new(
+        Ok(Compiled::new(
             &self.laws,
             &defs,
             self.frame_period_s(),
             self.window_frames(),
-        )
+        )?
+        .with_perception_latency(self.perception_latency_s()))
+    }
+
+    /// How late the logs this model was learned from report road users, s: every frame's road users are
+    /// moved this far ahead before its signals are computed (the first property's; all agree). 0 for a
+    /// model without properties, and for one learned from timely logs.
+    pub fn perception_latency_s(&self) -> f64 {
+        self.properties
+            .first()
+            .map_or(0.0, |p| p.config().perception_latency_s)
     }
 
     /// Time between frames, s (the first property's; all agree). 0.1 s for a model without properties.
@@ -275,6 +307,7 @@ impl Model {
             .and_then(|out| postcard::to_extend(&enforcements, out))
             .and_then(|out| postcard::to_extend(&rss_tunings, out))
             .and_then(|out| postcard::to_extend(&bagged_parts, out))
+            .and_then(|out| postcard::to_extend(&self.perception_latency_s(), out))
         {
             Ok(v) => v,
             Err(e) => unreachable!("postcard into a Vec cannot fail: {e}"),
@@ -351,6 +384,20 @@ impl Model {
                     Ok(p.with_forest(Some(f.with_bagged_part(Some(b))?)))
                 },
             )?;
+        }
+        if version >= FIRST_LATENCY_VERSION {
+            let (latency, rest): (f64, &[u8]) = postcard::take_from_bytes(tail).map_err(decode)?;
+            if !(0.0..=MAX_PERCEPTION_LATENCY_S).contains(&latency) {
+                return Err(ModelError::Decode(format!(
+                    "perception latency {latency} s is not between 0 and {MAX_PERCEPTION_LATENCY_S} s"
+                )));
+            }
+            model.properties = model
+                .properties
+                .into_iter()
+                .map(|p| p.with_perception_latency(latency))
+                .collect();
+            tail = rest;
         }
         if !tail.is_empty() {
             return Err(ModelError::Decode(format!("{} trailing bytes", tail.len())));

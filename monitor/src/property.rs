@@ -364,6 +364,14 @@ impl PropertyModel {
         self.validate()?;
         Ok(self)
     }
+
+    /// The same property, learned from logs that report road users `latency_s` late (see
+    /// [`BuildConfig::perception_latency_s`]): how a model file's one stored value reaches its properties.
+    pub fn with_perception_latency(mut self, latency_s: f64) -> PropertyModel {
+        self.config.perception_latency_s = latency_s;
+        self
+    }
+
     /// Property name (the law whose violation is unsafe, or e.g. `no_collision`).
     pub fn name(&self) -> &str {
         &self.name

@@ -134,6 +134,8 @@ pub struct Compiled {
     laws: LawSet,
     eval: EvalConfig,
     encoders: Vec<Encoder>,
+    /// Given to every tracker (see [`crate::BuildConfig::perception_latency_s`]).
+    perception_latency_s: f64,
 }
 
 /// Collects the state antecedents of a law body: `A -> B` with A a state formula gives A; a conjunction
@@ -176,7 +178,21 @@ impl Compiled {
             laws: reduced,
             eval,
             encoders,
+            perception_latency_s: 0.0,
         })
+    }
+
+    /// The same, its trackers moving every frame's road users `latency_s` ahead before computing signals
+    /// (see [`crate::BuildConfig::perception_latency_s`]).
+    pub fn with_perception_latency(mut self, latency_s: f64) -> Compiled {
+        self.perception_latency_s = latency_s;
+        self
+    }
+
+    /// How far its trackers move every frame's road users ahead, s (see
+    /// [`crate::BuildConfig::perception_latency_s`]).
+    pub fn perception_latency_s(&self) -> f64 {
+        self.perception_latency_s
     }
 
     /// The laws actually evaluated (the properties' laws and window laws).

@@ -138,6 +138,8 @@ impl Compiled {
                     context,
                     evaluator.needed_signals().union(extra_signals),
                 ),
+                perception_latency_s: self.perception_latency_s,
+                advanced: Frame::default(),
                 evaluator,
                 out: vec![Encoded::default(); encoders.len()],
                 encoders,
@@ -324,6 +326,11 @@ pub(crate) struct Tracker {
     /// The run's signals: only those some atom reads are computed, and `jerk`, `acc.mean1s` and
     /// `speedLimit.time` read earlier frames.
     signals: SignalStream,
+    /// Road users are moved this far ahead before the signals are computed, s (0: as logged; see
+    /// [`crate::BuildConfig::perception_latency_s`]).
+    perception_latency_s: f64,
+    /// The frame with its road users moved ahead, when they are (its buffers reused from frame to frame).
+    advanced: Frame,
     evaluator: Evaluator,
     encoders: Vec<RtEncoder>,
     out: Vec<Encoded>,
@@ -343,6 +350,13 @@ impl Tracker {
         frame: &Frame,
         inspect: impl FnOnce(&Signals, &Verdicts<'_>, &[Encoded]) -> R,
     ) -> R {
+        let frame = if self.perception_latency_s > 0.0 {
+            self.advanced.clone_from(frame);
+            self.advanced.advance_road_users(self.perception_latency_s);
+            &self.advanced
+        } else {
+            frame
+        };
         let signals = self.signals.next(frame);
         let verdicts = self.evaluator.step(signals);
         for (enc, out) in self.encoders.iter_mut().zip(self.out.iter_mut()) {

@@ -75,7 +75,7 @@ fn round_trips_through_bytes() {
 
 #[test]
 fn rejects_foreign_future_truncated_and_corrupt_files() {
-    let bytes = small_model().to_bytes();
+    let bytes = as_v13(&small_model());
     assert!(matches!(
         Model::from_bytes(b"PK\x03\x04 a zip file"),
         Err(ModelError::NotAModel)
@@ -122,7 +122,7 @@ fn rejects_foreign_future_truncated_and_corrupt_files() {
     six[16] = 6;
     let err = Model::from_bytes(&six).unwrap_err();
     assert!(matches!(err, ModelError::Version { found: 6, .. }));
-    assert!(err.to_string().contains("versions 7 to 13"), "{err}");
+    assert!(err.to_string().contains("versions 7 to 14"), "{err}");
     // Forests, or enforcement calibrations, for another number of properties, and none at all.
     let mut two = before_forests.to_vec();
     two.extend_from_slice(&[2, 0, 0, 1, 0]);
@@ -303,7 +303,7 @@ fn a_boosted_forest_round_trips_and_a_format_11_forest_reads_as_bagged() {
         trees: &'a [Tree],
     }
     let bagged = vec![tree(0.7, 0.2)];
-    let bytes = m.to_bytes();
+    let bytes = as_v13(&m);
     let mut v11 = bytes[..bytes.len() - 8].to_vec();
     v11.extend(
         postcard::to_stdvec(&vec![Some(V11 {
@@ -349,7 +349,7 @@ fn a_forest_of_both_kinds_round_trips_and_a_stray_bagged_part_is_refused() {
         vec![m.properties()[0].clone().with_forest(Some(f.clone()))],
     )
     .unwrap();
-    let bytes = ok.to_bytes();
+    let bytes = as_v13(&ok);
     let back = Model::from_bytes(&bytes).unwrap();
     assert_eq!(back, ok);
     assert_eq!(back.properties()[0].forest(), Some(&f));
@@ -367,7 +367,7 @@ fn a_forest_of_both_kinds_round_trips_and_a_stray_bagged_part_is_refused() {
     let f12 = read.properties()[0].forest().unwrap();
     assert_eq!((f12.bagged_part(), f12.trees().len()), (None, 2));
     // A part for a property without a forest; a part whose share is out of range.
-    let plain = m.to_bytes();
+    let plain = as_v13(&m);
     let mut stray = plain[..plain.len() - 2].to_vec();
     stray.extend(&part);
     let err = Model::from_bytes(&stray).unwrap_err().to_string();
@@ -481,7 +481,7 @@ fn an_enforcement_calibration_round_trips_and_only_a_collision_property_takes_on
         .to_string();
     assert!(err.contains("not a collision property"), "{err}");
     let m = model_of_no_stop(slow);
-    let mut bytes = m.to_bytes();
+    let mut bytes = as_v13(&m);
     assert_eq!(bytes[bytes.len() - 6..], [1, 0, 1, 0, 1, 0]);
     bytes.truncate(bytes.len() - 6);
     bytes.extend(postcard::to_stdvec(&vec![Some(calibration_at(0.2))]).unwrap());
@@ -513,7 +513,7 @@ fn an_rss_tuning_round_trips_and_only_a_collision_property_takes_one() {
     let mut m = small_model();
     m.set_rss_tuning("no_collision", Some(tuning_at(0.2)))
         .unwrap();
-    let bytes = m.to_bytes();
+    let bytes = as_v13(&m);
     let back = Model::from_bytes(&bytes).unwrap();
     assert_eq!(back, m);
     assert_eq!(
@@ -560,7 +560,7 @@ fn an_rss_tuning_round_trips_and_only_a_collision_property_takes_one() {
         .to_string();
     assert!(err.contains("not a collision property"), "{err}");
     let m = model_of_no_stop(slow);
-    let mut bytes = m.to_bytes();
+    let mut bytes = as_v13(&m);
     bytes.truncate(bytes.len() - 4);
     bytes.extend(postcard::to_stdvec(&vec![Some(tuning_at(0.2))]).unwrap());
     bytes.extend_from_slice(&[1, 0]);
@@ -569,4 +569,58 @@ fn an_rss_tuning_round_trips_and_only_a_collision_property_takes_one() {
         matches!(&err, ModelError::Decode(e) if e.contains("not a collision property")),
         "{err}"
     );
+}
+
+/// `m`'s bytes as format 13 wrote them: without the perception latency at the end (which must be 0).
+fn as_v13(m: &Model) -> Vec<u8> {
+    let mut bytes = m.to_bytes();
+    let latency = bytes.split_off(bytes.len() - 8);
+    assert_eq!(
+        latency,
+        0f64.to_le_bytes(),
+        "a model with a perception latency"
+    );
+    bytes[16] = 13;
+    bytes
+}
+
+/// The perception latency is the file's last part, one `f64`; format 13 reads as no latency; a latency
+/// out of range is refused from a file and when built, and properties must agree on it.
+#[test]
+fn the_perception_latency_round_trips_and_a_bad_one_is_refused() {
+    let m = small_model();
+    assert_eq!(m.perception_latency_s(), 0.0);
+    assert_eq!(Model::from_bytes(&as_v13(&m)).unwrap(), m);
+    let late = Model::try_new(
+        m.laws().to_vec(),
+        m.properties()
+            .iter()
+            .map(|p| p.clone().with_perception_latency(0.2))
+            .collect(),
+    )
+    .unwrap();
+    let bytes = late.to_bytes();
+    assert!(bytes.ends_with(&0.2f64.to_le_bytes()));
+    let back = Model::from_bytes(&bytes).unwrap();
+    assert_eq!(back, late);
+    assert_eq!(back.perception_latency_s(), 0.2);
+    assert_eq!(back.compile().unwrap().perception_latency_s(), 0.2);
+    for bad in [-0.1, 1.5, f64::NAN, f64::INFINITY] {
+        let mut b = bytes[..bytes.len() - 8].to_vec();
+        b.extend_from_slice(&bad.to_le_bytes());
+        let err = Model::from_bytes(&b).unwrap_err().to_string();
+        assert!(err.contains("perception latency"), "{bad}: {err}");
+        let err = Model::try_new(
+            m.laws().to_vec(),
+            vec![m.properties()[0].clone().with_perception_latency(bad)],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("perception latency"), "{bad}: {err}");
+    }
+    // A truncated latency fails the file.
+    assert!(matches!(
+        Model::from_bytes(&bytes[..bytes.len() - 3]),
+        Err(ModelError::Decode(_))
+    ));
 }

@@ -29,6 +29,12 @@ pub struct BuildConfig {
     /// existed are flat).
     #[serde(default)]
     pub prior: SmoothingPrior,
+    /// How late the logs report road users, s: every frame's road users are moved this far ahead along
+    /// their headings before any signal is computed, in learning and at run time alike
+    /// ([`laws::Frame::advance_road_users`]; 0: as logged). One value for the whole model, stored once in
+    /// the model file (format 14), not with each property.
+    #[serde(skip)]
+    pub perception_latency_s: f64,
 }
 
 /// How smoothing splits a row's mass between the unsafe outcome and the safe finish (see
@@ -67,6 +73,7 @@ impl Default for BuildConfig {
             window_frames: 100,
             smoothing: SmoothingScope::Local,
             prior: SmoothingPrior::Flat,
+            perception_latency_s: 0.0,
         }
     }
 }

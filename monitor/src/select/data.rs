@@ -220,6 +220,7 @@ impl Recorder {
         properties: &[ResolvedProperty],
         frame_period_s: f64,
         window_frames: usize,
+        perception_latency_s: f64,
         spec: RecordSpec<'_>,
     ) -> Result<Recorder, ModelError> {
         let RecordSpec {
@@ -229,7 +230,8 @@ impl Recorder {
             obligation_laws,
         } = spec;
         let defs: Vec<PropertyDef<'_>> = properties.iter().map(PropertyDef::of).collect();
-        let compiled = Compiled::new(laws, &defs, frame_period_s, window_frames)?;
+        let compiled = Compiled::new(laws, &defs, frame_period_s, window_frames)?
+            .with_perception_latency(perception_latency_s);
         let windows = window_laws
             .iter()
             .map(|law| {

@@ -187,6 +187,7 @@ impl AutoPlan {
             &self.properties,
             self.config.frame_period_s,
             self.config.window_frames,
+            self.config.perception_latency_s,
             data::RecordSpec {
                 atoms: &self.atoms,
                 window_laws: &self.windows,

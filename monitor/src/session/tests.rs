@@ -373,3 +373,58 @@ fn learner_sees_the_state_sequence_the_session_reports() {
     let t = learner.traces(&safe);
     assert_eq!(t[1], vec![0, 0, 0, 0, 0, d.done()]);
 }
+
+/// A model learned from logs that report road users late moves each frame's road users ahead by its
+/// latency before reading the frame: a car 12 m ahead coming towards the ego at 5 m/s is 9.5 m ahead
+/// 0.5 s later, within `NPCAhead<=10`, so the hand model reads state 2 (risk 2/3) where the same model
+/// without a latency reads state 0 (1/3) — and reads state 2 when given the frame moved ahead by hand.
+#[test]
+fn a_model_with_a_perception_latency_reads_the_road_users_moved_ahead() {
+    let plain = hand_model();
+    let late = Arc::new(
+        Model::try_new(
+            laws(),
+            vec![plain.properties()[0].clone().with_perception_latency(0.5)],
+        )
+        .unwrap(),
+    );
+    let mut oncoming = car_ahead(12.0);
+    oncoming.heading = std::f64::consts::PI;
+    oncoming.speed_mps = 5.0;
+    let f = Frame {
+        speed_mps: 5.0,
+        obstacles: vec![oncoming],
+        ..Frame::default()
+    };
+    let step = |model: &Arc<Model>, f: &Frame| {
+        let mut s = Session::new(model, &SessionConfig::default()).unwrap();
+        s.step(f).properties[0].clone()
+    };
+    let o = step(&plain, &f);
+    assert_eq!(o.state, 0);
+    assert!(close(o.risk_eventually, 1.0 / 3.0));
+    let o = step(&late, &f);
+    assert_eq!(o.state, 0b10);
+    assert!(close(o.risk_eventually, 2.0 / 3.0));
+    let mut moved = f.clone();
+    moved.advance_road_users(0.5);
+    assert_eq!(step(&plain, &moved).state, 0b10);
+    // A session over a whole run agrees frame by frame with the plain model on frames moved ahead.
+    let run: Vec<Frame> = (0..20)
+        .map(|i| {
+            let mut g = f.clone();
+            g.obstacles[0].x -= 0.5 * f64::from(i);
+            g
+        })
+        .collect();
+    let mut a = Session::new(&late, &SessionConfig::default()).unwrap();
+    let mut b = Session::new(&plain, &SessionConfig::default()).unwrap();
+    for g in &run {
+        let mut moved = g.clone();
+        moved.advance_road_users(0.5);
+        assert_eq!(
+            a.step(g).properties[0].risk_eventually,
+            b.step(&moved).properties[0].risk_eventually
+        );
+    }
+}
