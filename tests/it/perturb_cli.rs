@@ -426,11 +426,13 @@ fn bad_drop_rates_and_delays_are_refused_naming_the_option() {
     );
 }
 
-/// `learn` on `dir` with the fixed abstraction (fast); returns its stderr.
-fn learn_stderr(dir: &Path, model: &Path) -> String {
+/// `learn` on `dir` with the fixed abstraction (fast) and `extra` options; returns its stderr.
+fn learn_stderr(dir: &Path, model: &Path, extra: &[&str]) -> String {
     let out = crate::support::ok(
         avguard()
-            .args(["learn", "--abstraction", "fixed", "--laws"])
+            .args(["learn", "--abstraction", "fixed"])
+            .args(extra)
+            .arg("--laws")
             .arg(workspace_root().join("laws/specs"))
             .arg("--out")
             .arg(model)
@@ -460,9 +462,17 @@ fn learn_says_when_the_collisions_show_road_users_reported_late() {
             .arg(&orig),
     );
     let model = tmp.path().join("m.avg");
-    let timely = learn_stderr(&orig, &model);
+    let latency_of = |model: &Path| -> f64 {
+        let info = run_ok(avguard().args(["info", "--json"]).arg(model));
+        let v: serde_json::Value = serde_json::from_str(&info).expect("info --json");
+        v["perception_latency_s"]
+            .as_f64()
+            .expect("perception_latency_s")
+    };
+    let timely = learn_stderr(&orig, &model, &[]);
     assert!(!timely.contains("reported late"), "{timely}");
-    let said = learn_stderr(&late, &model);
+    assert_eq!(latency_of(&model), 0.0);
+    let said = learn_stderr(&late, &model, &[]);
     assert!(said.contains("first collision frame of 11 runs"), "{said}");
     // The estimate is the smallest lag at which every first collision frame shows a contact: the
     // delay itself when some run's first contact is at the very edge of the footprints, a little less
@@ -474,4 +484,36 @@ fn learn_says_when_the_collisions_show_road_users_reported_late() {
         .and_then(|x| x.parse().ok())
         .unwrap_or_else(|| panic!("no lag in {said}"));
     assert!((0.25..=0.3).contains(&lag), "{lag} s from {said}");
+    // By default the model reads every frame with the road users moved ahead by that lag, and says so.
+    assert!(
+        said.contains("learning with every road user moved"),
+        "{said}"
+    );
+    assert_eq!(latency_of(&model), lag);
+    let info = run_ok(avguard().arg("info").arg(&model));
+    assert!(
+        info.contains(&format!("perception latency: {lag} s")),
+        "{info}"
+    );
+    // `--perception-latency 0` keeps them as logged, and says so.
+    let as_logged = tmp.path().join("as-logged.avg");
+    let said = learn_stderr(&late, &as_logged, &["--perception-latency", "0"]);
+    assert!(said.contains("learning with them as logged"), "{said}");
+    assert_eq!(latency_of(&as_logged), 0.0);
+    // A latency out of range is refused by name, as a usage error.
+    let out = avguard()
+        .args(["learn", "--perception-latency", "2", "--out"])
+        .arg(tmp.path().join("x.avg"))
+        .arg("--laws")
+        .arg(workspace_root().join("laws/specs"))
+        .arg(&late)
+        .output()
+        .expect("run learn");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--perception-latency") && stderr.contains("between 0 and 1"),
+        "{stderr}"
+    );
+    assert!(!tmp.path().join("x.avg").exists());
 }

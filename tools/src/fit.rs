@@ -32,6 +32,44 @@ pub struct FitOptions {
     pub mode: AbstractionMode,
     /// The search's options (`auto`), also the folds of the fixed abstraction's score.
     pub search: SearchConfig,
+    /// How late the logs report road users (`build.perception_latency_s` is set from it).
+    pub latency: PerceptionLatency,
+}
+
+/// How late the logs report road users, as `learn --perception-latency` takes it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PerceptionLatency {
+    /// Estimated from the learning runs' collisions ([`laws::geometry::latency`]); road users are moved
+    /// ahead only when the collisions clearly show them late ([`LatencyEstimate::road_users_late`]).
+    Auto,
+    /// This many seconds (0: as logged).
+    Given(f64),
+}
+
+impl std::str::FromStr for PerceptionLatency {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.eq_ignore_ascii_case("auto") {
+            return Ok(PerceptionLatency::Auto);
+        }
+        let max = monitor::MAX_PERCEPTION_LATENCY_S;
+        match s.parse::<f64>() {
+            Ok(l) if (0.0..=max).contains(&l) => Ok(PerceptionLatency::Given(l)),
+            _ => Err(format!(
+                "'{s}' is neither `auto` nor a latency between 0 and {max} s"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for PerceptionLatency {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PerceptionLatency::Auto => f.write_str("auto"),
+            PerceptionLatency::Given(l) => write!(f, "{l}"),
+        }
+    }
 }
 
 /// A learned model with what the search reported and the logs that failed.
@@ -279,15 +317,62 @@ fn record_each_with_contacts(
 /// Each log's record and first-collision contact profile, or why it failed.
 type RecordedEach = Vec<(PathBuf, anyhow::Result<(RunRecord, Option<ContactProfile>)>)>;
 
-/// What `learn` and `evaluate` say when the collisions of the runs they learn from clearly show late road
-/// users ([`LatencyEstimate::road_users_late`]); `None` otherwise.
-pub fn latency_words(estimate: Option<&LatencyEstimate>) -> Option<String> {
-    let e = estimate.filter(|e| e.road_users_late())?;
+/// Records the learning runs of a fit: with road users as `latency` says — given, or under `Auto` moved
+/// ahead by the estimate when the runs' collisions clearly show them late, which records the runs a
+/// second time (only then). Returns the plan the records belong to (its config carries the latency
+/// used), the records, and the estimate (made on the runs as logged; `None` with too few collisions).
+///
+/// # Errors
+/// Properties that do not compile, or the recorder failing to start.
+pub fn record_for_fit(
+    laws: Vec<LawSource>,
+    properties: Vec<ResolvedProperty>,
+    build: &BuildConfig,
+    latency: PerceptionLatency,
+    logs: &[PathBuf],
+    label: &str,
+) -> anyhow::Result<(AutoPlan, Recorded, Option<LatencyEstimate>)> {
+    let mut config = build.clone();
+    config.perception_latency_s = match latency {
+        PerceptionLatency::Given(l) => l,
+        PerceptionLatency::Auto => 0.0,
+    };
+    let plan = AutoPlan::new(laws.clone(), properties.clone(), config.clone())?;
+    let recorded = record_logs(&plan, logs, label)?;
+    let estimate = recorded.latency();
+    match estimate {
+        Some(e) if latency == PerceptionLatency::Auto && e.road_users_late() => {
+            config.perception_latency_s = e.lag_s;
+            let plan = AutoPlan::new(laws, properties, config)?;
+            let again = record_logs(&plan, logs, label)?;
+            Ok((plan, again, estimate))
+        }
+        _ => Ok((plan, recorded, estimate)),
+    }
+}
+
+/// What `learn` and `evaluate` say about the road users' latency: when the runs' collisions clearly show
+/// them late ([`LatencyEstimate::road_users_late`]), that and how the model reads them (moved ahead by
+/// `applied_s`, or as logged); when a latency was given without such a showing, that it was applied;
+/// otherwise nothing.
+pub fn latency_words(estimate: Option<&LatencyEstimate>, applied_s: f64) -> Option<String> {
+    let Some(e) = estimate.filter(|e| e.road_users_late()) else {
+        return (applied_s > 0.0).then(|| {
+            format!("every road user moved {applied_s} s ahead before its signals (--perception-latency)")
+        });
+    };
+    let how = if applied_s > 0.0 {
+        format!(
+            "learning with every road user moved {applied_s:.2} s ahead before its signals, as the \
+             model will read every frame (--perception-latency 0 keeps them as logged)"
+        )
+    } else {
+        "learning with them as logged (--perception-latency auto moves them ahead)".to_string()
+    };
     Some(format!(
         "road users seem to be reported late, by about {:.2} s: at the first collision frame of {} \
          runs the ego touches a road user in {} as logged, and in {} with every road user moved {:.2} s \
-         ahead along its heading; obstacle signals then describe where road users were, and warnings come \
-         later (docs/MEASUREMENTS.md, session 36)",
+         ahead along its heading; {how}",
         e.lag_s, e.runs, e.contact_as_logged, e.contact_at_lag, e.lag_s
     ))
 }
@@ -333,8 +418,8 @@ pub fn fit(
     opts: &FitOptions,
 ) -> anyhow::Result<Fitted> {
     let (laws, props, left_out) = properties(laws_dir, properties_file, &opts.build)?;
-    let plan = AutoPlan::new(laws, props, opts.build.clone())?;
-    let recorded = record_logs(&plan, logs, "reading")?;
+    let (plan, recorded, latency) =
+        record_for_fit(laws, props, &opts.build, opts.latency, logs, "reading")?;
     if recorded.records.is_empty() {
         return Err(nothing_learned(logs.len(), &recorded.errors));
     }
@@ -344,7 +429,7 @@ pub fn fit(
         model,
         reports,
         n_learned: recorded.records.len(),
-        latency: recorded.latency(),
+        latency,
         errors: recorded.errors,
         left_out,
     })

@@ -121,9 +121,10 @@ fn to_json<T: serde::Serialize>(value: Option<&T>) -> String {
 pub fn json(model: &Model) -> String {
     let props: Vec<String> = model.properties().iter().map(property_json).collect();
     format!(
-        "{{\"properties\":[{}],\"frame_period_s\":{}}}",
+        "{{\"properties\":[{}],\"frame_period_s\":{},\"perception_latency_s\":{}}}",
         props.join(","),
-        serde_json::json!(model.frame_period_s())
+        serde_json::json!(model.frame_period_s()),
+        serde_json::json!(model.perception_latency_s())
     )
 }
 
@@ -310,5 +311,13 @@ fn text(model: &Model) -> String {
         "frame period: {} s (the logs it learns from or scores, and the bridge's frames, have it)",
         model.frame_period_s()
     );
+    if model.perception_latency_s() > 0.0 {
+        let _ = writeln!(
+            out,
+            "perception latency: {} s (every frame's road users are moved this far ahead along their \
+             headings before any signal is computed: the logs it was learned from report them late)",
+            model.perception_latency_s()
+        );
+    }
     out.trim_end().to_string()
 }

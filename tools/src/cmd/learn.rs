@@ -68,6 +68,13 @@ pub struct Args {
 /// The options of the auto abstraction's search, which `learn` and `evaluate` share.
 #[derive(clap::Args, Debug, Clone)]
 pub struct SearchArgs {
+    /// How late the logs report road users, s (0–1), or `auto`: estimated from the training runs'
+    /// collisions — at the first frame flagged `collision` the ego's footprint should touch a road user —
+    /// and used only when they clearly show road users late. The model moves every frame's road users
+    /// this far ahead along their headings before computing any signal, in learning, scoring and the
+    /// bridge alike (said on stderr, stored in the model, shown by `info`).
+    #[arg(long, default_value_t = crate::fit::PerceptionLatency::Auto)]
+    pub perception_latency: crate::fit::PerceptionLatency,
     /// Laplace pseudo-count added to each smoothed transition, or `auto`: with `--abstraction auto` the
     /// search chooses it per property from 1, 0.3 and 0.1 by the same cross-validated score as the
     /// predicates (ties keep 1); with `--abstraction fixed`, `auto` is 1.
@@ -353,12 +360,18 @@ pub fn fit_options(args: &Args, frame_period_s: f64) -> anyhow::Result<FitOption
             Smoothing::Local => monitor::av::SmoothingScope::Local,
             Smoothing::AllValid => monitor::av::SmoothingScope::AllValid,
         },
+        // A given latency is the plan's; `auto` starts as logged (`fit::record_for_fit` decides).
+        perception_latency_s: match args.search.perception_latency {
+            crate::fit::PerceptionLatency::Given(l) => l,
+            crate::fit::PerceptionLatency::Auto => 0.0,
+        },
         ..defaults
     };
     Ok(FitOptions {
         build: config,
         mode: args.abstraction.into(),
         search: args.search.config(args.seed),
+        latency: args.search.perception_latency,
     })
 }
 
@@ -381,10 +394,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     for (path, e) in &fitted.errors {
         eprintln!("skipped {}: {e}", path.display());
     }
-    if let Some(words) = crate::fit::latency_words(fitted.latency.as_ref()) {
+    let model = fitted.model;
+    if let Some(words) =
+        crate::fit::latency_words(fitted.latency.as_ref(), model.perception_latency_s())
+    {
         eprintln!("{words}");
     }
-    let model = fitted.model;
     let reports = fitted.reports;
     std::fs::write(&args.out, model.to_bytes())
         .with_context(|| format!("{}: cannot write", args.out.display()))?;

@@ -61,6 +61,8 @@ pub struct EvaluateOptions {
     pub build: BuildConfig,
     /// The abstraction search.
     pub search: SearchConfig,
+    /// How late the logs report road users (see `learn --perception-latency`).
+    pub latency: crate::fit::PerceptionLatency,
     /// The calibration.
     pub calibrate: CalibrateOptions,
     /// Share of the training logs set aside for calibration.

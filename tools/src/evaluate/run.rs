@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use anyhow::{bail, Context};
-use monitor::select::{AbstractionMode, AutoPlan, ReactiveRule};
+use monitor::select::{AbstractionMode, ReactiveRule};
 use monitor::{Model, RiskMeasure};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -47,9 +47,17 @@ pub fn evaluate(
         bail!("no training log left to learn from after the calibration split");
     }
     let (laws, props, _) = crate::fit::properties(laws_dir, properties_file, &opts.build)?;
-    let plan = AutoPlan::new(laws, props, opts.build.clone())?;
-    let recorded = crate::fit::record_logs(&plan, &learn_logs, "reading training")?;
-    if let Some(words) = crate::fit::latency_words(recorded.latency().as_ref()) {
+    let (plan, recorded, latency) = crate::fit::record_for_fit(
+        laws,
+        props,
+        &opts.build,
+        opts.latency,
+        &learn_logs,
+        "reading training",
+    )?;
+    if let Some(words) =
+        crate::fit::latency_words(latency.as_ref(), plan.config().perception_latency_s)
+    {
         eprintln!("{words}");
     }
     let (records, mut errors) = (recorded.records, recorded.errors);

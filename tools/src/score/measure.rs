@@ -52,8 +52,18 @@ pub fn run_series(
         .iter()
         .map(|p| p.reactive_rule().is_some())
         .collect();
+    // RSS sees the road users where the model does: moved ahead by its perception latency.
+    let latency = model.perception_latency_s();
+    let mut advanced = Frame::default();
     for frame in frames {
-        let rss_alarm = rss.map(|p| p.dangerous(frame));
+        let seen = if latency > 0.0 {
+            advanced.clone_from(frame);
+            advanced.advance_road_users(latency);
+            &advanced
+        } else {
+            frame
+        };
+        let rss_alarm = rss.map(|p| p.dangerous(seen));
         let outcome = session.step(frame);
         for (p, (s, po)) in series.iter_mut().zip(&outcome.properties).enumerate() {
             s.t.push(frame.t);
@@ -67,7 +77,7 @@ pub fn run_series(
                 s.rss_alarm.push(a);
             }
             if let Some(params) = &tuned[p] {
-                s.rss_tuned_alarm.push(params.dangerous(frame));
+                s.rss_tuned_alarm.push(params.dangerous(seen));
             }
         }
     }
