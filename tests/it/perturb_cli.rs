@@ -112,18 +112,7 @@ fn range_priority_and_map_are_removed_as_asked_and_the_labels_kept() {
     // The originals had something to remove.
     assert!(dropped > 0 && had_priority && had_map);
     // h5py and numpy, from the original files alone, agree with every column of the copies.
-    let out = python_script("perturb_check.py")
-        .arg(&orig)
-        .arg(&a)
-        .arg("30")
-        .output()
-        .expect("run perturb_check.py");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "perturb_check.py (packages pinned in tests/py/requirements.txt): {stderr}"
-    );
-    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let summary = python_check(&[orig.as_os_str(), a.as_os_str(), "30".as_ref()]);
     assert_eq!(summary["files"], 3);
     assert_eq!(summary["rows_dropped"], dropped);
 }

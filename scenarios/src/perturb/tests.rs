@@ -433,6 +433,23 @@ fn a_delay_shows_each_frame_the_road_users_of_an_earlier_frame() {
     assert_eq!(one[3].obstacles[0], original[2].obstacles[0]);
 }
 
+/// A delay of 1 or 3 periods of `period_s` shows every frame of `original` (200 frames, one road user
+/// each, ids 0, 1, …) the road user of exactly 1 or 3 frames back, and none before.
+fn assert_whole_frames_back(original: &[Frame], period_s: f64) {
+    for back in [1, 3] {
+        let mut frames = original.to_vec();
+        Perturbation {
+            perception_delay_s: back as f64 * period_s,
+            ..Perturbation::default()
+        }
+        .apply(&mut frames, 0);
+        let want: Vec<Option<i32>> = (0..200)
+            .map(|k: i32| (k >= back).then(|| k - back))
+            .collect();
+        assert_eq!(carried(&frames), want, "{back} frames back");
+    }
+}
+
 /// Times k · 0.1 are not exact in binary (0.1 · 3 − 0.1 · 2 > 0.1 but 0.1 · 23 − 0.1 · 22 < 0.1): a
 /// delay of 1 or 3 periods is still exactly 1 or 3 frames back in every frame.
 #[test]
@@ -442,18 +459,7 @@ fn a_delay_of_whole_periods_is_whole_frames_despite_rounding() {
         original.windows(2).any(|w| w[1].t - 0.1 < w[0].t),
         "the rounding this test is about occurs"
     );
-    for back in [1, 3] {
-        let mut frames = original.clone();
-        Perturbation {
-            perception_delay_s: back as f64 * 0.1,
-            ..Perturbation::default()
-        }
-        .apply(&mut frames, 0);
-        let want: Vec<Option<i32>> = (0..200)
-            .map(|k: i32| (k >= back).then(|| k - back))
-            .collect();
-        assert_eq!(carried(&frames), want, "{back} frames back");
-    }
+    assert_whole_frames_back(&original, 0.1);
 }
 
 /// The same on Unix times at 20 Hz, as an imported Apollo record may have: near 1.7e9 s the times are
@@ -471,18 +477,7 @@ fn a_delay_of_whole_periods_is_whole_frames_on_unix_times() {
             .any(|w| w[3].t - 3.0 * 0.05 + 1e-9 < w[0].t),
         "the rounding this test is about occurs"
     );
-    for back in [1, 3] {
-        let mut frames = original.clone();
-        Perturbation {
-            perception_delay_s: back as f64 * 0.05,
-            ..Perturbation::default()
-        }
-        .apply(&mut frames, 0);
-        let want: Vec<Option<i32>> = (0..200)
-            .map(|k: i32| (k >= back).then(|| k - back))
-            .collect();
-        assert_eq!(carried(&frames), want, "{back} frames back");
-    }
+    assert_whole_frames_back(&original, 0.05);
 }
 
 #[test]
