@@ -85,7 +85,7 @@ impl RunByRun {
 }
 
 /// Whether median lead `ours` is strictly longer than `theirs` (any lead is longer than none). Leads
-/// within [`LEAD_TIE_S`] of each other are equal: medians taken over different runs differ in their last
+/// within a microsecond of each other are equal: medians taken over different runs differ in their last
 /// bits when the frame times do not sit exactly on a decimal grid (17.5 − 16.9 is 0.6000000000000014 s,
 /// 8.3 − 7.7 is 0.5999999999999996 s), which must not decide a verdict.
 pub fn longer_lead(ours: Option<f64>, theirs: Option<f64>) -> bool {
