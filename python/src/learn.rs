@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Context};
 use clap::Parser;
+use laws::geometry::latency::ContactProfile;
 use monitor::select::data::RunRecord;
 use monitor::select::AutoPlan;
 use pyo3::prelude::*;
@@ -164,7 +165,8 @@ impl LearnSetup {
         let setup = Arc::clone(&self.setup);
         py.detach(|| {
             let logs = tools::batch::expand_logs(&paths)?;
-            let outcomes = tools::fit::record_each(&setup.plan, &logs, || progress.step())?;
+            let outcomes =
+                tools::fit::record_each_with_contacts(&setup.plan, &logs, || progress.step())?;
             let mut counts = Counts {
                 setup: Arc::clone(&setup),
                 records: Vec::new(),
@@ -173,7 +175,7 @@ impl LearnSetup {
             };
             for (path, outcome) in outcomes {
                 match outcome {
-                    Ok(record) => counts.records.push((path, record)),
+                    Ok((record, contact)) => counts.records.push((path, record, contact)),
                     Err(e) => counts.errors.push((path, format!("{e:#}"))),
                 }
             }
@@ -187,16 +189,20 @@ impl LearnSetup {
 #[pyclass(frozen, module = "avguard._native")]
 pub(crate) struct Counts {
     setup: Arc<Setup>,
-    records: Vec<(PathBuf, RunRecord)>,
+    records: Vec<LearnedLog>,
     errors: Errors,
     n_logs: usize,
 }
+
+/// One log learned: its path, its record, and the contact profile of its first collision frame (what
+/// `avguard learn` reads the road users' latency from, [`laws::geometry::latency`]).
+type LearnedLog = (PathBuf, RunRecord, Option<ContactProfile>);
 
 /// What [`Counts::to_bytes`] writes.
 #[derive(Serialize, Deserialize)]
 struct CountsData {
     spec: SetupSpec,
-    records: Vec<(PathBuf, RunRecord)>,
+    records: Vec<LearnedLog>,
     errors: Errors,
     n_logs: usize,
 }
@@ -205,7 +211,7 @@ impl Counts {
     fn decode(bytes: &[u8]) -> anyhow::Result<Counts> {
         let data: CountsData = postcard::from_bytes(bytes).context("not avguard counts")?;
         let setup = Setup::new(data.spec)?;
-        for (path, record) in &data.records {
+        for (path, record, _) in &data.records {
             if record.layout() != setup.layout || record.first_unsafe.len() > setup.n_properties {
                 bail!(
                     "{}: its record does not fit the laws and options of these counts",
@@ -235,7 +241,7 @@ impl Counts {
     fn logs(&self) -> Vec<String> {
         self.records
             .iter()
-            .map(|(p, _)| p.display().to_string())
+            .map(|(p, _, _)| p.display().to_string())
             .collect()
     }
 
@@ -318,7 +324,23 @@ impl Counts {
             if self.records.is_empty() {
                 return Err(tools::fit::nothing_learned(self.n_logs, &self.errors));
             }
-            let records: Vec<RunRecord> = self.records.iter().map(|(_, r)| r.clone()).collect();
+            let contacts: Vec<ContactProfile> =
+                self.records.iter().filter_map(|(_, _, c)| *c).collect();
+            let estimate = laws::geometry::latency::estimate(&contacts);
+            if let Some(e) = estimate.filter(|e| e.road_users_late()) {
+                if self.setup.fit.latency == tools::fit::PerceptionLatency::Auto {
+                    // `avguard learn` records the logs again with the road users moved ahead; counts
+                    // made in one pass, wherever their logs were, cannot: say what to give instead.
+                    bail!(
+                        "{}; `avguard learn` would learn them moved ahead, which records the logs \
+                         again: learn these counts again with perception_latency={:.2}, or \
+                         perception_latency=0 to keep them as logged",
+                        tools::fit::late_words(&e),
+                        e.lag_s
+                    );
+                }
+            }
+            let records: Vec<RunRecord> = self.records.iter().map(|(_, r, _)| r.clone()).collect();
             let (model, _reports) =
                 self.setup
                     .plan

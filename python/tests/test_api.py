@@ -268,6 +268,32 @@ def test_logs_at_another_frame_rate_learn_at_their_rate_as_the_cli_learns_them(d
     assert all("frame period 0.05 s differs from the model's 0.1 s" in e for _, e in told.errors)
 
 
+def test_counts_of_late_road_users_ask_for_the_latency_the_cli_reads(data, tmp_path):
+    """On logs whose road users are 0.3 s late, `avguard learn` reads the lag off the collisions and learns
+    with the road users moved ahead. Counts are recorded in one pass, so building them under the default
+    (`auto`) refuses, naming the lag to give; given it, they build the CLI's model byte for byte."""
+    orig, late = tmp_path / "orig", tmp_path / "late"
+    cli("simulate", "--scenario", REPO / "scenarios" / "priority_road.toml", "--runs", 40, "--seed", 9, "--out", orig)
+    cli("perturb", "--perception-delay", 0.3, "--out", late, orig)
+    done = cli_learn(data, tmp_path / "cli.bin", [late], "--abstraction", "fixed")
+    assert done.returncode == 0, done.stderr
+    info = json.loads(cli("info", "--json", tmp_path / "cli.bin").stdout)
+    lag = info["perception_latency_s"]
+    assert 0.25 <= lag <= 0.3, done.stderr
+    counts = avguard.learn_counts([late], laws=data.laws, abstraction="fixed")
+    with pytest.raises(Exception, match=f"perception_latency={lag:.2f}") as refused:
+        avguard.build_model(counts)
+    assert "road users seem to be reported late" in str(refused.value)
+    given = avguard.learn_counts([late], laws=data.laws, abstraction="fixed", perception_latency=lag)
+    model = avguard.build_model(given)
+    assert model.to_bytes() == (tmp_path / "cli.bin").read_bytes()
+    assert model.info()["perception_latency_s"] == lag
+    # Timely logs build under `auto` as before.
+    assert avguard.build_model(avguard.learn_counts([orig], laws=data.laws, abstraction="fixed")).info()[
+        "perception_latency_s"
+    ] == 0.0
+
+
 def test_counts_travel_as_bytes_and_refuse_to_mix(data, tmp_path):
     import pickle
 

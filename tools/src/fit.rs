@@ -293,7 +293,7 @@ pub fn record_each(
 }
 
 /// [`record_each`], each record with the contact profile of its run's first collision frame.
-fn record_each_with_contacts(
+pub fn record_each_with_contacts(
     plan: &AutoPlan,
     logs: &[PathBuf],
     on_done: impl Fn() + Sync,
@@ -315,7 +315,7 @@ fn record_each_with_contacts(
 }
 
 /// Each log's record and first-collision contact profile, or why it failed.
-type RecordedEach = Vec<(PathBuf, anyhow::Result<(RunRecord, Option<ContactProfile>)>)>;
+pub type RecordedEach = Vec<(PathBuf, anyhow::Result<(RunRecord, Option<ContactProfile>)>)>;
 
 /// Records the learning runs of a fit: with road users as `latency` says — given, or under `Auto` moved
 /// ahead by the estimate when the runs' collisions clearly show them late, which records the runs a
@@ -369,12 +369,17 @@ pub fn latency_words(estimate: Option<&LatencyEstimate>, applied_s: f64) -> Opti
     } else {
         "learning with them as logged (--perception-latency auto moves them ahead)".to_string()
     };
-    Some(format!(
+    Some(format!("{}; {how}", late_words(e)))
+}
+
+/// What the collisions say of late road users, in words: the lag read and the contacts behind it.
+pub fn late_words(e: &LatencyEstimate) -> String {
+    format!(
         "road users seem to be reported late, by about {:.2} s: at the first collision frame of {} \
          runs the ego touches a road user in {} as logged, and in {} with every road user moved {:.2} s \
-         ahead along its heading; {how}",
+         ahead along its heading",
         e.lag_s, e.runs, e.contact_as_logged, e.contact_at_lag, e.lag_s
-    ))
+    )
 }
 
 /// [`AutoPlan::build_with_budget_rules`] with a bar of the properties learned (the search can take

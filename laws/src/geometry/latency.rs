@@ -30,9 +30,10 @@ pub const MIN_RUNS: usize = 10;
 /// that lag, at one frame.
 pub type ContactProfile = u128;
 
-/// The lag of bit `k`, s.
+/// The lag of bit `k`, s: `k / 100`, the double nearest the decimal, so that a lag printed with two
+/// decimals and given back (`learn --perception-latency 0.57`) is the same number (`57 · 0.01` is not).
 pub fn lag_s(k: usize) -> f64 {
-    k as f64 * LAG_STEP_S
+    k as f64 / 100.0
 }
 
 /// The contact profile of one frame (see the module docs): bit k is set when the ego's footprint overlaps
@@ -186,6 +187,10 @@ mod tests {
             estimate(&most).unwrap().road_users_late(),
             "12 of 15 is four in five"
         );
+        // Every lag reads back from its two decimals.
+        for k in 0..N_LAGS {
+            assert_eq!(format!("{:.2}", lag_s(k)).parse::<f64>(), Ok(lag_s(k)));
+        }
         // Too few runs: no estimate.
         assert_eq!(estimate(&[late; MIN_RUNS - 1]), None);
     }

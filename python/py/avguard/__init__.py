@@ -331,7 +331,10 @@ def merge_counts(counts: Iterable[Counts]) -> Counts:
 
 
 def build_model(counts: Counts) -> Model:
-    """The model ``avguard learn`` writes for the logs behind ``counts``: the same bytes."""
+    """The model ``avguard learn`` writes for the logs behind ``counts``: the same bytes. Counts are
+    recorded in one pass: when, under ``perception_latency="auto"`` (the default), their collisions show
+    road users reported late, ``avguard learn`` would record the logs again with the road users moved
+    ahead, so this raises instead, naming the ``perception_latency`` to learn the counts with."""
     return Model(counts.build())
 
 
