@@ -39,6 +39,10 @@ pub struct PropertyRisk {
 pub struct Decision {
     /// One entry per property, in a fixed order.
     pub properties: Vec<PropertyRisk>,
+    /// How far the model moves every frame's road users ahead before reading it, s (its perception
+    /// latency, `avguard learn --perception-latency`; 0 for road users as they arrive): the brake check
+    /// rolls out the road users where the model sees them.
+    pub perception_latency_s: f64,
 }
 
 /// A per-connection decision session: holds the law windows of one simulator run.

@@ -259,8 +259,14 @@ impl Enforcer {
             // road user's path and keeping on would not.
             let check = if brakes && self.config.brake_check_s > 0.0 {
                 Some(*outlook.get_or_insert_with(|| {
+                    // The road users where the model sees them: moved ahead by its perception latency.
+                    let mut seen = std::borrow::Cow::Borrowed(frame);
+                    if decision.perception_latency_s > 0.0 {
+                        seen.to_mut()
+                            .advance_road_users(decision.perception_latency_s);
+                    }
                     brake_check::check(
-                        frame,
+                        &seen,
                         &brake_check::Futures {
                             curvature,
                             own_accel_mps2,

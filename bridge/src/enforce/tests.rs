@@ -16,6 +16,7 @@ fn prop(risk: f64, violated: bool) -> Decision {
             enforcement: None,
             collision: false,
         }],
+        perception_latency_s: 0.0,
     }
 }
 
@@ -246,6 +247,36 @@ fn braking_into_a_road_users_path_becomes_an_alert() {
     }
 }
 
+/// A model with a perception latency sees road users moved ahead by it, and the brake check rolls them out
+/// from there: its verdict on a frame equals the verdict of a model without one on the frame moved ahead
+/// by hand, and differs from the verdict on the frame as it arrived.
+#[test]
+fn the_brake_check_rolls_out_road_users_where_a_late_model_sees_them() {
+    let explain = |frame: &Frame, latency: f64| {
+        let mut e = Enforcer::new(EnforceConfig::default());
+        let mut ev = Vec::new();
+        let decision = Decision {
+            perception_latency_s: latency,
+            ..prop(0.9, false)
+        };
+        e.step(frame, &decision, &mut ev);
+        match ev.first() {
+            Some(Event::AlarmStart(i)) => (i.action, i.explanation.clone()),
+            other => panic!("no alarm: {other:?}"),
+        }
+    };
+    // The crossing car 0.4 s further up its path than in `turning`: 4 m, at 10 m/s.
+    let mut arrived = turning(0.0, 1.0, true);
+    arrived.obstacles[0].y += 4.0;
+    let mut moved = arrived.clone();
+    moved.advance_road_users(0.4);
+    assert!((moved.obstacles[0].y - 15.0).abs() < 1e-9);
+    let late = explain(&arrived, 0.4);
+    assert_eq!(late, explain(&moved, 0.0));
+    assert_eq!(late.0, Action::Alert, "{}", late.1);
+    assert_ne!(late, explain(&arrived, 0.0));
+}
+
 #[test]
 fn an_episode_is_revised_when_the_brake_check_turns() {
     let mut e = Enforcer::new(EnforceConfig::default());
@@ -288,6 +319,7 @@ fn every_episode_of_the_vehicle_gets_the_same_verdict() {
                 ..prop(risk, false).properties[0].clone()
             })
             .collect(),
+        perception_latency_s: 0.0,
     };
     let mut e = Enforcer::new(EnforceConfig::default());
     let mut ev = Vec::new();

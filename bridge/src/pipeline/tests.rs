@@ -159,6 +159,7 @@ impl DecideFactory for Constant {
         Box::new(ConstantSession {
             decision: Decision {
                 properties: vec![property],
+                perception_latency_s: 0.0,
             },
             gate: self.gate.lock().take(),
         })

@@ -74,6 +74,7 @@ impl DecideFactory for MonitorFactory {
                     collision: p.is_collision(),
                 })
                 .collect(),
+            perception_latency_s: self.prototype.model().perception_latency_s(),
         };
         Box::new(MonitorDecide {
             session: self.prototype.clone(),
