@@ -87,13 +87,10 @@ impl Model {
                         .into(),
                 });
             }
-            if !(0.0..=MAX_PERCEPTION_LATENCY_S).contains(&a.perception_latency_s) {
+            if let Some(reason) = latency_out_of_range(a.perception_latency_s) {
                 return Err(ModelError::Property {
                     property: p.name().to_string(),
-                    reason: format!(
-                        "perception latency {} s is not between 0 and {MAX_PERCEPTION_LATENCY_S} s",
-                        a.perception_latency_s
-                    ),
+                    reason,
                 });
             }
             if a.perception_latency_s != b.perception_latency_s {
@@ -387,10 +384,8 @@ impl Model {
         }
         if version >= FIRST_LATENCY_VERSION {
             let (latency, rest): (f64, &[u8]) = postcard::take_from_bytes(tail).map_err(decode)?;
-            if !(0.0..=MAX_PERCEPTION_LATENCY_S).contains(&latency) {
-                return Err(ModelError::Decode(format!(
-                    "perception latency {latency} s is not between 0 and {MAX_PERCEPTION_LATENCY_S} s"
-                )));
+            if let Some(reason) = latency_out_of_range(latency) {
+                return Err(ModelError::Decode(reason));
             }
             model.properties = model
                 .properties
@@ -404,6 +399,16 @@ impl Model {
         }
         Model::try_new(model.laws, model.properties)
     }
+}
+
+/// Why `latency_s` cannot be a model's perception latency (outside 0 … [`MAX_PERCEPTION_LATENCY_S`], or
+/// not a number); `None` when it can.
+fn latency_out_of_range(latency_s: f64) -> Option<String> {
+    (!(0.0..=MAX_PERCEPTION_LATENCY_S).contains(&latency_s)).then(|| {
+        format!(
+            "perception latency {latency_s} s is not between 0 and {MAX_PERCEPTION_LATENCY_S} s"
+        )
+    })
 }
 
 /// Reads one part of a model file's tail — one optional `T` per property, called `what` in errors — from

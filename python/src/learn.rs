@@ -165,8 +165,7 @@ impl LearnSetup {
         let setup = Arc::clone(&self.setup);
         py.detach(|| {
             let logs = tools::batch::expand_logs(&paths)?;
-            let outcomes =
-                tools::fit::record_each_with_contacts(&setup.plan, &logs, || progress.step())?;
+            let outcomes = tools::fit::record_each(&setup.plan, &logs, || progress.step())?;
             let mut counts = Counts {
                 setup: Arc::clone(&setup),
                 records: Vec::new(),

@@ -261,7 +261,7 @@ impl Recorded {
 /// Records every log (in parallel); failures are returned by file.
 pub fn record_logs(plan: &AutoPlan, logs: &[PathBuf], label: &str) -> anyhow::Result<Recorded> {
     let progress = crate::progress::bar(logs.len() as u64, label);
-    let results = record_each_with_contacts(plan, logs, || progress.inc(1))?;
+    let results = record_each(plan, logs, || progress.inc(1))?;
     progress.finish_and_clear();
     let mut recorded = Recorded {
         records: Vec::with_capacity(results.len()),
@@ -280,20 +280,9 @@ pub fn record_logs(plan: &AutoPlan, logs: &[PathBuf], label: &str) -> anyhow::Re
     Ok(recorded)
 }
 
-/// Records every log (in parallel), each with its outcome, in the order given; `on_done` after each.
+/// Records every log (in parallel), each with its outcome — its record and the contact profile of its
+/// run's first collision frame — in the order given; `on_done` after each.
 pub fn record_each(
-    plan: &AutoPlan,
-    logs: &[PathBuf],
-    on_done: impl Fn() + Sync,
-) -> anyhow::Result<Vec<(PathBuf, anyhow::Result<RunRecord>)>> {
-    Ok(record_each_with_contacts(plan, logs, on_done)?
-        .into_iter()
-        .map(|(path, r)| (path, r.map(|(rec, _)| rec)))
-        .collect())
-}
-
-/// [`record_each`], each record with the contact profile of its run's first collision frame.
-pub fn record_each_with_contacts(
     plan: &AutoPlan,
     logs: &[PathBuf],
     on_done: impl Fn() + Sync,

@@ -17,23 +17,23 @@ use super::footprint::{ego_rect, overlaps};
 use super::EgoFrame;
 use crate::frame::Frame;
 
-/// The lags tried, s: 0, 0.01, …, [`MAX_LAG_S`].
-pub const LAG_STEP_S: f64 = 0.01;
-/// The largest lag tried, s: a perception stack later than a second is not one a monitor can use.
-pub const MAX_LAG_S: f64 = 1.0;
+/// Lags tried per second: 0, 0.01, …, [`MAX_LAG_S`].
+const LAGS_PER_S: f64 = 100.0;
 /// How many lags are tried (0 included): one bit each in a [`ContactProfile`].
 pub const N_LAGS: usize = 101;
+/// The largest lag tried, s: a perception stack later than a second is not one a monitor can use.
+pub const MAX_LAG_S: f64 = (N_LAGS - 1) as f64 / LAGS_PER_S;
 /// The fewest collision runs an estimate is made from.
 pub const MIN_RUNS: usize = 10;
 
-/// At which of the lags `k · LAG_STEP_S` (bit k) the ego's footprint touches some road user moved ahead by
+/// At which of the lags [`lag_s`]`(k)` (bit k) the ego's footprint touches some road user moved ahead by
 /// that lag, at one frame.
 pub type ContactProfile = u128;
 
 /// The lag of bit `k`, s: `k / 100`, the double nearest the decimal, so that a lag printed with two
 /// decimals and given back (`learn --perception-latency 0.57`) is the same number (`57 · 0.01` is not).
 pub fn lag_s(k: usize) -> f64 {
-    k as f64 / 100.0
+    k as f64 / LAGS_PER_S
 }
 
 /// The contact profile of one frame (see the module docs): bit k is set when the ego's footprint overlaps
