@@ -207,6 +207,17 @@ struct CountsData {
 }
 
 impl Counts {
+    /// The latency estimate that makes `avguard learn` record these logs again: only under
+    /// `perception_latency="auto"`, and only when the collisions show the road users late.
+    fn late_estimate(&self) -> Option<laws::geometry::latency::LatencyEstimate> {
+        if self.setup.fit.latency != tools::fit::PerceptionLatency::Auto {
+            return None;
+        }
+        let contacts: Vec<ContactProfile> =
+            self.records.iter().filter_map(|(_, _, c)| *c).collect();
+        laws::geometry::latency::estimate(&contacts).filter(|e| e.road_users_late())
+    }
+
     fn decode(bytes: &[u8]) -> anyhow::Result<Counts> {
         let data: CountsData = postcard::from_bytes(bytes).context("not avguard counts")?;
         let setup = Setup::new(data.spec)?;
@@ -316,6 +327,16 @@ impl Counts {
         Ok(merged)
     }
 
+    /// When these counts were recorded under `perception_latency="auto"` and their collisions show the
+    /// road users reported late (as `avguard learn` reads them, [`laws::geometry::latency`]): the lag
+    /// `avguard learn` would record the logs again with, and what the collisions say, in words. Else
+    /// `None`: the counts build as they are.
+    #[getter]
+    fn late(&self) -> Option<(f64, String)> {
+        self.late_estimate()
+            .map(|e| (e.lag_s, tools::fit::late_words(&e)))
+    }
+
     /// Builds the model `avguard learn` writes for these logs (smoothing, PAC, tables, and with
     /// `abstraction="auto"` the predicate search).
     fn build(&self, py: Python<'_>) -> PyResult<Model> {
@@ -323,21 +344,17 @@ impl Counts {
             if self.records.is_empty() {
                 return Err(tools::fit::nothing_learned(self.n_logs, &self.errors));
             }
-            let contacts: Vec<ContactProfile> =
-                self.records.iter().filter_map(|(_, _, c)| *c).collect();
-            let estimate = laws::geometry::latency::estimate(&contacts);
-            if let Some(e) = estimate.filter(|e| e.road_users_late()) {
-                if self.setup.fit.latency == tools::fit::PerceptionLatency::Auto {
-                    // `avguard learn` records the logs again with the road users moved ahead; counts
-                    // made in one pass, wherever their logs were, cannot: say what to give instead.
-                    bail!(
-                        "{}; `avguard learn` would learn them moved ahead, which records the logs \
-                         again: learn these counts again with perception_latency={:.2}, or \
-                         perception_latency=0 to keep them as logged",
-                        tools::fit::late_words(&e),
-                        e.lag_s
-                    );
-                }
+            if let Some(e) = self.late_estimate() {
+                // `avguard learn` records the logs again with the road users moved ahead; counts made
+                // in one pass, wherever their logs were, cannot: say what to give instead
+                // (`avguard.learn` and `avguard.ray.learn` do it).
+                bail!(
+                    "{}; `avguard learn` would learn them moved ahead, which records the logs again: \
+                     learn these counts again with perception_latency={:.2} (`avguard.learn` and \
+                     `avguard.ray.learn` do), or perception_latency=0 to keep them as logged",
+                    tools::fit::late_words(&e),
+                    e.lag_s
+                );
             }
             let records: Vec<RunRecord> = self.records.iter().map(|(_, r, _)| r.clone()).collect();
             let (model, _reports) =

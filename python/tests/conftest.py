@@ -66,6 +66,26 @@ def data(tmp_path_factory) -> Data:
     return Data(tmp_path_factory.mktemp("avguard-data"))
 
 
+class LateLogs:
+    """Priority-road runs as simulated (`orig`) and with every road user reported 0.3 s late (`late`,
+    `avguard perturb --perception-delay 0.3`), and the model `avguard learn --abstraction fixed` makes of
+    the late ones (`cli_model`), with its stderr (`cli_stderr`)."""
+
+    def __init__(self, root: Path, laws: Path):
+        self.orig, self.late = root / "orig", root / "late"
+        cli("simulate", "--scenario", REPO / "scenarios" / "priority_road.toml", "--runs", 40, "--seed", 9,
+            "--out", self.orig)
+        cli("perturb", "--perception-delay", 0.3, "--out", self.late, self.orig)
+        self.cli_model = root / "cli.bin"
+        done = cli("learn", "--laws", laws, "--out", self.cli_model, "--abstraction", "fixed", self.late)
+        self.cli_stderr = done.stderr
+
+
+@pytest.fixture(scope="session")
+def late_logs(data, tmp_path_factory) -> LateLogs:
+    return LateLogs(tmp_path_factory.mktemp("avguard-late"), data.laws)
+
+
 def same_files(left: Path, right: Path, names) -> None:
     """Asserts the named files of two output folders are byte for byte the same."""
     for name in names:

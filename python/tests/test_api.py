@@ -268,30 +268,50 @@ def test_logs_at_another_frame_rate_learn_at_their_rate_as_the_cli_learns_them(d
     assert all("frame period 0.05 s differs from the model's 0.1 s" in e for _, e in told.errors)
 
 
-def test_counts_of_late_road_users_ask_for_the_latency_the_cli_reads(data, tmp_path):
+def test_counts_of_late_road_users_ask_for_the_latency_the_cli_reads(data, late_logs):
     """On logs whose road users are 0.3 s late, `avguard learn` reads the lag off the collisions and learns
     with the road users moved ahead. Counts are recorded in one pass, so building them under the default
-    (`auto`) refuses, naming the lag to give; given it, they build the CLI's model byte for byte."""
-    orig, late = tmp_path / "orig", tmp_path / "late"
-    cli("simulate", "--scenario", REPO / "scenarios" / "priority_road.toml", "--runs", 40, "--seed", 9, "--out", orig)
-    cli("perturb", "--perception-delay", 0.3, "--out", late, orig)
-    done = cli_learn(data, tmp_path / "cli.bin", [late], "--abstraction", "fixed")
-    assert done.returncode == 0, done.stderr
-    info = json.loads(cli("info", "--json", tmp_path / "cli.bin").stdout)
+    (`auto`) refuses, naming the lag to give (and `Counts.late` gives it); given it, they build the CLI's
+    model byte for byte. `avguard.learn` records the logs again itself, as the CLI does."""
+    late = late_logs.late
+    assert "road users seem to be reported late" in late_logs.cli_stderr
+    info = json.loads(cli("info", "--json", late_logs.cli_model).stdout)
     lag = info["perception_latency_s"]
-    assert 0.25 <= lag <= 0.3, done.stderr
+    assert 0.25 <= lag <= 0.3, late_logs.cli_stderr
     counts = avguard.learn_counts([late], laws=data.laws, abstraction="fixed")
+    read_lag, words = counts.late
+    assert read_lag == lag and words.startswith(f"road users seem to be reported late, by about {lag:.2f} s")
+    assert words in late_logs.cli_stderr
     with pytest.raises(Exception, match=f"perception_latency={lag:.2f}") as refused:
         avguard.build_model(counts)
     assert "road users seem to be reported late" in str(refused.value)
     given = avguard.learn_counts([late], laws=data.laws, abstraction="fixed", perception_latency=lag)
+    assert given.late is None  # a latency given is not read again
     model = avguard.build_model(given)
-    assert model.to_bytes() == (tmp_path / "cli.bin").read_bytes()
+    assert model.to_bytes() == late_logs.cli_model.read_bytes()
     assert model.info()["perception_latency_s"] == lag
-    # Timely logs build under `auto` as before.
-    assert avguard.build_model(avguard.learn_counts([orig], laws=data.laws, abstraction="fixed")).info()[
-        "perception_latency_s"
-    ] == 0.0
+    with pytest.warns(UserWarning, match=f"moved {lag:.2f} s ahead") as told:
+        learned = avguard.learn(late, data.laws, abstraction="fixed")
+    assert any(words in str(w.message) for w in told)
+    assert learned.to_bytes() == late_logs.cli_model.read_bytes()
+    # Kept as logged when asked: one pass, latency 0, the CLI's `--perception-latency 0` model.
+    as_logged = avguard.learn(late, data.laws, abstraction="fixed", perception_latency=0)
+    assert as_logged.info()["perception_latency_s"] == 0.0
+    # Timely logs build under `auto` as before, in one pass.
+    timely = avguard.learn_counts([late_logs.orig], laws=data.laws, abstraction="fixed")
+    assert timely.late is None
+    assert avguard.build_model(timely).info()["perception_latency_s"] == 0.0
+
+
+def test_learn_writes_the_cli_s_model_and_skips_a_bad_log(data, tmp_path):
+    logs = [*data.train_logs(), data.bad]
+    done = cli("learn", "--laws", data.laws, "--out", tmp_path / "cli.bin", *logs)
+    assert f"skipped {data.bad}" in done.stderr
+    with pytest.warns(UserWarning, match=f"skipped {data.bad}"):
+        model = avguard.learn(logs, data.laws, out=tmp_path / "py.bin")
+    assert (tmp_path / "py.bin").read_bytes() == (tmp_path / "cli.bin").read_bytes() == model.to_bytes()
+    with pytest.raises(avguard.AvguardError, match="no log could be learned"):
+        avguard.learn([data.bad], data.laws)
 
 
 def test_counts_travel_as_bytes_and_refuse_to_mix(data, tmp_path):

@@ -35,3 +35,13 @@ def test_ray_learn_writes_the_cli_s_model_and_skips_a_bad_log(data, ray_cluster,
     with pytest.warns(UserWarning, match=f"skipped {data.bad}"):
         model = avguard.ray.learn(logs, data.laws, tmp_path / "ray.bin", address=ray_cluster, batch_size=5)
     assert (tmp_path / "ray.bin").read_bytes() == (tmp_path / "cli.bin").read_bytes() == model.to_bytes()
+
+
+def test_ray_learn_records_late_logs_again_as_the_cli_does(late_logs, data, ray_cluster, tmp_path):
+    """The road users' lag is read off the collisions of all the shards together, and the logs are
+    recorded again with it: the CLI's model, not the refusal of counts made in one pass."""
+    with pytest.warns(UserWarning, match="road users seem to be reported late"):
+        model = avguard.ray.learn(late_logs.late, data.laws, tmp_path / "ray.bin", address=ray_cluster,
+                                  batch_size=7, abstraction="fixed")
+    assert (tmp_path / "ray.bin").read_bytes() == late_logs.cli_model.read_bytes() == model.to_bytes()
+    assert model.info()["perception_latency_s"] > 0

@@ -43,6 +43,7 @@ __all__ = [
     "Counts",
     "read_log",
     "signals",
+    "learn",
     "learn_counts",
     "merge_counts",
     "build_model",
@@ -333,9 +334,53 @@ def merge_counts(counts: Iterable[Counts]) -> Counts:
 def build_model(counts: Counts) -> Model:
     """The model ``avguard learn`` writes for the logs behind ``counts``: the same bytes. Counts are
     recorded in one pass: when, under ``perception_latency="auto"`` (the default), their collisions show
-    road users reported late, ``avguard learn`` would record the logs again with the road users moved
-    ahead, so this raises instead, naming the ``perception_latency`` to learn the counts with."""
+    road users reported late (``counts.late``), ``avguard learn`` would record the logs again with the
+    road users moved ahead, so this raises instead, naming the ``perception_latency`` to learn the counts
+    with; :func:`learn` and :func:`avguard.ray.learn` record them again themselves."""
     return Model(counts.build())
+
+
+def _counts_as_learned(logs: list, laws: PathLike, options: dict, record: Callable) -> Counts:
+    """The counts ``avguard learn`` builds its model from: ``record(setup)`` records every log once under
+    ``learn_setup(laws, **options)``; when the option is ``perception_latency="auto"`` (the default) and the
+    collisions of all the logs together read as late (``Counts.late``), the logs are recorded again with
+    the lag read, as the CLI does, and its words are given as a warning."""
+    options = _with_frame_period(options, logs)
+    counts = record(learn_setup(laws, **options))
+    late = counts.late
+    if late is None:
+        return counts
+    lag, words = late
+    warnings.warn(
+        f"{words}; learning with every road user moved {lag:.2f} s ahead before its signals, as the model "
+        "will read every frame (perception_latency=0 keeps them as logged)",
+        stacklevel=3,
+    )
+    return record(learn_setup(laws, **dict(options, perception_latency=repr(lag))))
+
+
+def learn(
+    paths: Paths, laws: PathLike, out: Optional[PathLike] = None, progress: Progress = False, **options
+) -> Model:
+    """``avguard learn --laws LAWS [--out OUT] LOGS`` in this process: the same model, byte for byte,
+    written to ``out`` when given. ``options`` are ``avguard learn``'s (see :func:`learn_counts`). Unlike
+    :func:`build_model` on counts of one pass, this records the logs a second time when, under
+    ``perception_latency="auto"``, their collisions show the road users reported late (a warning says
+    so). Logs that fail are skipped with a warning (``skipped LOG: ...``, as the CLI prints them); when
+    none can be learned, :class:`AvguardError` is raised with the CLI's message."""
+    logs = _native.expand_logs(_paths(paths), False)
+
+    def record(setup):
+        with _progress(progress, len(logs), "learning") as callback:
+            return setup.learn(logs, callback)
+
+    counts = _counts_as_learned(logs, laws, options, record)
+    model = Model(counts.build())
+    if out is not None:
+        model.save(out)
+    for path, error in counts.errors:
+        warnings.warn(f"skipped {path}: {error}", stacklevel=2)
+    return model
 
 
 # Last: the evaluation module takes `Model` and `_flag_value` from this one.

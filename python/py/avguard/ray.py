@@ -29,10 +29,9 @@ from . import (
     _native,
     _opt,
     _paths,
+    _counts_as_learned,
     _progress,
-    _with_frame_period,
     finish_job,
-    learn_setup,
 )
 
 __all__ = ["score", "learn"]
@@ -155,22 +154,26 @@ def learn(
     skipped with a warning (``skipped LOG: ...``, as the CLI prints them); when none can be learned,
     :class:`avguard.AvguardError` is raised with the CLI's message."""
     logs = [os.fspath(p) for p in _native.expand_logs(_paths(paths), False)]
-    setup = learn_setup(laws, **_with_frame_period(options, logs))
     ray = _connect(address)
     remote = ray.remote(_learn_batch)
-    setup_ref = ray.put(setup.to_bytes())
-    pending = {remote.remote(setup_ref, batch): batch for batch in _batches(logs, batch_size)}
-    counts, crashed = [], []
-    with _progress(progress, len(logs), "learning") as callback:
-        for batch, result, failure in _finished(ray, pending, callback):
-            if failure is None:
-                counts.append(result)
-            else:
-                crashed.extend((path, failure) for path in batch)
-    if not counts:  # every task died: the CLI's message for a learning with nothing learned
-        why = "; ".join(f"{path}: {error}" for path, error in crashed)
-        raise _native.AvguardError(f"no log could be learned ({len(logs)} given): {why}")
-    merged = Counts.merge(counts, crashed)
+
+    def record(setup) -> Counts:
+        setup_ref = ray.put(setup.to_bytes())
+        pending = {remote.remote(setup_ref, batch): batch for batch in _batches(logs, batch_size)}
+        counts, crashed = [], []
+        with _progress(progress, len(logs), "learning") as callback:
+            for batch, result, failure in _finished(ray, pending, callback):
+                if failure is None:
+                    counts.append(result)
+                else:
+                    crashed.extend((path, failure) for path in batch)
+        if not counts:  # every task died: the CLI's message for a learning with nothing learned
+            why = "; ".join(f"{path}: {error}" for path, error in crashed)
+            raise _native.AvguardError(f"no log could be learned ({len(logs)} given): {why}")
+        return Counts.merge(counts, crashed)
+
+    # Late road users are read off the collisions of all the shards together, as the CLI reads them.
+    merged = _counts_as_learned(logs, laws, options, record)
     model = Model(merged.build())
     model.save(out)
     for path, error in merged.errors:
