@@ -12,7 +12,12 @@
 //!    `perception_delay_s` earlier (by the original, true frame times, within [`TIME_TOLERANCE_S`]);
 //!    frames earlier than the first frame's time plus the delay have none. This is a perception stack
 //!    with latency: the ego's own fields are not delayed. It runs first so that it reads the road users
-//!    as they were, before any later step drops or moves them.
+//!    as they were, before any later step drops or moves them. With `perception_jitter_s` = J, the
+//!    latency varies: each original frame's road users arrive after their own delay, drawn uniformly
+//!    from [S − J, S + J], and a frame shows those of the latest original frame (by time) that has
+//!    arrived by its time — as a stack that keeps the newest message it has, so what a frame shows is
+//!    never older than what the frame before it showed, and is from S − J old to S + J old plus
+//!    the time to the next frame (once some frame is S + J old).
 //! 2. **Ego noise**: independent Gaussian noise on `x` and `y` (each with σ `position_m`), `heading`
 //!    (wrapped to (−π, π]), `speed` (its absolute value kept, so it stays ≥ 0) and the longitudinal
 //!    acceleration.
@@ -36,8 +41,8 @@
 //! (drawn afresh every frame), the harder case for signals that difference a pose.
 //!
 //! Invariant: the perturbed run is a pure function of the run, the perturbation and the seed; every
-//! random draw comes from one ChaCha8 stream per run, in frame order for steps 2–7, then the drops' in
-//! frame order. A setting at 0 (or off) draws nothing, so the others' draws are as they would be without
+//! random draw comes from one ChaCha8 stream per run: the delays' (with jitter), one per frame in frame
+//! order, then steps 2–7's in frame order, then the drops' in frame order. A setting at 0 (or off) draws nothing, so the others' draws are as they would be without
 //! it.
 
 use laws::geometry::wrap_rad;
@@ -97,6 +102,9 @@ pub struct Perturbation {
     pub drop_rate: f64,
     /// How late road users are seen, s, 0–10 (0: as they are).
     pub perception_delay_s: f64,
+    /// How much each frame's delay varies about `perception_delay_s`, s: uniform within ± this, at most
+    /// the delay (0: every frame's road users exactly that late).
+    pub perception_jitter_s: f64,
 }
 
 /// Slack in comparing frame times for the perception delay, s: times written as multiples of a period
@@ -127,7 +135,8 @@ pub enum PerturbError {
 impl Perturbation {
     /// Checks every setting: a range positive and finite, a miss rate in [0, 1], each standard deviation
     /// finite and ≥ 0, no acceleration noise for road users, a drop rate in [0, 1) (at 1 only the
-    /// protected frames would be left, no experiment anyone means) and a delay in [0, 10] s.
+    /// protected frames would be left, no experiment anyone means), a delay in [0, 10] s and a jitter
+    /// between 0 and the delay (so no road user is seen before it was there).
     pub fn validate(&self) -> Result<(), PerturbError> {
         let out = |setting: &str, range, value| {
             Err(PerturbError::OutOfRange {
@@ -179,6 +188,13 @@ impl Perturbation {
                 self.perception_delay_s,
             );
         }
+        if !(0.0..=self.perception_delay_s).contains(&self.perception_jitter_s) {
+            return out(
+                "the perception delay's jitter",
+                "finite and between 0 and the delay (s)",
+                self.perception_jitter_s,
+            );
+        }
         Ok(())
     }
 
@@ -194,13 +210,26 @@ impl Perturbation {
             && self.perception_delay_s == 0.0
     }
 
+    /// The delay of each of `n` original frames' road users, s: the delay itself, or with a jitter one
+    /// uniform draw per frame from `rng`, in frame order (none without a jitter).
+    fn delays(&self, n: usize, rng: &mut ChaCha8Rng) -> Vec<f64> {
+        let (delay, jitter) = (self.perception_delay_s, self.perception_jitter_s);
+        if jitter == 0.0 {
+            return vec![delay; n];
+        }
+        (0..n)
+            .map(|_| delay + jitter * (2.0 * rng.random::<f64>() - 1.0))
+            .collect()
+    }
+
     /// Perturbs one run's frames in place, drawing from a stream seeded with `seed`; the frames are in time
     /// order, as in a log. Takes the `Vec` because dropping frames shortens it. Call
     /// [`Perturbation::validate`] first: an invalid setting gives unspecified (but memory-safe) frames.
     pub fn apply(&self, frames: &mut Vec<Frame>, seed: u64) {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         if self.perception_delay_s > 0.0 {
-            delay_road_users(frames, self.perception_delay_s);
+            let delays = self.delays(frames.len(), &mut rng);
+            delay_road_users(frames, &delays);
         }
         for f in frames.iter_mut() {
             let (true_x, true_y) = (f.x, f.y);
@@ -249,25 +278,50 @@ impl Perturbation {
     }
 }
 
-/// Gives every frame the road users of the latest frame whose (original) time is at most `delay_s`
-/// before its own, or none when there is no such frame. A frame never reads a later frame's road users,
-/// even when the delay is below [`TIME_TOLERANCE_S`].
-fn delay_road_users(frames: &mut [Frame], delay_s: f64) {
+/// Gives every frame the road users of the latest earlier (or the same) frame whose road users have
+/// arrived by its time, or none when none has: original frame j's arrive `delays[j]` after its own
+/// (original) time. A frame never reads a later frame's road users, even when a delay is below
+/// [`TIME_TOLERANCE_S`].
+fn delay_road_users(frames: &mut [Frame], delays: &[f64]) {
     let seen: Vec<(f64, Vec<Obstacle>)> = frames
         .iter_mut()
         .map(|f| (f.t, std::mem::take(&mut f.obstacles)))
         .collect();
-    // How many original frames lie at or before the current frame's cutoff: the cutoff grows with the
-    // frame time, so the count only grows.
-    let mut before = 0;
+    // Frames whose road users have not arrived yet, the earliest arrival on top; what a frame shows is
+    // the latest of the arrived ones, so it never goes back to older road users.
+    let mut pending = std::collections::BinaryHeap::new();
+    let mut shown: Option<usize> = None;
     for (i, f) in frames.iter_mut().enumerate() {
-        let cutoff = f.t - delay_s + TIME_TOLERANCE_S;
-        while before <= i && seen.get(before).is_some_and(|(t, _)| *t <= cutoff) {
-            before += 1;
+        pending.push(Arrival(seen[i].0 + delays[i], i));
+        while let Some(&Arrival(_, j)) = pending.peek() {
+            if seen[j].0 > f.t - delays[j] + TIME_TOLERANCE_S {
+                break;
+            }
+            pending.pop();
+            shown = shown.max(Some(j));
         }
-        if let Some((_, users)) = before.checked_sub(1).and_then(|k| seen.get(k)) {
-            f.obstacles.clone_from(users);
+        if let Some(k) = shown {
+            f.obstacles.clone_from(&seen[k].1);
         }
+    }
+}
+
+/// A frame's road users' arrival time and the frame, ordered so that a [`std::collections::BinaryHeap`]
+/// has the earliest arrival (then the earliest frame) on top.
+#[derive(Debug, PartialEq)]
+struct Arrival(f64, usize);
+
+impl Eq for Arrival {}
+
+impl PartialOrd for Arrival {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Arrival {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        other.0.total_cmp(&self.0).then(other.1.cmp(&self.1))
     }
 }
 

@@ -389,6 +389,73 @@ fn a_perception_delay_shifts_the_road_users_by_whole_frames() {
 }
 
 #[test]
+fn a_jittered_delay_shows_road_users_about_the_delay_old_and_never_older_than_before() {
+    let tmp = scratch();
+    let (orig, out) = (tmp.path().join("orig"), tmp.path().join("out"));
+    simulate(&orig);
+    let said = run_ok(
+        avguard()
+            .args([
+                "perturb",
+                "--perception-delay",
+                "0.3",
+                "--perception-jitter",
+                "0.15",
+            ])
+            .arg("--out")
+            .arg(&out)
+            .arg(&orig),
+    );
+    assert!(said.contains("road users seen 0.3 ± 0.15 s late"), "{said}");
+    for ((name, o), (_, c)) in logs_in(&orig).iter().zip(&logs_in(&out)) {
+        assert_eq!(c.frames.len(), o.frames.len(), "{name}");
+        for (fo, fc) in o.frames.iter().zip(&c.frames) {
+            let mut restored = fc.clone();
+            restored.obstacles.clone_from(&fo.obstacles);
+            assert_eq!(&restored, fo, "{name}: only the road users move");
+        }
+    }
+    let summary = python_check(&[
+        "--jitter".as_ref(),
+        orig.as_os_str(),
+        out.as_os_str(),
+        "0.3".as_ref(),
+        "0.15".as_ref(),
+    ]);
+    assert_eq!(summary["files"], 3);
+    // 0.15 s old to one period more than 0.45 s at 0.1 s a frame: two to five frames back, and more
+    // than one of them.
+    let ages: Vec<u64> = summary["ages"]
+        .as_array()
+        .expect("ages")
+        .iter()
+        .filter_map(serde_json::Value::as_u64)
+        .collect();
+    assert!(
+        ages.len() >= 2 && ages.iter().all(|a| (2..=5).contains(a)),
+        "{ages:?}"
+    );
+    // The same seed (the default), the same copy.
+    let again = tmp.path().join("again");
+    run_ok(
+        avguard()
+            .args([
+                "perturb",
+                "--perception-delay",
+                "0.3",
+                "--perception-jitter",
+                "0.15",
+            ])
+            .arg("--out")
+            .arg(&again)
+            .arg(&orig),
+    );
+    for ((_, c), (_, d)) in logs_in(&out).iter().zip(&logs_in(&again)) {
+        assert_eq!(c.frames, d.frames);
+    }
+}
+
+#[test]
 fn bad_drop_rates_and_delays_are_refused_naming_the_option() {
     let tmp = scratch();
     let out = tmp.path().join("out");
@@ -398,6 +465,10 @@ fn bad_drop_rates_and_delays_are_refused_naming_the_option() {
         (["--drop-frames", "-0.1"], ["the frame drop rate", "-0.1"]),
         (["--perception-delay", "-1"], ["the perception delay", "-1"]),
         (["--perception-delay", "11"], ["the perception delay", "11"]),
+        (
+            ["--perception-jitter", "0.1"],
+            ["the perception delay's jitter", "0.1"],
+        ),
     ] {
         run_refused(
             avguard()

@@ -10,6 +10,12 @@ from the original logs alone, what a copy should hold, and compares it with avgu
       a copy made with `--perception-delay S` alone: every frame column as it was, and the road users of
       frame i those of the original frame i - k, k = S / frame_period_s (none for i < k); prints {"files",
       "frames", "frames_back"} as JSON
+  perturb_check.py --jitter ORIG_DIR COPY_DIR S J
+      a copy made with `--perception-delay S --perception-jitter J` alone: every frame column as it was;
+      each frame's road users those of one original frame j, not later than the frame's and never older
+      than the frame before's, from S - J old (t_j <= t_i - S + J) to no older than the latest frame at
+      least S + J old (times within a microsecond), or none while no frame is S + J old; prints
+      {"files", "frames", "ages": the distinct ages in frames} as JSON
   perturb_check.py --drops ORIG_DIR COPY_DIR
       a copy made with `--drop-frames P` alone: the kept times a subset of the original times, the first,
       the last and every collision or destination frame kept, each kept frame (its road users too) as it
@@ -150,6 +156,44 @@ def check_delay(orig_dir, copy_dir, delay_s):
     print(json.dumps({"files": files, "frames": frames, "frames_back": back}))
 
 
+def check_jitter(orig_dir, copy_dir, delay_s, jitter_s):
+    tol = 1e-6
+    files = frames = 0
+    ages = set()
+    for name, a, b in pairs(orig_dir, copy_dir):
+        fa, fb = a["frames"], b["frames"]
+        for c in fa:
+            if not np.array_equal(fa[c][...], fb[c][...]):
+                fail(f"{name}: frames/{c} changed")
+        t = fa["t"][...]
+        ta, tb = obstacles(a), obstacles(b)
+        shown = -1  # the original frame the frame before showed (-1: none yet)
+        for i in range(len(t)):
+            got = road_users(tb, i)
+            oldest = np.flatnonzero(t <= t[i] - delay_s - jitter_s + tol)  # arrived whatever its delay
+            youngest = np.flatnonzero(t <= t[i] - delay_s + jitter_s + tol)  # may have arrived
+            youngest = youngest[youngest <= i]
+            if len(got["id"]) == 0 and all(len(road_users(ta, j)["id"]) == 0 for j in range(i + 1)):
+                continue  # nothing to see yet: no frame to tell
+            # The original frames this one may show, by its road users: at or after the one shown before.
+            lo = max(shown, oldest[-1] if len(oldest) else -1)
+            hi = youngest[-1] if len(youngest) else -1
+            match = [
+                j for j in range(max(lo, 0), hi + 1)
+                if all(np.array_equal(got[c], v) for c, v in road_users(ta, j).items())
+            ]
+            if not match:
+                if len(got["id"]) == 0 and not len(oldest):
+                    continue  # none arrived yet
+                fail(f"{name}: frame {i}'s road users are not those of a frame {delay_s} ± {jitter_s} s "
+                     f"earlier (frames {lo}..{hi}) at or after frame {shown}")
+            shown = match[0]
+            ages.add(i - shown)
+            frames += 1
+        files += 1
+    print(json.dumps({"files": files, "frames": frames, "ages": sorted(int(x) for x in ages)}))
+
+
 def check_drops(orig_dir, copy_dir):
     files = frames = kept = 0
     for name, a, b in pairs(orig_dir, copy_dir):
@@ -182,6 +226,8 @@ def check_drops(orig_dir, copy_dir):
 if __name__ == "__main__":
     if len(sys.argv) == 5 and sys.argv[1] == "--delay":
         check_delay(sys.argv[2], sys.argv[3], float(sys.argv[4]))
+    elif len(sys.argv) == 6 and sys.argv[1] == "--jitter":
+        check_jitter(sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5]))
     elif len(sys.argv) == 4 and sys.argv[1] == "--drops":
         check_drops(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 4 and not sys.argv[1].startswith("--"):

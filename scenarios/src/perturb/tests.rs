@@ -433,6 +433,72 @@ fn a_delay_shows_each_frame_the_road_users_of_an_earlier_frame() {
     assert_eq!(one[3].obstacles[0], original[2].obstacles[0]);
 }
 
+#[test]
+fn with_a_varying_delay_each_frame_shows_the_latest_road_users_that_have_arrived() {
+    // Frames at 0, 0.1, …, 0.5 s whose road users arrive after 0.3, 0.1, 0.25, 0.1, 0.1 and 0.1 s: at
+    // 0.2, 0.3, 0.45, 0.4, 0.5 and 0.6 s. At t = 0.2 frame 1's have arrived; at 0.3 frame 0's too, but
+    // frame 1's are newer; at 0.4 frame 3's; at 0.5 frames 2's (0.45) and 4's, and 4 is the newer. Frame
+    // 0's and 2's are never shown: they arrived after newer ones.
+    let mut frames = run_with_ids(6);
+    delay_road_users(&mut frames, &[0.3, 0.1, 0.25, 0.1, 0.1, 0.1]);
+    assert_eq!(
+        carried(&frames),
+        [None, None, Some(1), Some(1), Some(3), Some(4)]
+    );
+    // A frame never shows a later frame's road users, even with a delay of 0.
+    let mut frames = run_with_ids(3);
+    delay_road_users(&mut frames, &[0.0, 0.0, 0.0]);
+    assert_eq!(carried(&frames), [Some(0), Some(1), Some(2)]);
+}
+
+#[test]
+fn a_jitter_draws_each_frame_s_delay_uniformly_about_the_delay() {
+    let p = Perturbation {
+        perception_delay_s: 0.2,
+        perception_jitter_s: 0.1,
+        ..Perturbation::default()
+    };
+    p.validate().unwrap();
+    let n = 20_000;
+    let delays = p.delays(n, &mut ChaCha8Rng::seed_from_u64(4));
+    let mean = delays.iter().sum::<f64>() / n as f64;
+    let var = delays.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    // Uniform on [0.1, 0.3]: mean 0.2, variance 0.2² / 12 = 0.00333; the mean's standard error is
+    // sqrt(0.00333 / 20,000) = 0.0004.
+    assert!((mean - 0.2).abs() < 0.002, "mean {mean}");
+    assert!((var - 0.04 / 12.0).abs() < 0.0002, "variance {var}");
+    assert!(delays.iter().all(|d| (0.1..=0.3).contains(d)));
+    assert!(delays.iter().any(|&d| d < 0.11) && delays.iter().any(|&d| d > 0.29));
+    // Without a jitter nothing is drawn: the stream is untouched.
+    let mut rng = ChaCha8Rng::seed_from_u64(4);
+    let fixed = Perturbation {
+        perception_jitter_s: 0.0,
+        ..p
+    }
+    .delays(5, &mut rng);
+    assert_eq!(fixed, [0.2; 5]);
+    assert_eq!(
+        rng.random::<u64>(),
+        ChaCha8Rng::seed_from_u64(4).random::<u64>()
+    );
+    // Applied: every frame shows road users from 0.1 to 0.3 s old (two or three frames back, never one),
+    // never older than the frame before, and not always the same number of frames back (one back only
+    // for a delay within a microsecond of 0.1 s).
+    let original = run_with_ids(200);
+    let mut frames = original.clone();
+    p.apply(&mut frames, 9);
+    let shown = carried(&frames);
+    assert_eq!(&shown[..2], &[None, None]);
+    let mut backs = std::collections::BTreeSet::new();
+    for (k, id) in shown.iter().enumerate().skip(3) {
+        let back = k as i32 - id.expect("a frame 0.3 s in has road users");
+        assert!((1..=3).contains(&back), "frame {k} shows frame {id:?}");
+        backs.insert(back);
+    }
+    assert!(shown.windows(2).all(|w| w[0] <= w[1]), "{shown:?}");
+    assert!(backs.contains(&2) && backs.contains(&3), "{backs:?}");
+}
+
 /// A delay of 1 or 3 periods of `period_s` shows every frame of `original` (200 frames, one road user
 /// each, ids 0, 1, …) the road user of exactly 1 or 3 frames back, and none before.
 fn assert_whole_frames_back(original: &[Frame], period_s: f64) {
@@ -644,6 +710,16 @@ fn bad_drop_rates_and_delays_are_refused_by_name() {
         let e = p.validate().unwrap_err().to_string();
         assert!(e.starts_with("the perception delay"), "{e}");
     }
+    // A jitter larger than the delay would see road users before they were there.
+    for (delay, jitter) in [(0.2, 0.3), (0.0, 0.1), (0.2, -0.1), (0.2, f64::NAN)] {
+        let p = Perturbation {
+            perception_delay_s: delay,
+            perception_jitter_s: jitter,
+            ..Perturbation::default()
+        };
+        let e = p.validate().unwrap_err().to_string();
+        assert!(e.starts_with("the perception delay's jitter"), "{e}");
+    }
     Perturbation {
         drop_rate: 0.99,
         perception_delay_s: 10.0,
@@ -743,9 +819,10 @@ mod properties {
             noise(true),
             prop_oneof![Just(0.0), 0.0..0.99f64],
             prop_oneof![Just(0.0), Just(0.1), Just(0.3), 0.0..1.5f64],
+            prop_oneof![Just(0.0), 0.0..=1.0f64],
         )
-            .prop_map(|(range, miss, clear, no_map, obstacle, ego, drop, delay)| {
-                Perturbation {
+            .prop_map(
+                |(range, miss, clear, no_map, obstacle, ego, drop, delay, jitter)| Perturbation {
                     perception_range_m: range,
                     miss_rate: miss,
                     clear_priority: clear,
@@ -754,8 +831,9 @@ mod properties {
                     ego_noise: ego,
                     drop_rate: drop,
                     perception_delay_s: delay,
-                }
-            })
+                    perception_jitter_s: jitter * delay,
+                },
+            )
     }
 
     proptest! {
@@ -766,6 +844,15 @@ mod properties {
             seed in any::<u64>(),
         ) {
             prop_assert!(p.validate().is_ok());
+            let delays: Vec<f64> = if p.perception_jitter_s == 0.0 {
+                vec![p.perception_delay_s; original.len()]
+            } else {
+                let mut rng = ChaCha8Rng::seed_from_u64(seed);
+                let (s, j) = (p.perception_delay_s, p.perception_jitter_s);
+                (0..original.len())
+                    .map(|_| s + j * (2.0 * rand::Rng::random::<f64>(&mut rng) - 1.0))
+                    .collect()
+            };
             let mut frames = original.clone();
             p.apply(&mut frames, seed);
             let mut again = original.clone();
@@ -797,11 +884,12 @@ mod properties {
                 if !p.ego_noise.is_none() {
                     prop_assert!(b.heading > -PI && b.heading <= PI);
                 }
-                // The frame whose road users this one carries: the latest at or before t − delay.
-                let cutoff = a.t - p.perception_delay_s + TIME_TOLERANCE_S;
+                // The frame whose road users this one carries: the latest at or before t − its delay. The
+                // delays are the stream's first draws (documented), one per original frame.
                 let seen: &[Obstacle] = original[..=i]
                     .iter()
-                    .rposition(|s| s.t <= cutoff)
+                    .zip(&delays)
+                    .rposition(|(s, d)| s.t <= a.t - d + TIME_TOLERANCE_S)
                     .map_or(&[], |j| &original[j].obstacles);
                 if p.perception_delay_s == 0.0 {
                     prop_assert_eq!(seen, a.obstacles.as_slice());

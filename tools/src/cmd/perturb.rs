@@ -73,6 +73,16 @@ pub struct Args {
         allow_hyphen_values = true
     )]
     pub perception_delay: f64,
+    /// Let the delay vary by up to this much either way, s (at most the delay): each frame's road users
+    /// arrive after their own delay, drawn uniformly from the delay ± this, and a frame shows the latest
+    /// that have arrived, so never older ones than the frame before.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 0.0,
+        allow_hyphen_values = true
+    )]
+    pub perception_jitter: f64,
     /// Log files, or folders (every `*.h5` file below a folder).
     #[arg(required = true, value_name = "LOG_OR_DIR")]
     pub logs: Vec<PathBuf>,
@@ -104,6 +114,7 @@ impl Args {
                 }),
             drop_rate: self.drop_frames,
             perception_delay_s: self.perception_delay,
+            perception_jitter_s: self.perception_jitter,
         };
         p.validate()?;
         if p.is_identity() {
@@ -208,7 +219,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 fn describe(p: &Perturbation) -> String {
     let mut parts = Vec::new();
     if p.perception_delay_s > 0.0 {
-        parts.push(format!("road users seen {} s late", p.perception_delay_s));
+        if p.perception_jitter_s > 0.0 {
+            parts.push(format!(
+                "road users seen {} ± {} s late",
+                p.perception_delay_s, p.perception_jitter_s
+            ));
+        } else {
+            parts.push(format!("road users seen {} s late", p.perception_delay_s));
+        }
     }
     if let Some(r) = p.perception_range_m {
         parts.push(format!("road users within {r} m"));
