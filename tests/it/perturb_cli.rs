@@ -393,19 +393,16 @@ fn a_jittered_delay_shows_road_users_about_the_delay_old_and_never_older_than_be
     let tmp = scratch();
     let (orig, out) = (tmp.path().join("orig"), tmp.path().join("out"));
     simulate(&orig);
-    let said = run_ok(
-        avguard()
-            .args([
-                "perturb",
-                "--perception-delay",
-                "0.3",
-                "--perception-jitter",
-                "0.15",
-            ])
-            .arg("--out")
-            .arg(&out)
-            .arg(&orig),
-    );
+    let jittered = |into: &Path| {
+        run_ok(
+            avguard()
+                .args(["perturb", "--perception-delay", "0.3"])
+                .args(["--perception-jitter", "0.15", "--out"])
+                .arg(into)
+                .arg(&orig),
+        )
+    };
+    let said = jittered(&out);
     assert!(said.contains("road users seen 0.3 ± 0.15 s late"), "{said}");
     for ((name, o), (_, c)) in logs_in(&orig).iter().zip(&logs_in(&out)) {
         assert_eq!(c.frames.len(), o.frames.len(), "{name}");
@@ -437,19 +434,7 @@ fn a_jittered_delay_shows_road_users_about_the_delay_old_and_never_older_than_be
     );
     // The same seed (the default), the same copy.
     let again = tmp.path().join("again");
-    run_ok(
-        avguard()
-            .args([
-                "perturb",
-                "--perception-delay",
-                "0.3",
-                "--perception-jitter",
-                "0.15",
-            ])
-            .arg("--out")
-            .arg(&again)
-            .arg(&orig),
-    );
+    jittered(&again);
     for ((_, c), (_, d)) in logs_in(&out).iter().zip(&logs_in(&again)) {
         assert_eq!(c.frames, d.frames);
     }
