@@ -561,4 +561,30 @@ fn learn_says_when_the_collisions_show_road_users_reported_late() {
         "{stderr}"
     );
     assert!(!tmp.path().join("x.avg").exists());
+    // Collisions that no lag explains (each first collision frame's road users 30 m off the ego and
+    // standing still: no contact as logged or moved ahead) are said, as a disagreement with this tool's
+    // footprints, and the road users are kept as logged.
+    let apart = tmp.path().join("apart");
+    std::fs::create_dir(&apart).expect("mkdir");
+    for (name, mut log) in logs_in(&orig) {
+        if let Some(f) = log.frames.iter_mut().find(|f| f.collision) {
+            for o in &mut f.obstacles {
+                (o.x, o.y, o.speed_mps) = (f.x + 30.0, f.y + 30.0, 0.0);
+            }
+        }
+        scenarios::log::write_log(&apart.join(name), &log).expect("write");
+    }
+    let said = learn_stderr(&apart, &model, &[]);
+    assert!(
+        said.contains(
+            "first collision frame of 11 runs the ego touches a road user in only 0 as logged, and in \
+             at most 0 with the road users moved ahead"
+        ) && said.contains("footprints or reference points differ"),
+        "{said}"
+    );
+    assert_eq!(latency_of(&model), 0.0);
+    assert!(
+        !timely.contains("note: at the first collision frame"),
+        "{timely}"
+    );
 }

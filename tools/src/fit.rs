@@ -342,13 +342,19 @@ pub fn record_for_fit(
 
 /// What `learn` and `evaluate` say about the road users' latency: when the runs' collisions clearly show
 /// them late ([`LatencyEstimate::road_users_late`]), that and how the model reads them (moved ahead by
-/// `applied_s`, or as logged); when a latency was given without such a showing, that it was applied;
-/// otherwise nothing.
+/// `applied_s`, or as logged); when a latency was given without such a showing, that it was applied; when
+/// the collisions disagree with the logged positions in a way no latency explains
+/// ([`LatencyEstimate::contacts_disagree`]), that; otherwise nothing.
 pub fn latency_words(estimate: Option<&LatencyEstimate>, applied_s: f64) -> Option<String> {
     let Some(e) = estimate.filter(|e| e.road_users_late()) else {
-        return (applied_s > 0.0).then(|| {
-            format!("every road user moved {applied_s} s ahead before its signals (--perception-latency)")
-        });
+        if applied_s > 0.0 {
+            return Some(format!(
+                "every road user moved {applied_s} s ahead before its signals (--perception-latency)"
+            ));
+        }
+        return estimate
+            .filter(|e| e.contacts_disagree())
+            .map(disagreeing_words);
     };
     let how = if applied_s > 0.0 {
         format!(
@@ -359,6 +365,26 @@ pub fn latency_words(estimate: Option<&LatencyEstimate>, applied_s: f64) -> Opti
         "learning with them as logged (--perception-latency auto moves them ahead)".to_string()
     };
     Some(format!("{}; {how}", late_words(e)))
+}
+
+/// What the collisions say when they disagree with the logged positions and no latency explains it.
+fn disagreeing_words(e: &LatencyEstimate) -> String {
+    format!(
+        "note: at the first collision frame of {} runs the ego touches a road user in only {} as logged, \
+         and in at most {} with the road users moved ahead by any lag up to {} s: no latency alone \
+         explains them. The logs' collision test may have a margin, or their footprints or reference \
+         points differ from this tool's (the ego {} × {} m with `x`, `y` at its rear-axle centre, {} m \
+         behind the front bumper; a road user's `x`, `y` at its centre), on which every distance signal \
+         rests. Road users are kept as logged (--perception-latency S moves them ahead by a latency you \
+         know)",
+        e.runs,
+        e.contact_as_logged,
+        e.contact_at_lag,
+        laws::geometry::latency::MAX_LAG_S,
+        laws::frame::EGO_LENGTH_M,
+        laws::frame::EGO_WIDTH_M,
+        laws::frame::EGO_FRONT_M,
+    )
 }
 
 /// What the collisions say of late road users, in words: the lag read and the contacts behind it.
@@ -433,6 +459,50 @@ pub fn fit(
 mod tests {
     use super::*;
     use scenarios::log::{write_log, RunLog, RunMeta};
+
+    #[test]
+    fn the_latency_words_name_a_reading_a_given_latency_and_contacts_that_disagree() {
+        let reading = |as_logged, at_lag, lag_s| LatencyEstimate {
+            lag_s,
+            runs: 20,
+            contact_as_logged: as_logged,
+            contact_at_lag: at_lag,
+        };
+        // Late: the reading and how the model reads them.
+        let late = reading(4, 19, 0.2);
+        let words = latency_words(Some(&late), 0.2).unwrap();
+        assert!(
+            words.starts_with("road users seem to be reported late, by about 0.20 s"),
+            "{words}"
+        );
+        assert!(
+            words.contains("learning with every road user moved 0.20 s ahead"),
+            "{words}"
+        );
+        // Timely, every collision touching as logged: nothing to say.
+        assert_eq!(latency_words(Some(&reading(20, 20, 0.0)), 0.0), None);
+        assert_eq!(latency_words(None, 0.0), None);
+        // A given latency is said whatever the reading.
+        let given = latency_words(Some(&reading(20, 20, 0.0)), 0.3).unwrap();
+        assert!(
+            given.starts_with("every road user moved 0.3 s ahead"),
+            "{given}"
+        );
+        // 12 of 20 touching as logged, at most 15 at any lag: not a latency, and said so.
+        let odd = latency_words(Some(&reading(12, 15, 0.1)), 0.0).unwrap();
+        assert!(
+            odd.contains(
+                "of 20 runs the ego touches a road user in only 12 as logged, and in at most 15"
+            ),
+            "{odd}"
+        );
+        assert!(
+            odd.contains("4.7 × 2.06 m") && odd.contains("3.6986 m behind the front"),
+            "{odd}"
+        );
+        // 16 of 20 is four in five: quiet.
+        assert_eq!(latency_words(Some(&reading(16, 18, 0.1)), 0.0), None);
+    }
 
     fn log_at(path: &Path, frame_period_s: f64) {
         log_at_spacing(path, frame_period_s, frame_period_s);

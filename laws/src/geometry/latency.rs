@@ -95,6 +95,15 @@ impl LatencyEstimate {
             && self.contact_at_lag >= self.contact_as_logged + (self.runs.div_ceil(5)).max(3)
             && self.contact_at_lag * 5 >= self.runs * 4
     }
+
+    /// Whether the collisions disagree with the logged positions in a way no latency explains: fewer than
+    /// four in five first collision frames show a contact as logged, and the road users do not read as
+    /// late. The source's collision test may then have a margin, or its footprints or reference points
+    /// differ from this tool's ([`crate::frame::EGO_LENGTH_M`] and the rest; road users' positions their
+    /// centres) — worth a word to whoever learns from such logs, since every distance signal assumes them.
+    pub fn contacts_disagree(&self) -> bool {
+        self.contact_as_logged * 5 < self.runs * 4 && !self.road_users_late()
+    }
 }
 
 /// The estimate from the first-collision profiles of a set of runs (see the module docs); `None` with
@@ -193,6 +202,19 @@ mod tests {
         }
         // Too few runs: no estimate.
         assert_eq!(estimate(&[late; MIN_RUNS - 1]), None);
+        // Contacts that disagree with the positions: the margin-like set (11 of 15 at a lag, none as
+        // logged) does; late and timely sets do not; 12 of 15 touching as logged is four in five.
+        assert!(estimate(&margin).unwrap().contacts_disagree());
+        assert!(!estimate(&most).unwrap().contacts_disagree());
+        assert!(!timely.contacts_disagree());
+        let mut as_logged = vec![1 as ContactProfile; 12];
+        as_logged.extend([0, 0, 0]);
+        assert!(!estimate(&as_logged).unwrap().contacts_disagree());
+        as_logged[0] = 0;
+        assert!(
+            estimate(&as_logged).unwrap().contacts_disagree(),
+            "11 of 15"
+        );
     }
 
     #[test]
