@@ -213,9 +213,12 @@ impl Counts {
         if self.setup.fit.latency != tools::fit::PerceptionLatency::Auto {
             return None;
         }
-        let contacts: Vec<ContactProfile> =
-            self.records.iter().filter_map(|(_, _, c)| *c).collect();
-        laws::geometry::latency::estimate(&contacts).filter(|e| e.road_users_late())
+        laws::geometry::latency::estimate(&self.contacts()).filter(|e| e.road_users_late())
+    }
+
+    /// The contact profiles of the runs with a collision.
+    fn contacts(&self) -> Vec<ContactProfile> {
+        self.records.iter().filter_map(|(_, _, c)| *c).collect()
     }
 
     fn decode(bytes: &[u8]) -> anyhow::Result<Counts> {
@@ -335,6 +338,21 @@ impl Counts {
     fn late(&self) -> Option<(f64, String)> {
         self.late_estimate()
             .map(|e| (e.lag_s, tools::fit::late_words(&e)))
+    }
+
+    /// When the collisions of these counts disagree with the logged positions in a way no latency
+    /// explains (fewer than four in five first collision frames touch as logged, and no lag reads as
+    /// late) and the road users are kept as logged: the note `avguard learn` prints. Else `None`.
+    #[getter]
+    fn contacts_note(&self) -> Option<String> {
+        if self.setup.fit.latency != tools::fit::PerceptionLatency::Auto
+            && self.setup.fit.latency != tools::fit::PerceptionLatency::Given(0.0)
+        {
+            return None;
+        }
+        laws::geometry::latency::estimate(&self.contacts())
+            .filter(|e| e.contacts_disagree())
+            .map(|e| tools::fit::disagreeing_words(&e))
     }
 
     /// Builds the model `avguard learn` writes for these logs (smoothing, PAC, tables, and with

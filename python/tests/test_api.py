@@ -303,6 +303,38 @@ def test_counts_of_late_road_users_ask_for_the_latency_the_cli_reads(data, late_
     assert avguard.build_model(timely).info()["perception_latency_s"] == 0.0
 
 
+def test_learn_gives_the_cli_s_note_when_collisions_disagree_with_the_positions(data, late_logs, tmp_path):
+    """Each first collision frame's road users moved 30 m off the ego and stopped: no contact as logged or
+    at any lag. `avguard learn` notes it on stderr; `Counts.contacts_note` is that note, `avguard.learn`
+    warns with it, and the model is the CLI's."""
+    apart = tmp_path / "apart"
+    shutil.copytree(late_logs.orig, apart)
+    for path in sorted(apart.glob("*.h5")):
+        with h5py.File(path, "r+") as log:
+            hit = np.flatnonzero(log["frames/collision"][...])
+            if len(hit) == 0:
+                continue
+            k = hit[0]
+            lo, hi = log["obstacles/offset"][k], log["obstacles/offset"][k + 1]
+            ego_x, ego_y = log["frames/x"][k], log["frames/y"][k]
+            for column, value in [("x", ego_x + 30.0), ("y", ego_y + 30.0), ("speed", 0.0)]:
+                values = log[f"obstacles/{column}"][...]
+                values[lo:hi] = value
+                log[f"obstacles/{column}"][...] = values
+    done = cli_learn(data, tmp_path / "cli.bin", [apart], "--abstraction", "fixed")
+    assert done.returncode == 0, done.stderr
+    note = next(line for line in done.stderr.splitlines() if line.startswith("note: at the first collision"))
+    assert "in only 0 as logged, and in at most 0" in note, note
+    counts = avguard.learn_counts([apart], laws=data.laws, abstraction="fixed")
+    assert counts.late is None and counts.contacts_note == note
+    with pytest.warns(UserWarning, match="no latency alone explains them") as told:
+        model = avguard.learn(apart, data.laws, abstraction="fixed")
+    assert [str(w.message) for w in told if "no latency" in str(w.message)] == [note]
+    assert model.to_bytes() == (tmp_path / "cli.bin").read_bytes()
+    # Timely logs as simulated: no note.
+    assert avguard.learn_counts([late_logs.orig], laws=data.laws, abstraction="fixed").contacts_note is None
+
+
 def test_learn_writes_the_cli_s_model_and_skips_a_bad_log(data, tmp_path):
     logs = [*data.train_logs(), data.bad]
     done = cli("learn", "--laws", data.laws, "--out", tmp_path / "cli.bin", *logs)

@@ -367,8 +367,9 @@ pub fn latency_words(estimate: Option<&LatencyEstimate>, applied_s: f64) -> Opti
     Some(format!("{}; {how}", late_words(e)))
 }
 
-/// What the collisions say when they disagree with the logged positions and no latency explains it.
-fn disagreeing_words(e: &LatencyEstimate) -> String {
+/// What the collisions say when they disagree with the logged positions and no latency explains it
+/// ([`LatencyEstimate::contacts_disagree`]).
+pub fn disagreeing_words(e: &LatencyEstimate) -> String {
     format!(
         "note: at the first collision frame of {} runs the ego touches a road user in only {} as logged, \
          and in at most {} with the road users moved ahead by any lag up to {} s: no latency alone \

@@ -344,11 +344,14 @@ def _counts_as_learned(logs: list, laws: PathLike, options: dict, record: Callab
     """The counts ``avguard learn`` builds its model from: ``record(setup)`` records every log once under
     ``learn_setup(laws, **options)``; when the option is ``perception_latency="auto"`` (the default) and the
     collisions of all the logs together read as late (``Counts.late``), the logs are recorded again with
-    the lag read, as the CLI does, and its words are given as a warning."""
+    the lag read, as the CLI does, and its words are given as a warning (as is the CLI's note when the
+    collisions disagree with the logged positions, ``Counts.contacts_note``)."""
     options = _with_frame_period(options, logs)
     counts = record(learn_setup(laws, **options))
     late = counts.late
     if late is None:
+        if counts.contacts_note is not None:
+            warnings.warn(counts.contacts_note, stacklevel=3)
         return counts
     lag, words = late
     warnings.warn(
