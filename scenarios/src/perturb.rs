@@ -190,7 +190,10 @@ impl Perturbation {
         }
         if !(0.0..=self.perception_delay_s).contains(&self.perception_jitter_s) {
             return out(
-                "the perception delay's jitter",
+                &format!(
+                    "the perception delay's jitter (the delay is {} s)",
+                    self.perception_delay_s
+                ),
                 "finite and between 0 and the delay (s)",
                 self.perception_jitter_s,
             );
