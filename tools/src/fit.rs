@@ -373,11 +373,11 @@ pub fn disagreeing_words(e: &LatencyEstimate) -> String {
     format!(
         "note: at the first collision frame of {} runs the ego touches a road user in only {} as logged, \
          and in at most {} with the road users moved ahead by any lag up to {} s: no latency alone \
-         explains them. The logs' collision test may have a margin, or their footprints or reference \
-         points differ from this tool's (the ego {} × {} m with `x`, `y` at its rear-axle centre, {} m \
-         behind the front bumper; a road user's `x`, `y` at its centre), on which every distance signal \
-         rests. Road users are kept as logged (--perception-latency S moves them ahead by a latency you \
-         know)",
+         explains them. The logs' collision test may have a margin, their positions may be noisy or \
+         their road users missed, or their footprints or reference points differ from this tool's (the \
+         ego {} × {} m with `x`, `y` at its rear-axle centre, {} m behind the front bumper; a road user's \
+         `x`, `y` at its centre), on which every distance signal rests. Road users are kept as logged \
+         (--perception-latency S moves them ahead by a latency you know)",
         e.runs,
         e.contact_as_logged,
         e.contact_at_lag,

@@ -98,9 +98,11 @@ impl LatencyEstimate {
 
     /// Whether the collisions disagree with the logged positions in a way no latency explains: fewer than
     /// four in five first collision frames show a contact as logged, and the road users do not read as
-    /// late. The source's collision test may then have a margin, or its footprints or reference points
-    /// differ from this tool's ([`crate::frame::EGO_LENGTH_M`] and the rest; road users' positions their
-    /// centres) — worth a word to whoever learns from such logs, since every distance signal assumes them.
+    /// late. The source's collision test may then have a margin, its positions be noisy or its road users
+    /// missed (several of these together, with or without a latency, also land here), or its footprints or
+    /// reference points differ from this tool's ([`crate::frame::EGO_LENGTH_M`] and the rest; road users'
+    /// positions their centres) — worth a word to whoever learns from such logs, since every distance
+    /// signal assumes them.
     pub fn contacts_disagree(&self) -> bool {
         self.contact_as_logged * 5 < self.runs * 4 && !self.road_users_late()
     }
