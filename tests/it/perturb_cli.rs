@@ -521,7 +521,8 @@ fn learn_says_when_the_collisions_show_road_users_reported_late() {
     assert!(said.contains("first collision frame of 11 runs"), "{said}");
     // The estimate is the smallest lag at which every first collision frame shows a contact: the
     // delay itself when some run's first contact is at the very edge of the footprints, a little less
-    // when each run's car is already a little way in (here within 0.05 s of the 0.3 s).
+    // when each run's car is already a little way in or comes within the contact tolerance sooner (here
+    // within 0.05 s of the 0.3 s).
     let lag: f64 = said
         .split("reported late, by about ")
         .nth(1)
