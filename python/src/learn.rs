@@ -210,10 +210,8 @@ impl Counts {
     /// The latency estimate that makes `avguard learn` record these logs again: only under
     /// `perception_latency="auto"`, and only when the collisions show the road users late.
     fn late_estimate(&self) -> Option<laws::geometry::latency::LatencyEstimate> {
-        if self.setup.fit.latency != tools::fit::PerceptionLatency::Auto {
-            return None;
-        }
-        laws::geometry::latency::estimate(&self.contacts()).filter(|e| e.road_users_late())
+        let estimate = laws::geometry::latency::estimate(&self.contacts());
+        self.setup.fit.latency.reading_to_apply(estimate)
     }
 
     /// The contact profiles of the runs with a collision.
@@ -332,12 +330,12 @@ impl Counts {
 
     /// When these counts were recorded under `perception_latency="auto"` and their collisions show the
     /// road users reported late (as `avguard learn` reads them, [`laws::geometry::latency`]): the lag
-    /// `avguard learn` would record the logs again with, and what the collisions say, in words. Else
-    /// `None`: the counts build as they are.
+    /// `avguard learn` would record the logs again with, and what it says then on stderr. Else `None`:
+    /// the counts build as they are.
     #[getter]
     fn late(&self) -> Option<(f64, String)> {
-        self.late_estimate()
-            .map(|e| (e.lag_s, tools::fit::late_words(&e)))
+        let e = self.late_estimate()?;
+        tools::fit::latency_words(Some(&e), e.lag_s).map(|words| (e.lag_s, words))
     }
 
     /// When the collisions of these counts disagree with the logged positions in a way no latency
@@ -345,9 +343,7 @@ impl Counts {
     /// late) and the road users are kept as logged: the note `avguard learn` prints. Else `None`.
     #[getter]
     fn contacts_note(&self) -> Option<String> {
-        if self.setup.fit.latency != tools::fit::PerceptionLatency::Auto
-            && self.setup.fit.latency != tools::fit::PerceptionLatency::Given(0.0)
-        {
+        if self.setup.fit.latency.applied_s() > 0.0 {
             return None;
         }
         laws::geometry::latency::estimate(&self.contacts())

@@ -46,6 +46,22 @@ pub enum PerceptionLatency {
     Given(f64),
 }
 
+impl PerceptionLatency {
+    /// The latency the logs are first recorded with, s: the one given, or 0 (as logged) under `Auto`.
+    pub fn applied_s(self) -> f64 {
+        match self {
+            PerceptionLatency::Given(l) => l,
+            PerceptionLatency::Auto => 0.0,
+        }
+    }
+
+    /// The reading the logs are recorded again with: under `Auto`, `estimate` when the runs' collisions
+    /// clearly show road users late; otherwise none.
+    pub fn reading_to_apply(self, estimate: Option<LatencyEstimate>) -> Option<LatencyEstimate> {
+        estimate.filter(|e| self == PerceptionLatency::Auto && e.road_users_late())
+    }
+}
+
 impl std::str::FromStr for PerceptionLatency {
     type Err = String;
 
@@ -322,21 +338,18 @@ pub fn record_for_fit(
     label: &str,
 ) -> anyhow::Result<(AutoPlan, Recorded, Option<LatencyEstimate>)> {
     let mut config = build.clone();
-    config.perception_latency_s = match latency {
-        PerceptionLatency::Given(l) => l,
-        PerceptionLatency::Auto => 0.0,
-    };
+    config.perception_latency_s = latency.applied_s();
     let plan = AutoPlan::new(laws.clone(), properties.clone(), config.clone())?;
     let recorded = record_logs(&plan, logs, label)?;
     let estimate = recorded.latency();
-    match estimate {
-        Some(e) if latency == PerceptionLatency::Auto && e.road_users_late() => {
+    match latency.reading_to_apply(estimate) {
+        Some(e) => {
             config.perception_latency_s = e.lag_s;
             let plan = AutoPlan::new(laws, properties, config)?;
             let again = record_logs(&plan, logs, label)?;
             Ok((plan, again, estimate))
         }
-        _ => Ok((plan, recorded, estimate)),
+        None => Ok((plan, recorded, estimate)),
     }
 }
 

@@ -260,13 +260,11 @@ impl Enforcer {
             let check = if brakes && self.config.brake_check_s > 0.0 {
                 Some(*outlook.get_or_insert_with(|| {
                     // The road users where the model sees them: moved ahead by its perception latency.
-                    let mut seen = std::borrow::Cow::Borrowed(frame);
-                    if decision.perception_latency_s > 0.0 {
-                        seen.to_mut()
-                            .advance_road_users(decision.perception_latency_s);
-                    }
+                    let mut scratch = Frame::default();
+                    let seen =
+                        frame.with_road_users_advanced(decision.perception_latency_s, &mut scratch);
                     brake_check::check(
-                        &seen,
+                        seen,
                         &brake_check::Futures {
                             curvature,
                             own_accel_mps2,

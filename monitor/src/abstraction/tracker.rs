@@ -350,13 +350,7 @@ impl Tracker {
         frame: &Frame,
         inspect: impl FnOnce(&Signals, &Verdicts<'_>, &[Encoded]) -> R,
     ) -> R {
-        let frame = if self.perception_latency_s > 0.0 {
-            self.advanced.clone_from(frame);
-            self.advanced.advance_road_users(self.perception_latency_s);
-            &self.advanced
-        } else {
-            frame
-        };
+        let frame = frame.with_road_users_advanced(self.perception_latency_s, &mut self.advanced);
         let signals = self.signals.next(frame);
         let verdicts = self.evaluator.step(signals);
         for (enc, out) in self.encoders.iter_mut().zip(self.out.iter_mut()) {

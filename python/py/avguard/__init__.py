@@ -354,11 +354,7 @@ def _counts_as_learned(logs: list, laws: PathLike, options: dict, record: Callab
             warnings.warn(counts.contacts_note, stacklevel=3)
         return counts
     lag, words = late
-    warnings.warn(
-        f"{words}; learning with every road user moved {lag:.2f} s ahead before its signals, as the model "
-        "will read every frame (perception_latency=0 keeps them as logged)",
-        stacklevel=3,
-    )
+    warnings.warn(words, stacklevel=3)
     return record(learn_setup(laws, **dict(options, perception_latency=repr(lag))))
 
 

@@ -361,10 +361,7 @@ pub fn fit_options(args: &Args, frame_period_s: f64) -> anyhow::Result<FitOption
             Smoothing::AllValid => monitor::av::SmoothingScope::AllValid,
         },
         // A given latency is the plan's; `auto` starts as logged (`fit::record_for_fit` decides).
-        perception_latency_s: match args.search.perception_latency {
-            crate::fit::PerceptionLatency::Given(l) => l,
-            crate::fit::PerceptionLatency::Auto => 0.0,
-        },
+        perception_latency_s: args.search.perception_latency.applied_s(),
         ..defaults
     };
     Ok(FitOptions {

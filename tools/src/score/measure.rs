@@ -56,13 +56,7 @@ pub fn run_series(
     let latency = model.perception_latency_s();
     let mut advanced = Frame::default();
     for frame in frames {
-        let seen = if latency > 0.0 {
-            advanced.clone_from(frame);
-            advanced.advance_road_users(latency);
-            &advanced
-        } else {
-            frame
-        };
+        let seen = frame.with_road_users_advanced(latency, &mut advanced);
         let rss_alarm = rss.map(|p| p.dangerous(seen));
         let outcome = session.step(frame);
         for (p, (s, po)) in series.iter_mut().zip(&outcome.properties).enumerate() {
