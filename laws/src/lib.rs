@@ -26,6 +26,7 @@ mod fixtures;
 pub mod frame;
 pub mod geometry;
 pub mod lang;
+pub mod perception;
 pub mod rss;
 pub mod shipped;
 pub mod signals;

@@ -1,0 +1,410 @@
+//! How a model reads the road users of logs whose perception is not a simulator's ground truth.
+//!
+//! Two corrections, both applied to every frame before its signals, in learning and at run time alike
+//! ([`RoadUserCorrection`], applied by a [`Corrector`]):
+//! - **Smoothing.** A perception stack whose age varies from frame to frame — a latency that varies, or
+//!   messages held and published at another rate than the frames — shows each road user where it was a
+//!   different time ago in each frame: along its path it stands still for a frame (the same report again)
+//!   and then jumps several periods ahead. Every distance signal inherits that jitter. The smoother
+//!   replaces each road user's position by the mean, over its reports in the last `smoothing_s` seconds
+//!   (this frame's included), of each report moved ahead at its own speed and heading to this frame's
+//!   time: a road user reported at constant velocity stays where it is, and the report's age is averaged
+//!   over the window ([`TrackSmoother`]). Noisy positions are averaged alike.
+//! - **Latency**: every road user moved ahead along its heading at its speed by a fixed lag
+//!   ([`Frame::advance_road_users`]), read off the collisions by [`crate::geometry::latency`]; after the
+//!   smoothing, whose mean age it then makes up.
+//!
+//! [`TrackSteps`] is what says whether a set of logs needs the smoothing: the share of a road user's steps
+//! from one frame to the next that disagree with its reported speed by more than half. On simulated logs
+//! (ground truth), with a constant latency, lost frames or noise of 0.05 m that share is 0–0.1 %; with
+//! position noise of 0.2 m it is about 4 %; with a latency that varies by more than a period it is 50–75 %
+//! (`docs/MEASUREMENTS.md`, session 38).
+
+use std::collections::VecDeque;
+
+use crate::frame::{Frame, Obstacle};
+use crate::geometry::latency::{contact_profile, ContactProfile};
+
+/// The smoothing window `learn` uses when the logs' road users read as jumping ([`TrackSteps::jumpy`]), s:
+/// at 10 Hz, a road user's last eight reports. On the priority-road and residential runs with road users
+/// 0.3 ± 0.2 s late, windows of five, eight and twelve frames took the models' median lead at ≤ 40 % false
+/// alarms from 1.82 s to 2.03, 2.09 and 2.08 s, and from 2.22 s to 2.41 s at eight frames on the
+/// residential runs (`docs/MEASUREMENTS.md`, session 38).
+pub const SMOOTHING_S: f64 = 0.7;
+/// The longest smoothing window a model may carry, s: constant velocity over more than that misplaces a
+/// road user that brakes or turns.
+pub const MAX_SMOOTHING_S: f64 = 2.0;
+/// The most past frames the smoother reads (a window at a high frame rate is cut to them), so that its
+/// memory and time per frame are bounded whatever the frame times.
+pub const MAX_SMOOTHED_FRAMES: usize = 64;
+/// Frame times within this of a window's edge count as inside it, s (float sums of a period are not exact).
+const TIME_TOLERANCE_S: f64 = 1e-6;
+
+/// How a model reads every frame's road users: smoothed over their recent reports, then moved ahead by a
+/// latency. The default reads them as logged.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct RoadUserCorrection {
+    /// The smoothing window, s (0: none; see [`TrackSmoother`]).
+    pub smoothing_s: f64,
+    /// How late the logs report road users, s (0: as logged; see [`Frame::advance_road_users`]).
+    pub latency_s: f64,
+}
+
+impl RoadUserCorrection {
+    /// Road users as logged.
+    pub const NONE: RoadUserCorrection = RoadUserCorrection {
+        smoothing_s: 0.0,
+        latency_s: 0.0,
+    };
+
+    /// Whether frames are read as logged.
+    pub fn is_none(&self) -> bool {
+        self.smoothing_s == 0.0 && self.latency_s == 0.0
+    }
+
+    /// Why this cannot be a model's correction (a smoothing window outside 0 … [`MAX_SMOOTHING_S`], a
+    /// latency outside 0 … [`crate::geometry::latency::MAX_LAG_S`], or either not a number); `None` when
+    /// it can.
+    pub fn out_of_range(&self) -> Option<String> {
+        let max_lag = crate::geometry::latency::MAX_LAG_S;
+        if !(0.0..=max_lag).contains(&self.latency_s) {
+            return Some(format!(
+                "perception latency {} s is not between 0 and {max_lag} s",
+                self.latency_s
+            ));
+        }
+        if !(0.0..=MAX_SMOOTHING_S).contains(&self.smoothing_s) {
+            return Some(format!(
+                "road-user smoothing window {} s is not between 0 and {MAX_SMOOTHING_S} s",
+                self.smoothing_s
+            ));
+        }
+        None
+    }
+}
+
+/// One road user's report, as the smoother keeps it: its track id, position and velocity, and its index
+/// in its frame.
+#[derive(Debug, Clone, Copy)]
+struct Report {
+    id: i32,
+    index: usize,
+    x: f64,
+    y: f64,
+    vx: f64,
+    vy: f64,
+}
+
+impl Report {
+    /// The report of `o`, `None` when its position, speed or heading is not finite (such a road user is
+    /// neither smoothed nor kept).
+    fn of(o: &Obstacle) -> Option<Report> {
+        let (sin, cos) = o.heading.sin_cos();
+        let r = Report {
+            id: o.id,
+            index: 0,
+            x: o.x,
+            y: o.y,
+            vx: o.speed_mps * cos,
+            vy: o.speed_mps * sin,
+        };
+        [r.x, r.y, r.vx, r.vy]
+            .iter()
+            .all(|v| v.is_finite())
+            .then_some(r)
+    }
+}
+
+/// A past frame's reports, sorted by id.
+#[derive(Debug, Clone, Default)]
+struct PastFrame {
+    t: f64,
+    reports: Vec<Report>,
+}
+
+/// Smooths each road user's position over its reports in the last `window_s` seconds of a run (see the
+/// module docs). One per run: [`TrackSmoother::reset`] between runs, and a frame whose time is not after
+/// the one before starts afresh. Buffers are reused, so it does not allocate once it has seen a run's
+/// largest frame; it reads at most [`MAX_SMOOTHED_FRAMES`] past frames.
+#[derive(Debug, Clone, Default)]
+pub struct TrackSmoother {
+    window_s: f64,
+    past: VecDeque<PastFrame>,
+    spare: Vec<Vec<Report>>,
+    last_t: Option<f64>,
+}
+
+impl TrackSmoother {
+    /// A smoother over `window_s` seconds (0 or less, or not finite: none, frames left as they are).
+    pub fn new(window_s: f64) -> TrackSmoother {
+        TrackSmoother {
+            window_s,
+            ..TrackSmoother::default()
+        }
+    }
+
+    /// Forgets the run.
+    pub fn reset(&mut self) {
+        while let Some(mut f) = self.past.pop_front() {
+            f.reports.clear();
+            self.spare.push(f.reports);
+        }
+        self.last_t = None;
+    }
+
+    /// Replaces each road user's position in `frame` by the mean of its reports in the window moved
+    /// ahead to the frame's time (its own report included; reports matched by track id, the first of an id
+    /// in each past frame). Headings and speeds are kept. A road user whose position, speed or heading is
+    /// not finite is left as it is; a frame whose time is not finite is left as it is and starts afresh.
+    pub fn smooth(&mut self, frame: &mut Frame) {
+        if !(self.window_s > 0.0 && self.window_s.is_finite()) {
+            return;
+        }
+        let t = frame.t;
+        if !t.is_finite() || self.last_t.is_some_and(|last| t <= last) {
+            self.reset();
+            if !t.is_finite() {
+                return;
+            }
+        }
+        while let Some(front) = self.past.front() {
+            let too_old = t - front.t > self.window_s + TIME_TOLERANCE_S;
+            if !(too_old || self.past.len() > MAX_SMOOTHED_FRAMES) {
+                break;
+            }
+            if let Some(mut f) = self.past.pop_front() {
+                f.reports.clear();
+                self.spare.push(f.reports);
+            }
+        }
+        // This frame's reports in frame order, each with its road user's index (one heading's sine and
+        // cosine per road user); sorted by id after the smoothing, for the frames after.
+        let mut reports = self.spare.pop().unwrap_or_default();
+        reports.extend(
+            frame
+                .obstacles
+                .iter()
+                .enumerate()
+                .filter_map(|(i, o)| Report::of(o).map(|r| Report { index: i, ..r })),
+        );
+        for own in &reports {
+            let (mut sx, mut sy, mut n) = (own.x, own.y, 1.0);
+            for past in &self.past {
+                let i = past.reports.partition_point(|r| r.id < own.id);
+                if let Some(r) = past.reports.get(i).filter(|r| r.id == own.id) {
+                    let age = t - past.t;
+                    sx += r.x + r.vx * age;
+                    sy += r.y + r.vy * age;
+                    n += 1.0;
+                }
+            }
+            if let Some(o) = frame.obstacles.get_mut(own.index) {
+                o.x = sx / n;
+                o.y = sy / n;
+            }
+        }
+        reports.sort_by_key(|r| r.id);
+        self.past.push_back(PastFrame { t, reports });
+        self.last_t = Some(t);
+    }
+}
+
+/// Applies a [`RoadUserCorrection`] to a run's frames, one after another: smoothing, then the latency.
+/// One per run ([`Corrector::reset`] between runs); buffers are reused.
+#[derive(Debug, Clone, Default)]
+pub struct Corrector {
+    correction: RoadUserCorrection,
+    smoother: TrackSmoother,
+    out: Frame,
+}
+
+impl Corrector {
+    /// A corrector for `correction`.
+    pub fn new(correction: RoadUserCorrection) -> Corrector {
+        Corrector {
+            correction,
+            smoother: TrackSmoother::new(correction.smoothing_s),
+            out: Frame::default(),
+        }
+    }
+
+    /// The correction applied.
+    pub fn correction(&self) -> RoadUserCorrection {
+        self.correction
+    }
+
+    /// The next frame of the run as the model reads it: `frame` itself when the correction is none, else
+    /// a corrected copy held here (until the next call).
+    pub fn view<'a>(&'a mut self, frame: &'a Frame) -> &'a Frame {
+        if self.correction.is_none() {
+            return frame;
+        }
+        self.out.clone_from(frame);
+        self.smoother.smooth(&mut self.out);
+        self.out.advance_road_users(self.correction.latency_s);
+        &self.out
+    }
+
+    /// The frame [`Corrector::view`] gave last, given the frame it was given (returned as it is when the
+    /// correction is none).
+    pub fn last_view<'a>(&'a self, frame: &'a Frame) -> &'a Frame {
+        if self.correction.is_none() {
+            frame
+        } else {
+            &self.out
+        }
+    }
+
+    /// Forgets the run.
+    pub fn reset(&mut self) {
+        self.smoother.reset();
+    }
+}
+
+/// The slowest speed at which a road user's step is compared with its speed, m/s (at walking pace a
+/// step of a tenth of a second is centimetres, below any position noise).
+pub const STEP_MIN_SPEED_MPS: f64 = 2.0;
+/// The fewest compared steps for [`TrackSteps::jumpy`] to say yes.
+pub const MIN_STEPS: u64 = 200;
+
+/// How a set of runs' road users move from frame to frame against their reported speeds (see the module
+/// docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TrackSteps {
+    /// Steps compared: a road user in two consecutive frames (matched by id), moving at least
+    /// [`STEP_MIN_SPEED_MPS`] in both.
+    pub steps: u64,
+    /// Of them, those whose step along the first frame's heading differs from the mean speed × the time
+    /// between the frames by more than half of that.
+    pub jumps: u64,
+}
+
+impl TrackSteps {
+    /// The steps of one run's frames.
+    pub fn of_run(frames: &[Frame]) -> TrackSteps {
+        let mut out = TrackSteps::default();
+        let mut prev: Vec<&Obstacle> = Vec::new();
+        let mut cur: Vec<&Obstacle> = Vec::new();
+        let mut prev_t = f64::NAN;
+        for f in frames {
+            cur.clear();
+            cur.extend(f.obstacles.iter());
+            cur.sort_by_key(|o| o.id);
+            let dt = f.t - prev_t;
+            if dt > 0.0 && dt.is_finite() {
+                for o in &cur {
+                    let i = prev.partition_point(|p| p.id < o.id);
+                    let Some(p) = prev.get(i).filter(|p| p.id == o.id) else {
+                        continue;
+                    };
+                    if let Some(jump) = step_jumps(p, o, dt) {
+                        out.steps += 1;
+                        out.jumps += u64::from(jump);
+                    }
+                }
+            }
+            std::mem::swap(&mut prev, &mut cur);
+            prev_t = f.t;
+        }
+        out
+    }
+
+    /// The share of the steps that jump (0 with none).
+    pub fn share(&self) -> f64 {
+        if self.steps == 0 {
+            0.0
+        } else {
+            self.jumps as f64 / self.steps as f64
+        }
+    }
+
+    /// Whether the road users jump against their speeds: at least [`MIN_STEPS`] steps, of which at least
+    /// one in ten jump — a perception whose age varies (50–75 % on the sets of session 38), not noise of
+    /// a few tenths of a metre (4 % at 0.2 m) or ground truth (0 %).
+    pub fn jumpy(&self) -> bool {
+        self.steps >= MIN_STEPS && self.jumps * 10 >= self.steps
+    }
+}
+
+impl std::ops::AddAssign for TrackSteps {
+    fn add_assign(&mut self, other: TrackSteps) {
+        self.steps += other.steps;
+        self.jumps += other.jumps;
+    }
+}
+
+/// Whether a road user's step from `a` to `b`, `dt` apart, jumps against its speed; `None` when it is not
+/// compared (slower than [`STEP_MIN_SPEED_MPS`] in either frame, or not finite).
+fn step_jumps(a: &Obstacle, b: &Obstacle, dt: f64) -> Option<bool> {
+    let compared = |o: &Obstacle| o.speed_mps.is_finite() && o.speed_mps >= STEP_MIN_SPEED_MPS;
+    if !(compared(a) && compared(b)) {
+        return None;
+    }
+    let (sin, cos) = a.heading.sin_cos();
+    let along = (b.x - a.x) * cos + (b.y - a.y) * sin;
+    let expected = 0.5 * (a.speed_mps + b.speed_mps) * dt;
+    along
+        .is_finite()
+        .then(|| (along - expected).abs() > 0.5 * expected)
+}
+
+/// What one run says about how to read its road users: its [`TrackSteps`], and the contact profile of its
+/// first collision frame ([`crate::geometry::latency`]) as logged and as smoothed over a window.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct RunReading {
+    /// The run's steps.
+    pub steps: TrackSteps,
+    /// The first collision frame's contact profile as logged; `None` without a collision.
+    pub contact: Option<ContactProfile>,
+    /// The same with the run's road users smoothed over `smoothing_s` ([`RunReading::of`]).
+    pub contact_smoothed: Option<ContactProfile>,
+}
+
+impl RunReading {
+    /// Reads `frames`, smoothing over `smoothing_s` for [`RunReading::contact_smoothed`] (the frames up
+    /// to the first collision; the same as `contact` when `smoothing_s` is 0).
+    pub fn of(frames: &[Frame], smoothing_s: f64) -> RunReading {
+        let first = frames.iter().position(|f| f.collision);
+        let contact = first.map(|i| contact_profile(&frames[i]));
+        let contact_smoothed = first.map(|i| {
+            let mut smoother = TrackSmoother::new(smoothing_s);
+            let mut scratch = Frame::default();
+            for f in &frames[..i] {
+                scratch.clone_from(f);
+                smoother.smooth(&mut scratch);
+            }
+            scratch.clone_from(&frames[i]);
+            smoother.smooth(&mut scratch);
+            contact_profile(&scratch)
+        });
+        RunReading {
+            steps: TrackSteps::of_run(frames),
+            contact,
+            contact_smoothed,
+        }
+    }
+}
+
+/// What a set of runs says about how to read their road users: their steps, and the contact profiles of
+/// their first collision frames as logged and smoothed ([`RunReading`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RoadUserReading {
+    /// The runs' steps together.
+    pub steps: TrackSteps,
+    /// The first collision frames' contact profiles as logged, one per run with a collision.
+    pub contacts: Vec<ContactProfile>,
+    /// The same smoothed, one per run with a collision.
+    pub contacts_smoothed: Vec<ContactProfile>,
+}
+
+impl RoadUserReading {
+    /// Adds one run's reading.
+    pub fn add(&mut self, run: &RunReading) {
+        self.steps += run.steps;
+        self.contacts.extend(run.contact);
+        self.contacts_smoothed.extend(run.contact_smoothed);
+    }
+}
+
+#[cfg(test)]
+mod tests;
