@@ -59,7 +59,7 @@ impl TableSession {
                     collision: false,
                 })
                 .collect(),
-            perception_latency_s: 0.0,
+            seen: None,
         };
         TableSession { tables, decision }
     }

@@ -39,10 +39,11 @@ pub struct PropertyRisk {
 pub struct Decision {
     /// One entry per property, in a fixed order.
     pub properties: Vec<PropertyRisk>,
-    /// How far the model moves every frame's road users ahead before reading it, s (its perception
-    /// latency, `avguard learn --perception-latency`; 0 for road users as they arrive): the brake check
-    /// rolls out the road users where the model sees them.
-    pub perception_latency_s: f64,
+    /// The frame as the model read it, when it reads road users otherwise than as they arrive (smoothed
+    /// over their recent reports or moved ahead by a perception latency: `avguard learn
+    /// --road-user-smoothing`, `--perception-latency`); `None` when it reads them as they arrive. The
+    /// brake check rolls out the road users where the model sees them.
+    pub seen: Option<Frame>,
 }
 
 /// A per-connection decision session: holds the law windows of one simulator run.

@@ -220,19 +220,6 @@ impl Frame {
         }
     }
 
-    /// This frame as a model with perception latency `lag_s` reads it: itself when the lag is 0, else a copy
-    /// in `scratch` (its buffers reused from call to call) with its road users moved ahead
-    /// ([`Frame::advance_road_users`]).
-    pub fn with_road_users_advanced<'a>(&'a self, lag_s: f64, scratch: &'a mut Frame) -> &'a Frame {
-        if lag_s > 0.0 {
-            scratch.clone_from(self);
-            scratch.advance_road_users(lag_s);
-            scratch
-        } else {
-            self
-        }
-    }
-
     /// Sets the road fields (what an HD map or a road context gives: the light, the distances to the
     /// features ahead, the speed limit, the lane count, the planned turn, the signal and jam flags) to
     /// those of a source without a map: nothing ahead, no limit, one lane, no light, as

@@ -4,7 +4,9 @@
 //! ensembles of three chains per property (`learn --ensemble 3`); and those ensembles with a forest of 8
 //! trees per property (`learn --forest 8` where the search's folds choose one), or a boosted forest of
 //! 100 trees (`learn --forest-kind boosted`), or a forest of both kinds, 8 bagged and 100 boosted trees
-//! (`learn --forest-kind both`).
+//! (`learn --forest-kind both`). A second group steps the model through frames with ten road users each,
+//! as learned from ground truth and as learned from logs whose road users it smooths over 0.7 s and moves
+//! 0.3 s ahead (`learn --road-user-smoothing`, `--perception-latency`; session 38).
 //!
 //! Run: `cargo bench -p monitor --bench session` (release). Target: median ≤ 0.5 µs, p99 ≤ 5 µs per frame.
 //! This drive has one road user and the model the declared predicates; `cargo bench -p tools --bench
@@ -16,6 +18,7 @@ use std::time::Instant;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use laws::frame::{light_color, obstacle_type};
+use laws::perception::RoadUserCorrection;
 use laws::{EvalConfig, Evaluator, Frame, Obstacle, SignalContext, Signals};
 use monitor::spec::{parse_properties_toml, PropertySpec};
 use monitor::{BuildConfig, Domain, Model, Plan, Session, SessionConfig};
@@ -342,5 +345,65 @@ fn session(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, session);
+/// The drive of `seed` with nine more road users beside the first (ids 2–10, each a lane and 8 m apart,
+/// driving at its own speed): the road users a smoothing model matches from frame to frame.
+fn crowded(seed: u32) -> Vec<Frame> {
+    let mut frames = drive(seed);
+    for f in &mut frames {
+        let first = f.obstacles[0];
+        for i in 2..=10 {
+            let k = f64::from(i);
+            f.obstacles.push(Obstacle {
+                id: i,
+                x: first.x + 8.0 * k + f.t * k,
+                y: 3.5 * (k - 5.0),
+                speed_mps: 3.0 + k,
+                ..first
+            });
+        }
+    }
+    frames
+}
+
+/// The per-frame cost of reading road users otherwise than as logged: the same model, plain and with
+/// every road user smoothed over 0.7 s and moved 0.3 s ahead, over frames with ten road users.
+fn corrected(c: &mut Criterion) {
+    let plain = model();
+    let read = Arc::new(
+        Model::try_new(
+            plain.laws().to_vec(),
+            plain
+                .properties()
+                .iter()
+                .map(|p| {
+                    p.clone().with_road_users(RoadUserCorrection {
+                        smoothing_s: laws::perception::SMOOTHING_S,
+                        latency_s: 0.3,
+                    })
+                })
+                .collect(),
+        )
+        .expect("model"),
+    );
+    let frames: Vec<Frame> = (0..8).flat_map(crowded).collect();
+    let mut g = c.benchmark_group("session, 10 road users");
+    g.throughput(criterion::Throughput::Elements(frames.len() as u64));
+    for (name, model) in [
+        ("step (as logged)", &plain),
+        ("step (smoothed over 0.7 s, moved 0.3 s ahead)", &read),
+    ] {
+        let mut s = Session::new(model, &SessionConfig::default()).expect("session");
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                s.reset();
+                for f in &frames {
+                    black_box(s.step(black_box(f)));
+                }
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, session, corrected);
 criterion_main!(benches);

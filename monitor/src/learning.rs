@@ -50,7 +50,7 @@ impl Plan {
         }
         let defs: Vec<PropertyDef<'_>> = properties.iter().map(PropertyDef::of).collect();
         let compiled = Compiled::new(&laws, &defs, config.frame_period_s, config.window_frames)?
-            .with_perception_latency(config.perception_latency_s);
+            .with_road_users(config.road_users);
         let domains = properties
             .iter()
             .map(|p| PropertyModel::domain_for(&p.predicates, p.unsafe_bit, &config))

@@ -4,6 +4,7 @@
 //! encoding of the body. Decoding checks magic and version first (so a foreign or future file is named as
 //! such), then every matrix and table passes the same validator as when it was built.
 
+use laws::perception::RoadUserCorrection;
 use laws::LawSource;
 use serde::{Deserialize, Serialize};
 
@@ -24,9 +25,11 @@ pub const MAGIC: &[u8; 16] = b"AVGUARD-MODEL\0\0\0";
 /// property ([`crate::PropertyModel::rss_tuning`]); from 12 on, each forest says whether it is boosted
 /// ([`crate::forest`]); from 13 on, the RSS tunings are followed by one optional bagged part per property,
 /// which makes its boosted forest one of both kinds ([`crate::forest::BaggedPart`]); from 14 on, those by
-/// the model's perception latency ([`crate::BuildConfig::perception_latency_s`]), one `f64`.
-pub const FORMAT_VERSION: u32 = 14;
-/// The oldest format version this build reads: version 13 differs from 14 only in that it has no
+/// the model's perception latency, one `f64`; from 15 on, that by the model's road-user smoothing window,
+/// one `f64` (both [`crate::BuildConfig::road_users`]).
+pub const FORMAT_VERSION: u32 = 15;
+/// The oldest format version this build reads: version 14 differs from 15 only in that it has no
+/// smoothing window at its end (road users not smoothed), version 13 from 14 only in that it has no
 /// perception latency at its end (road users as logged, 0 s), version 12 from 13 only in that it has no bagged
 /// parts after the RSS tunings (every forest is of one kind), version 11 from 12 only in that its forests carry
 /// no boost field (every one is bagged), version 10 from 11 only in that it has no RSS
@@ -48,6 +51,8 @@ const FIRST_BOOST_VERSION: u32 = 12;
 const FIRST_BOTH_VERSION: u32 = 13;
 /// The first format version whose files carry a perception latency.
 const FIRST_LATENCY_VERSION: u32 = 14;
+/// The first format version whose files carry a road-user smoothing window.
+const FIRST_SMOOTHING_VERSION: u32 = 15;
 /// The largest perception latency a model may carry, s: the largest lag the estimate tries
 /// ([`laws::geometry::latency::MAX_LAG_S`]).
 pub const MAX_PERCEPTION_LATENCY_S: f64 = laws::geometry::latency::MAX_LAG_S;
@@ -87,16 +92,18 @@ impl Model {
                         .into(),
                 });
             }
-            if let Some(reason) = latency_out_of_range(a.perception_latency_s) {
+            if let Some(reason) = a.road_users.out_of_range() {
                 return Err(ModelError::Property {
                     property: p.name().to_string(),
                     reason,
                 });
             }
-            if a.perception_latency_s != b.perception_latency_s {
+            if a.road_users != b.road_users {
                 return Err(ModelError::Property {
                     property: p.name().to_string(),
-                    reason: "perception latency differs from the first property's".into(),
+                    reason: "perception latency or road-user smoothing differs from the first \
+                             property's"
+                        .into(),
                 });
             }
         }
@@ -158,16 +165,22 @@ impl Model {
             self.frame_period_s(),
             self.window_frames(),
         )?
-        .with_perception_latency(self.perception_latency_s()))
+        .with_road_users(self.road_users()))
     }
 
-    /// How late the logs this model was learned from report road users, s: every frame's road users are
-    /// moved this far ahead before its signals are computed (the first property's; all agree). 0 for a
-    /// model without properties, and for one learned from timely logs.
-    pub fn perception_latency_s(&self) -> f64 {
+    /// How this model reads every frame's road users before its signals are computed: smoothed over
+    /// their recent reports, then moved ahead by the latency of the logs it was learned from (the first
+    /// property's; all agree; see [`crate::BuildConfig::road_users`]). As logged for a model without
+    /// properties, and for one learned from timely ground-truth logs.
+    pub fn road_users(&self) -> RoadUserCorrection {
         self.properties
             .first()
-            .map_or(0.0, |p| p.config().perception_latency_s)
+            .map_or(RoadUserCorrection::NONE, |p| p.config().road_users)
+    }
+
+    /// How late the logs this model was learned from report road users, s ([`Model::road_users`]).
+    pub fn perception_latency_s(&self) -> f64 {
+        self.road_users().latency_s
     }
 
     /// Time between frames, s (the first property's; all agree). 0.1 s for a model without properties.
@@ -304,7 +317,8 @@ impl Model {
             .and_then(|out| postcard::to_extend(&enforcements, out))
             .and_then(|out| postcard::to_extend(&rss_tunings, out))
             .and_then(|out| postcard::to_extend(&bagged_parts, out))
-            .and_then(|out| postcard::to_extend(&self.perception_latency_s(), out))
+            .and_then(|out| postcard::to_extend(&self.road_users().latency_s, out))
+            .and_then(|out| postcard::to_extend(&self.road_users().smoothing_s, out))
         {
             Ok(v) => v,
             Err(e) => unreachable!("postcard into a Vec cannot fail: {e}"),
@@ -382,33 +396,26 @@ impl Model {
                 },
             )?;
         }
+        let mut road_users = RoadUserCorrection::NONE;
         if version >= FIRST_LATENCY_VERSION {
-            let (latency, rest): (f64, &[u8]) = postcard::take_from_bytes(tail).map_err(decode)?;
-            if let Some(reason) = latency_out_of_range(latency) {
-                return Err(ModelError::Decode(reason));
-            }
-            model.properties = model
-                .properties
-                .into_iter()
-                .map(|p| p.with_perception_latency(latency))
-                .collect();
-            tail = rest;
+            (road_users.latency_s, tail) = postcard::take_from_bytes(tail).map_err(decode)?;
         }
+        if version >= FIRST_SMOOTHING_VERSION {
+            (road_users.smoothing_s, tail) = postcard::take_from_bytes(tail).map_err(decode)?;
+        }
+        if let Some(reason) = road_users.out_of_range() {
+            return Err(ModelError::Decode(reason));
+        }
+        model.properties = model
+            .properties
+            .into_iter()
+            .map(|p| p.with_road_users(road_users))
+            .collect();
         if !tail.is_empty() {
             return Err(ModelError::Decode(format!("{} trailing bytes", tail.len())));
         }
         Model::try_new(model.laws, model.properties)
     }
-}
-
-/// Why `latency_s` cannot be a model's perception latency (outside 0 … [`MAX_PERCEPTION_LATENCY_S`], or
-/// not a number); `None` when it can.
-fn latency_out_of_range(latency_s: f64) -> Option<String> {
-    (!(0.0..=MAX_PERCEPTION_LATENCY_S).contains(&latency_s)).then(|| {
-        format!(
-            "perception latency {latency_s} s is not between 0 and {MAX_PERCEPTION_LATENCY_S} s"
-        )
-    })
 }
 
 /// Reads one part of a model file's tail — one optional `T` per property, called `what` in errors — from

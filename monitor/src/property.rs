@@ -6,6 +6,7 @@
 //!
 //! The pipeline's options are `config`'s; the structural checks, `validate`'s.
 
+use laws::perception::RoadUserCorrection;
 use serde::{Deserialize, Serialize};
 
 use crate::av::AvDomain;
@@ -365,10 +366,10 @@ impl PropertyModel {
         Ok(self)
     }
 
-    /// The same property, learned from logs that report road users `latency_s` late (see
-    /// [`BuildConfig::perception_latency_s`]): how a model file's one stored value reaches its properties.
-    pub fn with_perception_latency(mut self, latency_s: f64) -> PropertyModel {
-        self.config.perception_latency_s = latency_s;
+    /// The same property, learned with its road users read as `correction` says (see
+    /// [`BuildConfig::road_users`]): how a model file's one stored value reaches its properties.
+    pub fn with_road_users(mut self, correction: RoadUserCorrection) -> PropertyModel {
+        self.config.road_users = correction;
         self
     }
 

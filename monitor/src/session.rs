@@ -146,6 +146,15 @@ impl Session {
         })
     }
 
+    /// [`Session::step`], and the frame as the model read it: `frame` itself when the model reads road
+    /// users as logged, else its copy with the road users smoothed and moved ahead
+    /// ([`crate::BuildConfig::road_users`]). For checks that must see the road users where the model does
+    /// (RSS in `score`, the bridge's brake check).
+    pub fn step_seen<'a>(&'a mut self, frame: &'a Frame) -> (&'a StepOutcome, &'a Frame) {
+        self.step(frame);
+        (&self.outcome, self.tracker.seen(frame))
+    }
+
     /// Consumes the next frame of the run. Does not allocate.
     pub fn step(&mut self, frame: &Frame) -> &StepOutcome {
         let encoded = self.tracker.step(frame);

@@ -12,13 +12,14 @@ use std::sync::Arc;
 use anyhow::{anyhow, bail, Context};
 use clap::Parser;
 use laws::geometry::latency::ContactProfile;
+use laws::perception::{RoadUserReading, RunReading, TrackSteps};
 use monitor::select::data::RunRecord;
 use monitor::select::AutoPlan;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 use serde::{Deserialize, Serialize};
 use tools::cmd::learn::Args;
-use tools::fit::{FitInputs, FitOptions};
+use tools::fit::{FitInputs, FitOptions, RoadUserDecision};
 
 use crate::model::Model;
 use crate::progress::Progress;
@@ -165,7 +166,9 @@ impl LearnSetup {
         let setup = Arc::clone(&self.setup);
         py.detach(|| {
             let logs = tools::batch::expand_logs(&paths)?;
-            let outcomes = tools::fit::record_each(&setup.plan, &logs, || progress.step())?;
+            let window_s = setup.fit.road_users.reading_window_s();
+            let outcomes =
+                tools::fit::record_each(&setup.plan, &logs, window_s, || progress.step())?;
             let mut counts = Counts {
                 setup: Arc::clone(&setup),
                 records: Vec::new(),
@@ -174,7 +177,11 @@ impl LearnSetup {
             };
             for (path, outcome) in outcomes {
                 match outcome {
-                    Ok((record, contact)) => counts.records.push((path, record, contact)),
+                    Ok((record, reading)) => {
+                        counts
+                            .records
+                            .push((path, record, StoredReading::from(&reading)))
+                    }
                     Err(e) => counts.errors.push((path, format!("{e:#}"))),
                 }
             }
@@ -193,9 +200,42 @@ pub(crate) struct Counts {
     n_logs: usize,
 }
 
-/// One log learned: its path, its record, and the contact profile of its first collision frame (what
-/// `avguard learn` reads the road users' latency from, [`laws::geometry::latency`]).
-type LearnedLog = (PathBuf, RunRecord, Option<ContactProfile>);
+/// One log learned: its path, its record, and its road users' reading (what `avguard learn` decides
+/// how to read them from, [`laws::perception`]).
+type LearnedLog = (PathBuf, RunRecord, StoredReading);
+
+/// A [`RunReading`] as counts store it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+struct StoredReading {
+    steps: u64,
+    jumps: u64,
+    contact: Option<ContactProfile>,
+    contact_smoothed: Option<ContactProfile>,
+}
+
+impl From<&RunReading> for StoredReading {
+    fn from(r: &RunReading) -> StoredReading {
+        StoredReading {
+            steps: r.steps.steps,
+            jumps: r.steps.jumps,
+            contact: r.contact,
+            contact_smoothed: r.contact_smoothed,
+        }
+    }
+}
+
+impl From<&StoredReading> for RunReading {
+    fn from(r: &StoredReading) -> RunReading {
+        RunReading {
+            steps: TrackSteps {
+                steps: r.steps,
+                jumps: r.jumps,
+            },
+            contact: r.contact,
+            contact_smoothed: r.contact_smoothed,
+        }
+    }
+}
 
 /// What [`Counts::to_bytes`] writes.
 #[derive(Serialize, Deserialize)]
@@ -207,16 +247,22 @@ struct CountsData {
 }
 
 impl Counts {
-    /// The latency estimate that makes `avguard learn` record these logs again: only under
-    /// `perception_latency="auto"`, and only when the collisions show the road users late.
-    fn late_estimate(&self) -> Option<laws::geometry::latency::LatencyEstimate> {
-        let estimate = laws::geometry::latency::estimate(&self.contacts());
-        self.setup.fit.latency.reading_to_apply(estimate)
+    /// How `avguard learn` reads these logs' road users, decided on their reading
+    /// ([`tools::fit::RoadUserOptions::decide`]).
+    fn decision(&self) -> RoadUserDecision {
+        let mut reading = RoadUserReading::default();
+        for (_, _, r) in &self.records {
+            reading.add(&RunReading::from(r));
+        }
+        self.setup.fit.road_users.decide(&reading)
     }
 
-    /// The contact profiles of the runs with a collision.
-    fn contacts(&self) -> Vec<ContactProfile> {
-        self.records.iter().filter_map(|(_, _, c)| *c).collect()
+    /// The decision when `avguard learn` would record these logs again, read otherwise than these
+    /// counts were (under `auto`, road users that jump or read as late); `None` when the counts build as
+    /// they are.
+    fn again_decision(&self) -> Option<RoadUserDecision> {
+        let d = self.decision();
+        (d.correction != self.setup.fit.build.road_users).then_some(d)
     }
 
     fn decode(bytes: &[u8]) -> anyhow::Result<Counts> {
@@ -328,14 +374,38 @@ impl Counts {
         Ok(merged)
     }
 
-    /// When these counts were recorded under `perception_latency="auto"` and their collisions show the
-    /// road users reported late (as `avguard learn` reads them, [`laws::geometry::latency`]): the lag
-    /// `avguard learn` would record the logs again with, and what it says then on stderr. Else `None`:
-    /// the counts build as they are.
+    /// When `avguard learn` would record these logs again with their road users read otherwise (under
+    /// `auto`: smoothed, because they jump against their speeds, or moved ahead, because their
+    /// collisions show them late; [`laws::perception`]): the options it would record them with, as
+    /// `{"road_user_smoothing": "0.7", "perception_latency": "0.41"}`, and what it says then on stderr
+    /// (one line per correction). Else `None`: the counts build as they are.
+    #[getter]
+    fn again(&self) -> Option<(Vec<(String, String)>, String)> {
+        let d = self.again_decision()?;
+        let options = vec![
+            (
+                "road_user_smoothing".to_string(),
+                format!("{:?}", d.correction.smoothing_s),
+            ),
+            (
+                "perception_latency".to_string(),
+                format!("{:?}", d.correction.latency_s),
+            ),
+        ];
+        Some((options, d.words().join("\n")))
+    }
+
+    /// When `avguard learn` would record these logs again with the road users moved ahead by a latency
+    /// read off their collisions: that lag, and what it says of the latency on stderr. Else `None`.
     #[getter]
     fn late(&self) -> Option<(f64, String)> {
-        let e = self.late_estimate()?;
-        tools::fit::latency_words(Some(&e), e.lag_s).map(|words| (e.lag_s, words))
+        let d = self.again_decision()?;
+        let lag = d.correction.latency_s;
+        let e = d
+            .latency
+            .filter(|e| e.road_users_late() && e.lag_s == lag)?;
+        tools::fit::latency_words(Some(&e), lag, d.correction.smoothing_s > 0.0)
+            .map(|words| (lag, words))
     }
 
     /// When the collisions of these counts disagree with the logged positions in a way no latency
@@ -343,12 +413,13 @@ impl Counts {
     /// late) and the road users are kept as logged: the note `avguard learn` prints. Else `None`.
     #[getter]
     fn contacts_note(&self) -> Option<String> {
-        if self.setup.fit.latency.applied_s() > 0.0 {
+        let d = self.decision();
+        if d.correction.latency_s > 0.0 {
             return None;
         }
-        laws::geometry::latency::estimate(&self.contacts())
+        d.latency
             .filter(|e| e.contacts_disagree())
-            .map(|e| tools::fit::disagreeing_words(&e))
+            .map(|e| tools::fit::disagreeing_words(&e, d.correction.smoothing_s > 0.0))
     }
 
     /// Builds the model `avguard learn` writes for these logs (smoothing, PAC, tables, and with
@@ -358,16 +429,18 @@ impl Counts {
             if self.records.is_empty() {
                 return Err(tools::fit::nothing_learned(self.n_logs, &self.errors));
             }
-            if let Some(e) = self.late_estimate() {
-                // `avguard learn` records the logs again with the road users moved ahead; counts made
-                // in one pass, wherever their logs were, cannot: say what to give instead
+            if let Some(d) = self.again_decision() {
+                // `avguard learn` records the logs again with the road users read otherwise; counts
+                // made in one pass, wherever their logs were, cannot: say what to give instead
                 // (`avguard.learn` and `avguard.ray.learn` do it).
                 bail!(
-                    "{}; `avguard learn` would learn them moved ahead, which records the logs again: \
-                     learn these counts again with perception_latency={:.2} (`avguard.learn` and \
-                     `avguard.ray.learn` do), or perception_latency=0 to keep them as logged",
-                    tools::fit::late_words(&e),
-                    e.lag_s
+                    "{}; `avguard learn` would learn them read so, which records the logs again: \
+                     learn these counts again with road_user_smoothing={:?} and \
+                     perception_latency={:.2} (`avguard.learn` and `avguard.ray.learn` do), or 0 to \
+                     keep them as logged",
+                    d.words().join("; "),
+                    d.correction.smoothing_s,
+                    d.correction.latency_s
                 );
             }
             let records: Vec<RunRecord> = self.records.iter().map(|(_, r, _)| r.clone()).collect();

@@ -69,7 +69,8 @@ def data(tmp_path_factory) -> Data:
 class LateLogs:
     """Priority-road runs as simulated (`orig`) and with every road user reported 0.3 s late (`late`,
     `avguard perturb --perception-delay 0.3`), and the model `avguard learn --abstraction fixed` makes of
-    the late ones (`cli_model`), with its stderr (`cli_stderr`)."""
+    the late ones (`cli_model`), with its stderr (`cli_stderr`); the same for road users 0.3 ± 0.2 s late
+    (`jittered`, `jittered_model`, `jittered_stderr`)."""
 
     def __init__(self, root: Path, laws: Path):
         self.orig, self.late = root / "orig", root / "late"
@@ -79,6 +80,14 @@ class LateLogs:
         self.cli_model = root / "cli.bin"
         done = cli("learn", "--laws", laws, "--out", self.cli_model, "--abstraction", "fixed", self.late)
         self.cli_stderr = done.stderr
+        # Road users reported 0.1-0.5 s late, an age that varies from frame to frame (session 38).
+        self.jittered = root / "jittered"
+        cli("perturb", "--perception-delay", 0.3, "--perception-jitter", 0.2, "--out", self.jittered,
+            self.orig)
+        self.jittered_model = root / "jittered.bin"
+        done = cli("learn", "--laws", laws, "--out", self.jittered_model, "--abstraction", "fixed",
+                   self.jittered)
+        self.jittered_stderr = done.stderr
 
 
 @pytest.fixture(scope="session")

@@ -303,6 +303,38 @@ def test_counts_of_late_road_users_ask_for_the_latency_the_cli_reads(data, late_
     assert avguard.build_model(timely).info()["perception_latency_s"] == 0.0
 
 
+def test_counts_of_road_users_of_varying_age_ask_for_the_smoothing_the_cli_reads(data, late_logs):
+    """On logs whose road users are 0.1-0.5 s late, an age that varies from frame to frame, `avguard
+    learn` smooths them and reads the latency on the frames as smoothed. `Counts.again` names both
+    options; counts of one pass refuse to build under `auto`, build the CLI's model given them, and
+    `avguard.learn` records the logs again itself, with the CLI's words and model."""
+    jittered = late_logs.jittered
+    assert "road users seem to be reported at varying ages" in late_logs.jittered_stderr
+    info = json.loads(cli("info", "--json", late_logs.jittered_model).stdout)
+    assert info["road_user_smoothing_s"] == 0.7
+    lag = info["perception_latency_s"]
+    assert 0.2 <= lag <= 0.5, late_logs.jittered_stderr
+    counts = avguard.learn_counts([jittered], laws=data.laws, abstraction="fixed")
+    read, words = counts.again
+    assert dict(read) == {"road_user_smoothing": "0.7", "perception_latency": repr(lag)}
+    for line in words.splitlines():
+        assert line in late_logs.jittered_stderr
+    assert words.splitlines()[0].startswith("road users seem to be reported at varying ages")
+    with pytest.raises(Exception, match="road_user_smoothing=0.7 and perception_latency=") as refused:
+        avguard.build_model(counts)
+    assert "varying ages" in str(refused.value)
+    given = avguard.learn_counts([jittered], laws=data.laws, abstraction="fixed", **dict(read))
+    assert given.again is None
+    assert avguard.build_model(given).to_bytes() == late_logs.jittered_model.read_bytes()
+    with pytest.warns(UserWarning) as told:
+        learned = avguard.learn(jittered, data.laws, abstraction="fixed")
+    assert {str(w.message) for w in told} == set(words.splitlines())
+    assert learned.to_bytes() == late_logs.jittered_model.read_bytes()
+    # The late logs of a constant delay do not jump: `again` asks for the latency alone.
+    read, _ = avguard.learn_counts([late_logs.late], laws=data.laws, abstraction="fixed").again
+    assert dict(read)["road_user_smoothing"] == "0.0"
+
+
 def test_learn_gives_the_cli_s_note_when_collisions_disagree_with_the_positions(data, late_logs, tmp_path):
     """Each first collision frame's road users moved 30 m off the ego and stopped: no contact as logged or
     at any lag. `avguard learn` notes it on stderr; `Counts.contacts_note` is that note, `avguard.learn`

@@ -589,3 +589,125 @@ fn learn_says_when_the_collisions_show_road_users_reported_late() {
         "{timely}"
     );
 }
+
+#[test]
+fn learn_smooths_road_users_reported_at_ages_that_vary() {
+    let tmp = scratch();
+    let (orig, jittered) = (tmp.path().join("orig"), tmp.path().join("jittered"));
+    run_ok(
+        avguard()
+            .args(["simulate", "--runs", "40", "--seed", "9", "--out"])
+            .arg(&orig)
+            .arg("--scenario")
+            .arg(workspace_root().join("scenarios/priority_road.toml")),
+    );
+    run_ok(
+        avguard()
+            .args(["perturb", "--perception-delay", "0.3"])
+            .args(["--perception-jitter", "0.2", "--out"])
+            .arg(&jittered)
+            .arg(&orig),
+    );
+    let read = |model: &Path| -> (f64, f64) {
+        let info = run_ok(avguard().args(["info", "--json"]).arg(model));
+        let v: serde_json::Value = serde_json::from_str(&info).expect("info --json");
+        let f = |k: &str| v[k].as_f64().unwrap_or_else(|| panic!("{k} in {info}"));
+        (f("road_user_smoothing_s"), f("perception_latency_s"))
+    };
+    let model = tmp.path().join("m.avg");
+    // Ground truth: no step jumps, nothing said, nothing smoothed.
+    let timely = learn_stderr(&orig, &model, &[]);
+    assert!(!timely.contains("varying ages"), "{timely}");
+    assert_eq!(read(&model), (0.0, 0.0));
+    // Reports 0.1–0.5 s old: most steps jump; smoothed over 0.7 s, and the latency read on the frames
+    // as smoothed.
+    let said = learn_stderr(&jittered, &model, &[]);
+    let share: f64 = said
+        .split(" steps from one frame to the next (")
+        .nth(1)
+        .and_then(|rest| rest.split(" %)").next())
+        .and_then(|x| x.parse().ok())
+        .unwrap_or_else(|| panic!("no share in {said}"));
+    assert!(share > 50.0, "{share} % in {said}");
+    // The steps and jumps are those h5py counts from the logs alone.
+    let out = python_script("track_steps.py")
+        .arg(&jittered)
+        .output()
+        .expect("run track_steps.py");
+    assert!(
+        out.status.success(),
+        "track_steps.py: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let counted: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let words = format!(
+        "{} of {} steps from one frame to the next",
+        counted["jumps"], counted["steps"]
+    );
+    assert!(said.contains(&words), "{words} / {said}");
+    assert!(
+        said.contains("learning with each road user smoothed over its reports of the last 0.7 s"),
+        "{said}"
+    );
+    assert!(said.contains("as smoothed, and in"), "{said}");
+    let (smoothing, lag) = read(&model);
+    assert_eq!(smoothing, 0.7);
+    assert!((0.2..=0.5).contains(&lag), "{lag} s from {said}");
+    let info = run_ok(avguard().arg("info").arg(&model));
+    assert!(info.contains("road-user smoothing: 0.7 s"), "{info}");
+    // The same options given learn the same model in one recording.
+    let given = tmp.path().join("given.avg");
+    let lag_arg = format!("{lag}");
+    let quiet = learn_stderr(
+        &jittered,
+        &given,
+        &[
+            "--road-user-smoothing",
+            "0.7",
+            "--perception-latency",
+            &lag_arg,
+        ],
+    );
+    assert!(
+        quiet.contains("smoothed over its reports of the last 0.7 s"),
+        "{quiet}"
+    );
+    assert_eq!(
+        std::fs::read(&model).expect("model"),
+        std::fs::read(&given).expect("given model")
+    );
+    // `--road-user-smoothing 0` keeps them as logged, and says so.
+    let as_logged = tmp.path().join("as-logged.avg");
+    let said = learn_stderr(&jittered, &as_logged, &["--road-user-smoothing", "0"]);
+    assert!(
+        said.contains("learning with them as logged (--road-user-smoothing auto smooths them)"),
+        "{said}"
+    );
+    assert_eq!(read(&as_logged).0, 0.0);
+    // The smoothed model scores the logs (RSS reads the frames as the model does).
+    let scored = tmp.path().join("scored");
+    run_ok(
+        avguard()
+            .args(["score", "--model"])
+            .arg(&model)
+            .arg("--out")
+            .arg(&scored)
+            .arg(&jittered),
+    );
+    assert!(scored.join("score.json").exists());
+    // A window out of range is refused by name, as a usage error.
+    let out = avguard()
+        .args(["learn", "--road-user-smoothing", "3", "--out"])
+        .arg(tmp.path().join("x.avg"))
+        .arg("--laws")
+        .arg(workspace_root().join("laws/specs"))
+        .arg(&jittered)
+        .output()
+        .expect("run learn");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--road-user-smoothing") && stderr.contains("a window between 0 and 2 s"),
+        "{stderr}"
+    );
+}

@@ -8,14 +8,16 @@
 //! reported by name and skipped. Then each property's abstraction is chosen (`auto`) or kept (`fixed`),
 //! its reactive comparator rule picked, and the model built ([`monitor::select`]).
 //!
-//! While reading, each run's first collision frame is kept as its contact profile, from which the fit
-//! judges whether the logs' road users are reported late ([`laws::geometry::latency`]); `learn` and
-//! `evaluate` say so when they clearly are.
+//! While reading, each run's road-user steps and first collision frame are kept ([`RunReading`]), from
+//! which the fit judges whether the logs' road users jump against their speeds, so that they are to be
+//! smoothed ([`laws::perception`]), and whether they are reported late ([`laws::geometry::latency`]);
+//! `learn` and `evaluate` say so when they clearly are, and record the logs again read so.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use laws::geometry::latency::{self, ContactProfile, LatencyEstimate};
+use laws::geometry::latency::{self, LatencyEstimate};
+use laws::perception::{RoadUserCorrection, RoadUserReading, RunReading, TrackSteps, SMOOTHING_S};
 use laws::LawSource;
 use monitor::select::data::RunRecord;
 use monitor::select::{AbstractionMode, AutoPlan, PropertyReport, SearchConfig};
@@ -32,8 +34,153 @@ pub struct FitOptions {
     pub mode: AbstractionMode,
     /// The search's options (`auto`), also the folds of the fixed abstraction's score.
     pub search: SearchConfig,
-    /// How late the logs report road users (`build.perception_latency_s` is set from it).
+    /// How the logs' road users are read (`build.road_users` is set from it).
+    pub road_users: RoadUserOptions,
+}
+
+/// How the logs' road users are read, as `learn --perception-latency` and `--road-user-smoothing` take it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RoadUserOptions {
+    /// How late the logs report road users.
     pub latency: PerceptionLatency,
+    /// Over how long road users are smoothed.
+    pub smoothing: RoadUserSmoothing,
+}
+
+impl RoadUserOptions {
+    /// The correction the logs are first recorded with: what is given, and none for what is `Auto`.
+    pub fn first(self) -> RoadUserCorrection {
+        RoadUserCorrection {
+            smoothing_s: self.smoothing.given_s().unwrap_or(0.0),
+            latency_s: self.latency.applied_s(),
+        }
+    }
+
+    /// The window the runs' smoothed contact profiles are read at ([`RunReading::of`]): the one given,
+    /// or [`SMOOTHING_S`] under `Auto`.
+    pub fn reading_window_s(self) -> f64 {
+        self.smoothing.given_s().unwrap_or(SMOOTHING_S)
+    }
+
+    /// What the runs' reading decides: under `Auto`, smoothing over [`SMOOTHING_S`] when the road users
+    /// jump against their speeds ([`TrackSteps::jumpy`]), and the latency read off the collisions (of
+    /// the frames as smoothed when they are) when they clearly show road users late.
+    pub fn decide(self, reading: &RoadUserReading) -> RoadUserDecision {
+        let smoothing_s = match self.smoothing {
+            RoadUserSmoothing::Given(s) => s,
+            RoadUserSmoothing::Auto if reading.steps.jumpy() => SMOOTHING_S,
+            RoadUserSmoothing::Auto => 0.0,
+        };
+        let profiles = if smoothing_s > 0.0 {
+            &reading.contacts_smoothed
+        } else {
+            &reading.contacts
+        };
+        let estimate = latency::estimate(profiles);
+        let latency_s = self
+            .latency
+            .reading_to_apply(estimate)
+            .map_or(self.latency.applied_s(), |e| e.lag_s);
+        RoadUserDecision {
+            correction: RoadUserCorrection {
+                smoothing_s,
+                latency_s,
+            },
+            latency: estimate,
+            steps: reading.steps,
+        }
+    }
+}
+
+/// How a fit reads its logs' road users, and why.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct RoadUserDecision {
+    /// The correction the model applies.
+    pub correction: RoadUserCorrection,
+    /// What the runs' collisions say about the latency, read on the frames as smoothed when they are
+    /// (`None` with too few collisions).
+    pub latency: Option<LatencyEstimate>,
+    /// How the runs' road users step against their speeds.
+    pub steps: TrackSteps,
+}
+
+impl RoadUserDecision {
+    /// What `learn` and `evaluate` say on stderr about it: the smoothing ([`smoothing_words`]), then the
+    /// latency ([`latency_words`]); nothing for timely ground-truth logs read as logged.
+    pub fn words(&self) -> Vec<String> {
+        smoothing_words(&self.steps, self.correction.smoothing_s)
+            .into_iter()
+            .chain(latency_words(
+                self.latency.as_ref(),
+                self.correction.latency_s,
+                self.correction.smoothing_s > 0.0,
+            ))
+            .collect()
+    }
+}
+
+/// Over how long the logs' road users are smoothed, as `learn --road-user-smoothing` takes it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RoadUserSmoothing {
+    /// Over [`SMOOTHING_S`] when the learning runs' road users jump against their speeds
+    /// ([`TrackSteps::jumpy`]), else not at all.
+    Auto,
+    /// Over this many seconds (0: not at all).
+    Given(f64),
+}
+
+impl RoadUserSmoothing {
+    /// The window given, `None` under `Auto`.
+    pub fn given_s(self) -> Option<f64> {
+        match self {
+            RoadUserSmoothing::Given(s) => Some(s),
+            RoadUserSmoothing::Auto => None,
+        }
+    }
+}
+
+impl std::str::FromStr for RoadUserSmoothing {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let max = laws::perception::MAX_SMOOTHING_S;
+        parse_auto_or(
+            s,
+            |w| (0.0..=max).contains(&w),
+            &format!("a window between 0 and {max} s"),
+        )
+        .map(|w| w.map_or(RoadUserSmoothing::Auto, RoadUserSmoothing::Given))
+    }
+}
+
+impl std::fmt::Display for RoadUserSmoothing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write_auto_or(f, self.given_s())
+    }
+}
+
+/// `auto` (`None`) or a number that `valid` accepts, for the options that take either; the error names
+/// `what` the number must be.
+pub fn parse_auto_or(
+    s: &str,
+    valid: impl Fn(f64) -> bool,
+    what: &str,
+) -> Result<Option<f64>, String> {
+    if s.eq_ignore_ascii_case("auto") {
+        return Ok(None);
+    }
+    match s.parse::<f64>() {
+        Ok(v) if valid(v) => Ok(Some(v)),
+        _ => Err(format!("'{s}' is neither `auto` nor {what}")),
+    }
+}
+
+/// Writes `auto` for `None`, else the number, as [`parse_auto_or`] reads them back.
+pub fn write_auto_or(f: &mut std::fmt::Formatter<'_>, value: Option<f64>) -> std::fmt::Result {
+    match value {
+        None => f.write_str("auto"),
+        Some(v) => write!(f, "{v}"),
+    }
 }
 
 /// How late the logs report road users, as `learn --perception-latency` takes it.
@@ -66,24 +213,21 @@ impl std::str::FromStr for PerceptionLatency {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        if s.eq_ignore_ascii_case("auto") {
-            return Ok(PerceptionLatency::Auto);
-        }
         let max = monitor::MAX_PERCEPTION_LATENCY_S;
-        match s.parse::<f64>() {
-            Ok(l) if (0.0..=max).contains(&l) => Ok(PerceptionLatency::Given(l)),
-            _ => Err(format!(
-                "'{s}' is neither `auto` nor a latency between 0 and {max} s"
-            )),
-        }
+        parse_auto_or(
+            s,
+            |l| (0.0..=max).contains(&l),
+            &format!("a latency between 0 and {max} s"),
+        )
+        .map(|l| l.map_or(PerceptionLatency::Auto, PerceptionLatency::Given))
     }
 }
 
 impl std::fmt::Display for PerceptionLatency {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            PerceptionLatency::Auto => f.write_str("auto"),
-            PerceptionLatency::Given(l) => write!(f, "{l}"),
+            PerceptionLatency::Auto => write_auto_or(f, None),
+            PerceptionLatency::Given(l) => write_auto_or(f, Some(*l)),
         }
     }
 }
@@ -101,8 +245,8 @@ pub struct Fitted {
     pub errors: Vec<(PathBuf, String)>,
     /// Laws left out of the default properties for having too many predicates.
     pub left_out: Vec<String>,
-    /// What the learned runs' collisions say about the road users' latency (`None` with too few).
-    pub latency: Option<LatencyEstimate>,
+    /// How the learned runs' road users are read, and why.
+    pub road_users: RoadUserDecision,
 }
 
 /// The law texts of `laws_dir` and the resolved properties (see the module docs), plus the laws left out.
@@ -256,39 +400,38 @@ pub fn period_words(period_s: f64, source: &PeriodSource) -> Option<String> {
     }
 }
 
-/// Logs recorded: the records, the logs that failed with why, and the contact profile of the first
-/// collision frame of each recorded run that has one ([`laws::geometry::latency`]).
+/// Logs recorded: the records, the logs that failed with why, and what the recorded runs say about
+/// their road users ([`laws::perception`]).
 pub struct Recorded {
     /// One per log read, in the order given.
     pub records: Vec<RunRecord>,
     /// The logs that could not be recorded, with why.
     pub errors: crate::batch::Failures,
-    /// One per recorded run with a collision.
-    pub contacts: Vec<ContactProfile>,
+    /// The recorded runs' reading together.
+    pub reading: RoadUserReading,
 }
 
-impl Recorded {
-    /// What the runs' collisions say about the road users' latency (`None` with too few collisions).
-    pub fn latency(&self) -> Option<LatencyEstimate> {
-        latency::estimate(&self.contacts)
-    }
-}
-
-/// Records every log (in parallel); failures are returned by file.
-pub fn record_logs(plan: &AutoPlan, logs: &[PathBuf], label: &str) -> anyhow::Result<Recorded> {
+/// Records every log (in parallel), reading each one's road users with its contact profiles smoothed
+/// over `window_s` ([`RunReading::of`]); failures are returned by file.
+pub fn record_logs(
+    plan: &AutoPlan,
+    logs: &[PathBuf],
+    window_s: f64,
+    label: &str,
+) -> anyhow::Result<Recorded> {
     let progress = crate::progress::bar(logs.len() as u64, label);
-    let results = record_each(plan, logs, || progress.inc(1))?;
+    let results = record_each(plan, logs, window_s, || progress.inc(1))?;
     progress.finish_and_clear();
     let mut recorded = Recorded {
         records: Vec::with_capacity(results.len()),
         errors: Vec::new(),
-        contacts: Vec::new(),
+        reading: RoadUserReading::default(),
     };
     for (path, r) in results {
         match r {
-            Ok((rec, contact)) => {
+            Ok((rec, reading)) => {
                 recorded.records.push(rec);
-                recorded.contacts.extend(contact);
+                recorded.reading.add(&reading);
             }
             Err(e) => recorded.errors.push((path, format!("{e:#}"))),
         }
@@ -296,11 +439,12 @@ pub fn record_logs(plan: &AutoPlan, logs: &[PathBuf], label: &str) -> anyhow::Re
     Ok(recorded)
 }
 
-/// Records every log (in parallel), each with its outcome — its record and the contact profile of its
-/// run's first collision frame — in the order given; `on_done` after each.
+/// Records every log (in parallel), each with its outcome — its record and its road users' reading, the
+/// contact profiles smoothed over `window_s` — in the order given; `on_done` after each.
 pub fn record_each(
     plan: &AutoPlan,
     logs: &[PathBuf],
+    window_s: f64,
     on_done: impl Fn() + Sync,
 ) -> anyhow::Result<RecordedEach> {
     let recorder = plan.recorder()?;
@@ -312,20 +456,20 @@ pub fn record_each(
         |rec, log| {
             Ok((
                 rec.record(&log.frames),
-                latency::first_collision_profile(&log.frames),
+                RunReading::of(&log.frames, window_s),
             ))
         },
         on_done,
     ))
 }
 
-/// Each log's record and first-collision contact profile, or why it failed.
-pub type RecordedEach = Vec<(PathBuf, anyhow::Result<(RunRecord, Option<ContactProfile>)>)>;
+/// Each log's record and road-user reading, or why it failed.
+pub type RecordedEach = Vec<(PathBuf, anyhow::Result<(RunRecord, RunReading)>)>;
 
-/// Records the learning runs of a fit: with road users as `latency` says — given, or under `Auto` moved
-/// ahead by the estimate when the runs' collisions clearly show them late, which records the runs a
-/// second time (only then). Returns the plan the records belong to (its config carries the latency
-/// used), the records, and the estimate (made on the runs as logged; `None` with too few collisions).
+/// Records the learning runs of a fit with road users as `road_users` says: what is given, and what is
+/// `Auto` as the runs' reading decides ([`RoadUserOptions::decide`]), which records the runs a second
+/// time (only when the decision differs from the first recording's). Returns the plan the records belong
+/// to (its config carries the correction used), the records, and the decision.
 ///
 /// # Errors
 /// Properties that do not compile, or the recorder failing to start.
@@ -333,32 +477,65 @@ pub fn record_for_fit(
     laws: Vec<LawSource>,
     properties: Vec<ResolvedProperty>,
     build: &BuildConfig,
-    latency: PerceptionLatency,
+    road_users: RoadUserOptions,
     logs: &[PathBuf],
     label: &str,
-) -> anyhow::Result<(AutoPlan, Recorded, Option<LatencyEstimate>)> {
+) -> anyhow::Result<(AutoPlan, Recorded, RoadUserDecision)> {
     let mut config = build.clone();
-    config.perception_latency_s = latency.applied_s();
+    config.road_users = road_users.first();
     let plan = AutoPlan::new(laws.clone(), properties.clone(), config.clone())?;
-    let recorded = record_logs(&plan, logs, label)?;
-    let estimate = recorded.latency();
-    match latency.reading_to_apply(estimate) {
-        Some(e) => {
-            config.perception_latency_s = e.lag_s;
-            let plan = AutoPlan::new(laws, properties, config)?;
-            let again = record_logs(&plan, logs, label)?;
-            Ok((plan, again, estimate))
-        }
-        None => Ok((plan, recorded, estimate)),
+    let window_s = road_users.reading_window_s();
+    let recorded = record_logs(&plan, logs, window_s, label)?;
+    let decision = road_users.decide(&recorded.reading);
+    if decision.correction == config.road_users {
+        return Ok((plan, recorded, decision));
     }
+    config.road_users = decision.correction;
+    let plan = AutoPlan::new(laws, properties, config)?;
+    let again = record_logs(&plan, logs, window_s, label)?;
+    Ok((plan, again, decision))
+}
+
+/// What `learn` and `evaluate` say about the road users' steps: when they jump against their speeds
+/// ([`TrackSteps::jumpy`]), that and how the model reads them (smoothed over `applied_s`, or as
+/// logged); when a smoothing was given without such a showing, that it was applied; otherwise nothing.
+pub fn smoothing_words(steps: &TrackSteps, applied_s: f64) -> Option<String> {
+    if !steps.jumpy() {
+        return (applied_s > 0.0).then(|| {
+            format!(
+                "every road user smoothed over its reports of the last {applied_s} s before its \
+                 signals (--road-user-smoothing)"
+            )
+        });
+    }
+    let how = if applied_s > 0.0 {
+        format!(
+            "learning with each road user smoothed over its reports of the last {applied_s} s, as the \
+             model will read every frame (--road-user-smoothing 0 keeps them as logged)"
+        )
+    } else {
+        "learning with them as logged (--road-user-smoothing auto smooths them)".to_string()
+    };
+    Some(format!(
+        "road users seem to be reported at varying ages: {} of {} steps from one frame to the next \
+         ({:.0} %) are off their speed by more than half; {how}",
+        steps.jumps,
+        steps.steps,
+        100.0 * steps.share()
+    ))
 }
 
 /// What `learn` and `evaluate` say about the road users' latency: when the runs' collisions clearly show
 /// them late ([`LatencyEstimate::road_users_late`]), that and how the model reads them (moved ahead by
 /// `applied_s`, or as logged); when a latency was given without such a showing, that it was applied; when
 /// the collisions disagree with the logged positions in a way no latency explains
-/// ([`LatencyEstimate::contacts_disagree`]), that; otherwise nothing.
-pub fn latency_words(estimate: Option<&LatencyEstimate>, applied_s: f64) -> Option<String> {
+/// ([`LatencyEstimate::contacts_disagree`]), that; otherwise nothing. `smoothed`: the estimate was read
+/// on the frames as smoothed ([`laws::perception`]), and the words say so.
+pub fn latency_words(
+    estimate: Option<&LatencyEstimate>,
+    applied_s: f64,
+    smoothed: bool,
+) -> Option<String> {
     let Some(e) = estimate.filter(|e| e.road_users_late()) else {
         if applied_s > 0.0 {
             return Some(format!(
@@ -367,7 +544,7 @@ pub fn latency_words(estimate: Option<&LatencyEstimate>, applied_s: f64) -> Opti
         }
         return estimate
             .filter(|e| e.contacts_disagree())
-            .map(disagreeing_words);
+            .map(|e| disagreeing_words(e, smoothed));
     };
     let how = if applied_s > 0.0 {
         format!(
@@ -377,14 +554,14 @@ pub fn latency_words(estimate: Option<&LatencyEstimate>, applied_s: f64) -> Opti
     } else {
         "learning with them as logged (--perception-latency auto moves them ahead)".to_string()
     };
-    Some(format!("{}; {how}", late_words(e)))
+    Some(format!("{}; {how}", late_words(e, smoothed)))
 }
 
 /// What the collisions say when they disagree with the logged positions and no latency explains it
-/// ([`LatencyEstimate::contacts_disagree`]).
-pub fn disagreeing_words(e: &LatencyEstimate) -> String {
+/// ([`LatencyEstimate::contacts_disagree`]); `smoothed` as for [`latency_words`].
+pub fn disagreeing_words(e: &LatencyEstimate, smoothed: bool) -> String {
     format!(
-        "note: at the first collision frame of {} runs the ego touches a road user in only {} as logged, \
+        "note: at the first collision frame of {} runs the ego touches a road user in only {} {}, \
          and in at most {} with the road users moved ahead by any lag up to {} s: no latency alone \
          explains them. The logs' collision test may have a margin, their positions may be noisy or \
          their road users missed, or their footprints or reference points differ from this tool's (the \
@@ -393,6 +570,7 @@ pub fn disagreeing_words(e: &LatencyEstimate) -> String {
          (--perception-latency S moves them ahead by a latency you know)",
         e.runs,
         e.contact_as_logged,
+        read_words(smoothed),
         e.contact_at_lag,
         laws::geometry::latency::MAX_LAG_S,
         laws::frame::EGO_LENGTH_M,
@@ -401,14 +579,29 @@ pub fn disagreeing_words(e: &LatencyEstimate) -> String {
     )
 }
 
-/// What the collisions say of late road users, in words: the lag read and the contacts behind it.
-pub fn late_words(e: &LatencyEstimate) -> String {
+/// What the collisions say of late road users, in words: the lag read and the contacts behind it;
+/// `smoothed` as for [`latency_words`].
+pub fn late_words(e: &LatencyEstimate, smoothed: bool) -> String {
     format!(
         "road users seem to be reported late, by about {:.2} s: at the first collision frame of {} \
-         runs the ego touches a road user in {} as logged, and in {} with every road user moved {:.2} s \
+         runs the ego touches a road user in {} {}, and in {} with every road user moved {:.2} s \
          ahead along its heading",
-        e.lag_s, e.runs, e.contact_as_logged, e.contact_at_lag, e.lag_s
+        e.lag_s,
+        e.runs,
+        e.contact_as_logged,
+        read_words(smoothed),
+        e.contact_at_lag,
+        e.lag_s
     )
+}
+
+/// How the frames a latency estimate was read on stood: as logged, or smoothed (not moved).
+fn read_words(smoothed: bool) -> &'static str {
+    if smoothed {
+        "as smoothed"
+    } else {
+        "as logged"
+    }
 }
 
 /// [`AutoPlan::build_with_budget_rules`] with a bar of the properties learned (the search can take
@@ -452,8 +645,8 @@ pub fn fit(
     opts: &FitOptions,
 ) -> anyhow::Result<Fitted> {
     let (laws, props, left_out) = properties(laws_dir, properties_file, &opts.build)?;
-    let (plan, recorded, latency) =
-        record_for_fit(laws, props, &opts.build, opts.latency, logs, "reading")?;
+    let (plan, recorded, road_users) =
+        record_for_fit(laws, props, &opts.build, opts.road_users, logs, "reading")?;
     if recorded.records.is_empty() {
         return Err(nothing_learned(logs.len(), &recorded.errors));
     }
@@ -463,7 +656,7 @@ pub fn fit(
         model,
         reports,
         n_learned: recorded.records.len(),
-        latency,
+        road_users,
         errors: recorded.errors,
         left_out,
     })
@@ -484,7 +677,7 @@ mod tests {
         };
         // Late: the reading and how the model reads them.
         let late = reading(4, 19, 0.2);
-        let words = latency_words(Some(&late), 0.2).unwrap();
+        let words = latency_words(Some(&late), 0.2, false).unwrap();
         assert!(
             words.starts_with("road users seem to be reported late, by about 0.20 s"),
             "{words}"
@@ -494,16 +687,16 @@ mod tests {
             "{words}"
         );
         // Timely, every collision touching as logged: nothing to say.
-        assert_eq!(latency_words(Some(&reading(20, 20, 0.0)), 0.0), None);
-        assert_eq!(latency_words(None, 0.0), None);
+        assert_eq!(latency_words(Some(&reading(20, 20, 0.0)), 0.0, false), None);
+        assert_eq!(latency_words(None, 0.0, false), None);
         // A given latency is said whatever the reading.
-        let given = latency_words(Some(&reading(20, 20, 0.0)), 0.3).unwrap();
+        let given = latency_words(Some(&reading(20, 20, 0.0)), 0.3, false).unwrap();
         assert!(
             given.starts_with("every road user moved 0.3 s ahead"),
             "{given}"
         );
         // 12 of 20 touching as logged, at most 15 at any lag: not a latency, and said so.
-        let odd = latency_words(Some(&reading(12, 15, 0.1)), 0.0).unwrap();
+        let odd = latency_words(Some(&reading(12, 15, 0.1)), 0.0, false).unwrap();
         assert!(
             odd.contains(
                 "of 20 runs the ego touches a road user in only 12 as logged, and in at most 15"
@@ -515,7 +708,130 @@ mod tests {
             "{odd}"
         );
         // 16 of 20 is four in five: quiet.
-        assert_eq!(latency_words(Some(&reading(16, 18, 0.1)), 0.0), None);
+        assert_eq!(latency_words(Some(&reading(16, 18, 0.1)), 0.0, false), None);
+    }
+
+    /// A reading of 20 collision runs: `steps` steps of which `jumps` jump; as logged 4 runs touch and
+    /// from a lag of 0.3 s all do, smoothed 6 touch and from 0.2 s all do.
+    fn reading_of(steps: u64, jumps: u64) -> RoadUserReading {
+        let from = |k: usize| (k..=60).fold(0, |p, k| p | 1 << k);
+        let mut contacts = vec![from(30); 16];
+        contacts.extend([1 | from(30); 4]);
+        let mut contacts_smoothed = vec![from(20); 14];
+        contacts_smoothed.extend([1 | from(20); 6]);
+        RoadUserReading {
+            steps: TrackSteps { steps, jumps },
+            contacts,
+            contacts_smoothed,
+        }
+    }
+
+    #[test]
+    fn the_road_users_are_smoothed_when_they_jump_and_the_latency_read_as_they_are_read() {
+        let auto = RoadUserOptions {
+            latency: PerceptionLatency::Auto,
+            smoothing: RoadUserSmoothing::Auto,
+        };
+        assert_eq!(auto.first(), RoadUserCorrection::NONE);
+        assert_eq!(auto.reading_window_s(), SMOOTHING_S);
+        // Jumpy: smoothed over SMOOTHING_S, the latency read on the smoothed profiles (0.2 s).
+        let d = auto.decide(&reading_of(1000, 500));
+        assert_eq!(d.correction.smoothing_s, SMOOTHING_S);
+        assert!((d.correction.latency_s - 0.2).abs() < 1e-12, "{d:?}");
+        assert_eq!(d.latency.map(|e| e.contact_as_logged), Some(6));
+        // Steady: not smoothed, the latency read on the profiles as logged (0.3 s).
+        let d = auto.decide(&reading_of(1000, 99));
+        assert_eq!(d.correction.smoothing_s, 0.0);
+        assert!((d.correction.latency_s - 0.3).abs() < 1e-12, "{d:?}");
+        assert_eq!(d.latency.map(|e| e.contact_as_logged), Some(4));
+        // Given values are kept whatever the reading; a given window is the reading's window.
+        let given = RoadUserOptions {
+            latency: PerceptionLatency::Given(0.1),
+            smoothing: RoadUserSmoothing::Given(0.4),
+        };
+        assert_eq!(
+            given.first(),
+            RoadUserCorrection {
+                smoothing_s: 0.4,
+                latency_s: 0.1
+            }
+        );
+        assert_eq!(given.reading_window_s(), 0.4);
+        assert_eq!(given.decide(&reading_of(10, 0)).correction, given.first());
+        let off = RoadUserOptions {
+            smoothing: RoadUserSmoothing::Given(0.0),
+            ..auto
+        };
+        let d = off.decide(&reading_of(1000, 900));
+        assert_eq!(d.correction.smoothing_s, 0.0);
+        assert!((d.correction.latency_s - 0.3).abs() < 1e-12, "{d:?}");
+        // Too few collisions: no latency read.
+        let mut few = reading_of(1000, 500);
+        few.contacts_smoothed.truncate(5);
+        assert_eq!(auto.decide(&few).correction.latency_s, 0.0);
+    }
+
+    #[test]
+    fn the_smoothing_words_name_the_jumps_and_how_the_model_reads_them() {
+        let jumpy = TrackSteps {
+            steps: 1000,
+            jumps: 750,
+        };
+        let words = smoothing_words(&jumpy, 0.7).unwrap();
+        assert!(
+            words.starts_with(
+                "road users seem to be reported at varying ages: 750 of 1000 steps from one frame to \
+                 the next (75 %)"
+            ),
+            "{words}"
+        );
+        assert!(
+            words.contains("smoothed over its reports of the last 0.7 s"),
+            "{words}"
+        );
+        let kept = smoothing_words(&jumpy, 0.0).unwrap();
+        assert!(kept.contains("learning with them as logged"), "{kept}");
+        let steady = TrackSteps {
+            steps: 1000,
+            jumps: 3,
+        };
+        assert_eq!(smoothing_words(&steady, 0.0), None);
+        let given = smoothing_words(&steady, 0.5).unwrap();
+        assert!(given.starts_with("every road user smoothed"), "{given}");
+        // The decision's words: the smoothing, then the latency read on the frames as smoothed.
+        let auto = RoadUserOptions {
+            latency: PerceptionLatency::Auto,
+            smoothing: RoadUserSmoothing::Auto,
+        };
+        let words = auto.decide(&reading_of(1000, 500)).words();
+        assert_eq!(words.len(), 2, "{words:?}");
+        assert!(words[0].contains("varying ages"), "{words:?}");
+        assert!(
+            words[1].contains("in 6 as smoothed, and in 20"),
+            "{words:?}"
+        );
+        let words = auto.decide(&reading_of(1000, 0)).words();
+        assert_eq!(words.len(), 1, "{words:?}");
+        assert!(words[0].contains("in 4 as logged, and in 20"), "{words:?}");
+    }
+
+    #[test]
+    fn auto_or_a_number_is_parsed_once_for_every_option() {
+        assert_eq!("auto".parse(), Ok(RoadUserSmoothing::Auto));
+        assert_eq!("AUTO".parse(), Ok(PerceptionLatency::Auto));
+        assert_eq!("0.7".parse(), Ok(RoadUserSmoothing::Given(0.7)));
+        assert_eq!("0".parse(), Ok(PerceptionLatency::Given(0.0)));
+        let err = "2.5".parse::<RoadUserSmoothing>().unwrap_err();
+        assert_eq!(
+            err,
+            "'2.5' is neither `auto` nor a window between 0 and 2 s"
+        );
+        let err = "x".parse::<PerceptionLatency>().unwrap_err();
+        assert_eq!(err, "'x' is neither `auto` nor a latency between 0 and 1 s");
+        assert!("NaN".parse::<RoadUserSmoothing>().is_err());
+        for s in ["auto", "0.35", "2"] {
+            assert_eq!(s.parse::<RoadUserSmoothing>().unwrap().to_string(), s);
+        }
     }
 
     fn log_at(path: &Path, frame_period_s: f64) {

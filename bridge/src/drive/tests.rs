@@ -32,7 +32,7 @@ impl Decide for NearStopSign {
                 enforcement: None,
                 collision: false,
             }],
-            perception_latency_s: 0.0,
+            seen: None,
         };
         &self.0
     }

@@ -259,12 +259,10 @@ impl Enforcer {
             // road user's path and keeping on would not.
             let check = if brakes && self.config.brake_check_s > 0.0 {
                 Some(*outlook.get_or_insert_with(|| {
-                    // The road users where the model sees them: moved ahead by its perception latency.
-                    let mut scratch = Frame::default();
-                    let seen =
-                        frame.with_road_users_advanced(decision.perception_latency_s, &mut scratch);
+                    // The road users where the model sees them: smoothed and moved ahead as it reads
+                    // them.
                     brake_check::check(
-                        seen,
+                        decision.seen.as_ref().unwrap_or(frame),
                         &brake_check::Futures {
                             curvature,
                             own_accel_mps2,

@@ -16,7 +16,7 @@ fn prop(risk: f64, violated: bool) -> Decision {
             enforcement: None,
             collision: false,
         }],
-        perception_latency_s: 0.0,
+        seen: None,
     }
 }
 
@@ -247,16 +247,17 @@ fn braking_into_a_road_users_path_becomes_an_alert() {
     }
 }
 
-/// A model with a perception latency sees road users moved ahead by it, and the brake check rolls them out
-/// from there: its verdict on a frame equals the verdict of a model without one on the frame moved ahead
-/// by hand, and differs from the verdict on the frame as it arrived.
+/// A model that reads road users otherwise than as they arrive (moved ahead by a latency, smoothed) hands
+/// the frame as it read it to the enforcer, and the brake check rolls the road users out from there: its
+/// verdict on a frame equals the verdict on that frame as given, and differs from the verdict on the frame
+/// as it arrived.
 #[test]
-fn the_brake_check_rolls_out_road_users_where_a_late_model_sees_them() {
-    let explain = |frame: &Frame, latency: f64| {
+fn the_brake_check_rolls_out_road_users_where_the_model_sees_them() {
+    let explain = |frame: &Frame, seen: Option<Frame>| {
         let mut e = Enforcer::new(EnforceConfig::default());
         let mut ev = Vec::new();
         let decision = Decision {
-            perception_latency_s: latency,
+            seen,
             ..prop(0.9, false)
         };
         e.step(frame, &decision, &mut ev);
@@ -271,10 +272,10 @@ fn the_brake_check_rolls_out_road_users_where_a_late_model_sees_them() {
     let mut moved = arrived.clone();
     moved.advance_road_users(0.4);
     assert!((moved.obstacles[0].y - 15.0).abs() < 1e-9);
-    let late = explain(&arrived, 0.4);
-    assert_eq!(late, explain(&moved, 0.0));
+    let late = explain(&arrived, Some(moved.clone()));
+    assert_eq!(late, explain(&moved, None));
     assert_eq!(late.0, Action::Alert, "{}", late.1);
-    assert_ne!(late, explain(&arrived, 0.0));
+    assert_ne!(late, explain(&arrived, None));
 }
 
 #[test]
@@ -319,7 +320,7 @@ fn every_episode_of_the_vehicle_gets_the_same_verdict() {
                 ..prop(risk, false).properties[0].clone()
             })
             .collect(),
-        perception_latency_s: 0.0,
+        seen: None,
     };
     let mut e = Enforcer::new(EnforceConfig::default());
     let mut ev = Vec::new();

@@ -159,7 +159,7 @@ impl DecideFactory for Constant {
         Box::new(ConstantSession {
             decision: Decision {
                 properties: vec![property],
-                perception_latency_s: 0.0,
+                seen: None,
             },
             gate: self.gate.lock().take(),
         })

@@ -74,7 +74,7 @@ impl DecideFactory for MonitorFactory {
                     collision: p.is_collision(),
                 })
                 .collect(),
-            perception_latency_s: self.prototype.model().perception_latency_s(),
+            seen: None,
         };
         Box::new(MonitorDecide {
             session: self.prototype.clone(),
@@ -106,7 +106,14 @@ impl Decide for MonitorDecide {
             .properties()
             .first()
             .map_or(0.1, |p| p.config().frame_period_s);
-        let outcome = self.session.step(frame);
+        let reads_as_logged = self.session.model().road_users().is_none();
+        let (outcome, seen) = self.session.step_seen(frame);
+        if !reads_as_logged {
+            self.decision
+                .seen
+                .get_or_insert_with(Frame::default)
+                .clone_from(seen);
+        }
         let mut changed: Vec<(usize, StateId)> = Vec::new();
         for (p, (po, out)) in outcome
             .properties

@@ -192,3 +192,59 @@ fn a_collision_property_carries_its_interventions_threshold() {
         (None, None)
     );
 }
+
+/// A model that reads road users otherwise than as they arrive hands each frame as it read it to the
+/// enforcer (`Decision::seen`): the frame its session's corrector gives, smoothed and moved ahead; a model
+/// that reads them as they arrive hands none.
+#[test]
+fn the_decision_carries_the_frame_as_the_model_read_it() {
+    use laws::perception::{Corrector, RoadUserCorrection};
+    let plain = model();
+    let correction = RoadUserCorrection {
+        smoothing_s: 0.5,
+        latency_s: 0.3,
+    };
+    let corrected = Model::try_new(
+        plain.laws().to_vec(),
+        plain
+            .properties()
+            .iter()
+            .map(|p| p.clone().with_road_users(correction))
+            .collect(),
+    )
+    .unwrap();
+    // A car crossing ahead, its reports repeated every other frame.
+    let frames: Vec<Frame> = run(false)
+        .into_iter()
+        .enumerate()
+        .map(|(k, mut f)| {
+            let y = -30.0 + 1.0 * (k - k % 2) as f64;
+            f.obstacles = vec![laws::Obstacle {
+                id: 3,
+                kind: laws::frame::obstacle_type::VEHICLE,
+                x: 15.0,
+                y,
+                heading: std::f64::consts::FRAC_PI_2,
+                speed_mps: 10.0,
+                length: 4.0,
+                width: 2.0,
+                priority: false,
+            }];
+            f
+        })
+        .collect();
+    let mut as_arrived = MonitorFactory::new(plain, None, "plain".into())
+        .unwrap()
+        .session();
+    let mut read = MonitorFactory::new(corrected, None, "read".into())
+        .unwrap()
+        .session();
+    let mut corrector = Corrector::new(correction);
+    for f in &frames {
+        assert_eq!(as_arrived.step(f).seen, None);
+        let want = corrector.view(f).clone();
+        let seen = read.step(f).seen.clone().expect("the frame as read");
+        assert_eq!(seen, want);
+        assert_ne!(seen.obstacles[0].y, f.obstacles[0].y);
+    }
+}

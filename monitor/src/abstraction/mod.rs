@@ -18,6 +18,7 @@
 //!
 //! [`Session`]: crate::Session
 
+use laws::perception::RoadUserCorrection;
 use laws::{Atom, EvalConfig, Evaluator, Formula, LawSet, LawSource};
 
 use crate::error::ModelError;
@@ -134,8 +135,8 @@ pub struct Compiled {
     laws: LawSet,
     eval: EvalConfig,
     encoders: Vec<Encoder>,
-    /// Given to every tracker (see [`crate::BuildConfig::perception_latency_s`]).
-    perception_latency_s: f64,
+    /// Given to every tracker (see [`crate::BuildConfig::road_users`]).
+    road_users: RoadUserCorrection,
 }
 
 /// Collects the state antecedents of a law body: `A -> B` with A a state formula gives A; a conjunction
@@ -178,21 +179,20 @@ impl Compiled {
             laws: reduced,
             eval,
             encoders,
-            perception_latency_s: 0.0,
+            road_users: RoadUserCorrection::NONE,
         })
     }
 
-    /// The same, its trackers moving every frame's road users `latency_s` ahead before computing signals
-    /// (see [`crate::BuildConfig::perception_latency_s`]).
-    pub fn with_perception_latency(mut self, latency_s: f64) -> Compiled {
-        self.perception_latency_s = latency_s;
+    /// The same, its trackers reading every frame's road users as `correction` says before computing
+    /// signals (see [`crate::BuildConfig::road_users`]).
+    pub fn with_road_users(mut self, correction: RoadUserCorrection) -> Compiled {
+        self.road_users = correction;
         self
     }
 
-    /// How far its trackers move every frame's road users ahead, s (see
-    /// [`crate::BuildConfig::perception_latency_s`]).
-    pub fn perception_latency_s(&self) -> f64 {
-        self.perception_latency_s
+    /// How its trackers read every frame's road users (see [`crate::BuildConfig::road_users`]).
+    pub fn road_users(&self) -> RoadUserCorrection {
+        self.road_users
     }
 
     /// The laws actually evaluated (the properties' laws and window laws).

@@ -1,6 +1,7 @@
 //! The runtime side: a [`Tracker`] steps the compiled encoders once per frame.
 
 use laws::eval::{AtomGather, AtomIndex, StateHandle};
+use laws::perception::Corrector;
 use laws::signals::SignalSet;
 use laws::ObligationHandle;
 use laws::{Atom, Evaluator, Formula, Frame, SignalContext, SignalStream, Signals, Verdicts};
@@ -138,8 +139,7 @@ impl Compiled {
                     context,
                     evaluator.needed_signals().union(extra_signals),
                 ),
-                perception_latency_s: self.perception_latency_s,
-                advanced: Frame::default(),
+                road_users: Corrector::new(self.road_users),
                 evaluator,
                 out: vec![Encoded::default(); encoders.len()],
                 encoders,
@@ -326,11 +326,10 @@ pub(crate) struct Tracker {
     /// The run's signals: only those some atom reads are computed, and `jerk`, `acc.mean1s` and
     /// `speedLimit.time` read earlier frames.
     signals: SignalStream,
-    /// Road users are moved this far ahead before the signals are computed, s (0: as logged; see
-    /// [`crate::BuildConfig::perception_latency_s`]).
-    perception_latency_s: f64,
-    /// The frame with its road users moved ahead, when they are (its buffers reused from frame to frame).
-    advanced: Frame,
+    /// How the road users are read before the signals are computed (see
+    /// [`crate::BuildConfig::road_users`]): the corrected frame is held here, its buffers reused from
+    /// frame to frame.
+    road_users: Corrector,
     evaluator: Evaluator,
     encoders: Vec<RtEncoder>,
     out: Vec<Encoded>,
@@ -350,7 +349,7 @@ impl Tracker {
         frame: &Frame,
         inspect: impl FnOnce(&Signals, &Verdicts<'_>, &[Encoded]) -> R,
     ) -> R {
-        let frame = frame.with_road_users_advanced(self.perception_latency_s, &mut self.advanced);
+        let frame = self.road_users.view(frame);
         let signals = self.signals.next(frame);
         let verdicts = self.evaluator.step(signals);
         for (enc, out) in self.encoders.iter_mut().zip(self.out.iter_mut()) {
@@ -381,9 +380,17 @@ impl Tracker {
         inspect(signals, &verdicts, &self.out)
     }
 
+    /// The frame last stepped as the signals read it, given the frame that was stepped: that frame itself
+    /// when road users are read as logged, else its corrected copy (see
+    /// [`crate::BuildConfig::road_users`]).
+    pub fn seen<'a>(&'a self, frame: &'a Frame) -> &'a Frame {
+        self.road_users.last_view(frame)
+    }
+
     /// Forgets the run (a new one starts).
     pub fn reset(&mut self) {
         self.signals.reset();
+        self.road_users.reset();
         self.evaluator.reset();
         self.out.fill(Encoded::default());
     }

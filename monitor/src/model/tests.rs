@@ -3,6 +3,7 @@ use crate::counts::Counts;
 use crate::domain::Domain;
 use crate::property::BuildConfig;
 use crate::StateId;
+use laws::perception::RoadUserCorrection;
 
 fn small_model() -> Model {
     let preds: Vec<String> = ["collision", "speed < 0.5", "NPCAhead(10)"]
@@ -122,7 +123,7 @@ fn rejects_foreign_future_truncated_and_corrupt_files() {
     six[16] = 6;
     let err = Model::from_bytes(&six).unwrap_err();
     assert!(matches!(err, ModelError::Version { found: 6, .. }));
-    assert!(err.to_string().contains("versions 7 to 14"), "{err}");
+    assert!(err.to_string().contains("versions 7 to 15"), "{err}");
     // Forests, or enforcement calibrations, for another number of properties, and none at all.
     let mut two = before_forests.to_vec();
     two.extend_from_slice(&[2, 0, 0, 1, 0]);
@@ -573,7 +574,7 @@ fn an_rss_tuning_round_trips_and_only_a_collision_property_takes_one() {
 
 /// `m`'s bytes as format 13 wrote them: without the perception latency at the end (which must be 0).
 fn as_v13(m: &Model) -> Vec<u8> {
-    let mut bytes = m.to_bytes();
+    let mut bytes = as_v14(m);
     let latency = bytes.split_off(bytes.len() - 8);
     assert_eq!(
         latency,
@@ -584,40 +585,87 @@ fn as_v13(m: &Model) -> Vec<u8> {
     bytes
 }
 
-/// The perception latency is the file's last part, one `f64`; format 13 reads as no latency; a latency
-/// out of range is refused from a file and when built, and properties must agree on it.
-#[test]
-fn the_perception_latency_round_trips_and_a_bad_one_is_refused() {
-    let m = small_model();
-    assert_eq!(m.perception_latency_s(), 0.0);
-    assert_eq!(Model::from_bytes(&as_v13(&m)).unwrap(), m);
-    let late = Model::try_new(
+/// `m` written in format 14: without the smoothing window at the end (the model must have none).
+fn as_v14(m: &Model) -> Vec<u8> {
+    let mut bytes = m.to_bytes();
+    let smoothing = bytes.split_off(bytes.len() - 8);
+    assert_eq!(
+        smoothing,
+        0f64.to_le_bytes(),
+        "a model with a smoothing window"
+    );
+    bytes[16] = 14;
+    bytes
+}
+
+/// `m`'s properties read as `correction` says.
+fn reading(m: &Model, correction: RoadUserCorrection) -> Result<Model, ModelError> {
+    Model::try_new(
         m.laws().to_vec(),
         m.properties()
             .iter()
-            .map(|p| p.clone().with_perception_latency(0.2))
+            .map(|p| p.clone().with_road_users(correction))
             .collect(),
     )
-    .unwrap();
+}
+
+/// The perception latency and then the smoothing window are the file's last parts, one `f64` each;
+/// format 14 reads as no smoothing and 13 as neither; values out of range are refused from a file and
+/// when built, and properties must agree on them.
+#[test]
+fn the_road_user_correction_round_trips_and_a_bad_one_is_refused() {
+    let m = small_model();
+    assert_eq!(m.road_users(), RoadUserCorrection::NONE);
+    assert_eq!(Model::from_bytes(&as_v13(&m)).unwrap(), m);
+    assert_eq!(Model::from_bytes(&as_v14(&m)).unwrap(), m);
+    let correction = RoadUserCorrection {
+        smoothing_s: 0.7,
+        latency_s: 0.2,
+    };
+    let late = reading(&m, correction).unwrap();
     let bytes = late.to_bytes();
-    assert!(bytes.ends_with(&0.2f64.to_le_bytes()));
+    assert!(bytes.ends_with(&[0.2f64.to_le_bytes(), 0.7f64.to_le_bytes()].concat()));
     let back = Model::from_bytes(&bytes).unwrap();
     assert_eq!(back, late);
+    assert_eq!(back.road_users(), correction);
     assert_eq!(back.perception_latency_s(), 0.2);
-    assert_eq!(back.compile().unwrap().perception_latency_s(), 0.2);
-    for bad in [-0.1, 1.5, f64::NAN, f64::INFINITY] {
+    assert_eq!(back.compile().unwrap().road_users(), correction);
+    // A format-14 file of a late model: its latency, no smoothing.
+    let mut v14 = bytes[..bytes.len() - 8].to_vec();
+    v14[16] = 14;
+    let old = Model::from_bytes(&v14).unwrap();
+    assert_eq!(old.road_users().latency_s, 0.2);
+    assert_eq!(old.road_users().smoothing_s, 0.0);
+    for (bad, what) in [
+        (-0.1, "latency"),
+        (1.5, "latency"),
+        (f64::NAN, "latency"),
+        (f64::INFINITY, "latency"),
+    ] {
+        let mut b = bytes[..bytes.len() - 16].to_vec();
+        b.extend_from_slice(&bad.to_le_bytes());
+        b.extend_from_slice(&0.7f64.to_le_bytes());
+        let err = Model::from_bytes(&b).unwrap_err().to_string();
+        assert!(err.contains(what), "{bad}: {err}");
+        let bad_one = RoadUserCorrection {
+            latency_s: bad,
+            ..correction
+        };
+        let err = reading(&m, bad_one).unwrap_err().to_string();
+        assert!(err.contains(what), "{bad}: {err}");
+    }
+    for bad in [-0.1, 2.5, f64::NAN, f64::INFINITY] {
         let mut b = bytes[..bytes.len() - 8].to_vec();
         b.extend_from_slice(&bad.to_le_bytes());
         let err = Model::from_bytes(&b).unwrap_err().to_string();
-        assert!(err.contains("perception latency"), "{bad}: {err}");
-        let err = Model::try_new(
-            m.laws().to_vec(),
-            vec![m.properties()[0].clone().with_perception_latency(bad)],
-        )
+        assert!(err.contains("smoothing window"), "{bad}: {err}");
+    }
+    // Properties that disagree are refused.
+    let props = vec![late.properties()[0].clone(), no_stop()];
+    let err = Model::try_new(m.laws().to_vec(), props)
         .unwrap_err()
         .to_string();
-        assert!(err.contains("perception latency"), "{bad}: {err}");
-    }
+    assert!(err.contains("road-user smoothing differs"), "{err}");
     // A truncated latency fails the file.
     assert!(matches!(
         Model::from_bytes(&bytes[..bytes.len() - 3]),

@@ -1,5 +1,6 @@
 //! The options of the offline pipeline, shared by all properties of a model.
 
+use laws::perception::RoadUserCorrection;
 use serde::{Deserialize, Serialize};
 
 use crate::av::{AvConfig, SmoothingScope};
@@ -29,12 +30,12 @@ pub struct BuildConfig {
     /// existed are flat).
     #[serde(default)]
     pub prior: SmoothingPrior,
-    /// How late the logs report road users, s: every frame's road users are moved this far ahead along
-    /// their headings before any signal is computed, in learning and at run time alike
-    /// ([`laws::Frame::advance_road_users`]; 0: as logged). One value for the whole model, stored once in
-    /// the model file (format 14), not with each property.
+    /// How every frame's road users are read before any signal is computed, in learning and at run time
+    /// alike: smoothed over their recent reports, then moved ahead by the logs' perception latency
+    /// ([`laws::perception`]; the default: as logged). One value for the whole model, stored once in the
+    /// model file (the latency from format 14, the smoothing from 15), not with each property.
     #[serde(skip)]
-    pub perception_latency_s: f64,
+    pub road_users: RoadUserCorrection,
 }
 
 /// How smoothing splits a row's mass between the unsafe outcome and the safe finish (see
@@ -73,7 +74,7 @@ impl Default for BuildConfig {
             window_frames: 100,
             smoothing: SmoothingScope::Local,
             prior: SmoothingPrior::Flat,
-            perception_latency_s: 0.0,
+            road_users: RoadUserCorrection::NONE,
         }
     }
 }

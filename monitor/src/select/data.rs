@@ -220,7 +220,7 @@ impl Recorder {
         properties: &[ResolvedProperty],
         frame_period_s: f64,
         window_frames: usize,
-        perception_latency_s: f64,
+        road_users: laws::perception::RoadUserCorrection,
         spec: RecordSpec<'_>,
     ) -> Result<Recorder, ModelError> {
         let RecordSpec {
@@ -230,8 +230,8 @@ impl Recorder {
             obligation_laws,
         } = spec;
         let defs: Vec<PropertyDef<'_>> = properties.iter().map(PropertyDef::of).collect();
-        let compiled = Compiled::new(laws, &defs, frame_period_s, window_frames)?
-            .with_perception_latency(perception_latency_s);
+        let compiled =
+            Compiled::new(laws, &defs, frame_period_s, window_frames)?.with_road_users(road_users);
         let windows = window_laws
             .iter()
             .map(|law| {

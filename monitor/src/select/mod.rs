@@ -187,7 +187,7 @@ impl AutoPlan {
             &self.properties,
             self.config.frame_period_s,
             self.config.window_frames,
-            self.config.perception_latency_s,
+            self.config.road_users,
             data::RecordSpec {
                 atoms: &self.atoms,
                 window_laws: &self.windows,

@@ -6,6 +6,7 @@ use crate::learning::Plan;
 use crate::property::{BuildConfig, PropertyModel};
 use crate::spec::PropertySpec;
 use laws::frame::obstacle_type;
+use laws::perception::RoadUserCorrection;
 use laws::LawSource;
 use laws::Obstacle;
 
@@ -384,7 +385,12 @@ fn a_model_with_a_perception_latency_reads_the_road_users_moved_ahead() {
     let late = Arc::new(
         Model::try_new(
             laws(),
-            vec![plain.properties()[0].clone().with_perception_latency(0.5)],
+            vec![plain.properties()[0]
+                .clone()
+                .with_road_users(RoadUserCorrection {
+                    smoothing_s: 0.0,
+                    latency_s: 0.5,
+                })],
         )
         .unwrap(),
     );
@@ -427,4 +433,60 @@ fn a_model_with_a_perception_latency_reads_the_road_users_moved_ahead() {
             b.step(&moved).properties[0].risk_eventually
         );
     }
+}
+
+/// A model that smooths road users reads, frame by frame, what the plain model reads on the frames
+/// smoothed and moved ahead by a `Corrector`, and `step_seen` gives that frame; a reset starts the
+/// smoothing afresh.
+#[test]
+fn a_model_that_smooths_reads_the_corrected_frames_and_shows_them() {
+    let plain = hand_model();
+    let correction = RoadUserCorrection {
+        smoothing_s: 0.3,
+        latency_s: 0.2,
+    };
+    let smooth = Arc::new(
+        Model::try_new(
+            laws(),
+            vec![plain.properties()[0].clone().with_road_users(correction)],
+        )
+        .unwrap(),
+    );
+    // An oncoming car at 5 m/s, reported at ages that vary: every other frame repeats the last report.
+    let run: Vec<Frame> = (0..30)
+        .map(|i| {
+            let mut car = car_ahead(20.0 - 0.5 * f64::from(i - i % 2));
+            car.heading = std::f64::consts::PI;
+            car.speed_mps = 5.0;
+            Frame {
+                t: 0.1 * f64::from(i),
+                speed_mps: 5.0,
+                obstacles: vec![car],
+                ..Frame::default()
+            }
+        })
+        .collect();
+    let mut a = Session::new(&smooth, &SessionConfig::default()).unwrap();
+    let mut b = Session::new(&plain, &SessionConfig::default()).unwrap();
+    let mut corrector = laws::perception::Corrector::new(correction);
+    let mut states = std::collections::BTreeSet::new();
+    for _ in 0..2 {
+        for g in &run {
+            let want = corrector.view(g).clone();
+            let (outcome, seen) = a.step_seen(g);
+            assert_eq!(seen, &want);
+            assert_ne!(seen.obstacles[0].x, g.obstacles[0].x);
+            let risk = outcome.properties[0].risk_eventually;
+            let o = b.step(&want);
+            assert_eq!(risk, o.properties[0].risk_eventually);
+            states.insert(o.properties[0].state);
+        }
+        a.reset();
+        b.reset();
+        corrector.reset();
+    }
+    assert!(states.len() > 1, "the run crosses a predicate: {states:?}");
+    // The plain model shows the frame as given.
+    let mut p = Session::new(&plain, &SessionConfig::default()).unwrap();
+    assert!(std::ptr::eq(p.step_seen(&run[3]).1, &run[3]));
 }

@@ -333,29 +333,32 @@ def merge_counts(counts: Iterable[Counts]) -> Counts:
 
 def build_model(counts: Counts) -> Model:
     """The model ``avguard learn`` writes for the logs behind ``counts``: the same bytes. Counts are
-    recorded in one pass: when, under ``perception_latency="auto"`` (the default), their collisions show
-    road users reported late (``counts.late``), ``avguard learn`` would record the logs again with the
-    road users moved ahead, so this raises instead, naming the ``perception_latency`` to learn the counts
-    with; :func:`learn` and :func:`avguard.ray.learn` record them again themselves."""
+    recorded in one pass: when, under the ``auto`` defaults, their road users jump against their speeds or
+    their collisions show them reported late (``counts.again``), ``avguard learn`` would record the logs
+    again read otherwise, so this raises instead, naming the ``road_user_smoothing`` and
+    ``perception_latency`` to learn the counts with; :func:`learn` and :func:`avguard.ray.learn` record
+    them again themselves."""
     return Model(counts.build())
 
 
 def _counts_as_learned(logs: list, laws: PathLike, options: dict, record: Callable) -> Counts:
     """The counts ``avguard learn`` builds its model from: ``record(setup)`` records every log once under
-    ``learn_setup(laws, **options)``; when the option is ``perception_latency="auto"`` (the default) and the
-    collisions of all the logs together read as late (``Counts.late``), the logs are recorded again with
-    the lag read, as the CLI does, and its words are given as a warning (as is the CLI's note when the
-    collisions disagree with the logged positions, ``Counts.contacts_note``)."""
+    ``learn_setup(laws, **options)``; when, under ``road_user_smoothing="auto"`` or
+    ``perception_latency="auto"`` (the defaults), the logs together read otherwise (``Counts.again``: road
+    users that jump against their speeds, collisions that show them late), the logs are recorded again
+    with the options read, as the CLI does, and its words are given as warnings (as is the CLI's note when
+    the collisions disagree with the logged positions, ``Counts.contacts_note``)."""
     options = _with_frame_period(options, logs)
     counts = record(learn_setup(laws, **options))
-    late = counts.late
-    if late is None:
+    again = counts.again
+    if again is None:
         if counts.contacts_note is not None:
             warnings.warn(counts.contacts_note, stacklevel=3)
         return counts
-    lag, words = late
-    warnings.warn(words, stacklevel=3)
-    return record(learn_setup(laws, **dict(options, perception_latency=repr(lag))))
+    read, words = again
+    for line in words.splitlines():
+        warnings.warn(line, stacklevel=3)
+    return record(learn_setup(laws, **dict(options, **dict(read))))
 
 
 def learn(
@@ -363,10 +366,11 @@ def learn(
 ) -> Model:
     """``avguard learn --laws LAWS [--out OUT] LOGS`` in this process: the same model, byte for byte,
     written to ``out`` when given. ``options`` are ``avguard learn``'s (see :func:`learn_counts`). Unlike
-    :func:`build_model` on counts of one pass, this records the logs a second time when, under
-    ``perception_latency="auto"``, their collisions show the road users reported late (a warning says
-    so). Logs that fail are skipped with a warning (``skipped LOG: ...``, as the CLI prints them); when
-    none can be learned, :class:`AvguardError` is raised with the CLI's message."""
+    :func:`build_model` on counts of one pass, this records the logs a second time when, under the
+    ``auto`` defaults, their road users jump against their speeds or their collisions show them reported
+    late (``Counts.again``; warnings say so). Logs that fail are skipped with a warning (``skipped LOG:
+    ...``, as the CLI prints them); when none can be learned, :class:`AvguardError` is raised with the
+    CLI's message."""
     logs = _native.expand_logs(_paths(paths), False)
 
     def record(setup):

@@ -121,10 +121,12 @@ fn to_json<T: serde::Serialize>(value: Option<&T>) -> String {
 pub fn json(model: &Model) -> String {
     let props: Vec<String> = model.properties().iter().map(property_json).collect();
     format!(
-        "{{\"properties\":[{}],\"frame_period_s\":{},\"perception_latency_s\":{}}}",
+        "{{\"properties\":[{}],\"frame_period_s\":{},\"perception_latency_s\":{},\
+         \"road_user_smoothing_s\":{}}}",
         props.join(","),
         serde_json::json!(model.frame_period_s()),
-        serde_json::json!(model.perception_latency_s())
+        serde_json::json!(model.road_users().latency_s),
+        serde_json::json!(model.road_users().smoothing_s)
     )
 }
 
@@ -311,6 +313,16 @@ fn text(model: &Model) -> String {
         "frame period: {} s (the logs it learns from or scores, and the bridge's frames, have it)",
         model.frame_period_s()
     );
+    if model.road_users().smoothing_s > 0.0 {
+        let _ = writeln!(
+            out,
+            "road-user smoothing: {} s (every road user's position is the mean of its reports of the \
+             last {} s, each moved ahead to the frame's time, before any signal is computed: the logs \
+             it was learned from report them at ages that vary)",
+            model.road_users().smoothing_s,
+            model.road_users().smoothing_s
+        );
+    }
     if model.perception_latency_s() > 0.0 {
         let _ = writeln!(
             out,

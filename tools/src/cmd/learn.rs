@@ -75,6 +75,15 @@ pub struct SearchArgs {
     /// bridge alike (said on stderr, stored in the model, shown by `info`).
     #[arg(long, default_value_t = crate::fit::PerceptionLatency::Auto)]
     pub perception_latency: crate::fit::PerceptionLatency,
+    /// Over how long each road user's position is smoothed, s (0–2), or `auto`: 0.7 s when the training
+    /// runs' road users jump against their speeds — at least one in ten of their steps from one frame to
+    /// the next off their speed × the time between the frames by more than half, as a perception whose
+    /// age varies from frame to frame shows them — else none. The model replaces each road user's
+    /// position by the mean of its reports in the window, each moved ahead to the frame's time at its
+    /// own speed and heading, before the latency and any signal, in learning, scoring and the bridge
+    /// alike (said on stderr, stored in the model, shown by `info`).
+    #[arg(long, default_value_t = crate::fit::RoadUserSmoothing::Auto)]
+    pub road_user_smoothing: crate::fit::RoadUserSmoothing,
     /// Laplace pseudo-count added to each smoothed transition, or `auto`: with `--abstraction auto` the
     /// search chooses it per property from 1, 0.3 and 0.1 by the same cross-validated score as the
     /// predicates (ties keep 1); with `--abstraction fixed`, `auto` is 1.
@@ -154,6 +163,14 @@ pub enum ForestKindArg {
 }
 
 impl SearchArgs {
+    /// How these options read the logs' road users.
+    pub fn road_users(&self) -> crate::fit::RoadUserOptions {
+        crate::fit::RoadUserOptions {
+            latency: self.perception_latency,
+            smoothing: self.road_user_smoothing,
+        }
+    }
+
     /// The search these options ask for, its folds assigned with `seed`.
     pub fn config(&self, seed: u64) -> SearchConfig {
         let search = SearchConfig {
@@ -235,23 +252,20 @@ impl std::str::FromStr for AlphaArg {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        if s.eq_ignore_ascii_case("auto") {
-            return Ok(AlphaArg::Auto);
-        }
-        match s.parse::<f64>() {
-            Ok(a) if a.is_finite() && a >= 0.0 => Ok(AlphaArg::Value(a)),
-            _ => Err(format!(
-                "'{s}' is neither `auto` nor a finite pseudo-count ≥ 0"
-            )),
-        }
+        crate::fit::parse_auto_or(
+            s,
+            |a| a.is_finite() && a >= 0.0,
+            "a finite pseudo-count ≥ 0",
+        )
+        .map(|a| a.map_or(AlphaArg::Auto, AlphaArg::Value))
     }
 }
 
 impl std::fmt::Display for AlphaArg {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            AlphaArg::Auto => f.write_str("auto"),
-            AlphaArg::Value(a) => write!(f, "{a}"),
+            AlphaArg::Auto => crate::fit::write_auto_or(f, None),
+            AlphaArg::Value(a) => crate::fit::write_auto_or(f, Some(*a)),
         }
     }
 }
@@ -360,15 +374,15 @@ pub fn fit_options(args: &Args, frame_period_s: f64) -> anyhow::Result<FitOption
             Smoothing::Local => monitor::av::SmoothingScope::Local,
             Smoothing::AllValid => monitor::av::SmoothingScope::AllValid,
         },
-        // A given latency is the plan's; `auto` starts as logged (`fit::record_for_fit` decides).
-        perception_latency_s: args.search.perception_latency.applied_s(),
+        // What is given is the plan's; `auto` starts as logged (`fit::record_for_fit` decides).
+        road_users: args.search.road_users().first(),
         ..defaults
     };
     Ok(FitOptions {
         build: config,
         mode: args.abstraction.into(),
         search: args.search.config(args.seed),
-        latency: args.search.perception_latency,
+        road_users: args.search.road_users(),
     })
 }
 
@@ -392,9 +406,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         eprintln!("skipped {}: {e}", path.display());
     }
     let model = fitted.model;
-    if let Some(words) =
-        crate::fit::latency_words(fitted.latency.as_ref(), model.perception_latency_s())
-    {
+    for words in fitted.road_users.words() {
         eprintln!("{words}");
     }
     let reports = fitted.reports;

@@ -61,8 +61,9 @@ pub struct EvaluateOptions {
     pub build: BuildConfig,
     /// The abstraction search.
     pub search: SearchConfig,
-    /// How late the logs report road users (see `learn --perception-latency`).
-    pub latency: crate::fit::PerceptionLatency,
+    /// How the logs' road users are read (see `learn --perception-latency` and
+    /// `--road-user-smoothing`).
+    pub road_users: crate::fit::RoadUserOptions,
     /// The calibration.
     pub calibrate: CalibrateOptions,
     /// Share of the training logs set aside for calibration.

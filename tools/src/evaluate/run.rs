@@ -47,17 +47,15 @@ pub fn evaluate(
         bail!("no training log left to learn from after the calibration split");
     }
     let (laws, props, _) = crate::fit::properties(laws_dir, properties_file, &opts.build)?;
-    let (plan, recorded, latency) = crate::fit::record_for_fit(
+    let (plan, recorded, road_users) = crate::fit::record_for_fit(
         laws,
         props,
         &opts.build,
-        opts.latency,
+        opts.road_users,
         &learn_logs,
         "reading training",
     )?;
-    if let Some(words) =
-        crate::fit::latency_words(latency.as_ref(), plan.config().perception_latency_s)
-    {
+    for words in road_users.words() {
         eprintln!("{words}");
     }
     let (records, mut errors) = (recorded.records, recorded.errors);

@@ -52,13 +52,10 @@ pub fn run_series(
         .iter()
         .map(|p| p.reactive_rule().is_some())
         .collect();
-    // RSS sees the road users where the model does: moved ahead by its perception latency.
-    let latency = model.perception_latency_s();
-    let mut advanced = Frame::default();
     for frame in frames {
-        let seen = frame.with_road_users_advanced(latency, &mut advanced);
+        // RSS sees the road users where the model does: smoothed and moved ahead as it reads them.
+        let (outcome, seen) = session.step_seen(frame);
         let rss_alarm = rss.map(|p| p.dangerous(seen));
-        let outcome = session.step(frame);
         for (p, (s, po)) in series.iter_mut().zip(&outcome.properties).enumerate() {
             s.t.push(frame.t);
             s.risk.push(measure.risk(p, po));

@@ -35,7 +35,7 @@ impl Decide for Scripted {
                 enforcement: None,
                 collision: false,
             }],
-            perception_latency_s: 0.0,
+            seen: None,
         };
         &self.0
     }
