@@ -1,7 +1,7 @@
 //! `avguard perturb` as a user runs it: what each perturbation does to real simulated logs (checked frame
 //! by frame against the originals), determinism, a bad file failing alone, and the refusals.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use scenarios::log::{read_log, RunLog};
 
@@ -491,21 +491,7 @@ fn learn_stderr(dir: &Path, model: &Path, extra: &[&str]) -> String {
 #[test]
 fn learn_says_when_the_collisions_show_road_users_reported_late() {
     let tmp = scratch();
-    let (orig, late) = (tmp.path().join("orig"), tmp.path().join("late"));
-    // 40 priority-road runs of seed 9: 11 collide, enough for an estimate.
-    run_ok(
-        avguard()
-            .args(["simulate", "--runs", "40", "--seed", "9", "--out"])
-            .arg(&orig)
-            .arg("--scenario")
-            .arg(workspace_root().join("scenarios/priority_road.toml")),
-    );
-    run_ok(
-        avguard()
-            .args(["perturb", "--perception-delay", "0.3", "--out"])
-            .arg(&late)
-            .arg(&orig),
-    );
+    let (orig, late) = priority_runs_and_copies(tmp.path(), &["--perception-delay", "0.3"]);
     let model = tmp.path().join("m.avg");
     let latency_of = |model: &Path| -> f64 {
         let info = run_ok(avguard().args(["info", "--json"]).arg(model));
@@ -547,21 +533,8 @@ fn learn_says_when_the_collisions_show_road_users_reported_late() {
     assert!(said.contains("learning with them as logged"), "{said}");
     assert_eq!(latency_of(&as_logged), 0.0);
     // A latency out of range is refused by name, as a usage error.
-    let out = avguard()
-        .args(["learn", "--perception-latency", "2", "--out"])
-        .arg(tmp.path().join("x.avg"))
-        .arg("--laws")
-        .arg(workspace_root().join("laws/specs"))
-        .arg(&late)
-        .output()
-        .expect("run learn");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains("--perception-latency") && stderr.contains("between 0 and 1"),
-        "{stderr}"
-    );
-    assert!(!tmp.path().join("x.avg").exists());
+    let stderr = learn_refused(tmp.path(), &["--perception-latency", "2"], &late);
+    assert!(stderr.contains("between 0 and 1"), "{stderr}");
     // Collisions that no lag explains (each first collision frame's road users 30 m off the ego and
     // standing still: no contact as logged or moved ahead) are said, as a disagreement with this tool's
     // footprints, and the road users are kept as logged.
@@ -593,20 +566,9 @@ fn learn_says_when_the_collisions_show_road_users_reported_late() {
 #[test]
 fn learn_smooths_road_users_reported_at_ages_that_vary() {
     let tmp = scratch();
-    let (orig, jittered) = (tmp.path().join("orig"), tmp.path().join("jittered"));
-    run_ok(
-        avguard()
-            .args(["simulate", "--runs", "40", "--seed", "9", "--out"])
-            .arg(&orig)
-            .arg("--scenario")
-            .arg(workspace_root().join("scenarios/priority_road.toml")),
-    );
-    run_ok(
-        avguard()
-            .args(["perturb", "--perception-delay", "0.3"])
-            .args(["--perception-jitter", "0.2", "--out"])
-            .arg(&jittered)
-            .arg(&orig),
+    let (orig, jittered) = priority_runs_and_copies(
+        tmp.path(),
+        &["--perception-delay", "0.3", "--perception-jitter", "0.2"],
     );
     let read = |model: &Path| -> (f64, f64) {
         let info = run_ok(avguard().args(["info", "--json"]).arg(model));
@@ -696,18 +658,49 @@ fn learn_smooths_road_users_reported_at_ages_that_vary() {
     );
     assert!(scored.join("score.json").exists());
     // A window out of range is refused by name, as a usage error.
+    let stderr = learn_refused(tmp.path(), &["--road-user-smoothing", "3"], &jittered);
+    assert!(stderr.contains("a window between 0 and 2 s"), "{stderr}");
+}
+
+/// 40 priority-road runs of seed 9 (11 collide, enough for a latency estimate) in `DIR/orig`, and their
+/// copies made by `perturb` with `options` in `DIR/copies`.
+fn priority_runs_and_copies(dir: &Path, options: &[&str]) -> (PathBuf, PathBuf) {
+    let (orig, copies) = (dir.join("orig"), dir.join("copies"));
+    run_ok(
+        avguard()
+            .args(["simulate", "--runs", "40", "--seed", "9", "--out"])
+            .arg(&orig)
+            .arg("--scenario")
+            .arg(workspace_root().join("scenarios/priority_road.toml")),
+    );
+    run_ok(
+        avguard()
+            .arg("perturb")
+            .args(options)
+            .arg("--out")
+            .arg(&copies)
+            .arg(&orig),
+    );
+    (orig, copies)
+}
+
+/// `learn` with `options` (the first of them an option name) on `logs`, which must be refused as a usage
+/// error naming that option and write no model; returns its stderr.
+fn learn_refused(dir: &Path, options: &[&str], logs: &Path) -> String {
+    let model = dir.join("refused.avg");
     let out = avguard()
-        .args(["learn", "--road-user-smoothing", "3", "--out"])
-        .arg(tmp.path().join("x.avg"))
+        .arg("learn")
+        .args(options)
+        .arg("--out")
+        .arg(&model)
         .arg("--laws")
         .arg(workspace_root().join("laws/specs"))
-        .arg(&jittered)
+        .arg(logs)
         .output()
         .expect("run learn");
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains("--road-user-smoothing") && stderr.contains("a window between 0 and 2 s"),
-        "{stderr}"
-    );
+    assert!(stderr.contains(options[0]), "{stderr}");
+    assert!(!model.exists());
+    stderr
 }

@@ -574,27 +574,19 @@ fn an_rss_tuning_round_trips_and_only_a_collision_property_takes_one() {
 
 /// `m`'s bytes as format 13 wrote them: without the perception latency at the end (which must be 0).
 fn as_v13(m: &Model) -> Vec<u8> {
-    let mut bytes = as_v14(m);
-    let latency = bytes.split_off(bytes.len() - 8);
-    assert_eq!(
-        latency,
-        0f64.to_le_bytes(),
-        "a model with a perception latency"
-    );
-    bytes[16] = 13;
-    bytes
+    without_last_zero(as_v14(m), 13, "a model with a perception latency")
 }
 
 /// `m` written in format 14: without the smoothing window at the end (the model must have none).
 fn as_v14(m: &Model) -> Vec<u8> {
-    let mut bytes = m.to_bytes();
-    let smoothing = bytes.split_off(bytes.len() - 8);
-    assert_eq!(
-        smoothing,
-        0f64.to_le_bytes(),
-        "a model with a smoothing window"
-    );
-    bytes[16] = 14;
+    without_last_zero(m.to_bytes(), 14, "a model with a smoothing window")
+}
+
+/// `bytes` without their last `f64`, which must be 0 (else `what`), marked as format `version`.
+fn without_last_zero(mut bytes: Vec<u8>, version: u8, what: &str) -> Vec<u8> {
+    let last = bytes.split_off(bytes.len() - 8);
+    assert_eq!(last, 0f64.to_le_bytes(), "{what}");
+    bytes[16] = version;
     bytes
 }
 
