@@ -96,13 +96,13 @@ struct Report {
 }
 
 impl Report {
-    /// The report of `o`, `None` when its position, speed or heading is not finite (such a road user is
-    /// neither smoothed nor kept).
-    fn of(o: &Obstacle) -> Option<Report> {
+    /// The report of `o`, road user `index` of its frame; `None` when its position, speed or heading is
+    /// not finite (such a road user is neither smoothed nor kept).
+    fn of(index: usize, o: &Obstacle) -> Option<Report> {
         let (sin, cos) = o.heading.sin_cos();
         let r = Report {
             id: o.id,
-            index: 0,
+            index,
             x: o.x,
             y: o.y,
             vx: o.speed_mps * cos,
@@ -145,11 +145,18 @@ impl TrackSmoother {
 
     /// Forgets the run.
     pub fn reset(&mut self) {
-        while let Some(mut f) = self.past.pop_front() {
-            f.reports.clear();
-            self.spare.push(f.reports);
-        }
+        while self.retire_oldest() {}
         self.last_t = None;
+    }
+
+    /// Drops the oldest past frame, its buffer kept for reuse; false when there is none.
+    fn retire_oldest(&mut self) -> bool {
+        let Some(mut f) = self.past.pop_front() else {
+            return false;
+        };
+        f.reports.clear();
+        self.spare.push(f.reports);
+        true
     }
 
     /// Replaces each road user's position in `frame` by the mean of its reports in the window moved
@@ -172,10 +179,7 @@ impl TrackSmoother {
             if !(too_old || self.past.len() > MAX_SMOOTHED_FRAMES) {
                 break;
             }
-            if let Some(mut f) = self.past.pop_front() {
-                f.reports.clear();
-                self.spare.push(f.reports);
-            }
+            self.retire_oldest();
         }
         // This frame's reports in frame order, each with its road user's index (one heading's sine and
         // cosine per road user); sorted by id after the smoothing, for the frames after.
@@ -185,7 +189,7 @@ impl TrackSmoother {
                 .obstacles
                 .iter()
                 .enumerate()
-                .filter_map(|(i, o)| Report::of(o).map(|r| Report { index: i, ..r })),
+                .filter_map(|(i, o)| Report::of(i, o)),
         );
         for own in &reports {
             let (mut sx, mut sy, mut n) = (own.x, own.y, 1.0);
@@ -366,17 +370,20 @@ impl RunReading {
     pub fn of(frames: &[Frame], smoothing_s: f64) -> RunReading {
         let first = frames.iter().position(|f| f.collision);
         let contact = first.map(|i| contact_profile(&frames[i]));
-        let contact_smoothed = first.map(|i| {
-            let mut smoother = TrackSmoother::new(smoothing_s);
-            let mut scratch = Frame::default();
-            for f in &frames[..i] {
-                scratch.clone_from(f);
-                smoother.smooth(&mut scratch);
-            }
-            scratch.clone_from(&frames[i]);
-            smoother.smooth(&mut scratch);
-            contact_profile(&scratch)
-        });
+        // Without a window the smoothed frames are the logged ones.
+        let contact_smoothed = if smoothing_s > 0.0 {
+            first.map(|i| {
+                let mut smoother = TrackSmoother::new(smoothing_s);
+                let mut scratch = Frame::default();
+                for f in &frames[..=i] {
+                    scratch.clone_from(f);
+                    smoother.smooth(&mut scratch);
+                }
+                contact_profile(&scratch)
+            })
+        } else {
+            contact
+        };
         RunReading {
             steps: TrackSteps::of_run(frames),
             contact,

@@ -74,11 +74,6 @@ pub fn contact_profile(frame: &Frame) -> ContactProfile {
     profile
 }
 
-/// The contact profile of a run's first frame flagged `collision`, `None` when it has none.
-pub fn first_collision_profile(frames: &[Frame]) -> Option<ContactProfile> {
-    frames.iter().find(|f| f.collision).map(contact_profile)
-}
-
 /// What the collisions of a set of runs say about the road users' latency.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LatencyEstimate {

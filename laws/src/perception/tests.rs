@@ -277,7 +277,7 @@ fn direct(frames: &[Frame], k: usize, window_s: f64) -> Vec<(f64, f64)> {
         .obstacles
         .iter()
         .map(|o| {
-            let Some(own) = Report::of(o) else {
+            let Some(own) = Report::of(0, o) else {
                 return (o.x, o.y);
             };
             let (mut sx, mut sy, mut n) = (own.x, own.y, 1.0);
@@ -288,7 +288,8 @@ fn direct(frames: &[Frame], k: usize, window_s: f64) -> Vec<(f64, f64)> {
                 let hit = past
                     .obstacles
                     .iter()
-                    .filter_map(Report::of)
+                    .enumerate()
+                    .filter_map(|(i, o)| Report::of(i, o))
                     .find(|r| r.id == own.id);
                 if let Some(r) = hit {
                     sx += r.x + r.vx * (t - past.t);
