@@ -9,7 +9,11 @@
 //!   replaces each road user's position by the mean, over its reports in the last `smoothing_s` seconds
 //!   (this frame's included), of each report moved ahead at its own speed and heading to this frame's
 //!   time: a road user reported at constant velocity stays where it is, and the report's age is averaged
-//!   over the window ([`TrackSmoother`]). Noisy positions are averaged alike.
+//!   over the window ([`TrackSmoother`]). Noisy positions are averaged alike. A perception whose
+//!   velocities are noisy (each report's own estimate, not a difference of positions) also has each road
+//!   user's velocity replaced by the mean of the same reports' velocities
+//!   ([`RoadUserCorrection::smooth_velocities`]); where velocities are exact that mean only lags a road
+//!   user that brakes or turns, so it is applied only when asked for or read as needed.
 //! - **Latency**: every road user moved ahead along its heading at its speed by a fixed lag
 //!   ([`Frame::advance_road_users`]), read off the collisions by [`crate::geometry::latency`]; after the
 //!   smoothing, whose mean age it then makes up.
@@ -18,7 +22,11 @@
 //! from one frame to the next that disagree with its reported speed by more than half. On simulated logs
 //! (ground truth), with a constant latency, lost frames or noise of 0.05 m that share is 0–0.1 %; with
 //! position noise of 0.2 m it is about 4 %; with a latency that varies by more than a period it is 50–75 %
-//! (`docs/MEASUREMENTS.md`, session 38).
+//! (`docs/MEASUREMENTS.md`, session 38). [`VelocityFlips`] says whether the velocities need it too: the
+//! share of a road user's consecutive pairs of steps whose velocity changes imply accelerations above
+//! 2 m/s² in opposite directions, which no vehicle drives frame after frame. On the simulated logs,
+//! timely or reported at varying ages, that share is 0–0.01 %; with velocity noise of 0.3 m/s and
+//! 0.03 rad it is 65 % (session 39).
 
 use std::collections::VecDeque;
 
@@ -48,6 +56,9 @@ pub struct RoadUserCorrection {
     pub smoothing_s: f64,
     /// How late the logs report road users, s (0: as logged; see [`Frame::advance_road_users`]).
     pub latency_s: f64,
+    /// Whether the smoothing also replaces each road user's velocity by the mean of its reports' (only
+    /// with a smoothing window).
+    pub smooth_velocities: bool,
 }
 
 impl RoadUserCorrection {
@@ -55,6 +66,7 @@ impl RoadUserCorrection {
     pub const NONE: RoadUserCorrection = RoadUserCorrection {
         smoothing_s: 0.0,
         latency_s: 0.0,
+        smooth_velocities: false,
     };
 
     /// Whether frames are read as logged.
@@ -63,8 +75,8 @@ impl RoadUserCorrection {
     }
 
     /// Why this cannot be a model's correction (a smoothing window outside 0 … [`MAX_SMOOTHING_S`], a
-    /// latency outside 0 … [`crate::geometry::latency::MAX_LAG_S`], or either not a number); `None` when
-    /// it can.
+    /// latency outside 0 … [`crate::geometry::latency::MAX_LAG_S`], either not a number, or velocities
+    /// smoothed without a window); `None` when it can.
     pub fn out_of_range(&self) -> Option<String> {
         let max_lag = crate::geometry::latency::MAX_LAG_S;
         if !(0.0..=max_lag).contains(&self.latency_s) {
@@ -78,6 +90,9 @@ impl RoadUserCorrection {
                 "road-user smoothing window {} s is not between 0 and {MAX_SMOOTHING_S} s",
                 self.smoothing_s
             ));
+        }
+        if self.smooth_velocities && self.smoothing_s == 0.0 {
+            return Some("road-user velocities smoothed without a smoothing window".to_string());
         }
         None
     }
@@ -122,25 +137,32 @@ struct PastFrame {
     reports: Vec<Report>,
 }
 
-/// Smooths each road user's position over its reports in the last `window_s` seconds of a run (see the
-/// module docs). One per run: [`TrackSmoother::reset`] between runs, and a frame whose time is not after
+/// Smooths each road user's position (and, when asked, its velocity) over its reports in the last
+/// `window_s` seconds of a run (see the module docs). One per run: [`TrackSmoother::reset`] between runs, and a frame whose time is not after
 /// the one before starts afresh. Buffers are reused, so it does not allocate once it has seen a run's
 /// largest frame; it reads at most [`MAX_SMOOTHED_FRAMES`] past frames.
 #[derive(Debug, Clone, Default)]
 pub struct TrackSmoother {
     window_s: f64,
+    velocities: bool,
     past: VecDeque<PastFrame>,
     spare: Vec<Vec<Report>>,
     last_t: Option<f64>,
 }
 
 impl TrackSmoother {
-    /// A smoother over `window_s` seconds (0 or less, or not finite: none, frames left as they are).
+    /// A smoother of positions over `window_s` seconds (0 or less, or not finite: none, frames left as
+    /// they are).
     pub fn new(window_s: f64) -> TrackSmoother {
         TrackSmoother {
             window_s,
             ..TrackSmoother::default()
         }
+    }
+
+    /// The same smoother that also smooths velocities when `velocities`.
+    pub fn with_velocities(self, velocities: bool) -> TrackSmoother {
+        TrackSmoother { velocities, ..self }
     }
 
     /// Forgets the run.
@@ -161,8 +183,10 @@ impl TrackSmoother {
 
     /// Replaces each road user's position in `frame` by the mean of its reports in the window moved
     /// ahead to the frame's time (its own report included; reports matched by track id, the first of an id
-    /// in each past frame). Headings and speeds are kept. A road user whose position, speed or heading is
-    /// not finite is left as it is; a frame whose time is not finite is left as it is and starts afresh.
+    /// in each past frame). Headings and speeds are kept, unless the smoother smooths velocities: then
+    /// each road user's velocity is the mean of the same reports' (below [`STILL_MPS`] its heading is
+    /// kept). A road user whose position, speed or heading is not finite is left as it is; a frame whose
+    /// time is not finite is left as it is and starts afresh.
     pub fn smooth(&mut self, frame: &mut Frame) {
         if !(self.window_s > 0.0 && self.window_s.is_finite()) {
             return;
@@ -193,23 +217,43 @@ impl TrackSmoother {
         );
         for own in &reports {
             let (mut sx, mut sy, mut n) = (own.x, own.y, 1.0);
+            let (mut svx, mut svy) = (own.vx, own.vy);
             for past in &self.past {
                 let i = past.reports.partition_point(|r| r.id < own.id);
                 if let Some(r) = past.reports.get(i).filter(|r| r.id == own.id) {
                     let age = t - past.t;
                     sx += r.x + r.vx * age;
                     sy += r.y + r.vy * age;
+                    svx += r.vx;
+                    svy += r.vy;
                     n += 1.0;
                 }
             }
             if let Some(o) = frame.obstacles.get_mut(own.index) {
                 o.x = sx / n;
                 o.y = sy / n;
+                if self.velocities {
+                    (o.speed_mps, o.heading) = mean_velocity(svx / n, svy / n, o.heading);
+                }
             }
         }
         reports.sort_by_key(|r| r.id);
         self.past.push_back(PastFrame { t, reports });
         self.last_t = Some(t);
+    }
+}
+
+/// Below this mean speed a road user whose velocity is smoothed keeps its own heading, m/s: velocities
+/// that cancel leave a direction that means nothing.
+pub const STILL_MPS: f64 = 1e-6;
+
+/// The speed and heading of the velocity (`vx`, `vy`); below [`STILL_MPS`] the heading is `heading`.
+fn mean_velocity(vx: f64, vy: f64, heading: f64) -> (f64, f64) {
+    let speed = vx.hypot(vy);
+    if speed >= STILL_MPS {
+        (speed, vy.atan2(vx))
+    } else {
+        (speed, heading)
     }
 }
 
@@ -227,7 +271,8 @@ impl Corrector {
     pub fn new(correction: RoadUserCorrection) -> Corrector {
         Corrector {
             correction,
-            smoother: TrackSmoother::new(correction.smoothing_s),
+            smoother: TrackSmoother::new(correction.smoothing_s)
+                .with_velocities(correction.smooth_velocities),
             out: Frame::default(),
         }
     }
@@ -352,64 +397,193 @@ fn step_jumps(a: &Obstacle, b: &Obstacle, dt: f64) -> Option<bool> {
         .then(|| (along - expected).abs() > 0.5 * expected)
 }
 
-/// What one run says about how to read its road users: its [`TrackSteps`], and the contact profile of its
-/// first collision frame ([`crate::geometry::latency`]) as logged and as smoothed over a window.
+/// The least acceleration, m/s², that a road user's velocity change from one frame to the next must
+/// imply for [`VelocityFlips`] to count a turn of it (a vehicle brakes at up to about 8 m/s², but does not
+/// turn its acceleration around from one tenth of a second to the next).
+pub const FLIP_MIN_ACCEL_MPS2: f64 = 2.0;
+
+/// How a set of runs' road users' reported velocities change from frame to frame (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct VelocityFlips {
+    /// Pairs compared: a road user in three consecutive frames (matched by id, frame times increasing),
+    /// its velocity finite in all three.
+    pub pairs: u64,
+    /// Of them, those whose two velocity changes each imply an acceleration of at least
+    /// [`FLIP_MIN_ACCEL_MPS2`], in opposite directions (a negative dot product).
+    pub flips: u64,
+}
+
+impl VelocityFlips {
+    /// The flips of one run's frames.
+    pub fn of_run(frames: &[Frame]) -> VelocityFlips {
+        // Per road user of the last frame, sorted by id: its velocity, and its acceleration from the frame
+        // before when it was in that one too.
+        type Track = (i32, [f64; 2], Option<[f64; 2]>);
+        let mut out = VelocityFlips::default();
+        let mut prev: Vec<Track> = Vec::new();
+        let mut cur: Vec<Track> = Vec::new();
+        let mut prev_t = f64::NAN;
+        for f in frames {
+            cur.clear();
+            let dt = f.t - prev_t;
+            let timed = dt > 0.0 && dt.is_finite();
+            cur.extend(f.obstacles.iter().map(|o| {
+                let (sin, cos) = o.heading.sin_cos();
+                (o.id, [o.speed_mps * cos, o.speed_mps * sin], None)
+            }));
+            // The first report of an id in a frame is its road user, as elsewhere (the sort is stable);
+            // one whose velocity is not finite is not read.
+            cur.sort_by_key(|r| r.0);
+            cur.dedup_by_key(|r| r.0);
+            cur.retain(|r| r.1.iter().all(|c| c.is_finite()));
+            if timed {
+                for track in cur.iter_mut() {
+                    let i = prev.partition_point(|p| p.0 < track.0);
+                    let Some(p) = prev.get(i).filter(|p| p.0 == track.0) else {
+                        continue;
+                    };
+                    let a = [(track.1[0] - p.1[0]) / dt, (track.1[1] - p.1[1]) / dt];
+                    if let Some(before) = p.2 {
+                        out.pairs += 1;
+                        out.flips += u64::from(turns_around(before, a));
+                    }
+                    track.2 = Some(a);
+                }
+            }
+            std::mem::swap(&mut prev, &mut cur);
+            prev_t = f.t;
+        }
+        out
+    }
+
+    /// The share of the pairs that flip (0 with none).
+    pub fn share(&self) -> f64 {
+        if self.pairs == 0 {
+            0.0
+        } else {
+            self.flips as f64 / self.pairs as f64
+        }
+    }
+
+    /// Whether the road users' velocities are noisy: at least [`MIN_STEPS`] pairs, of which at least one
+    /// in ten flip (65 % at 0.3 m/s and 0.03 rad of noise, at most 0.01 % on the simulated logs, timely or
+    /// reported at varying ages; session 39).
+    pub fn noisy(&self) -> bool {
+        self.pairs >= MIN_STEPS && self.flips * 10 >= self.pairs
+    }
+}
+
+impl std::ops::AddAssign for VelocityFlips {
+    fn add_assign(&mut self, other: VelocityFlips) {
+        self.pairs += other.pairs;
+        self.flips += other.flips;
+    }
+}
+
+/// Whether the accelerations `a` then `b` are both at least [`FLIP_MIN_ACCEL_MPS2`] and opposed.
+fn turns_around(a: [f64; 2], b: [f64; 2]) -> bool {
+    let strong = |v: [f64; 2]| v[0].hypot(v[1]) >= FLIP_MIN_ACCEL_MPS2;
+    strong(a) && strong(b) && a[0] * b[0] + a[1] * b[1] < 0.0
+}
+
+/// What one run says about how to read its road users: its [`TrackSteps`] and [`VelocityFlips`], and the
+/// contact profile of its first collision frame ([`crate::geometry::latency`]) as logged and as smoothed
+/// over a window, positions alone and with velocities.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct RunReading {
     /// The run's steps.
     pub steps: TrackSteps,
+    /// The run's velocity flips.
+    pub flips: VelocityFlips,
     /// The first collision frame's contact profile as logged; `None` without a collision.
     pub contact: Option<ContactProfile>,
-    /// The same with the run's road users smoothed over `smoothing_s` ([`RunReading::of`]).
+    /// The same with the run's road users' positions smoothed over `smoothing_s` ([`RunReading::of`]).
     pub contact_smoothed: Option<ContactProfile>,
+    /// The same with their velocities smoothed too.
+    pub contact_smoothed_velocities: Option<ContactProfile>,
 }
 
 impl RunReading {
-    /// Reads `frames`, smoothing over `smoothing_s` for [`RunReading::contact_smoothed`] (the frames up
-    /// to the first collision; the same as `contact` when `smoothing_s` is 0).
+    /// Reads `frames`, smoothing over `smoothing_s` for [`RunReading::contact_smoothed`] and
+    /// [`RunReading::contact_smoothed_velocities`] (the frames up to the first collision; the same as
+    /// `contact` when `smoothing_s` is 0).
     pub fn of(frames: &[Frame], smoothing_s: f64) -> RunReading {
         let first = frames.iter().position(|f| f.collision);
         let contact = first.map(|i| contact_profile(&frames[i]));
-        // Without a window the smoothed frames are the logged ones.
-        let contact_smoothed = if smoothing_s > 0.0 {
-            first.map(|i| {
-                let mut smoother = TrackSmoother::new(smoothing_s);
-                let mut scratch = Frame::default();
-                for f in &frames[..=i] {
-                    scratch.clone_from(f);
-                    smoother.smooth(&mut scratch);
-                }
-                contact_profile(&scratch)
-            })
-        } else {
-            contact
+        let smoothed = |velocities: bool| {
+            // Without a window the smoothed frames are the logged ones.
+            if smoothing_s > 0.0 {
+                first.map(|i| {
+                    let mut smoother = TrackSmoother::new(smoothing_s).with_velocities(velocities);
+                    let mut scratch = Frame::default();
+                    for f in &frames[..=i] {
+                        scratch.clone_from(f);
+                        smoother.smooth(&mut scratch);
+                    }
+                    contact_profile(&scratch)
+                })
+            } else {
+                contact
+            }
         };
         RunReading {
             steps: TrackSteps::of_run(frames),
+            flips: VelocityFlips::of_run(frames),
             contact,
-            contact_smoothed,
+            contact_smoothed: smoothed(false),
+            contact_smoothed_velocities: smoothed(true),
+        }
+    }
+
+    /// The first collision frame's contact profile as `correction` reads it (its smoothing; the latency
+    /// is not applied).
+    pub fn contact_as(&self, correction: &RoadUserCorrection) -> Option<ContactProfile> {
+        if correction.smoothing_s == 0.0 {
+            self.contact
+        } else if correction.smooth_velocities {
+            self.contact_smoothed_velocities
+        } else {
+            self.contact_smoothed
         }
     }
 }
 
-/// What a set of runs says about how to read their road users: their steps, and the contact profiles of
-/// their first collision frames as logged and smoothed ([`RunReading`]).
+/// What a set of runs says about how to read their road users: their steps and velocity flips, and the
+/// contact profiles of their first collision frames as logged and smoothed ([`RunReading`]).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RoadUserReading {
     /// The runs' steps together.
     pub steps: TrackSteps,
+    /// The runs' velocity flips together.
+    pub flips: VelocityFlips,
     /// The first collision frames' contact profiles as logged, one per run with a collision.
     pub contacts: Vec<ContactProfile>,
-    /// The same smoothed, one per run with a collision.
+    /// The same with positions smoothed, one per run with a collision.
     pub contacts_smoothed: Vec<ContactProfile>,
+    /// The same with velocities smoothed too, one per run with a collision.
+    pub contacts_smoothed_velocities: Vec<ContactProfile>,
 }
 
 impl RoadUserReading {
     /// Adds one run's reading.
     pub fn add(&mut self, run: &RunReading) {
         self.steps += run.steps;
+        self.flips += run.flips;
         self.contacts.extend(run.contact);
         self.contacts_smoothed.extend(run.contact_smoothed);
+        self.contacts_smoothed_velocities
+            .extend(run.contact_smoothed_velocities);
+    }
+
+    /// The contact profiles as `correction` reads them (its smoothing; the latency is not applied).
+    pub fn contacts_as(&self, correction: &RoadUserCorrection) -> &[ContactProfile] {
+        if correction.smoothing_s == 0.0 {
+            &self.contacts
+        } else if correction.smooth_velocities {
+            &self.contacts_smoothed_velocities
+        } else {
+            &self.contacts_smoothed
+        }
     }
 }
 

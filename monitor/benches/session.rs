@@ -365,32 +365,41 @@ fn crowded(seed: u32) -> Vec<Frame> {
     frames
 }
 
-/// The per-frame cost of reading road users otherwise than as logged: the same model, plain and with
-/// every road user smoothed over 0.7 s and moved 0.3 s ahead, over frames with ten road users.
+/// The per-frame cost of reading road users otherwise than as logged: the same model, plain, with
+/// every road user smoothed over 0.7 s and moved 0.3 s ahead, and with its velocity smoothed too, over
+/// frames with ten road users.
 fn corrected(c: &mut Criterion) {
     let plain = model();
-    let read = Arc::new(
-        Model::try_new(
-            plain.laws().to_vec(),
-            plain
-                .properties()
-                .iter()
-                .map(|p| {
-                    p.clone().with_road_users(RoadUserCorrection {
-                        smoothing_s: laws::perception::SMOOTHING_S,
-                        latency_s: 0.3,
+    let reading = |smooth_velocities| {
+        Arc::new(
+            Model::try_new(
+                plain.laws().to_vec(),
+                plain
+                    .properties()
+                    .iter()
+                    .map(|p| {
+                        p.clone().with_road_users(RoadUserCorrection {
+                            smoothing_s: laws::perception::SMOOTHING_S,
+                            latency_s: 0.3,
+                            smooth_velocities,
+                        })
                     })
-                })
-                .collect(),
+                    .collect(),
+            )
+            .expect("model"),
         )
-        .expect("model"),
-    );
+    };
+    let (read, read_velocities) = (reading(false), reading(true));
     let frames: Vec<Frame> = (0..8).flat_map(crowded).collect();
     let mut g = c.benchmark_group("session, 10 road users");
     g.throughput(criterion::Throughput::Elements(frames.len() as u64));
     for (name, model) in [
         ("step (as logged)", &plain),
         ("step (smoothed over 0.7 s, moved 0.3 s ahead)", &read),
+        (
+            "step (velocities smoothed too, moved 0.3 s ahead)",
+            &read_velocities,
+        ),
     ] {
         let mut s = Session::new(model, &SessionConfig::default()).expect("session");
         g.bench_function(name, |b| {

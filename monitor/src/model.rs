@@ -26,9 +26,11 @@ pub const MAGIC: &[u8; 16] = b"AVGUARD-MODEL\0\0\0";
 /// ([`crate::forest`]); from 13 on, the RSS tunings are followed by one optional bagged part per property,
 /// which makes its boosted forest one of both kinds ([`crate::forest::BaggedPart`]); from 14 on, those by
 /// the model's perception latency, one `f64`; from 15 on, that by the model's road-user smoothing window,
-/// one `f64` (both [`crate::BuildConfig::road_users`]).
-pub const FORMAT_VERSION: u32 = 15;
-/// The oldest format version this build reads: version 14 differs from 15 only in that it has no
+/// one `f64`; from 16 on, that by whether velocities are smoothed too, one `bool` (all three
+/// [`crate::BuildConfig::road_users`]).
+pub const FORMAT_VERSION: u32 = 16;
+/// The oldest format version this build reads: version 15 differs from 16 only in that it has no
+/// velocity flag at its end (velocities not smoothed), version 14 from 15 only in that it has no
 /// smoothing window at its end (road users not smoothed), version 13 from 14 only in that it has no
 /// perception latency at its end (road users as logged, 0 s), version 12 from 13 only in that it has no bagged
 /// parts after the RSS tunings (every forest is of one kind), version 11 from 12 only in that its forests carry
@@ -53,6 +55,8 @@ const FIRST_BOTH_VERSION: u32 = 13;
 const FIRST_LATENCY_VERSION: u32 = 14;
 /// The first format version whose files carry a road-user smoothing window.
 const FIRST_SMOOTHING_VERSION: u32 = 15;
+/// The first format version whose files say whether road users' velocities are smoothed.
+const FIRST_VELOCITY_SMOOTHING_VERSION: u32 = 16;
 /// The largest perception latency a model may carry, s: the largest lag the estimate tries
 /// ([`laws::geometry::latency::MAX_LAG_S`]).
 pub const MAX_PERCEPTION_LATENCY_S: f64 = laws::geometry::latency::MAX_LAG_S;
@@ -319,6 +323,7 @@ impl Model {
             .and_then(|out| postcard::to_extend(&bagged_parts, out))
             .and_then(|out| postcard::to_extend(&self.road_users().latency_s, out))
             .and_then(|out| postcard::to_extend(&self.road_users().smoothing_s, out))
+            .and_then(|out| postcard::to_extend(&self.road_users().smooth_velocities, out))
         {
             Ok(v) => v,
             Err(e) => unreachable!("postcard into a Vec cannot fail: {e}"),
@@ -402,6 +407,10 @@ impl Model {
         }
         if version >= FIRST_SMOOTHING_VERSION {
             (road_users.smoothing_s, tail) = postcard::take_from_bytes(tail).map_err(decode)?;
+        }
+        if version >= FIRST_VELOCITY_SMOOTHING_VERSION {
+            (road_users.smooth_velocities, tail) =
+                postcard::take_from_bytes(tail).map_err(decode)?;
         }
         if let Some(reason) = road_users.out_of_range() {
             return Err(ModelError::Decode(reason));

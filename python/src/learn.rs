@@ -12,7 +12,7 @@ use std::sync::Arc;
 use anyhow::{anyhow, bail, Context};
 use clap::Parser;
 use laws::geometry::latency::ContactProfile;
-use laws::perception::{RoadUserReading, RunReading, TrackSteps};
+use laws::perception::{RoadUserReading, RunReading, TrackSteps, VelocityFlips};
 use monitor::select::data::RunRecord;
 use monitor::select::AutoPlan;
 use pyo3::prelude::*;
@@ -209,8 +209,11 @@ type LearnedLog = (PathBuf, RunRecord, StoredReading);
 struct StoredReading {
     steps: u64,
     jumps: u64,
+    pairs: u64,
+    flips: u64,
     contact: Option<ContactProfile>,
     contact_smoothed: Option<ContactProfile>,
+    contact_smoothed_velocities: Option<ContactProfile>,
 }
 
 impl From<&RunReading> for StoredReading {
@@ -218,8 +221,11 @@ impl From<&RunReading> for StoredReading {
         StoredReading {
             steps: r.steps.steps,
             jumps: r.steps.jumps,
+            pairs: r.flips.pairs,
+            flips: r.flips.flips,
             contact: r.contact,
             contact_smoothed: r.contact_smoothed,
+            contact_smoothed_velocities: r.contact_smoothed_velocities,
         }
     }
 }
@@ -231,8 +237,13 @@ impl From<&StoredReading> for RunReading {
                 steps: r.steps,
                 jumps: r.jumps,
             },
+            flips: VelocityFlips {
+                pairs: r.pairs,
+                flips: r.flips,
+            },
             contact: r.contact,
             contact_smoothed: r.contact_smoothed,
+            contact_smoothed_velocities: r.contact_smoothed_velocities,
         }
     }
 }
@@ -377,7 +388,8 @@ impl Counts {
     /// When `avguard learn` would record these logs again with their road users read otherwise (under
     /// `auto`: smoothed, because they jump against their speeds, or moved ahead, because their
     /// collisions show them late; [`laws::perception`]): the options it would record them with, as
-    /// `{"road_user_smoothing": "0.7", "perception_latency": "0.41"}`, and what it says then on stderr
+    /// `{"road_user_smoothing": "0.7", "road_user_velocities": "as-logged", "perception_latency": "0.41"}`,
+    /// and what it says then on stderr
     /// (one line per correction). Else `None`: the counts build as they are.
     #[getter]
     fn again(&self) -> Option<(Vec<(String, String)>, String)> {
@@ -386,6 +398,15 @@ impl Counts {
             (
                 "road_user_smoothing".to_string(),
                 format!("{:?}", d.correction.smoothing_s),
+            ),
+            (
+                "road_user_velocities".to_string(),
+                if d.correction.smooth_velocities {
+                    "smoothed"
+                } else {
+                    "as-logged"
+                }
+                .to_string(),
             ),
             (
                 "perception_latency".to_string(),
@@ -435,11 +456,16 @@ impl Counts {
                 // (`avguard.learn` and `avguard.ray.learn` do it).
                 bail!(
                     "{}; `avguard learn` would learn them read so, which records the logs again: \
-                     learn these counts again with road_user_smoothing={:?} and \
-                     perception_latency={:.2} (`avguard.learn` and `avguard.ray.learn` do), or 0 to \
-                     keep them as logged",
+                     learn these counts again with road_user_smoothing={:?}, \
+                     road_user_velocities=\"{}\" and perception_latency={:.2} (`avguard.learn` and \
+                     `avguard.ray.learn` do), or 0 to keep them as logged",
                     d.words().join("; "),
                     d.correction.smoothing_s,
+                    if d.correction.smooth_velocities {
+                        "smoothed"
+                    } else {
+                        "as-logged"
+                    },
                     d.correction.latency_s
                 );
             }

@@ -316,11 +316,13 @@ def test_counts_of_road_users_of_varying_age_ask_for_the_smoothing_the_cli_reads
     assert 0.2 <= lag <= 0.5, late_logs.jittered_stderr
     counts = avguard.learn_counts([jittered], laws=data.laws, abstraction="fixed")
     read, words = counts.again
-    assert dict(read) == {"road_user_smoothing": "0.7", "perception_latency": repr(lag)}
+    assert dict(read) == {"road_user_smoothing": "0.7", "road_user_velocities": "as-logged",
+                          "perception_latency": repr(lag)}
     for line in words.splitlines():
         assert line in late_logs.jittered_stderr
     assert words.splitlines()[0].startswith("road users seem to be reported at varying ages")
-    with pytest.raises(Exception, match="road_user_smoothing=0.7 and perception_latency=") as refused:
+    with pytest.raises(Exception, match='road_user_smoothing=0.7, road_user_velocities="as-logged" and '
+                                        "perception_latency=") as refused:
         avguard.build_model(counts)
     assert "varying ages" in str(refused.value)
     given = avguard.learn_counts([jittered], laws=data.laws, abstraction="fixed", **dict(read))

@@ -580,6 +580,7 @@ fn learn_smooths_road_users_reported_at_ages_that_vary() {
     // Ground truth: no step jumps, nothing said, nothing smoothed.
     let timely = learn_stderr(&orig, &model, &[]);
     assert!(!timely.contains("varying ages"), "{timely}");
+    assert!(!timely.contains("velocities seem noisy"), "{timely}");
     assert_eq!(read(&model), (0.0, 0.0));
     // Reports 0.1–0.5 s old: most steps jump; smoothed over 0.7 s, and the latency read on the frames
     // as smoothed.
@@ -612,6 +613,9 @@ fn learn_smooths_road_users_reported_at_ages_that_vary() {
         "{said}"
     );
     assert!(said.contains("as smoothed, and in"), "{said}");
+    // Their velocities are exact (reported late, not noisy): positions alone are smoothed.
+    assert!(!said.contains("velocities seem noisy"), "{said}");
+    assert_eq!(velocities_smoothed(&model), Some(false));
     let (smoothing, lag) = read(&model);
     assert_eq!(smoothing, 0.7);
     assert!((0.2..=0.5).contains(&lag), "{lag} s from {said}");
@@ -660,6 +664,114 @@ fn learn_smooths_road_users_reported_at_ages_that_vary() {
     // A window out of range is refused by name, as a usage error.
     let stderr = learn_refused(tmp.path(), &["--road-user-smoothing", "3"], &jittered);
     assert!(stderr.contains("a window between 0 and 2 s"), "{stderr}");
+}
+
+/// `info --json`'s `road_user_velocities_smoothed` of `model`.
+fn velocities_smoothed(model: &Path) -> Option<bool> {
+    let info = run_ok(avguard().args(["info", "--json"]).arg(model));
+    let v: serde_json::Value = serde_json::from_str(&info).expect("info --json");
+    v["road_user_velocities_smoothed"].as_bool()
+}
+
+#[test]
+fn learn_smooths_road_users_whose_velocities_are_noisy() {
+    let tmp = scratch();
+    // Noise on the speeds (0.3 m/s) and headings (0.03 rad) alone: the steps do not jump, the
+    // velocities turn around.
+    let (_, noisy) = priority_runs_and_copies(tmp.path(), &["--obstacle-noise", "0,0.3,0.03"]);
+    let model = tmp.path().join("m.avg");
+    let said = learn_stderr(&noisy, &model, &[]);
+    assert!(!said.contains("varying ages"), "{said}");
+    // The pairs and flips are those h5py counts from the logs alone.
+    let out = python_script("track_steps.py")
+        .arg(&noisy)
+        .output()
+        .expect("run track_steps.py");
+    assert!(
+        out.status.success(),
+        "track_steps.py: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let counted: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let (pairs, flips) = (
+        counted["pairs"].as_u64().expect("pairs"),
+        counted["flips"].as_u64().expect("flips"),
+    );
+    assert!(flips * 10 >= pairs && pairs >= 200, "{counted}");
+    let words = format!(
+        "road users' velocities seem noisy: in {flips} of {pairs} pairs of steps from one frame to \
+         the next"
+    );
+    assert!(said.contains(&words), "{words} / {said}");
+    assert!(
+        said.contains(
+            "learning with each road user's velocity smoothed over its reports of the last 0.7 s"
+        ),
+        "{said}"
+    );
+    assert_eq!(velocities_smoothed(&model), Some(true));
+    let info = run_ok(avguard().arg("info").arg(&model));
+    assert!(
+        info.contains("road-user smoothing: 0.7 s, velocities too"),
+        "{info}"
+    );
+    // `as-logged` keeps them as logged and says so; no window then either.
+    let as_logged = tmp.path().join("as-logged.avg");
+    let said = learn_stderr(&noisy, &as_logged, &["--road-user-velocities", "as-logged"]);
+    assert!(
+        said.contains("learning with them as logged (--road-user-velocities auto smooths them)"),
+        "{said}"
+    );
+    assert_eq!(velocities_smoothed(&as_logged), Some(false));
+    // Given the window, `smoothed` and the latency read, the same model as `auto`'s.
+    let info = run_ok(avguard().args(["info", "--json"]).arg(&model));
+    let lag = serde_json::from_str::<serde_json::Value>(&info).expect("info")
+        ["perception_latency_s"]
+        .as_f64()
+        .expect("latency")
+        .to_string();
+    let given = tmp.path().join("given.avg");
+    learn_stderr(
+        &noisy,
+        &given,
+        &[
+            "--road-user-smoothing",
+            "0.7",
+            "--road-user-velocities",
+            "smoothed",
+            "--perception-latency",
+            &lag,
+        ],
+    );
+    assert_eq!(
+        std::fs::read(&model).expect("model"),
+        std::fs::read(&given).expect("given model")
+    );
+    // Smoothed velocities without a window are refused by name, before any work.
+    let out = avguard()
+        .args([
+            "learn",
+            "--road-user-smoothing",
+            "0",
+            "--road-user-velocities",
+            "smoothed",
+            "--laws",
+        ])
+        .arg(workspace_root().join("laws/specs"))
+        .arg("--out")
+        .arg(tmp.path().join("refused.avg"))
+        .arg(&noisy)
+        .output()
+        .expect("run learn");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains(
+            "--road-user-velocities smoothed needs --road-user-smoothing auto or above 0"
+        ),
+        "{stderr}"
+    );
+    assert!(!tmp.path().join("refused.avg").exists());
 }
 
 /// 40 priority-road runs of seed 9 (11 collide, enough for a latency estimate) in `DIR/orig`, and their

@@ -8,16 +8,19 @@
 //! reported by name and skipped. Then each property's abstraction is chosen (`auto`) or kept (`fixed`),
 //! its reactive comparator rule picked, and the model built ([`monitor::select`]).
 //!
-//! While reading, each run's road-user steps and first collision frame are kept ([`RunReading`]), from
-//! which the fit judges whether the logs' road users jump against their speeds, so that they are to be
-//! smoothed ([`laws::perception`]), and whether they are reported late ([`laws::geometry::latency`]);
+//! While reading, each run's road-user steps, velocity flips and first collision frame are kept
+//! ([`RunReading`]), from which the fit judges whether the logs' road users jump against their speeds, so
+//! that they are to be smoothed, whether their velocities are noisy, so that those are smoothed too
+//! ([`laws::perception`]), and whether they are reported late ([`laws::geometry::latency`]);
 //! `learn` and `evaluate` say so when they clearly are, and record the logs again read so.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use laws::geometry::latency::{self, LatencyEstimate};
-use laws::perception::{RoadUserCorrection, RoadUserReading, RunReading, TrackSteps, SMOOTHING_S};
+use laws::perception::{
+    RoadUserCorrection, RoadUserReading, RunReading, TrackSteps, VelocityFlips, SMOOTHING_S,
+};
 use laws::LawSource;
 use monitor::select::data::RunRecord;
 use monitor::select::{AbstractionMode, AutoPlan, PropertyReport, SearchConfig};
@@ -38,21 +41,44 @@ pub struct FitOptions {
     pub road_users: RoadUserOptions,
 }
 
-/// How the logs' road users are read, as `learn --perception-latency` and `--road-user-smoothing` take it.
+/// How the logs' road users are read, as `learn --perception-latency`, `--road-user-smoothing` and
+/// `--road-user-velocities` take it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RoadUserOptions {
     /// How late the logs report road users.
     pub latency: PerceptionLatency,
     /// Over how long road users are smoothed.
     pub smoothing: RoadUserSmoothing,
+    /// Whether road users' velocities are smoothed with their positions.
+    pub velocities: RoadUserVelocities,
 }
 
 impl RoadUserOptions {
+    /// The options, or why they contradict each other (velocities smoothed without a window).
+    pub fn new(
+        latency: PerceptionLatency,
+        smoothing: RoadUserSmoothing,
+        velocities: RoadUserVelocities,
+    ) -> Result<RoadUserOptions, String> {
+        if velocities == RoadUserVelocities::Smoothed && smoothing == RoadUserSmoothing::Given(0.0)
+        {
+            return Err("road-user velocities cannot be smoothed without a smoothing window:                         --road-user-velocities smoothed needs --road-user-smoothing auto or above 0"
+                .to_string());
+        }
+        Ok(RoadUserOptions {
+            latency,
+            smoothing,
+            velocities,
+        })
+    }
+
     /// The correction the logs are first recorded with: what is given, and none for what is `Auto`.
     pub fn first(self) -> RoadUserCorrection {
+        let smoothing_s = self.smoothing.given_s().unwrap_or(0.0);
         RoadUserCorrection {
-            smoothing_s: self.smoothing.given_s().unwrap_or(0.0),
+            smoothing_s,
             latency_s: self.latency.applied_s(),
+            smooth_velocities: self.velocities == RoadUserVelocities::Smoothed && smoothing_s > 0.0,
         }
     }
 
@@ -62,32 +88,36 @@ impl RoadUserOptions {
         self.smoothing.given_s().unwrap_or(SMOOTHING_S)
     }
 
-    /// What the runs' reading decides: under `Auto`, smoothing over [`SMOOTHING_S`] when the road users
-    /// jump against their speeds ([`TrackSteps::jumpy`]), and the latency read off the collisions (of
-    /// the frames as smoothed when they are) when they clearly show road users late.
+    /// What the runs' reading decides: under `Auto`, velocities smoothed when they are noisy
+    /// ([`VelocityFlips::noisy`]); smoothing over [`SMOOTHING_S`] when the road users jump against their
+    /// speeds ([`TrackSteps::jumpy`]) or their velocities are smoothed; and the latency read off the
+    /// collisions (of the frames as smoothed when they are) when they clearly show road users late.
     pub fn decide(self, reading: &RoadUserReading) -> RoadUserDecision {
+        let velocities = match self.velocities {
+            RoadUserVelocities::Auto => reading.flips.noisy(),
+            RoadUserVelocities::Smoothed => true,
+            RoadUserVelocities::AsLogged => false,
+        };
         let smoothing_s = match self.smoothing {
             RoadUserSmoothing::Given(s) => s,
-            RoadUserSmoothing::Auto if reading.steps.jumpy() => SMOOTHING_S,
+            RoadUserSmoothing::Auto if reading.steps.jumpy() || velocities => SMOOTHING_S,
             RoadUserSmoothing::Auto => 0.0,
         };
-        let profiles = if smoothing_s > 0.0 {
-            &reading.contacts_smoothed
-        } else {
-            &reading.contacts
+        let mut correction = RoadUserCorrection {
+            smoothing_s,
+            latency_s: 0.0,
+            smooth_velocities: velocities && smoothing_s > 0.0,
         };
-        let estimate = latency::estimate(profiles);
-        let latency_s = self
+        let estimate = latency::estimate(reading.contacts_as(&correction));
+        correction.latency_s = self
             .latency
             .reading_to_apply(estimate)
             .map_or(self.latency.applied_s(), |e| e.lag_s);
         RoadUserDecision {
-            correction: RoadUserCorrection {
-                smoothing_s,
-                latency_s,
-            },
+            correction,
             latency: estimate,
             steps: reading.steps,
+            flips: reading.flips,
         }
     }
 }
@@ -102,14 +132,21 @@ pub struct RoadUserDecision {
     pub latency: Option<LatencyEstimate>,
     /// How the runs' road users step against their speeds.
     pub steps: TrackSteps,
+    /// How the runs' road users' velocities turn from frame to frame.
+    pub flips: VelocityFlips,
 }
 
 impl RoadUserDecision {
-    /// What `learn` and `evaluate` say on stderr about it: the smoothing ([`smoothing_words`]), then the
+    /// What `learn` and `evaluate` say on stderr about it: the smoothing ([`smoothing_words`]; not when
+    /// the window is there for noisy velocities alone), the velocities ([`velocity_words`]), then the
     /// latency ([`latency_words`]); nothing for timely ground-truth logs read as logged.
     pub fn words(&self) -> Vec<String> {
+        // A window applied for noisy velocities alone is named by the velocities' line.
+        let for_velocities = self.correction.smooth_velocities && self.flips.noisy();
         smoothing_words(&self.steps, self.correction.smoothing_s)
+            .filter(|_| self.steps.jumpy() || !for_velocities)
             .into_iter()
+            .chain(velocity_words(&self.flips, &self.correction))
             .chain(latency_words(
                 self.latency.as_ref(),
                 self.correction.latency_s,
@@ -157,6 +194,18 @@ impl std::fmt::Display for RoadUserSmoothing {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write_auto_or(f, self.given_s())
     }
+}
+
+/// Whether road users' velocities are smoothed with their positions, as `learn --road-user-velocities`
+/// takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RoadUserVelocities {
+    /// Smoothed when the learning runs' velocities are noisy ([`VelocityFlips::noisy`]).
+    Auto,
+    /// Smoothed (over the smoothing window, [`SMOOTHING_S`] under `--road-user-smoothing auto`).
+    Smoothed,
+    /// As logged.
+    AsLogged,
 }
 
 /// `auto` (`None`) or a number that `valid` accepts, for the options that take either; the error names
@@ -525,6 +574,39 @@ pub fn smoothing_words(steps: &TrackSteps, applied_s: f64) -> Option<String> {
     ))
 }
 
+/// What `learn` and `evaluate` say about the road users' velocities: when they are noisy
+/// ([`VelocityFlips::noisy`]), that and how the model reads them (smoothed with the positions, or as
+/// logged); when they are smoothed without such a showing, that; otherwise nothing.
+pub fn velocity_words(flips: &VelocityFlips, applied: &RoadUserCorrection) -> Option<String> {
+    let smoothed = applied.smooth_velocities && applied.smoothing_s > 0.0;
+    if !flips.noisy() {
+        return smoothed.then(|| {
+            format!(
+                "every road user's velocity smoothed over its reports of the last {} s with its \
+                 position (--road-user-velocities)",
+                applied.smoothing_s
+            )
+        });
+    }
+    let how = if smoothed {
+        format!(
+            "learning with each road user's velocity smoothed over its reports of the last {} s, as \
+             the model will read every frame (--road-user-velocities as-logged keeps them as logged)",
+            applied.smoothing_s
+        )
+    } else {
+        "learning with them as logged (--road-user-velocities auto smooths them)".to_string()
+    };
+    Some(format!(
+        "road users' velocities seem noisy: in {} of {} pairs of steps from one frame to the next \
+         ({:.0} %) a road user's velocity turns an acceleration of at least {} m/s² around; {how}",
+        flips.flips,
+        flips.pairs,
+        100.0 * flips.share(),
+        laws::perception::FLIP_MIN_ACCEL_MPS2
+    ))
+}
+
 /// What `learn` and `evaluate` say about the road users' latency: when the runs' collisions clearly show
 /// them late ([`LatencyEstimate::road_users_late`]), that and how the model reads them (moved ahead by
 /// `applied_s`, or as logged); when a latency was given without such a showing, that it was applied; when
@@ -711,27 +793,149 @@ mod tests {
         assert_eq!(latency_words(Some(&reading(16, 18, 0.1)), 0.0, false), None);
     }
 
-    /// A reading of 20 collision runs: `steps` steps of which `jumps` jump; as logged 4 runs touch and
-    /// from a lag of 0.3 s all do, smoothed 6 touch and from 0.2 s all do.
-    fn reading_of(steps: u64, jumps: u64) -> RoadUserReading {
+    /// A reading of 20 collision runs: `steps` steps of which `jumps` jump, 1000 pairs of steps of
+    /// which `flips` flip; as logged 4 runs touch and from a lag of 0.3 s all do, smoothed 6 touch and
+    /// from 0.2 s all do, velocities smoothed too 8 touch and from 0.1 s all do.
+    fn reading_with(steps: u64, jumps: u64, flips: u64) -> RoadUserReading {
         let from = |k: usize| (k..=60).fold(0, |p, k| p | 1 << k);
-        let mut contacts = vec![from(30); 16];
-        contacts.extend([1 | from(30); 4]);
-        let mut contacts_smoothed = vec![from(20); 14];
-        contacts_smoothed.extend([1 | from(20); 6]);
+        let profiles = |lag: usize, touching: usize| {
+            let mut p = vec![from(lag); 20 - touching];
+            p.extend(vec![1 | from(lag); touching]);
+            p
+        };
         RoadUserReading {
             steps: TrackSteps { steps, jumps },
-            contacts,
-            contacts_smoothed,
+            flips: VelocityFlips { pairs: 1000, flips },
+            contacts: profiles(30, 4),
+            contacts_smoothed: profiles(20, 6),
+            contacts_smoothed_velocities: profiles(10, 8),
         }
+    }
+
+    fn reading_of(steps: u64, jumps: u64) -> RoadUserReading {
+        reading_with(steps, jumps, 0)
+    }
+
+    const AUTO: RoadUserOptions = RoadUserOptions {
+        latency: PerceptionLatency::Auto,
+        smoothing: RoadUserSmoothing::Auto,
+        velocities: RoadUserVelocities::Auto,
+    };
+
+    #[test]
+    fn noisy_velocities_are_smoothed_with_the_positions_and_the_latency_read_so() {
+        // Noisy velocities, steady steps: smoothed over SMOOTHING_S, velocities too, the latency read on
+        // the profiles smoothed so (0.1 s).
+        let d = AUTO.decide(&reading_with(1000, 0, 100));
+        assert_eq!(d.correction.smoothing_s, SMOOTHING_S);
+        assert!(d.correction.smooth_velocities);
+        assert!((d.correction.latency_s - 0.1).abs() < 1e-12, "{d:?}");
+        assert_eq!(d.latency.map(|e| e.contact_as_logged), Some(8));
+        // One flip fewer than one in ten: not noisy, nothing smoothed.
+        let d = AUTO.decide(&reading_with(1000, 0, 99));
+        assert_eq!(d.correction.smoothing_s, 0.0);
+        assert!(!d.correction.smooth_velocities);
+        // Jumpy and noisy: both; jumpy alone: positions alone.
+        let d = AUTO.decide(&reading_with(1000, 500, 500));
+        assert!(d.correction.smooth_velocities && d.correction.smoothing_s == SMOOTHING_S);
+        let d = AUTO.decide(&reading_with(1000, 500, 0));
+        assert!(!d.correction.smooth_velocities && d.correction.smoothing_s == SMOOTHING_S);
+        assert!((d.correction.latency_s - 0.2).abs() < 1e-12, "{d:?}");
+        // Given: as logged whatever the flips; smoothed whatever them, over the window given.
+        let as_logged = RoadUserOptions {
+            velocities: RoadUserVelocities::AsLogged,
+            ..AUTO
+        };
+        let d = as_logged.decide(&reading_with(1000, 0, 900));
+        assert_eq!(d.correction.smoothing_s, 0.0);
+        assert!(!d.correction.smooth_velocities);
+        let words = d.words();
+        assert!(
+            words[0].contains("learning with them as logged (--road-user-velocities auto"),
+            "{words:?}"
+        );
+        let smoothed = RoadUserOptions::new(
+            PerceptionLatency::Given(0.0),
+            RoadUserSmoothing::Given(0.4),
+            RoadUserVelocities::Smoothed,
+        )
+        .unwrap();
+        assert!(smoothed.first().smooth_velocities);
+        assert_eq!(
+            smoothed.decide(&reading_with(1000, 0, 0)).correction,
+            smoothed.first()
+        );
+        // Smoothed velocities with no window are refused by name.
+        let err = RoadUserOptions::new(
+            PerceptionLatency::Auto,
+            RoadUserSmoothing::Given(0.0),
+            RoadUserVelocities::Smoothed,
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("--road-user-velocities smoothed needs"),
+            "{err}"
+        );
+        // Under auto smoothing, asked-for velocities start as logged and are smoothed once decided.
+        let asked = RoadUserOptions {
+            velocities: RoadUserVelocities::Smoothed,
+            ..AUTO
+        };
+        assert_eq!(asked.first(), RoadUserCorrection::NONE);
+        assert!(
+            asked
+                .decide(&reading_with(1000, 0, 0))
+                .correction
+                .smooth_velocities
+        );
+    }
+
+    #[test]
+    fn the_velocity_words_name_the_flips_and_how_the_model_reads_them() {
+        let noisy = VelocityFlips {
+            pairs: 1000,
+            flips: 650,
+        };
+        let applied = RoadUserCorrection {
+            smoothing_s: 0.7,
+            latency_s: 0.0,
+            smooth_velocities: true,
+        };
+        let words = velocity_words(&noisy, &applied).unwrap();
+        assert!(
+            words.starts_with(
+                "road users' velocities seem noisy: in 650 of 1000 pairs of steps from one frame to \
+                 the next (65 %) a road user's velocity turns an acceleration of at least 2 m/s² around"
+            ),
+            "{words}"
+        );
+        assert!(
+            words.contains("smoothed over its reports of the last 0.7 s"),
+            "{words}"
+        );
+        let quiet = VelocityFlips {
+            pairs: 1000,
+            flips: 3,
+        };
+        assert_eq!(velocity_words(&quiet, &RoadUserCorrection::NONE), None);
+        let given = velocity_words(&quiet, &applied).unwrap();
+        assert!(
+            given.starts_with("every road user's velocity smoothed"),
+            "{given}"
+        );
+        // The decision's words: the smoothing (no jumps: none), the velocities, then the latency.
+        let words = AUTO.decide(&reading_with(1000, 0, 650)).words();
+        assert_eq!(words.len(), 2, "{words:?}");
+        assert!(words[0].contains("velocities seem noisy"), "{words:?}");
+        assert!(
+            words[1].contains("in 8 as smoothed, and in 20"),
+            "{words:?}"
+        );
     }
 
     #[test]
     fn the_road_users_are_smoothed_when_they_jump_and_the_latency_read_as_they_are_read() {
-        let auto = RoadUserOptions {
-            latency: PerceptionLatency::Auto,
-            smoothing: RoadUserSmoothing::Auto,
-        };
+        let auto = AUTO;
         assert_eq!(auto.first(), RoadUserCorrection::NONE);
         assert_eq!(auto.reading_window_s(), SMOOTHING_S);
         // Jumpy: smoothed over SMOOTHING_S, the latency read on the smoothed profiles (0.2 s).
@@ -748,12 +952,14 @@ mod tests {
         let given = RoadUserOptions {
             latency: PerceptionLatency::Given(0.1),
             smoothing: RoadUserSmoothing::Given(0.4),
+            velocities: RoadUserVelocities::Auto,
         };
         assert_eq!(
             given.first(),
             RoadUserCorrection {
                 smoothing_s: 0.4,
-                latency_s: 0.1
+                latency_s: 0.1,
+                smooth_velocities: false,
             }
         );
         assert_eq!(given.reading_window_s(), 0.4);
@@ -799,10 +1005,7 @@ mod tests {
         let given = smoothing_words(&steady, 0.5).unwrap();
         assert!(given.starts_with("every road user smoothed"), "{given}");
         // The decision's words: the smoothing, then the latency read on the frames as smoothed.
-        let auto = RoadUserOptions {
-            latency: PerceptionLatency::Auto,
-            smoothing: RoadUserSmoothing::Auto,
-        };
+        let auto = AUTO;
         let words = auto.decide(&reading_of(1000, 500)).words();
         assert_eq!(words.len(), 2, "{words:?}");
         assert!(words[0].contains("varying ages"), "{words:?}");

@@ -203,6 +203,7 @@ fn the_decision_carries_the_frame_as_the_model_read_it() {
     let correction = RoadUserCorrection {
         smoothing_s: 0.5,
         latency_s: 0.3,
+        smooth_velocities: true,
     };
     let corrected = Model::try_new(
         plain.laws().to_vec(),

@@ -21,7 +21,12 @@ fn frame(t: f64, obstacles: Vec<Obstacle>) -> Frame {
 
 /// The run's frames smoothed one after another by one smoother.
 fn smoothed(frames: &[Frame], window_s: f64) -> Vec<Frame> {
-    let mut s = TrackSmoother::new(window_s);
+    smoothed_with(frames, window_s, false)
+}
+
+/// The same, smoothing velocities too when `velocities`.
+fn smoothed_with(frames: &[Frame], window_s: f64, velocities: bool) -> Vec<Frame> {
+    let mut s = TrackSmoother::new(window_s).with_velocities(velocities);
     frames
         .iter()
         .map(|f| {
@@ -155,6 +160,7 @@ fn the_corrector_smooths_then_moves_ahead() {
     let mut c = Corrector::new(RoadUserCorrection {
         smoothing_s: 0.0,
         latency_s: 0.25,
+        smooth_velocities: false,
     });
     let mut want = frames[1].clone();
     want.advance_road_users(0.25);
@@ -164,11 +170,126 @@ fn the_corrector_smooths_then_moves_ahead() {
     let mut c = Corrector::new(RoadUserCorrection {
         smoothing_s: 0.5,
         latency_s: 0.25,
+        smooth_velocities: false,
     });
     c.view(&frames[0]);
     assert!((c.view(&frames[1]).obstacles[0].x - 1.0).abs() < 1e-12);
     c.reset();
     assert!((c.view(&frames[1]).obstacles[0].x - 0.5).abs() < 1e-12);
+    // Velocities smoothed too: reported at 10 then 14 m/s, the car moves on at the mean, 12 m/s; its
+    // position is smoothed with each report's own velocity (−1.5 m as above), then 0.25 s ahead at
+    // 12 m/s: 1.5 m.
+    let mut c = Corrector::new(RoadUserCorrection {
+        smoothing_s: 0.5,
+        latency_s: 0.25,
+        smooth_velocities: true,
+    });
+    let faster = frame(0.1, vec![car(1, -2.0, 0.0, 0.0, 14.0)]);
+    c.view(&frames[0]);
+    let out = c.view(&faster).obstacles[0];
+    assert!((out.speed_mps - 12.0).abs() < 1e-12, "{out:?}");
+    assert!((out.x - 1.5).abs() < 1e-12, "{out:?}");
+}
+
+#[test]
+fn smoothed_velocities_are_the_mean_of_the_reports_velocities() {
+    // A car heading east at 10 m/s whose reported heading swings ±0.1 rad and speed 9, 11, 10: the mean
+    // velocity is east, at (9 cos 0.1 + 11 cos 0.1 + 10) / 3 and a northward (9 − 11) sin 0.1 / 3.
+    let frames = vec![
+        frame(0.0, vec![car(3, 0.0, 0.0, 0.1, 9.0)]),
+        frame(0.1, vec![car(3, 1.0, 0.0, -0.1, 11.0)]),
+        frame(0.2, vec![car(3, 2.0, 0.0, 0.0, 10.0)]),
+    ];
+    let out = smoothed_with(&frames, 0.5, true);
+    let (vx, vy) = (
+        (20.0 * 0.1f64.cos() + 10.0) / 3.0,
+        (9.0 - 11.0) * 0.1f64.sin() / 3.0,
+    );
+    let o = &out[2].obstacles[0];
+    assert!((o.speed_mps - vx.hypot(vy)).abs() < 1e-12, "{o:?}");
+    assert!((o.heading - vy.atan2(vx)).abs() < 1e-12, "{o:?}");
+    // Positions are smoothed as without: each report moved ahead at its own velocity.
+    let plain = smoothed(&frames, 0.5);
+    assert_eq!(
+        (o.x, o.y),
+        (plain[2].obstacles[0].x, plain[2].obstacles[0].y)
+    );
+    assert_eq!(plain[2].obstacles[0].heading, 0.0);
+    // Velocities that cancel: speed 0, the road user's own heading kept.
+    let back_and_forth = vec![
+        frame(0.0, vec![car(4, 0.0, 0.0, 0.0, 5.0)]),
+        frame(0.1, vec![car(4, 0.0, 0.0, std::f64::consts::PI, 5.0)]),
+    ];
+    let o = &smoothed_with(&back_and_forth, 0.5, true)[1].obstacles[0];
+    assert!(o.speed_mps < STILL_MPS, "{o:?}");
+    assert_eq!(o.heading, std::f64::consts::PI);
+}
+
+#[test]
+fn velocity_changes_that_turn_around_are_flips() {
+    // Speeds 10, 10.5, 10, 10.5 m/s east at 10 Hz: accelerations +5, −5, +5 m/s², two pairs, both flips.
+    let run = |speeds: &[f64], headings: &[f64]| -> Vec<Frame> {
+        speeds
+            .iter()
+            .zip(headings)
+            .enumerate()
+            .map(|(k, (&v, &h))| frame(0.1 * k as f64, vec![car(1, 0.0, 0.0, h, v)]))
+            .collect()
+    };
+    let flips = |pairs, flips| VelocityFlips { pairs, flips };
+    let east = [0.0; 4];
+    assert_eq!(
+        VelocityFlips::of_run(&run(&[10.0, 10.5, 10.0, 10.5], &east)),
+        flips(2, 2)
+    );
+    // Braking at 5 m/s² throughout: no turn. Turns of 1 m/s²: below the least acceleration.
+    assert_eq!(
+        VelocityFlips::of_run(&run(&[10.0, 9.5, 9.0, 8.5], &east)),
+        flips(2, 0)
+    );
+    assert_eq!(
+        VelocityFlips::of_run(&run(&[10.0, 10.1, 10.0, 10.1], &east)),
+        flips(2, 0)
+    );
+    // The heading swinging ±0.05 rad at 10 m/s: the lateral velocity ±0.5 m/s turns 10 m/s² around.
+    assert_eq!(
+        VelocityFlips::of_run(&run(&[10.0; 4], &[0.05, -0.05, 0.05, -0.05])),
+        flips(2, 2)
+    );
+    // Road users are matched by id (the first of an id in a frame); one seen in two frames only, or a
+    // frame whose time is not after the one before, gives no pair.
+    let frames = vec![
+        frame(
+            0.0,
+            vec![car(2, 0.0, 0.0, 0.0, 10.0), car(1, 0.0, 0.0, 0.0, 10.0)],
+        ),
+        frame(
+            0.1,
+            vec![
+                car(1, 0.0, 0.0, 0.0, 10.5),
+                car(1, 0.0, 0.0, 0.0, 99.0),
+                car(2, 0.0, 0.0, 0.0, 10.0),
+            ],
+        ),
+        frame(
+            0.2,
+            vec![car(2, 0.0, 0.0, 0.0, 10.0), car(1, 0.0, 0.0, 0.0, 10.0)],
+        ),
+        frame(0.2, vec![car(1, 0.0, 0.0, 0.0, 10.5)]),
+        frame(0.3, vec![car(1, 0.0, 0.0, 0.0, 10.0)]),
+    ];
+    assert_eq!(VelocityFlips::of_run(&frames), flips(2, 1));
+    // A first report that is not finite hides the id's other reports in its frame: no pair through it.
+    let mut hidden = run(&[10.0, 10.5, 10.0, 10.5], &east);
+    hidden[2]
+        .obstacles
+        .insert(0, car(1, 0.0, 0.0, 0.0, f64::NAN));
+    assert_eq!(VelocityFlips::of_run(&hidden), flips(0, 0));
+    let mut sum = flips(100, 5);
+    sum += flips(100, 15);
+    assert!(sum.noisy() && sum.share() == 0.1);
+    assert!(!flips(200, 19).noisy());
+    assert!(!flips(199, 199).noisy(), "too few pairs");
 }
 
 #[test]
@@ -178,6 +299,7 @@ fn corrections_out_of_range_are_named() {
         RoadUserCorrection {
             smoothing_s,
             latency_s,
+            smooth_velocities: false,
         }
         .out_of_range()
         .unwrap_or_default()
@@ -187,6 +309,14 @@ fn corrections_out_of_range_are_named() {
     assert!(bad(0.7, 1.5).contains("latency 1.5 s"));
     assert!(bad(0.0, -0.1).contains("latency"));
     assert_eq!(bad(MAX_SMOOTHING_S, 1.0), "");
+    let velocities_alone = RoadUserCorrection {
+        smooth_velocities: true,
+        ..RoadUserCorrection::NONE
+    };
+    assert!(velocities_alone
+        .out_of_range()
+        .unwrap_or_default()
+        .contains("velocities smoothed without a smoothing window"));
 }
 
 #[test]
@@ -260,6 +390,30 @@ fn a_run_reading_smooths_up_to_its_first_collision() {
     assert_eq!(r.contact_smoothed, Some(contact_profile(&at_zero)));
     assert_ne!(r.contact, r.contact_smoothed);
     assert_eq!(r.steps, TrackSteps::of_run(&frames));
+    assert_eq!(r.flips, VelocityFlips::of_run(&frames));
+    // Velocities smoothed too: the car's speeds are all 10 m/s east, so the same profile; the reading
+    // picks the profile a correction reads.
+    assert_eq!(r.contact_smoothed_velocities, r.contact_smoothed);
+    let c = |smoothing_s, smooth_velocities| RoadUserCorrection {
+        smoothing_s,
+        latency_s: 0.3,
+        smooth_velocities,
+    };
+    assert_eq!(r.contact_as(&c(0.0, false)), r.contact);
+    assert_eq!(r.contact_as(&c(0.2, false)), r.contact_smoothed);
+    let mut turned = frames.clone();
+    turned[1].obstacles[0].heading = FRAC_PI_2;
+    let t = RunReading::of(&turned, 0.2);
+    assert_ne!(t.contact_smoothed_velocities, t.contact_smoothed);
+    assert_eq!(t.contact_as(&c(0.2, true)), t.contact_smoothed_velocities);
+    let mut all = RoadUserReading::default();
+    all.add(&r);
+    all.add(&t);
+    assert_eq!(all.contacts_as(&c(0.2, true)).len(), 2);
+    assert_eq!(
+        all.contacts_as(&c(0.2, true))[1],
+        t.contact_smoothed_velocities.unwrap()
+    );
     // No smoothing: both profiles are the logged one; no collision: none.
     let r0 = RunReading::of(&frames, 0.0);
     assert_eq!(r0.contact, r0.contact_smoothed);
@@ -270,7 +424,7 @@ fn a_run_reading_smooths_up_to_its_first_collision() {
 /// The smoothed position of every road user of `frames[k]`, computed directly from the definition: the
 /// mean of its own report and, in each of the (at most `MAX_SMOOTHED_FRAMES`) frames before it no more than
 /// `window_s` (plus a microsecond) older, the first finite report of its id moved ahead to `t_k`.
-fn direct(frames: &[Frame], k: usize, window_s: f64) -> Vec<(f64, f64)> {
+fn direct(frames: &[Frame], k: usize, window_s: f64) -> Vec<(f64, f64, f64, f64)> {
     let t = frames[k].t;
     let first = k.saturating_sub(MAX_SMOOTHED_FRAMES);
     frames[k]
@@ -278,9 +432,10 @@ fn direct(frames: &[Frame], k: usize, window_s: f64) -> Vec<(f64, f64)> {
         .iter()
         .map(|o| {
             let Some(own) = Report::of(0, o) else {
-                return (o.x, o.y);
+                return (o.x, o.y, o.speed_mps, o.heading);
             };
             let (mut sx, mut sy, mut n) = (own.x, own.y, 1.0);
+            let (mut svx, mut svy) = (own.vx, own.vy);
             for past in &frames[first..k] {
                 if t - past.t > window_s + 1e-6 {
                     continue;
@@ -294,10 +449,18 @@ fn direct(frames: &[Frame], k: usize, window_s: f64) -> Vec<(f64, f64)> {
                 if let Some(r) = hit {
                     sx += r.x + r.vx * (t - past.t);
                     sy += r.y + r.vy * (t - past.t);
+                    svx += r.vx;
+                    svy += r.vy;
                     n += 1.0;
                 }
             }
-            (sx / n, sy / n)
+            let (vx, vy) = (svx / n, svy / n);
+            let heading = if vx.hypot(vy) >= STILL_MPS {
+                vy.atan2(vx)
+            } else {
+                o.heading
+            };
+            (sx / n, sy / n, vx.hypot(vy), heading)
         })
         .collect()
 }
@@ -311,6 +474,7 @@ proptest! {
     fn the_smoother_equals_the_definition(
         period in prop_oneof![Just(0.001), Just(0.05), Just(0.1), 0.01f64..0.3],
         window in prop_oneof![Just(0.0), Just(SMOOTHING_S), 0.05f64..2.0],
+        velocities in any::<bool>(),
         run in proptest::collection::vec(
             proptest::collection::vec(
                 (0i32..5, -50.0f64..50.0, -50.0f64..50.0, -4.0f64..4.0,
@@ -328,16 +492,22 @@ proptest! {
                 frame(1.7e9 + period * k as f64, obstacles)
             })
             .collect();
-        let out = smoothed(&frames, window);
+        let out = smoothed_with(&frames, window, velocities);
         for k in 0..frames.len() {
-            let want = if window > 0.0 {
+            let want: Vec<(f64, f64, f64, f64)> = if window > 0.0 {
                 direct(&frames, k, window)
             } else {
-                frames[k].obstacles.iter().map(|o| (o.x, o.y)).collect()
+                frames[k].obstacles.iter().map(|o| (o.x, o.y, o.speed_mps, o.heading)).collect()
             };
-            for (o, (x, y)) in out[k].obstacles.iter().zip(want) {
+            for ((o, (x, y, v, h)), logged) in out[k].obstacles.iter().zip(want).zip(&frames[k].obstacles) {
                 let close = |a: f64, b: f64| a == b || (a - b).abs() <= 1e-6 * (1.0 + b.abs());
                 prop_assert!(close(o.x, x) && close(o.y, y), "frame {k}: {:?} vs ({x}, {y})", o);
+                // Velocities: the mean's when smoothed (a speed that is NaN stays so), else as logged.
+                let (v, h) = if velocities && window > 0.0 { (v, h) } else { (logged.speed_mps, logged.heading) };
+                prop_assert!(
+                    (close(o.speed_mps, v) || (o.speed_mps.is_nan() && v.is_nan())) && close(o.heading, h),
+                    "frame {k}: {:?} vs speed {v}, heading {h}", o
+                );
             }
         }
     }

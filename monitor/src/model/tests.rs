@@ -123,7 +123,7 @@ fn rejects_foreign_future_truncated_and_corrupt_files() {
     six[16] = 6;
     let err = Model::from_bytes(&six).unwrap_err();
     assert!(matches!(err, ModelError::Version { found: 6, .. }));
-    assert!(err.to_string().contains("versions 7 to 15"), "{err}");
+    assert!(err.to_string().contains("versions 7 to 16"), "{err}");
     // Forests, or enforcement calibrations, for another number of properties, and none at all.
     let mut two = before_forests.to_vec();
     two.extend_from_slice(&[2, 0, 0, 1, 0]);
@@ -579,7 +579,16 @@ fn as_v13(m: &Model) -> Vec<u8> {
 
 /// `m` written in format 14: without the smoothing window at the end (the model must have none).
 fn as_v14(m: &Model) -> Vec<u8> {
-    without_last_zero(m.to_bytes(), 14, "a model with a smoothing window")
+    without_last_zero(as_v15(m), 14, "a model with a smoothing window")
+}
+
+/// `m` written in format 15: without the velocity flag at the end (the model must not smooth
+/// velocities).
+fn as_v15(m: &Model) -> Vec<u8> {
+    let mut bytes = m.to_bytes();
+    assert_eq!(bytes.pop(), Some(0), "a model that smooths velocities");
+    bytes[16] = 15;
+    bytes
 }
 
 /// `bytes` without their last `f64`, which must be 0 (else `what`), marked as format `version`.
@@ -601,22 +610,57 @@ fn reading(m: &Model, correction: RoadUserCorrection) -> Result<Model, ModelErro
     )
 }
 
-/// The perception latency and then the smoothing window are the file's last parts, one `f64` each;
-/// format 14 reads as no smoothing and 13 as neither; values out of range are refused from a file and
-/// when built, and properties must agree on them.
+/// The perception latency and then the smoothing window are the file's last parts but one, one `f64`
+/// each, and the velocity flag its last byte; format 15 reads as velocities not smoothed, 14 as no
+/// smoothing and 13 as neither; values out of range are refused from a file and when built, and
+/// properties must agree on them.
 #[test]
 fn the_road_user_correction_round_trips_and_a_bad_one_is_refused() {
     let m = small_model();
     assert_eq!(m.road_users(), RoadUserCorrection::NONE);
     assert_eq!(Model::from_bytes(&as_v13(&m)).unwrap(), m);
     assert_eq!(Model::from_bytes(&as_v14(&m)).unwrap(), m);
+    assert_eq!(Model::from_bytes(&as_v15(&m)).unwrap(), m);
     let correction = RoadUserCorrection {
         smoothing_s: 0.7,
         latency_s: 0.2,
+        smooth_velocities: false,
     };
     let late = reading(&m, correction).unwrap();
-    let bytes = late.to_bytes();
+    let with_flag = late.to_bytes();
+    assert_eq!(with_flag.last(), Some(&0));
+    // The same as format 15: the file without its flag.
+    let mut bytes = with_flag[..with_flag.len() - 1].to_vec();
+    bytes[16] = 15;
+    assert_eq!(Model::from_bytes(&bytes).unwrap(), late);
     assert!(bytes.ends_with(&[0.2f64.to_le_bytes(), 0.7f64.to_le_bytes()].concat()));
+    // Velocities smoothed: the flag is 1 and round-trips; another byte, or a flag without a window, is
+    // refused.
+    let both = RoadUserCorrection {
+        smooth_velocities: true,
+        ..correction
+    };
+    let smooth = reading(&m, both).unwrap();
+    let flagged = smooth.to_bytes();
+    assert_eq!(flagged.last(), Some(&1));
+    assert_eq!(Model::from_bytes(&flagged).unwrap().road_users(), both);
+    let mut two = flagged.clone();
+    *two.last_mut().unwrap() = 2;
+    assert!(matches!(
+        Model::from_bytes(&two),
+        Err(ModelError::Decode(_))
+    ));
+    let no_window = RoadUserCorrection {
+        smoothing_s: 0.0,
+        ..both
+    };
+    let err = reading(&m, no_window).unwrap_err().to_string();
+    assert!(err.contains("without a smoothing window"), "{err}");
+    let mut flag_alone = as_v15(&m);
+    flag_alone[16] = 16;
+    flag_alone.push(1);
+    let err = Model::from_bytes(&flag_alone).unwrap_err().to_string();
+    assert!(err.contains("without a smoothing window"), "{err}");
     let back = Model::from_bytes(&bytes).unwrap();
     assert_eq!(back, late);
     assert_eq!(back.road_users(), correction);

@@ -390,6 +390,7 @@ fn a_model_with_a_perception_latency_reads_the_road_users_moved_ahead() {
                 .with_road_users(RoadUserCorrection {
                     smoothing_s: 0.0,
                     latency_s: 0.5,
+                    smooth_velocities: false,
                 })],
         )
         .unwrap(),
@@ -444,6 +445,7 @@ fn a_model_that_smooths_reads_the_corrected_frames_and_shows_them() {
     let correction = RoadUserCorrection {
         smoothing_s: 0.3,
         latency_s: 0.2,
+        smooth_velocities: false,
     };
     let smooth = Arc::new(
         Model::try_new(

@@ -335,17 +335,18 @@ def build_model(counts: Counts) -> Model:
     """The model ``avguard learn`` writes for the logs behind ``counts``: the same bytes. Counts are
     recorded in one pass: when, under the ``auto`` defaults, their road users jump against their speeds or
     their collisions show them reported late (``counts.again``), ``avguard learn`` would record the logs
-    again read otherwise, so this raises instead, naming the ``road_user_smoothing`` and
-    ``perception_latency`` to learn the counts with; :func:`learn` and :func:`avguard.ray.learn` record
+    again read otherwise, so this raises instead, naming the ``road_user_smoothing``,
+    ``road_user_velocities`` and ``perception_latency`` to learn the counts with; :func:`learn` and :func:`avguard.ray.learn` record
     them again themselves."""
     return Model(counts.build())
 
 
 def _counts_as_learned(logs: list, laws: PathLike, options: dict, record: Callable) -> Counts:
     """The counts ``avguard learn`` builds its model from: ``record(setup)`` records every log once under
-    ``learn_setup(laws, **options)``; when, under ``road_user_smoothing="auto"`` or
-    ``perception_latency="auto"`` (the defaults), the logs together read otherwise (``Counts.again``: road
-    users that jump against their speeds, collisions that show them late), the logs are recorded again
+    ``learn_setup(laws, **options)``; when, under ``road_user_smoothing="auto"``,
+    ``road_user_velocities="auto"`` or ``perception_latency="auto"`` (the defaults), the logs together read
+    otherwise (``Counts.again``: road users that jump against their speeds, velocities that are noisy,
+    collisions that show them late), the logs are recorded again
     with the options read, as the CLI does, and its words are given as warnings (as is the CLI's note when
     the collisions disagree with the logged positions, ``Counts.contacts_note``)."""
     options = _with_frame_period(options, logs)

@@ -170,7 +170,7 @@ fn evaluate_seed(args: &Args, inputs: &Inputs, seed: u64) -> anyhow::Result<Eval
             ..BuildConfig::at_frame_period(inputs.frame_period_s).context("--frame-period-s")?
         },
         search: args.search.config(seed),
-        road_users: args.search.road_users(),
+        road_users: args.search.road_users()?,
         calibrate: CalibrateOptions {
             target_false_alarm: args.target_false_alarms,
             debounce_frames: args.debounce.frames.clone(),

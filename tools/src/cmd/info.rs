@@ -122,11 +122,12 @@ pub fn json(model: &Model) -> String {
     let props: Vec<String> = model.properties().iter().map(property_json).collect();
     format!(
         "{{\"properties\":[{}],\"frame_period_s\":{},\"perception_latency_s\":{},\
-         \"road_user_smoothing_s\":{}}}",
+         \"road_user_smoothing_s\":{},\"road_user_velocities_smoothed\":{}}}",
         props.join(","),
         serde_json::json!(model.frame_period_s()),
         serde_json::json!(model.road_users().latency_s),
-        serde_json::json!(model.road_users().smoothing_s)
+        serde_json::json!(model.road_users().smoothing_s),
+        serde_json::json!(model.road_users().smooth_velocities)
     )
 }
 
@@ -313,14 +314,24 @@ fn text(model: &Model) -> String {
         "frame period: {} s (the logs it learns from or scores, and the bridge's frames, have it)",
         model.frame_period_s()
     );
-    if model.road_users().smoothing_s > 0.0 {
+    let road_users = model.road_users();
+    if road_users.smoothing_s > 0.0 {
+        let velocities = if road_users.smooth_velocities {
+            ", and its velocity the mean of theirs"
+        } else {
+            ""
+        };
         let _ = writeln!(
             out,
-            "road-user smoothing: {} s (every road user's position is the mean of its reports of the \
-             last {} s, each moved ahead to the frame's time, before any signal is computed: the logs \
-             it was learned from report them at ages that vary)",
-            model.road_users().smoothing_s,
-            model.road_users().smoothing_s
+            "road-user smoothing: {} s{} (every road user's position is the mean of its reports of the \
+             last {} s, each moved ahead to the frame's time{velocities}, before any signal is computed)",
+            road_users.smoothing_s,
+            if road_users.smooth_velocities {
+                ", velocities too"
+            } else {
+                ""
+            },
+            road_users.smoothing_s
         );
     }
     if model.perception_latency_s() > 0.0 {

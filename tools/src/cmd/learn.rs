@@ -84,6 +84,13 @@ pub struct SearchArgs {
     /// alike (said on stderr, stored in the model, shown by `info`).
     #[arg(long, default_value_t = crate::fit::RoadUserSmoothing::Auto)]
     pub road_user_smoothing: crate::fit::RoadUserSmoothing,
+    /// Whether each road user's velocity (speed and heading) is smoothed with its position, over the
+    /// same window and reports: `auto` when the training runs' velocities are noisy — in at least one in
+    /// ten of a road user's pairs of steps from one frame to the next its velocity turns an acceleration
+    /// of 2 m/s² or more around, which no vehicle drives — else not; `smoothed`; or `as-logged`. Smoothed
+    /// velocities need a smoothing window (under `--road-user-smoothing auto`, 0.7 s).
+    #[arg(long, value_enum, default_value_t = crate::fit::RoadUserVelocities::Auto)]
+    pub road_user_velocities: crate::fit::RoadUserVelocities,
     /// Laplace pseudo-count added to each smoothed transition, or `auto`: with `--abstraction auto` the
     /// search chooses it per property from 1, 0.3 and 0.1 by the same cross-validated score as the
     /// predicates (ties keep 1); with `--abstraction fixed`, `auto` is 1.
@@ -164,11 +171,16 @@ pub enum ForestKindArg {
 
 impl SearchArgs {
     /// How these options read the logs' road users.
-    pub fn road_users(&self) -> crate::fit::RoadUserOptions {
-        crate::fit::RoadUserOptions {
-            latency: self.perception_latency,
-            smoothing: self.road_user_smoothing,
-        }
+    ///
+    /// # Errors
+    /// Options that contradict each other ([`crate::fit::RoadUserOptions::new`]).
+    pub fn road_users(&self) -> anyhow::Result<crate::fit::RoadUserOptions> {
+        crate::fit::RoadUserOptions::new(
+            self.perception_latency,
+            self.road_user_smoothing,
+            self.road_user_velocities,
+        )
+        .map_err(anyhow::Error::msg)
     }
 
     /// The search these options ask for, its folds assigned with `seed`.
@@ -361,6 +373,7 @@ pub enum Smoothing {
 /// [`crate::fit::frame_period`] of the logs; also what the Python package's learning uses).
 pub fn fit_options(args: &Args, frame_period_s: f64) -> anyhow::Result<FitOptions> {
     let defaults = BuildConfig::at_frame_period(frame_period_s).context("--frame-period-s")?;
+    let road_users = args.search.road_users()?;
     let config = BuildConfig {
         laplace: LaplaceConfig {
             alpha: args.search.alpha.value(),
@@ -375,14 +388,14 @@ pub fn fit_options(args: &Args, frame_period_s: f64) -> anyhow::Result<FitOption
             Smoothing::AllValid => monitor::av::SmoothingScope::AllValid,
         },
         // What is given is the plan's; `auto` starts as logged (`fit::record_for_fit` decides).
-        road_users: args.search.road_users().first(),
+        road_users: road_users.first(),
         ..defaults
     };
     Ok(FitOptions {
         build: config,
         mode: args.abstraction.into(),
         search: args.search.config(args.seed),
-        road_users: args.search.road_users(),
+        road_users,
     })
 }
 
