@@ -160,7 +160,8 @@ impl RoadUserDecision {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum RoadUserSmoothing {
     /// Over [`SMOOTHING_S`] when the learning runs' road users jump against their speeds
-    /// ([`TrackSteps::jumpy`]), else not at all.
+    /// ([`TrackSteps::jumpy`]) or their velocities are smoothed ([`RoadUserVelocities`]), else not at
+    /// all.
     Auto,
     /// Over this many seconds (0: not at all).
     Given(f64),
