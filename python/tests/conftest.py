@@ -70,7 +70,8 @@ class LateLogs:
     """Priority-road runs as simulated (`orig`) and with every road user reported 0.3 s late (`late`,
     `avguard perturb --perception-delay 0.3`), and the model `avguard learn --abstraction fixed` makes of
     the late ones (`cli_model`), with its stderr (`cli_stderr`); the same for road users 0.3 ± 0.2 s late
-    (`jittered`, `jittered_model`, `jittered_stderr`)."""
+    (`jittered`, `jittered_model`, `jittered_stderr`) and for road users whose speeds and headings are
+    noisy (`noisy`, `noisy_model`, `noisy_stderr`: `--obstacle-noise 0,0.3,0.03`)."""
 
     def __init__(self, root: Path, laws: Path):
         self.orig, self.late = root / "orig", root / "late"
@@ -88,6 +89,12 @@ class LateLogs:
         done = cli("learn", "--laws", laws, "--out", self.jittered_model, "--abstraction", "fixed",
                    self.jittered)
         self.jittered_stderr = done.stderr
+        # Noisy velocities (session 39).
+        self.noisy = root / "noisy"
+        cli("perturb", "--obstacle-noise", "0,0.3,0.03", "--out", self.noisy, self.orig)
+        self.noisy_model = root / "noisy.bin"
+        done = cli("learn", "--laws", laws, "--out", self.noisy_model, "--abstraction", "fixed", self.noisy)
+        self.noisy_stderr = done.stderr
 
 
 @pytest.fixture(scope="session")

@@ -337,6 +337,36 @@ def test_counts_of_road_users_of_varying_age_ask_for_the_smoothing_the_cli_reads
     assert dict(read)["road_user_smoothing"] == "0.0"
 
 
+def test_counts_of_noisy_velocities_ask_for_the_velocity_smoothing_the_cli_reads(data, late_logs):
+    """On logs whose road users' speeds and headings are noisy, `avguard learn` smooths their velocities
+    with their positions over 0.7 s. `Counts.again` names that; counts of one pass refuse to build under
+    `auto` and build the CLI's model given the options read; `avguard.learn` records again itself."""
+    noisy = late_logs.noisy
+    assert "road users' velocities seem noisy" in late_logs.noisy_stderr
+    info = json.loads(cli("info", "--json", late_logs.noisy_model).stdout)
+    assert info["road_user_velocities_smoothed"] is True
+    assert info["road_user_smoothing_s"] == 0.7
+    counts = avguard.learn_counts([noisy], laws=data.laws, abstraction="fixed")
+    read, words = counts.again
+    assert dict(read)["road_user_velocities"] == "smoothed"
+    assert dict(read)["road_user_smoothing"] == "0.7"
+    assert words.splitlines()[0].startswith("road users' velocities seem noisy")
+    for line in words.splitlines():
+        assert line in late_logs.noisy_stderr
+    with pytest.raises(Exception, match='road_user_velocities="smoothed"'):
+        avguard.build_model(counts)
+    given = avguard.learn_counts([noisy], laws=data.laws, abstraction="fixed", **dict(read))
+    assert given.again is None
+    assert avguard.build_model(given).to_bytes() == late_logs.noisy_model.read_bytes()
+    with pytest.warns(UserWarning):
+        learned = avguard.learn(noisy, data.laws, abstraction="fixed")
+    assert learned.to_bytes() == late_logs.noisy_model.read_bytes()
+    # The options' own refusal: smoothed velocities without a window.
+    with pytest.raises(Exception, match="--road-user-velocities smoothed needs"):
+        avguard.learn_counts([noisy], laws=data.laws, abstraction="fixed", road_user_smoothing="0",
+                             road_user_velocities="smoothed")
+
+
 def test_learn_gives_the_cli_s_note_when_collisions_disagree_with_the_positions(data, late_logs, tmp_path):
     """Each first collision frame's road users moved 30 m off the ego and stopped: no contact as logged or
     at any lag. `avguard learn` notes it on stderr; `Counts.contacts_note` is that note, `avguard.learn`
