@@ -593,16 +593,7 @@ fn learn_smooths_road_users_reported_at_ages_that_vary() {
         .unwrap_or_else(|| panic!("no share in {said}"));
     assert!(share > 50.0, "{share} % in {said}");
     // The steps and jumps are those h5py counts from the logs alone.
-    let out = python_script("track_steps.py")
-        .arg(&jittered)
-        .output()
-        .expect("run track_steps.py");
-    assert!(
-        out.status.success(),
-        "track_steps.py: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let counted: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let counted = track_counts(&jittered);
     let words = format!(
         "{} of {} steps from one frame to the next",
         counted["jumps"], counted["steps"]
@@ -666,6 +657,20 @@ fn learn_smooths_road_users_reported_at_ages_that_vary() {
     assert!(stderr.contains("a window between 0 and 2 s"), "{stderr}");
 }
 
+/// What `tests/py/track_steps.py` counts with h5py over the logs of `dir` (steps, jumps, pairs, flips).
+fn track_counts(dir: &Path) -> serde_json::Value {
+    let out = python_script("track_steps.py")
+        .arg(dir)
+        .output()
+        .expect("run track_steps.py");
+    assert!(
+        out.status.success(),
+        "track_steps.py: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
 /// `info --json`'s `road_user_velocities_smoothed` of `model`.
 fn velocities_smoothed(model: &Path) -> Option<bool> {
     let info = run_ok(avguard().args(["info", "--json"]).arg(model));
@@ -683,16 +688,7 @@ fn learn_smooths_road_users_whose_velocities_are_noisy() {
     let said = learn_stderr(&noisy, &model, &[]);
     assert!(!said.contains("varying ages"), "{said}");
     // The pairs and flips are those h5py counts from the logs alone.
-    let out = python_script("track_steps.py")
-        .arg(&noisy)
-        .output()
-        .expect("run track_steps.py");
-    assert!(
-        out.status.success(),
-        "track_steps.py: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let counted: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let counted = track_counts(&noisy);
     let (pairs, flips) = (
         counted["pairs"].as_u64().expect("pairs"),
         counted["flips"].as_u64().expect("flips"),
