@@ -332,29 +332,14 @@ impl TrackSteps {
     /// The steps of one run's frames.
     pub fn of_run(frames: &[Frame]) -> TrackSteps {
         let mut out = TrackSteps::default();
-        let mut prev: Vec<&Obstacle> = Vec::new();
-        let mut cur: Vec<&Obstacle> = Vec::new();
-        let mut prev_t = f64::NAN;
-        for f in frames {
-            cur.clear();
-            cur.extend(f.obstacles.iter());
-            cur.sort_by_key(|o| o.id);
-            let dt = f.t - prev_t;
-            if dt > 0.0 && dt.is_finite() {
-                for o in &cur {
-                    let i = prev.partition_point(|p| p.id < o.id);
-                    let Some(p) = prev.get(i).filter(|p| p.id == o.id) else {
-                        continue;
-                    };
-                    if let Some(jump) = step_jumps(p, o, dt) {
-                        out.steps += 1;
-                        out.jumps += u64::from(jump);
-                    }
+        for_each_frame_matched(frames, |dt, pairs| {
+            for (p, o) in pairs {
+                if let Some(jump) = step_jumps(p, o, dt) {
+                    out.steps += 1;
+                    out.jumps += u64::from(jump);
                 }
             }
-            std::mem::swap(&mut prev, &mut cur);
-            prev_t = f.t;
-        }
+        });
         out
     }
 
@@ -397,6 +382,38 @@ fn step_jumps(a: &Obstacle, b: &Obstacle, dt: f64) -> Option<bool> {
         .then(|| (along - expected).abs() > 0.5 * expected)
 }
 
+/// Hands `on_frame`, for every frame of a run, the time since the frame before and each of its road users
+/// matched by id with its report in the frame before, as (before, now) pairs sorted by id (the first
+/// report of an id in each frame is its road user); the pairs are empty when the frame's time is not after
+/// the one before (or either is not finite).
+fn for_each_frame_matched<'a>(
+    frames: &'a [Frame],
+    mut on_frame: impl FnMut(f64, &[(&'a Obstacle, &'a Obstacle)]),
+) {
+    let mut prev: Vec<&Obstacle> = Vec::new();
+    let mut cur: Vec<&Obstacle> = Vec::new();
+    let mut pairs: Vec<(&Obstacle, &Obstacle)> = Vec::new();
+    let mut prev_t = f64::NAN;
+    for f in frames {
+        cur.clear();
+        cur.extend(f.obstacles.iter());
+        // Stable: the first report of an id stays first, and is the one kept.
+        cur.sort_by_key(|o| o.id);
+        cur.dedup_by_key(|o| o.id);
+        pairs.clear();
+        let dt = f.t - prev_t;
+        if dt > 0.0 && dt.is_finite() {
+            pairs.extend(cur.iter().filter_map(|&o| {
+                let i = prev.partition_point(|p| p.id < o.id);
+                prev.get(i).filter(|p| p.id == o.id).map(|&p| (p, o))
+            }));
+        }
+        on_frame(dt, &pairs);
+        std::mem::swap(&mut prev, &mut cur);
+        prev_t = f.t;
+    }
+}
+
 /// The least acceleration, m/s², that a road user's velocity change from one frame to the next must
 /// imply for [`VelocityFlips`] to count a turn of it (a vehicle brakes at up to about 8 m/s², but does not
 /// turn its acceleration around from one tenth of a second to the next).
@@ -416,43 +433,31 @@ pub struct VelocityFlips {
 impl VelocityFlips {
     /// The flips of one run's frames.
     pub fn of_run(frames: &[Frame]) -> VelocityFlips {
-        // Per road user of the last frame, sorted by id: its velocity, and its acceleration from the frame
-        // before when it was in that one too.
-        type Track = (i32, [f64; 2], Option<[f64; 2]>);
+        let velocity = |o: &Obstacle| {
+            let (sin, cos) = o.heading.sin_cos();
+            let v = [o.speed_mps * cos, o.speed_mps * sin];
+            v.iter().all(|c| c.is_finite()).then_some(v)
+        };
         let mut out = VelocityFlips::default();
-        let mut prev: Vec<Track> = Vec::new();
-        let mut cur: Vec<Track> = Vec::new();
-        let mut prev_t = f64::NAN;
-        for f in frames {
-            cur.clear();
-            let dt = f.t - prev_t;
-            let timed = dt > 0.0 && dt.is_finite();
-            cur.extend(f.obstacles.iter().map(|o| {
-                let (sin, cos) = o.heading.sin_cos();
-                (o.id, [o.speed_mps * cos, o.speed_mps * sin], None)
-            }));
-            // The first report of an id in a frame is its road user, as elsewhere (the sort is stable);
-            // one whose velocity is not finite is not read.
-            cur.sort_by_key(|r| r.0);
-            cur.dedup_by_key(|r| r.0);
-            cur.retain(|r| r.1.iter().all(|c| c.is_finite()));
-            if timed {
-                for track in cur.iter_mut() {
-                    let i = prev.partition_point(|p| p.0 < track.0);
-                    let Some(p) = prev.get(i).filter(|p| p.0 == track.0) else {
-                        continue;
-                    };
-                    let a = [(track.1[0] - p.1[0]) / dt, (track.1[1] - p.1[1]) / dt];
-                    if let Some(before) = p.2 {
-                        out.pairs += 1;
-                        out.flips += u64::from(turns_around(before, a));
-                    }
-                    track.2 = Some(a);
+        // Each road user's acceleration from the frame before into the last frame, sorted by id.
+        let mut before: Vec<(i32, [f64; 2])> = Vec::new();
+        let mut now: Vec<(i32, [f64; 2])> = Vec::new();
+        for_each_frame_matched(frames, |dt, pairs| {
+            now.clear();
+            for (p, o) in pairs {
+                let (Some(a), Some(b)) = (velocity(p), velocity(o)) else {
+                    continue;
+                };
+                let accel = [(b[0] - a[0]) / dt, (b[1] - a[1]) / dt];
+                let i = before.partition_point(|r| r.0 < o.id);
+                if let Some(&(_, earlier)) = before.get(i).filter(|r| r.0 == o.id) {
+                    out.pairs += 1;
+                    out.flips += u64::from(turns_around(earlier, accel));
                 }
+                now.push((o.id, accel));
             }
-            std::mem::swap(&mut prev, &mut cur);
-            prev_t = f.t;
-        }
+            std::mem::swap(&mut before, &mut now);
+        });
         out
     }
 

@@ -347,6 +347,18 @@ fn steps_that_disagree_with_the_speed_are_jumps() {
         frame(0.1, vec![car(1, 9.0, 0.0, 0.0, 10.0)]),
     ];
     assert_eq!(TrackSteps::of_run(&frames), TrackSteps::default());
+    // An id reported twice in a frame is one road user, its first report (as the h5py count reads it).
+    let frames = vec![
+        frame(0.0, vec![car(5, 0.0, 0.0, 0.0, 10.0)]),
+        frame(
+            0.1,
+            vec![car(5, 1.0, 0.0, 0.0, 10.0), car(5, 5.0, 0.0, 0.0, 10.0)],
+        ),
+    ];
+    assert_eq!(
+        TrackSteps::of_run(&frames),
+        TrackSteps { steps: 1, jumps: 0 }
+    );
     // The step is measured along the first frame's heading: north at 10 m/s, 1 m north is no jump.
     let frames = vec![
         frame(0.0, vec![car(4, 0.0, 0.0, FRAC_PI_2, 10.0)]),
