@@ -138,9 +138,10 @@ struct PastFrame {
 }
 
 /// Smooths each road user's position (and, when asked, its velocity) over its reports in the last
-/// `window_s` seconds of a run (see the module docs). One per run: [`TrackSmoother::reset`] between runs, and a frame whose time is not after
-/// the one before starts afresh. Buffers are reused, so it does not allocate once it has seen a run's
-/// largest frame; it reads at most [`MAX_SMOOTHED_FRAMES`] past frames.
+/// `window_s` seconds of a run (see the module docs). One per run: [`TrackSmoother::reset`] between
+/// runs, and a frame whose time is not after the one before starts afresh. Buffers are reused, so it
+/// does not allocate once it has seen a run's largest frame; it reads at most [`MAX_SMOOTHED_FRAMES`]
+/// past frames.
 #[derive(Debug, Clone, Default)]
 pub struct TrackSmoother {
     window_s: f64,

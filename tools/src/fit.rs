@@ -62,7 +62,8 @@ impl RoadUserOptions {
     ) -> Result<RoadUserOptions, String> {
         if velocities == RoadUserVelocities::Smoothed && smoothing == RoadUserSmoothing::Given(0.0)
         {
-            return Err("road-user velocities cannot be smoothed without a smoothing window:                         --road-user-velocities smoothed needs --road-user-smoothing auto or above 0"
+            return Err("road-user velocities cannot be smoothed without a smoothing window: \
+                        --road-user-velocities smoothed needs --road-user-smoothing auto or above 0"
                 .to_string());
         }
         Ok(RoadUserOptions {
@@ -873,9 +874,10 @@ mod tests {
             RoadUserVelocities::Smoothed,
         )
         .unwrap_err();
-        assert!(
-            err.contains("--road-user-velocities smoothed needs"),
-            "{err}"
+        assert_eq!(
+            err,
+            "road-user velocities cannot be smoothed without a smoothing window: \
+             --road-user-velocities smoothed needs --road-user-smoothing auto or above 0"
         );
         // Under auto smoothing, asked-for velocities start as logged and are smoothed once decided.
         let asked = RoadUserOptions {
