@@ -314,7 +314,8 @@ impl Corrector {
 /// The slowest speed at which a road user's step is compared with its speed, m/s (at walking pace a
 /// step of a tenth of a second is centimetres, below any position noise).
 pub const STEP_MIN_SPEED_MPS: f64 = 2.0;
-/// The fewest compared steps for [`TrackSteps::jumpy`] to say yes.
+/// The fewest compared steps for [`TrackSteps::jumpy`] (or pairs of steps for [`VelocityFlips::noisy`])
+/// to say yes.
 pub const MIN_STEPS: u64 = 200;
 
 /// How a set of runs' road users move from frame to frame against their reported speeds (see the module
@@ -346,18 +347,14 @@ impl TrackSteps {
 
     /// The share of the steps that jump (0 with none).
     pub fn share(&self) -> f64 {
-        if self.steps == 0 {
-            0.0
-        } else {
-            self.jumps as f64 / self.steps as f64
-        }
+        share_of(self.jumps, self.steps)
     }
 
     /// Whether the road users jump against their speeds: at least [`MIN_STEPS`] steps, of which at least
     /// one in ten jump — a perception whose age varies (50–75 % on the sets of session 38), not noise of
     /// a few tenths of a metre (4 % at 0.2 m) or ground truth (0 %).
     pub fn jumpy(&self) -> bool {
-        self.steps >= MIN_STEPS && self.jumps * 10 >= self.steps
+        one_in_ten(self.jumps, self.steps)
     }
 }
 
@@ -464,19 +461,29 @@ impl VelocityFlips {
 
     /// The share of the pairs that flip (0 with none).
     pub fn share(&self) -> f64 {
-        if self.pairs == 0 {
-            0.0
-        } else {
-            self.flips as f64 / self.pairs as f64
-        }
+        share_of(self.flips, self.pairs)
     }
 
     /// Whether the road users' velocities are noisy: at least [`MIN_STEPS`] pairs, of which at least one
     /// in ten flip (65 % at 0.3 m/s and 0.03 rad of noise, at most 0.01 % on the simulated logs, timely or
     /// reported at varying ages; session 39).
     pub fn noisy(&self) -> bool {
-        self.pairs >= MIN_STEPS && self.flips * 10 >= self.pairs
+        one_in_ten(self.flips, self.pairs)
     }
+}
+
+/// `hits` of `compared` as a share (0 with none compared).
+fn share_of(hits: u64, compared: u64) -> f64 {
+    if compared == 0 {
+        0.0
+    } else {
+        hits as f64 / compared as f64
+    }
+}
+
+/// Whether at least [`MIN_STEPS`] were compared and at least one in ten of them hit.
+fn one_in_ten(hits: u64, compared: u64) -> bool {
+    compared >= MIN_STEPS && hits.saturating_mul(10) >= compared
 }
 
 impl std::ops::AddAssign for VelocityFlips {
