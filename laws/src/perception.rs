@@ -114,20 +114,26 @@ impl Report {
     /// The report of `o`, road user `index` of its frame; `None` when its position, speed or heading is
     /// not finite (such a road user is neither smoothed nor kept).
     fn of(index: usize, o: &Obstacle) -> Option<Report> {
-        let (sin, cos) = o.heading.sin_cos();
+        let [vx, vy] = velocity(o);
         let r = Report {
             id: o.id,
             index,
             x: o.x,
             y: o.y,
-            vx: o.speed_mps * cos,
-            vy: o.speed_mps * sin,
+            vx,
+            vy,
         };
         [r.x, r.y, r.vx, r.vy]
             .iter()
             .all(|v| v.is_finite())
             .then_some(r)
     }
+}
+
+/// The velocity of `o`, m/s (east, north), from its speed and heading.
+fn velocity(o: &Obstacle) -> [f64; 2] {
+    let (sin, cos) = o.heading.sin_cos();
+    [o.speed_mps * cos, o.speed_mps * sin]
 }
 
 /// A past frame's reports, sorted by id.
@@ -431,11 +437,7 @@ pub struct VelocityFlips {
 impl VelocityFlips {
     /// The flips of one run's frames.
     pub fn of_run(frames: &[Frame]) -> VelocityFlips {
-        let velocity = |o: &Obstacle| {
-            let (sin, cos) = o.heading.sin_cos();
-            let v = [o.speed_mps * cos, o.speed_mps * sin];
-            v.iter().all(|c| c.is_finite()).then_some(v)
-        };
+        let velocity = |o: &Obstacle| Some(velocity(o)).filter(|v| v.iter().all(|c| c.is_finite()));
         let mut out = VelocityFlips::default();
         // Each road user's acceleration from the frame before into the last frame, sorted by id.
         let mut before: Vec<(i32, [f64; 2])> = Vec::new();
@@ -523,40 +525,32 @@ impl RunReading {
     pub fn of(frames: &[Frame], smoothing_s: f64) -> RunReading {
         let first = frames.iter().position(|f| f.collision);
         let contact = first.map(|i| contact_profile(&frames[i]));
-        let smoothed = |velocities: bool| {
-            // Without a window the smoothed frames are the logged ones.
-            if smoothing_s > 0.0 {
-                first.map(|i| {
-                    let mut smoother = TrackSmoother::new(smoothing_s).with_velocities(velocities);
-                    let mut scratch = Frame::default();
-                    for f in &frames[..=i] {
-                        scratch.clone_from(f);
-                        smoother.smooth(&mut scratch);
-                    }
-                    contact_profile(&scratch)
-                })
-            } else {
-                contact
+        // Without a window the smoothed frames are the logged ones.
+        let (contact_smoothed, contact_smoothed_velocities) = match first {
+            Some(i) if smoothing_s > 0.0 => {
+                // One pass smooths velocities too; the smoothed positions do not depend on it (each
+                // report moves ahead at its own velocity), so the logged speeds and headings put back
+                // give the positions-only frame.
+                let mut smoother = TrackSmoother::new(smoothing_s).with_velocities(true);
+                let mut both = Frame::default();
+                for f in &frames[..=i] {
+                    both.clone_from(f);
+                    smoother.smooth(&mut both);
+                }
+                let with_velocities = contact_profile(&both);
+                for (o, logged) in both.obstacles.iter_mut().zip(&frames[i].obstacles) {
+                    (o.speed_mps, o.heading) = (logged.speed_mps, logged.heading);
+                }
+                (Some(contact_profile(&both)), Some(with_velocities))
             }
+            _ => (contact, contact),
         };
         RunReading {
             steps: TrackSteps::of_run(frames),
             flips: VelocityFlips::of_run(frames),
             contact,
-            contact_smoothed: smoothed(false),
-            contact_smoothed_velocities: smoothed(true),
-        }
-    }
-
-    /// The first collision frame's contact profile as `correction` reads it (its smoothing; the latency
-    /// is not applied).
-    pub fn contact_as(&self, correction: &RoadUserCorrection) -> Option<ContactProfile> {
-        if correction.smoothing_s == 0.0 {
-            self.contact
-        } else if correction.smooth_velocities {
-            self.contact_smoothed_velocities
-        } else {
-            self.contact_smoothed
+            contact_smoothed,
+            contact_smoothed_velocities,
         }
     }
 }

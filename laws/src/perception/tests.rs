@@ -411,13 +411,25 @@ fn a_run_reading_smooths_up_to_its_first_collision() {
         latency_s: 0.3,
         smooth_velocities,
     };
-    assert_eq!(r.contact_as(&c(0.0, false)), r.contact);
-    assert_eq!(r.contact_as(&c(0.2, false)), r.contact_smoothed);
+    let mut one = RoadUserReading::default();
+    one.add(&r);
+    assert_eq!(one.contacts_as(&c(0.0, false)), [r.contact.unwrap()]);
+    assert_eq!(
+        one.contacts_as(&c(0.2, false)),
+        [r.contact_smoothed.unwrap()]
+    );
     let mut turned = frames.clone();
     turned[1].obstacles[0].heading = FRAC_PI_2;
     let t = RunReading::of(&turned, 0.2);
     assert_ne!(t.contact_smoothed_velocities, t.contact_smoothed);
-    assert_eq!(t.contact_as(&c(0.2, true)), t.contact_smoothed_velocities);
+    // Each profile is that of the collision frame smoothed by a smoother of its own kind.
+    for (velocities, profile) in [
+        (false, t.contact_smoothed),
+        (true, t.contact_smoothed_velocities),
+    ] {
+        let alone = smoothed_with(&turned[..=2], 0.2, velocities);
+        assert_eq!(profile, Some(contact_profile(&alone[2])), "{velocities}");
+    }
     let mut all = RoadUserReading::default();
     all.add(&r);
     all.add(&t);

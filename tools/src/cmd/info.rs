@@ -316,22 +316,16 @@ fn text(model: &Model) -> String {
     );
     let road_users = model.road_users();
     if road_users.smoothing_s > 0.0 {
-        let velocities = if road_users.smooth_velocities {
-            ", and its velocity the mean of theirs"
+        let (too, velocities) = if road_users.smooth_velocities {
+            (", velocities too", ", and its velocity the mean of theirs")
         } else {
-            ""
+            ("", "")
         };
         let _ = writeln!(
             out,
-            "road-user smoothing: {} s{} (every road user's position is the mean of its reports of the \
+            "road-user smoothing: {} s{too} (every road user's position is the mean of its reports of the \
              last {} s, each moved ahead to the frame's time{velocities}, before any signal is computed)",
-            road_users.smoothing_s,
-            if road_users.smooth_velocities {
-                ", velocities too"
-            } else {
-                ""
-            },
-            road_users.smoothing_s
+            road_users.smoothing_s, road_users.smoothing_s
         );
     }
     if model.perception_latency_s() > 0.0 {
