@@ -671,6 +671,37 @@ fn track_counts(dir: &Path) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("JSON")
 }
 
+/// `inspect --json`'s road-user counts of the logs of `dir`, summed over its lines (steps, jumps, pairs,
+/// flips, and the runs with a collision), and `inspect`'s text after its per-log lines.
+fn inspect_road_users(dir: &Path) -> (serde_json::Value, String) {
+    let json = run_ok(avguard().args(["inspect", "--json"]).arg(dir));
+    let mut sums = [0u64; 5];
+    for line in json.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).expect("inspect --json line");
+        let r = &v["road_users"];
+        for (sum, key) in
+            sums.iter_mut()
+                .zip(["steps", "jumps", "velocity_pairs", "velocity_flips"])
+        {
+            *sum += r[key].as_u64().expect(key);
+        }
+        // A run without a collision has no first collision frame to touch at.
+        assert_eq!(
+            r["first_collision_touches_as_logged"].is_null(),
+            !v["collision"].as_bool().expect("collision"),
+            "{line}"
+        );
+        sums[4] += u64::from(v["collision"] == true);
+    }
+    let text = run_ok(avguard().arg("inspect").arg(dir));
+    let n_logs = json.lines().count();
+    let after: Vec<&str> = text.lines().skip(n_logs).collect();
+    let counts = serde_json::json!({
+        "steps": sums[0], "jumps": sums[1], "pairs": sums[2], "flips": sums[3], "collisions": sums[4],
+    });
+    (counts, after.join("\n"))
+}
+
 /// `info --json`'s `road_user_velocities_smoothed` of `model`.
 fn velocities_smoothed(model: &Path) -> Option<bool> {
     let info = run_ok(avguard().args(["info", "--json"]).arg(model));
@@ -683,7 +714,7 @@ fn learn_smooths_road_users_whose_velocities_are_noisy() {
     let tmp = scratch();
     // Noise on the speeds (0.3 m/s) and headings (0.03 rad) alone: the steps do not jump, the
     // velocities turn around.
-    let (_, noisy) = priority_runs_and_copies(tmp.path(), &["--obstacle-noise", "0,0.3,0.03"]);
+    let (orig, noisy) = priority_runs_and_copies(tmp.path(), &["--obstacle-noise", "0,0.3,0.03"]);
     let model = tmp.path().join("m.avg");
     let said = learn_stderr(&noisy, &model, &[]);
     assert!(!said.contains("varying ages"), "{said}");
@@ -699,6 +730,43 @@ fn learn_smooths_road_users_whose_velocities_are_noisy() {
          the next"
     );
     assert!(said.contains(&words), "{words} / {said}");
+    // `inspect` counts the same per log, and says of the logs what `learn` says, before any learning.
+    let inspected = inspect_road_users(&noisy);
+    for key in ["steps", "jumps", "pairs", "flips"] {
+        assert_eq!(inspected.0[key], counted[key], "{key}: {}", inspected.1);
+    }
+    let velocity_line = said
+        .lines()
+        .find(|l| l.starts_with("road users' velocities seem noisy"))
+        .expect("learn's velocity line");
+    assert!(
+        inspected.1.contains(&format!(
+            "`avguard learn` would say of them (its defaults):\n  {velocity_line}"
+        )),
+        "{}",
+        inspected.1
+    );
+    // The simulator's own logs: nothing jumps or flips, every collision touches, read as logged.
+    let timely = inspect_road_users(&orig);
+    assert_eq!(
+        (timely.0["jumps"].as_u64(), timely.0["flips"].as_u64()),
+        (Some(0), Some(0))
+    );
+    assert!(
+        timely
+            .1
+            .ends_with("`avguard learn` would read them as logged"),
+        "{}",
+        timely.1
+    );
+    let collisions = timely.0["collisions"].as_u64().expect("collisions");
+    assert!(
+        timely.1.contains(&format!(
+            "{collisions} runs with a collision, {collisions} of them with the ego touching"
+        )),
+        "{}",
+        timely.1
+    );
     assert!(
         said.contains(
             "learning with each road user's velocity smoothed over its reports of the last 0.7 s"

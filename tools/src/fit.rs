@@ -54,6 +54,13 @@ pub struct RoadUserOptions {
 }
 
 impl RoadUserOptions {
+    /// `learn`'s defaults: the latency, the smoothing and the velocities all `auto`, read from the logs.
+    pub const AUTO: RoadUserOptions = RoadUserOptions {
+        latency: PerceptionLatency::Auto,
+        smoothing: RoadUserSmoothing::Auto,
+        velocities: RoadUserVelocities::Auto,
+    };
+
     /// The options, or why they contradict each other (velocities smoothed without a window).
     pub fn new(
         latency: PerceptionLatency,
@@ -576,6 +583,41 @@ pub fn smoothing_words(steps: &TrackSteps, applied_s: f64) -> Option<String> {
     ))
 }
 
+/// What a set of runs' road-user reading counts, in words (`avguard inspect`): the road users' steps
+/// from one frame to the next and how many are off their speed by more than half ([`TrackSteps`]), their
+/// pairs of steps and how many turn an acceleration around ([`VelocityFlips`]), and the runs' first
+/// collision frames and how many show the ego touching a road user as logged
+/// ([`laws::geometry::latency`]).
+pub fn reading_words(reading: &RoadUserReading) -> String {
+    let touching = reading
+        .contacts
+        .iter()
+        .filter(|&&p| latency::touches_as_logged(p))
+        .count();
+    let collisions = match reading.contacts.len() {
+        0 => "no collision".to_string(),
+        1 => format!("1 run with a collision, {touching} of them"),
+        n => format!("{n} runs with a collision, {touching} of them"),
+    };
+    let contact = if reading.contacts.is_empty() {
+        String::new()
+    } else {
+        " with the ego touching a road user as logged at the first collision frame".to_string()
+    };
+    format!(
+        "{} steps of a road user from one frame to the next compared with its speed, {} ({:.1} %) off \
+         it by more than half; {} pairs of a road user's consecutive steps, {} ({:.1} %) turning an \
+         acceleration of at least {} m/s² around; {collisions}{contact}",
+        reading.steps.steps,
+        reading.steps.jumps,
+        100.0 * reading.steps.share(),
+        reading.flips.pairs,
+        reading.flips.flips,
+        100.0 * reading.flips.share(),
+        laws::perception::FLIP_MIN_ACCEL_MPS2,
+    )
+}
+
 /// What `learn` and `evaluate` say about the road users' velocities: when they are noisy
 /// ([`VelocityFlips::noisy`]), that and how the model reads them (smoothed with the positions, or as
 /// logged); when they are smoothed without such a showing, that; otherwise nothing.
@@ -818,35 +860,58 @@ mod tests {
         reading_with(steps, jumps, 0)
     }
 
-    const AUTO: RoadUserOptions = RoadUserOptions {
-        latency: PerceptionLatency::Auto,
-        smoothing: RoadUserSmoothing::Auto,
-        velocities: RoadUserVelocities::Auto,
-    };
+    #[test]
+    fn the_reading_words_count_steps_pairs_and_collisions_touching_as_logged() {
+        // 4 of `reading_with`'s 20 collision runs touch as logged (bit 0).
+        let words = reading_words(&reading_with(1000, 5, 16));
+        assert_eq!(
+            words,
+            "1000 steps of a road user from one frame to the next compared with its speed, 5 (0.5 %) \
+             off it by more than half; 1000 pairs of a road user's consecutive steps, 16 (1.6 %) \
+             turning an acceleration of at least 2 m/s² around; 20 runs with a collision, 4 of them \
+             with the ego touching a road user as logged at the first collision frame"
+        );
+        // One collision, and none: said so; nothing compared reads 0 %.
+        let mut one = RoadUserReading {
+            contacts: vec![0b10],
+            ..RoadUserReading::default()
+        };
+        assert!(
+            reading_words(&one).ends_with(
+                "0 (0.0 %) turning an acceleration of at least 2 m/s² around; 1 run with a \
+                 collision, 0 of them with the ego touching a road user as logged at the first \
+                 collision frame"
+            ),
+            "{}",
+            reading_words(&one)
+        );
+        one.contacts.clear();
+        assert!(reading_words(&one).ends_with("around; no collision"));
+    }
 
     #[test]
     fn noisy_velocities_are_smoothed_with_the_positions_and_the_latency_read_so() {
         // Noisy velocities, steady steps: smoothed over SMOOTHING_S, velocities too, the latency read on
         // the profiles smoothed so (0.1 s).
-        let d = AUTO.decide(&reading_with(1000, 0, 100));
+        let d = RoadUserOptions::AUTO.decide(&reading_with(1000, 0, 100));
         assert_eq!(d.correction.smoothing_s, SMOOTHING_S);
         assert!(d.correction.smooth_velocities);
         assert!((d.correction.latency_s - 0.1).abs() < 1e-12, "{d:?}");
         assert_eq!(d.latency.map(|e| e.contact_as_logged), Some(8));
         // One flip fewer than one in ten: not noisy, nothing smoothed.
-        let d = AUTO.decide(&reading_with(1000, 0, 99));
+        let d = RoadUserOptions::AUTO.decide(&reading_with(1000, 0, 99));
         assert_eq!(d.correction.smoothing_s, 0.0);
         assert!(!d.correction.smooth_velocities);
         // Jumpy and noisy: both; jumpy alone: positions alone.
-        let d = AUTO.decide(&reading_with(1000, 500, 500));
+        let d = RoadUserOptions::AUTO.decide(&reading_with(1000, 500, 500));
         assert!(d.correction.smooth_velocities && d.correction.smoothing_s == SMOOTHING_S);
-        let d = AUTO.decide(&reading_with(1000, 500, 0));
+        let d = RoadUserOptions::AUTO.decide(&reading_with(1000, 500, 0));
         assert!(!d.correction.smooth_velocities && d.correction.smoothing_s == SMOOTHING_S);
         assert!((d.correction.latency_s - 0.2).abs() < 1e-12, "{d:?}");
         // Given: as logged whatever the flips; smoothed whatever them, over the window given.
         let as_logged = RoadUserOptions {
             velocities: RoadUserVelocities::AsLogged,
-            ..AUTO
+            ..RoadUserOptions::AUTO
         };
         let d = as_logged.decide(&reading_with(1000, 0, 900));
         assert_eq!(d.correction.smoothing_s, 0.0);
@@ -882,7 +947,7 @@ mod tests {
         // Under auto smoothing, asked-for velocities start as logged and are smoothed once decided.
         let asked = RoadUserOptions {
             velocities: RoadUserVelocities::Smoothed,
-            ..AUTO
+            ..RoadUserOptions::AUTO
         };
         assert_eq!(asked.first(), RoadUserCorrection::NONE);
         assert!(
@@ -927,7 +992,9 @@ mod tests {
             "{given}"
         );
         // The decision's words: the smoothing (no jumps: none), the velocities, then the latency.
-        let words = AUTO.decide(&reading_with(1000, 0, 650)).words();
+        let words = RoadUserOptions::AUTO
+            .decide(&reading_with(1000, 0, 650))
+            .words();
         assert_eq!(words.len(), 2, "{words:?}");
         assert!(words[0].contains("velocities seem noisy"), "{words:?}");
         assert!(
@@ -938,7 +1005,7 @@ mod tests {
 
     #[test]
     fn the_road_users_are_smoothed_when_they_jump_and_the_latency_read_as_they_are_read() {
-        let auto = AUTO;
+        let auto = RoadUserOptions::AUTO;
         assert_eq!(auto.first(), RoadUserCorrection::NONE);
         assert_eq!(auto.reading_window_s(), SMOOTHING_S);
         // Jumpy: smoothed over SMOOTHING_S, the latency read on the smoothed profiles (0.2 s).
@@ -1008,7 +1075,7 @@ mod tests {
         let given = smoothing_words(&steady, 0.5).unwrap();
         assert!(given.starts_with("every road user smoothed"), "{given}");
         // The decision's words: the smoothing, then the latency read on the frames as smoothed.
-        let auto = AUTO;
+        let auto = RoadUserOptions::AUTO;
         let words = auto.decide(&reading_of(1000, 500)).words();
         assert_eq!(words.len(), 2, "{words:?}");
         assert!(words[0].contains("varying ages"), "{words:?}");

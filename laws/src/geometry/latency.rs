@@ -74,6 +74,11 @@ pub fn contact_profile(frame: &Frame) -> ContactProfile {
     profile
 }
 
+/// Whether a frame's contact profile shows the ego touching a road user as logged (at lag 0).
+pub fn touches_as_logged(profile: ContactProfile) -> bool {
+    profile & 1 == 1
+}
+
 /// What the collisions of a set of runs say about the road users' latency.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LatencyEstimate {

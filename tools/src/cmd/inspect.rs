@@ -1,9 +1,17 @@
 //! `avguard inspect`: validate logs and summarise each one (frames, duration, collisions, law-relevant
-//! extremes). A bad file is reported with its problem and the command exits non-zero after listing all.
+//! extremes, how its road users step and turn). A bad file is reported with its problem and the command
+//! exits non-zero after listing all. After the logs, what their road users say together and how `avguard
+//! learn` would read them by default ([`crate::fit::RoadUserOptions::decide`]): smoothed, their
+//! velocities smoothed, moved ahead by a latency, or as logged — so that another source's logs can be
+//! looked at before a model is learned from them.
 
 use std::path::{Path, PathBuf};
 
+use laws::geometry::latency;
+use laws::perception::{RoadUserReading, RunReading};
 use scenarios::log::{read_log_isolated, RunLog};
+
+use crate::fit::RoadUserOptions;
 
 /// Arguments of `avguard inspect`.
 #[derive(clap::Args)]
@@ -30,6 +38,8 @@ struct Summary {
     max_decel_mps2: f64,
     min_obstacle_gap_m: f64,
     ran_red: bool,
+    /// How its road users step and turn, read as `learn` reads them ([`RoadUserOptions::AUTO`]).
+    reading: RunReading,
 }
 
 fn summarise(log: &RunLog) -> Summary {
@@ -49,6 +59,7 @@ fn summarise(log: &RunLog) -> Summary {
         max_decel_mps2: 0.0,
         min_obstacle_gap_m: f64::INFINITY,
         ran_red: false,
+        reading: RunReading::of(frames, RoadUserOptions::AUTO.reading_window_s()),
     };
     for f in frames {
         if f.collision && s.first_collision_t.is_none() {
@@ -89,10 +100,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     let mut bad = 0;
+    let mut reading = RoadUserReading::default();
     for path in &logs {
         let result = read_log_isolated(path).map(|log| summarise(&log));
-        if result.is_err() {
-            bad += 1;
+        match &result {
+            Ok(s) => reading.add(&s.reading),
+            Err(_) => bad += 1,
         }
         if args.json {
             crate::outln!("{}", json_line(path, &result))?;
@@ -100,10 +113,40 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             crate::outln!("{}", text_line(path, &result))?;
         }
     }
+    let n_read = logs.len() - bad;
+    if n_read > 0 {
+        let words = road_user_words(&reading, n_read);
+        // `--json` keeps stdout to one object per log.
+        if args.json {
+            eprintln!("{words}");
+        } else {
+            crate::outln!("{words}")?;
+        }
+    }
     if bad > 0 {
         anyhow::bail!("{bad} of {} logs are invalid", logs.len());
     }
     Ok(())
+}
+
+/// What the road users of the `n_read` logs read say together ([`crate::fit::reading_words`]), and how
+/// `avguard learn` would read them with its defaults: its own words
+/// ([`crate::fit::RoadUserDecision::words`]), one per line, or "as logged".
+fn road_user_words(reading: &RoadUserReading, n_read: usize) -> String {
+    let said = RoadUserOptions::AUTO.decide(reading).words();
+    let logs = if n_read == 1 { "log" } else { "logs" };
+    let head = format!(
+        "road users of the {n_read} {logs} read: {}",
+        crate::fit::reading_words(reading)
+    );
+    if said.is_empty() {
+        format!("{head}\n`avguard learn` would read them as logged")
+    } else {
+        format!(
+            "{head}\n`avguard learn` would say of them (its defaults):\n  {}",
+            said.join("\n  ")
+        )
+    }
 }
 
 fn text_line(path: &Path, result: &Result<Summary, scenarios::log::LogError>) -> String {
@@ -147,9 +190,23 @@ fn json_line(path: &Path, result: &Result<Summary, scenarios::log::LogError>) ->
             "max_decel_mps2": num(s.max_decel_mps2),
             "min_obstacle_gap_m": num(s.min_obstacle_gap_m),
             "moving_on_red_in_junction": s.ran_red,
+            "road_users": road_users_json(&s.reading),
         }),
     };
     value.to_string()
+}
+
+/// A log's road-user reading as `inspect --json` gives it: its steps compared with their speeds and
+/// those off by more than half, its pairs of steps and those turning an acceleration around, and whether
+/// its first collision frame shows the ego touching a road user as logged (`null` without a collision).
+fn road_users_json(r: &RunReading) -> serde_json::Value {
+    serde_json::json!({
+        "steps": r.steps.steps,
+        "jumps": r.steps.jumps,
+        "velocity_pairs": r.flips.pairs,
+        "velocity_flips": r.flips.flips,
+        "first_collision_touches_as_logged": r.contact.map(latency::touches_as_logged),
+    })
 }
 
 /// A JSON number rounded to 1e-3; non-finite values (no obstacles, no limit) become `null`.
