@@ -130,7 +130,7 @@ fn noise_has_the_standard_deviations_given_and_depends_on_the_seed() {
     let tmp = scratch();
     let orig = tmp.path().join("orig");
     simulate(&orig);
-    let noisy = |seed: &str, out: &Path| {
+    let noisy_of = |from: &Path, seed: &str, out: &Path| {
         run_ok(
             avguard()
                 .args(["perturb", "--seed", seed])
@@ -142,10 +142,11 @@ fn noise_has_the_standard_deviations_given_and_depends_on_the_seed() {
                 ])
                 .arg("--out")
                 .arg(out)
-                .arg(&orig),
+                .arg(from),
         );
         logs_in(out)
     };
+    let noisy = |seed: &str, out: &Path| noisy_of(&orig, seed, out);
     let (n1, n2) = (
         noisy("1", &tmp.path().join("n1")),
         noisy("2", &tmp.path().join("n2")),
@@ -189,6 +190,34 @@ fn noise_has_the_standard_deviations_given_and_depends_on_the_seed() {
         assert!(c.frames.iter().all(|f| f.speed_mps >= 0.0));
     }
     assert_ne!(n1[0].1.frames, n2[0].1.frames, "another seed, other noise");
+    // Another set of runs with the same file names (a test set beside a training set), perturbed with
+    // the same seed, draws noise of its own: the ego's offsets in the first frame differ.
+    let other = tmp.path().join("other");
+    simulate_seed(&other, "6");
+    let drawn = |from: &Path, out: &str| {
+        let copies = noisy_of(from, "1", &tmp.path().join(out));
+        logs_in(from)
+            .iter()
+            .zip(&copies)
+            .map(|((name, o), (copy_name, c))| {
+                assert_eq!(name, copy_name);
+                // The ego's noise in the first frame: the stream's first draws.
+                let (a, b) = (&o.frames[0], &c.frames[0]);
+                (name.clone(), b.x - a.x, b.y - a.y)
+            })
+            .collect::<Vec<_>>()
+    };
+    let (mine, theirs) = (drawn(&orig, "again"), drawn(&other, "o1"));
+    for (m, t) in mine.iter().zip(&theirs) {
+        assert_eq!(m.0, t.0, "the sets share file names");
+        assert!(m.1 != t.1 && m.2 != t.2, "{m:?} / {t:?}: the same draws");
+    }
+    // The same set and seed, the same copy.
+    assert_eq!(
+        logs_in(&tmp.path().join("again")),
+        n1,
+        "perturbed twice with one seed"
+    );
 }
 
 #[test]

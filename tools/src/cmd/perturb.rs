@@ -5,8 +5,9 @@
 //!
 //! Each input log `NAME.h5` is written to `OUT/NAME.h5` with the same attributes (`frame_period_s` too,
 //! when frames are dropped: the kept frames keep their times). Its noise, misses and drops are drawn from
-//! a stream seeded by `--seed` and the file's name, so a file gets the same copy whichever other files
-//! are perturbed with it and in whatever order. A log that cannot be read or written fails
+//! a stream seeded by `--seed`, the file's name and its frames ([`stream_key`]), so a file gets the same
+//! copy whichever other files are perturbed with it and in whatever order, and two runs that share a file
+//! name (`priority_road_0000.h5` of a training set and of a test set) get draws of their own. A log that cannot be read or written fails
 //! alone, named with its reason; the others are still written, and the command then exits non-zero.
 
 use std::collections::BTreeMap;
@@ -21,7 +22,8 @@ pub struct Args {
     /// Output folder (created if missing); each log is written under its own file name.
     #[arg(long)]
     pub out: PathBuf,
-    /// Seed of the noise, the misses and the drops (each file's stream also depends on its name).
+    /// Seed of the noise, the misses and the drops (each file's stream also depends on its name and its
+    /// frames, so that runs of two sets that share file names draw apart).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Drop road users farther than this from the ego, m.
@@ -185,7 +187,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         || (),
         |_, path, mut log| {
             let name = path.file_name().unwrap_or(path.as_os_str());
-            let seed = scenarios::run_seed(args.seed, crate::batch::fnv1a(name.as_encoded_bytes()));
+            let seed = scenarios::run_seed(args.seed, stream_key(name, &log.frames));
             perturbation.apply(&mut log.frames, seed);
             let out = args.out.join(name);
             scenarios::log::write_log(&out, &log)
@@ -261,4 +263,18 @@ fn describe(p: &Perturbation) -> String {
         ));
     }
     parts.join("; ")
+}
+
+/// What a log's stream is seeded by beside `--seed`: a hash of its file name and of its frames' times and
+/// the ego's positions, as read. By the name alone, the copies of two sets perturbed with one seed drew the
+/// same noise for the runs that share a name (sessions 32–39 learned on one such set and tested on
+/// another: the draws were the same, the runs under them not).
+fn stream_key(name: &std::ffi::OsStr, frames: &[laws::Frame]) -> u64 {
+    let mut bytes = name.as_encoded_bytes().to_vec();
+    for f in frames {
+        for v in [f.t, f.x, f.y] {
+            bytes.extend_from_slice(&v.to_bits().to_le_bytes());
+        }
+    }
+    crate::batch::fnv1a(&bytes)
 }
