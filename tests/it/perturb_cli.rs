@@ -633,6 +633,17 @@ fn learn_smooths_road_users_reported_at_ages_that_vary() {
         "{said}"
     );
     assert!(said.contains("as smoothed, and in"), "{said}");
+    // `inspect` says it before any learning: `learn`'s lines on the smoothing and the latency, each as
+    // `learn` prints it.
+    let (_, inspected) = inspect_road_users(&jittered);
+    let (_, lines) = inspected
+        .split_once("`avguard learn` would say of them (its defaults):\n")
+        .unwrap_or_else(|| panic!("{inspected}"));
+    let lines: Vec<&str> = lines.lines().map(|l| l.trim_start()).collect();
+    assert_eq!(lines.len(), 2, "{inspected}");
+    for line in lines {
+        assert!(said.lines().any(|l| l == line), "{line} / {said}");
+    }
     // Their velocities are exact (reported late, not noisy): positions alone are smoothed.
     assert!(!said.contains("velocities seem noisy"), "{said}");
     assert_eq!(velocities_smoothed(&model), Some(false));
