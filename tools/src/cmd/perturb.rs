@@ -5,10 +5,11 @@
 //!
 //! Each input log `NAME.h5` is written to `OUT/NAME.h5` with the same attributes (`frame_period_s` too,
 //! when frames are dropped: the kept frames keep their times). Its noise, misses and drops are drawn from
-//! a stream seeded by `--seed`, the file's name and its frames ([`stream_key`]), so a file gets the same
-//! copy whichever other files are perturbed with it and in whatever order, and two runs that share a file
-//! name (`priority_road_0000.h5` of a training set and of a test set) get draws of their own. A log that cannot be read or written fails
-//! alone, named with its reason; the others are still written, and the command then exits non-zero.
+//! a stream seeded by `--seed`, the file's name and its frames (their times and the ego's positions), so
+//! a file gets the same copy whichever other files are perturbed with it and in whatever order, and two
+//! runs that share a file name (`priority_road_0000.h5` of a training set and of a test set) get draws
+//! of their own. A log that cannot be read or written fails alone, named with its reason; the others are
+//! still written, and the command then exits non-zero.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -266,9 +267,8 @@ fn describe(p: &Perturbation) -> String {
 }
 
 /// What a log's stream is seeded by beside `--seed`: a hash of its file name and of its frames' times and
-/// the ego's positions, as read. By the name alone, the copies of two sets perturbed with one seed drew the
-/// same noise for the runs that share a name (sessions 32–39 learned on one such set and tested on
-/// another: the draws were the same, the runs under them not).
+/// the ego's positions, as read. By the name alone, two sets perturbed with one seed (a training set and
+/// a test set of the generator, whose runs are named alike) would draw the same noise run for run.
 fn stream_key(name: &std::ffi::OsStr, frames: &[laws::Frame]) -> u64 {
     let mut bytes = name.as_encoded_bytes().to_vec();
     for f in frames {
