@@ -4,7 +4,7 @@
 //!
 //! A tour:
 //! - `log::read_log` reads an HDF5 run log into columns named like its datasets, `log::signals` its law
-//!   signals frame by frame;
+//!   signals frame by frame, `log::road_users` how logs' road users step and turn (as `avguard inspect`);
 //! - [`model::Model`] holds a model file (load, save, `info --json`, per-frame risk);
 //! - [`score::Scorer`] scores single logs (what a Ray worker runs); [`score::ScoreJob`] is a whole
 //!   `avguard score` run (prepare, store results made elsewhere, write `score.json` and the reports);
@@ -59,6 +59,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add_function(wrap_pyfunction!(log::read_log, m)?)?;
     m.add_function(wrap_pyfunction!(log::signals, m)?)?;
+    m.add_function(wrap_pyfunction!(log::road_users, m)?)?;
     m.add_function(wrap_pyfunction!(log::isolate_log_reads, m)?)?;
     m.add_class::<model::Model>()?;
     m.add_class::<score::Scorer>()?;

@@ -1,5 +1,7 @@
 //! `read_log`: an HDF5 run log as columns, named like its datasets (INTERFACES §2); `signals`: the law
-//! signals of every frame of a log, as `avguard laws signals` writes them (INTERFACES §4.2).
+//! signals of every frame of a log, as `avguard laws signals` writes them (INTERFACES §4.2);
+//! `road_users`: how logs' road users step and turn, and how `avguard learn` would read them, as `avguard
+//! inspect` says it.
 
 use std::path::PathBuf;
 
@@ -54,6 +56,59 @@ pub(crate) fn signals(py: Python<'_>, path: PathBuf) -> PyResult<Bound<'_, PyDic
         out.set_item(sig.name(), column)?;
     }
     Ok(out)
+}
+
+/// One log's row of [`road_users`]: its path, its counts (steps, jumps, velocity pairs, velocity flips,
+/// and whether its first collision frame touches a road user as logged) or why it could not be read.
+type RoadUserRow = (
+    String,
+    Option<(u64, u64, u64, u64, Option<bool>)>,
+    Option<String>,
+);
+
+/// The road users of `paths` (logs, or folders searched for `*.h5`), read in parallel as `avguard
+/// inspect` reads them: a row per log ([`RoadUserRow`]), and the lines `inspect` prints after the logs
+/// ([`tools::fit::road_user_summary`]; `None` when no log could be read).
+#[pyfunction]
+pub(crate) fn road_users(
+    py: Python<'_>,
+    paths: Vec<PathBuf>,
+) -> PyResult<(Vec<RoadUserRow>, Option<String>)> {
+    py.detach(|| {
+        let logs = tools::batch::expand_logs(&paths)?;
+        let read = tools::batch::map_logs_at(
+            &logs,
+            None,
+            || (),
+            |_, _, log| Ok(tools::fit::default_reading(&log.frames)),
+            || (),
+        );
+        let mut together = laws::perception::RoadUserReading::default();
+        let mut n_read = 0;
+        let rows = read
+            .into_iter()
+            .map(|(path, r)| {
+                let file = path.display().to_string();
+                match r {
+                    Ok(r) => {
+                        together.add(&r);
+                        n_read += 1;
+                        let touches = r.contact.map(laws::geometry::latency::touches_as_logged);
+                        let counts = (r.steps.steps, r.steps.jumps, r.flips.pairs, r.flips.flips);
+                        (
+                            file,
+                            Some((counts.0, counts.1, counts.2, counts.3, touches)),
+                            None,
+                        )
+                    }
+                    Err(e) => (file, None, Some(format!("{e:#}"))),
+                }
+            })
+            .collect();
+        let summary = (n_read > 0).then(|| tools::fit::road_user_summary(&together, n_read));
+        anyhow::Ok((rows, summary))
+    })
+    .map_err(crate::to_py)
 }
 
 fn columns<'py>(

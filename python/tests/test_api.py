@@ -367,6 +367,45 @@ def test_counts_of_noisy_velocities_ask_for_the_velocity_smoothing_the_cli_reads
                              road_user_velocities="smoothed")
 
 
+def test_road_users_count_what_inspect_counts_and_say_what_it_says(late_logs, tmp_path):
+    """`avguard.road_users` gives each log's counts as `avguard inspect --json` does and the lines
+    `inspect` prints after the logs; on noisy logs those carry `learn`'s own line on the velocities. A log
+    that cannot be read raises LogErrors after the others are read."""
+    noisy = late_logs.noisy
+    table, summary = avguard.road_users(noisy)
+    inspected = cli("inspect", "--json", noisy)
+    by_file = {}
+    for line in inspected.stdout.splitlines():
+        row = json.loads(line)
+        by_file[row["file"]] = row["road_users"]
+    assert sorted(table["file"]) == sorted(by_file)
+    for _, row in table.iterrows():
+        want = by_file[row["file"]]
+        for column in avguard.ROAD_USER_COLUMNS:
+            assert row[column] == want[column], (row["file"], column)
+    assert table["velocity_flips"].sum() * 10 >= table["velocity_pairs"].sum() > 0
+    assert summary == inspected.stderr.strip()
+    text = cli("inspect", noisy).stdout.splitlines()
+    assert summary.splitlines() == text[len(table):]
+    said_by_learn = late_logs.noisy_stderr.splitlines()
+    velocity_line = next(line for line in said_by_learn if line.startswith("road users' velocities"))
+    assert "  " + velocity_line in summary.splitlines()
+    # As simulated: nothing flips, and `learn` would read them as logged.
+    plain, said = avguard.road_users(sorted(late_logs.orig.glob("*.h5")))
+    assert plain["velocity_flips"].sum() == 0 and plain["jumps"].sum() == 0
+    assert said.endswith("`avguard learn` would read them as logged")
+    # A bad file fails alone.
+    bad = tmp_path / "bad.h5"
+    bad.write_bytes(b"not a log")
+    good = sorted(late_logs.orig.glob("*.h5"))[0]
+    with pytest.raises(avguard.LogErrors) as failed:
+        avguard.road_users([good, bad])
+    assert [name for name, _ in failed.value.errors] == [str(bad)]
+    one, one_said = failed.value.result
+    assert list(one["file"]) == [str(good)]
+    assert one_said.startswith("road users of the 1 log read: ")
+
+
 def test_learn_gives_the_cli_s_note_when_collisions_disagree_with_the_positions(data, late_logs, tmp_path):
     """Each first collision frame's road users moved 30 m off the ego and stopped: no contact as logged or
     at any lag. `avguard learn` notes it on stderr; `Counts.contacts_note` is that note, `avguard.learn`

@@ -583,6 +583,33 @@ pub fn smoothing_words(steps: &TrackSteps, applied_s: f64) -> Option<String> {
     ))
 }
 
+/// One run's road-user reading as `learn` reads it with its defaults ([`RoadUserOptions::AUTO`]): what
+/// `avguard inspect` and Python's `avguard.road_users` count per log.
+pub fn default_reading(frames: &[laws::Frame]) -> RunReading {
+    RunReading::of(frames, RoadUserOptions::AUTO.reading_window_s())
+}
+
+/// What `avguard inspect` prints after the logs (and Python's `avguard.road_users` returns): what the
+/// road users of the `n_read` logs read say together ([`reading_words`]), and how `avguard learn` would
+/// read them with its defaults — its own lines ([`RoadUserDecision::words`]), each indented by two
+/// spaces, or "as logged".
+pub fn road_user_summary(reading: &RoadUserReading, n_read: usize) -> String {
+    let said = RoadUserOptions::AUTO.decide(reading).words();
+    let logs = if n_read == 1 { "log" } else { "logs" };
+    let head = format!(
+        "road users of the {n_read} {logs} read: {}",
+        reading_words(reading)
+    );
+    if said.is_empty() {
+        format!("{head}\n`avguard learn` would read them as logged")
+    } else {
+        format!(
+            "{head}\n`avguard learn` would say of them (its defaults):\n  {}",
+            said.join("\n  ")
+        )
+    }
+}
+
 /// What a set of runs' road-user reading counts, in words (`avguard inspect`): the road users' steps
 /// from one frame to the next and how many are off their speed by more than half ([`TrackSteps`]), their
 /// pairs of steps and how many turn an acceleration around ([`VelocityFlips`]), and the runs' first

@@ -43,6 +43,7 @@ __all__ = [
     "Counts",
     "read_log",
     "signals",
+    "road_users",
     "learn",
     "learn_counts",
     "merge_counts",
@@ -125,6 +126,31 @@ def signals(path: PathLike) -> pd.DataFrame:
     ``closestApproach.ttc``), the values law atoms compare — what ``avguard laws signals`` writes as CSV.
     Infinite values are ``inf``. The file is read as :func:`read_log` reads it."""
     return pd.DataFrame(_native.signals(os.fspath(path)))
+
+
+ROAD_USER_COLUMNS = ("steps", "jumps", "velocity_pairs", "velocity_flips", "first_collision_touches_as_logged")
+
+
+def road_users(paths: Paths) -> "tuple[pd.DataFrame, Optional[str]]":
+    """How the road users of logs (files, or folders searched for ``*.h5``; read in parallel, in child
+    processes, as the CLI reads them) step and turn, as ``avguard inspect`` says it: a table with one row
+    per log (``file`` and the counts of ``inspect --json``'s ``road_users``: ``steps`` compared with their
+    speeds and ``jumps`` off them by more than half, ``velocity_pairs`` of consecutive steps and
+    ``velocity_flips`` turning an acceleration of at least 2 m/s² around, and
+    ``first_collision_touches_as_logged``, ``None`` without a collision), and the lines ``inspect`` prints
+    after the logs: what they say together and how ``avguard learn`` would read them by default
+    (smoothed, their velocities smoothed, moved ahead by a latency, or as logged). Logs that cannot be
+    read raise :class:`LogErrors` after the others are read, with ``(table, lines)`` of those as its
+    ``result``."""
+    rows, summary = _native.road_users(_paths(paths))
+    table = pd.DataFrame(
+        [(file,) + tuple(counts) for file, counts, error in rows if error is None],
+        columns=("file",) + ROAD_USER_COLUMNS,
+    )
+    errors = [(file, error) for file, _, error in rows if error is not None]
+    if errors:
+        raise LogErrors(f"{len(errors)} of {len(rows)} logs could not be read", errors, (table, summary))
+    return table, summary
 
 
 def _runs_frame(results: Iterable[str]) -> pd.DataFrame:

@@ -1,7 +1,7 @@
 //! `avguard inspect`: validate logs and summarise each one (frames, duration, collisions, law-relevant
 //! extremes, how its road users step and turn). A bad file is reported with its problem and the command
 //! exits non-zero after listing all. After the logs, what their road users say together and how `avguard
-//! learn` would read them by default ([`crate::fit::RoadUserOptions::decide`]): smoothed, their
+//! learn` would read them by default ([`crate::fit::road_user_summary`]): smoothed, their
 //! velocities smoothed, moved ahead by a latency, or as logged — so that another source's logs can be
 //! looked at before a model is learned from them.
 
@@ -10,8 +10,6 @@ use std::path::{Path, PathBuf};
 use laws::geometry::latency;
 use laws::perception::{RoadUserReading, RunReading};
 use scenarios::log::{read_log_isolated, RunLog};
-
-use crate::fit::RoadUserOptions;
 
 /// Arguments of `avguard inspect`.
 #[derive(clap::Args)]
@@ -38,7 +36,7 @@ struct Summary {
     max_decel_mps2: f64,
     min_obstacle_gap_m: f64,
     ran_red: bool,
-    /// How its road users step and turn, read as `learn` reads them ([`RoadUserOptions::AUTO`]).
+    /// How its road users step and turn, read as `learn` reads them ([`crate::fit::default_reading`]).
     reading: RunReading,
 }
 
@@ -59,7 +57,7 @@ fn summarise(log: &RunLog) -> Summary {
         max_decel_mps2: 0.0,
         min_obstacle_gap_m: f64::INFINITY,
         ran_red: false,
-        reading: RunReading::of(frames, RoadUserOptions::AUTO.reading_window_s()),
+        reading: crate::fit::default_reading(frames),
     };
     for f in frames {
         if f.collision && s.first_collision_t.is_none() {
@@ -115,7 +113,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let n_read = logs.len() - bad;
     if n_read > 0 {
-        let words = road_user_words(&reading, n_read);
+        let words = crate::fit::road_user_summary(&reading, n_read);
         // `--json` keeps stdout to one object per log.
         if args.json {
             eprintln!("{words}");
@@ -127,26 +125,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         anyhow::bail!("{bad} of {} logs are invalid", logs.len());
     }
     Ok(())
-}
-
-/// What the road users of the `n_read` logs read say together ([`crate::fit::reading_words`]), and how
-/// `avguard learn` would read them with its defaults: its own words
-/// ([`crate::fit::RoadUserDecision::words`]), one per line, or "as logged".
-fn road_user_words(reading: &RoadUserReading, n_read: usize) -> String {
-    let said = RoadUserOptions::AUTO.decide(reading).words();
-    let logs = if n_read == 1 { "log" } else { "logs" };
-    let head = format!(
-        "road users of the {n_read} {logs} read: {}",
-        crate::fit::reading_words(reading)
-    );
-    if said.is_empty() {
-        format!("{head}\n`avguard learn` would read them as logged")
-    } else {
-        format!(
-            "{head}\n`avguard learn` would say of them (its defaults):\n  {}",
-            said.join("\n  ")
-        )
-    }
 }
 
 fn text_line(path: &Path, result: &Result<Summary, scenarios::log::LogError>) -> String {
