@@ -94,12 +94,9 @@ pub(crate) fn road_users(
                         together.add(&r);
                         n_read += 1;
                         let touches = r.contact.map(laws::geometry::latency::touches_as_logged);
-                        let counts = (r.steps.steps, r.steps.jumps, r.flips.pairs, r.flips.flips);
-                        (
-                            file,
-                            Some((counts.0, counts.1, counts.2, counts.3, touches)),
-                            None,
-                        )
+                        let (steps, flips) = (r.steps, r.flips);
+                        let counts = (steps.steps, steps.jumps, flips.pairs, flips.flips, touches);
+                        (file, Some(counts), None)
                     }
                     Err(e) => (file, None, Some(format!("{e:#}"))),
                 }
