@@ -1,6 +1,6 @@
 //! `avguard inspect`: validate logs and summarise each one (frames, duration, collisions, law-relevant
-//! extremes, how its road users step and turn). A bad file is reported with its problem and the command
-//! exits non-zero after listing all. After the logs, what their road users say together and how `avguard
+//! extremes, how its road users step and turn), read in parallel and listed in the order given. A bad
+//! file is reported with its problem and the command exits non-zero after listing all. After the logs, what their road users say together and how `avguard
 //! learn` would read them by default ([`crate::fit::road_user_summary`]): smoothed, their
 //! velocities smoothed, moved ahead by a latency, or as logged — so that another source's logs can be
 //! looked at before a model is learned from them.
@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use laws::geometry::latency;
 use laws::perception::{RoadUserReading, RunReading};
+use rayon::prelude::*;
 use scenarios::log::{read_log_isolated, RunLog};
 
 /// Arguments of `avguard inspect`.
@@ -85,6 +86,10 @@ fn summarise(log: &RunLog) -> Summary {
     s
 }
 
+/// How many logs are read in parallel before their lines are printed: enough to keep every core busy,
+/// few enough that lines follow each other while a large folder is read.
+const BATCH_LOGS: usize = 64;
+
 /// Runs `avguard inspect`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     // Folders are expanded; a file is kept as given, even one that cannot be read, so that it is
@@ -99,16 +104,22 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let mut bad = 0;
     let mut reading = RoadUserReading::default();
-    for path in &logs {
-        let result = read_log_isolated(path).map(|log| summarise(&log));
-        match &result {
-            Ok(s) => reading.add(&s.reading),
-            Err(_) => bad += 1,
-        }
-        if args.json {
-            crate::outln!("{}", json_line(path, &result))?;
-        } else {
-            crate::outln!("{}", text_line(path, &result))?;
+    // Read in parallel a batch at a time, each batch's lines printed in the logs' order as it is done.
+    for batch in logs.chunks(BATCH_LOGS) {
+        let results: Vec<_> = batch
+            .par_iter()
+            .map(|path| read_log_isolated(path).map(|log| summarise(&log)))
+            .collect();
+        for (path, result) in batch.iter().zip(&results) {
+            match result {
+                Ok(s) => reading.add(&s.reading),
+                Err(_) => bad += 1,
+            }
+            if args.json {
+                crate::outln!("{}", json_line(path, result))?;
+            } else {
+                crate::outln!("{}", text_line(path, result))?;
+            }
         }
     }
     let n_read = logs.len() - bad;
