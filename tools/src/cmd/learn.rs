@@ -78,7 +78,8 @@ pub struct SearchArgs {
     /// Over how long each road user's position is smoothed, s (0–2), or `auto`: 0.7 s when the training
     /// runs' road users jump against their speeds — at least one in ten of their steps from one frame to
     /// the next off their speed × the time between the frames by more than half, as a perception whose
-    /// age varies from frame to frame shows them — or when their velocities are smoothed
+    /// age varies from frame to frame shows them (and noisy positions at a high frame rate, whose steps
+    /// are short) — or when their velocities are smoothed
     /// (`--road-user-velocities`), else none. The model replaces each road user's
     /// position by the mean of its reports in the window, each moved ahead to the frame's time at its
     /// own speed and heading, before the latency and any signal, in learning, scoring and the bridge
