@@ -304,16 +304,9 @@ fn refusals_name_the_problem() {
 
 /// Runs `perturb_check.py` with `args` (`tests/py/perturb_check.py` documents its modes); returns its JSON.
 fn python_check(args: &[&std::ffi::OsStr]) -> serde_json::Value {
-    let out = python_script("perturb_check.py")
-        .args(args)
-        .output()
-        .expect("run perturb_check.py");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "perturb_check.py (packages pinned in tests/py/requirements.txt): {stderr}"
-    );
-    serde_json::from_slice(&out.stdout).expect("JSON")
+    // Its packages are pinned in tests/py/requirements.txt; a failure shows the command and both streams.
+    let out = run_ok(python_script("perturb_check.py").args(args));
+    serde_json::from_str(&out).expect("JSON")
 }
 
 #[test]
@@ -699,16 +692,8 @@ fn learn_smooths_road_users_reported_at_ages_that_vary() {
 
 /// What `tests/py/track_steps.py` counts with h5py over the logs of `dir` (steps, jumps, pairs, flips).
 fn track_counts(dir: &Path) -> serde_json::Value {
-    let out = python_script("track_steps.py")
-        .arg(dir)
-        .output()
-        .expect("run track_steps.py");
-    assert!(
-        out.status.success(),
-        "track_steps.py: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("JSON")
+    let out = run_ok(python_script("track_steps.py").arg(dir));
+    serde_json::from_str(&out).expect("JSON")
 }
 
 /// `inspect --json`'s road-user counts of the logs of `dir`, summed over its lines (steps, jumps, pairs,
