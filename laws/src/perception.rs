@@ -359,8 +359,8 @@ impl TrackSteps {
     /// Whether the road users jump against their speeds: at least [`MIN_STEPS`] steps, of which at least
     /// one in ten jump — a perception whose age varies (50–75 % on the sets of session 38), not ground
     /// truth (0 %). Noisy positions jump more the shorter the steps: 0.2 m of noise is 4 % of the steps
-    /// at 10 Hz but 27 % at 20 Hz (session 40), where they are smoothed too, and said to be as a varying
-    /// age would be.
+    /// at 10 Hz but 27 % at 20 Hz (session 40), where they are smoothed too. The steps alone do not tell
+    /// the two apart, so `learn` names both.
     pub fn jumpy(&self) -> bool {
         one_in_ten(self.jumps, self.steps)
     }

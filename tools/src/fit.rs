@@ -575,8 +575,8 @@ pub fn smoothing_words(steps: &TrackSteps, applied_s: f64) -> Option<String> {
         "learning with them as logged (--road-user-smoothing auto smooths them)".to_string()
     };
     Some(format!(
-        "road users seem to be reported at varying ages: {} of {} steps from one frame to the next \
-         ({:.0} %) are off their speed by more than half; {how}",
+        "road users seem to be reported at varying ages or with noisy positions: {} of {} steps from \
+         one frame to the next ({:.0} %) are off their speed by more than half; {how}",
         steps.jumps,
         steps.steps,
         100.0 * steps.share()
@@ -1083,8 +1083,8 @@ mod tests {
         let words = smoothing_words(&jumpy, 0.7).unwrap();
         assert!(
             words.starts_with(
-                "road users seem to be reported at varying ages: 750 of 1000 steps from one frame to \
-                 the next (75 %)"
+                "road users seem to be reported at varying ages or with noisy positions: 750 of 1000 \
+                 steps from one frame to the next (75 %)"
             ),
             "{words}"
         );
