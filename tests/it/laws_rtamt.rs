@@ -176,10 +176,16 @@ fn write_cases(dir: &Path, laws: &LawSet, traces: &[(String, Vec<Signals>)]) -> 
             let atoms = law.atoms();
             let index =
                 |a: &laws::Atom| atoms.iter().position(|b| b == a).expect("atom of this law");
-            let Some(body) = to_rtamt(law.body(), &index) else {
+            // The law is violated at frame k when some part is false at k minus the part's horizon.
+            let parts = ev.parts(li).expect("law index");
+            let Some(texts) = parts
+                .iter()
+                .map(|(f, h)| to_rtamt(f, &index).map(|t| format!("{t}\n{h}")))
+                .collect::<Option<Vec<_>>>()
+            else {
                 continue;
             };
-            let mut text = format!("{body}\n{h}\nt");
+            let mut text = format!("{}\n{}\nt", parts.len(), texts.join("\n"));
             for i in 0..atoms.len() {
                 write!(text, ",a{i}").expect("write to string");
             }
@@ -207,7 +213,9 @@ fn shipped_laws_agree_with_rtamt() {
     laws_text.push_str(
         "syn_until = hornOn -> (lowBeamOn U[0,0.5] highBeamOn);\n\
          syn_next = lowBeamOn -> X(highBeamOn | F[0.2,0.4] hornOn);\n\
-         syn_always = (speed > 30) -> G[0.1,1](speed > 10 | F[0,0.3] lowBeamOn);\n",
+         syn_always = (speed > 30) -> G[0.1,1](speed > 10 | F[0,0.3] lowBeamOn);\n\
+         syn_parts = G(~lowBeamOn | speed < 60) & G(hornOn -> F[0,2] highBeamOn)\n\
+           & G((speed > 30) -> (F[0,1] lowBeamOn & ~highBeamOn));\n",
     );
     sources.push(LawSource {
         name: "synthetic.law".into(),

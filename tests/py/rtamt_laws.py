@@ -2,11 +2,12 @@
 
 Usage: python3 rtamt_laws.py DIR
 
-DIR holds case files written by the Rust test `laws_rtamt`. Each file has, one per line: the law body in
-rtamt syntax over 0/1 atom variables a0, a1, ...; the body's horizon H in frames; a CSV header
-`t,a0,...,verdict`; then one row per frame. For every position i whose horizon lies inside the trace
-(i + H < n), avguard's verdict at frame i + H must be 1 exactly when rtamt's robustness of the body at i is
-negative. Atoms are compared as `aK >= 0.5` on 0/1 signals, so robustness is never 0.
+DIR holds case files written by the Rust test `laws_rtamt`. Each file has, one per line: the number P of
+the law body's parts (its conjuncts, grouped by horizon); for each part, its formula in rtamt syntax over
+0/1 atom variables a0, a1, ... and its horizon H in frames; a CSV header `t,a0,...,verdict`; then one row
+per frame. avguard's verdict at frame k must be 1 exactly when, for some part, k - H is a position of the
+trace and rtamt's robustness of the part there is negative (every frame is compared). Atoms are compared as
+`aK >= 0.5` on 0/1 signals, so robustness is never 0.
 """
 
 import os
@@ -19,15 +20,7 @@ except ImportError:
     sys.exit(2)
 
 
-def check(path):
-    with open(path) as f:
-        lines = f.read().splitlines()
-    body, horizon, header, rows = lines[0], int(lines[1]), lines[2].split(","), lines[3:]
-    cols = {name: [] for name in header}
-    for row in rows:
-        for name, value in zip(header, row.split(",")):
-            cols[name].append(float(value))
-    n = len(rows)
+def robustness(body, header, cols, n):
     spec = rtamt.StlDiscreteTimeSpecification()
     for name in header:
         if name.startswith("a"):
@@ -38,13 +31,27 @@ def check(path):
     # rtamt's discrete monitor indexes samples by time; feed exact multiples of the period.
     data = {"time": [round(i * 0.1, 10) for i in range(n)]}
     data.update({name: cols[name] for name in header if name.startswith("a")})
-    rob = spec.evaluate(data)
+    return [r for _, r in spec.evaluate(data)]
+
+
+def check(path):
+    with open(path) as f:
+        lines = f.read().splitlines()
+    n_parts = int(lines[0])
+    parts = [(lines[1 + 2 * p], int(lines[2 + 2 * p])) for p in range(n_parts)]
+    header, rows = lines[1 + 2 * n_parts].split(","), lines[2 + 2 * n_parts:]
+    cols = {name: [] for name in header}
+    for row in rows:
+        for name, value in zip(header, row.split(",")):
+            cols[name].append(float(value))
+    n = len(rows)
+    robs = [(robustness(body, header, cols, n), h, body) for body, h in parts]
     compared = violations = 0
-    for i in range(n - horizon):
-        ours = cols["verdict"][i + horizon] == 1.0
-        theirs = rob[i][1] < 0
-        if ours != theirs:
-            return f"{os.path.basename(path)}: position {i}: avguard says {ours}, rtamt robustness {rob[i][1]} ({body})", 0, 0
+    for k in range(n):
+        ours = cols["verdict"][k] == 1.0
+        theirs = [body for rob, h, body in robs if k - h >= 0 and rob[k - h] < 0]
+        if ours != bool(theirs):
+            return f"{os.path.basename(path)}: frame {k}: avguard says {ours}, rtamt finds false parts {theirs} (parts {parts})", 0, 0
         compared += 1
         violations += ours
     return None, compared, violations

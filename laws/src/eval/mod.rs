@@ -1,10 +1,16 @@
 //! Incremental sliding-window evaluation of a [`LawSet`] over a stream of [`Signals`].
 //!
-//! Semantics (discrete time, one position per frame at a fixed period): a law's body `phi` has a finite
-//! horizon H frames; `phi(i)` is decided at frame `i + H`. At frame k the verdict "violated now" is true
-//! iff `phi(k - H)` is false, i.e. the frame at which a violation becomes certain; nothing is reported
-//! early, and obligations still open at the end of a log are never reported. "In window" is true iff a
-//! violation became certain at some frame in `[k - W + 1, k]` (W = [`EvalConfig::window_frames`]).
+//! Semantics (discrete time, one position per frame at a fixed period): a law's body is split into its
+//! *parts*, its conjuncts ([`parts`]: `a & b`, and `A -> (B & C)` as `(A -> B) & (A -> C)`, recursively),
+//! conjuncts of equal horizon joined again. A part `phi` has a finite horizon H frames: `phi(i)` is
+//! decided at frame `i + H`. At frame k the verdict "violated now" is true iff some part `phi` is false at
+//! `k - H` (its own H), i.e. a frame at which a violation becomes certain. So a conjunct that is decided
+//! sooner than the rest of the body is reported as soon as it is (`law51 = law51_sub3 & … & law51_sub7`
+//! reports a violation of `law51_sub3`, horizon 0, on its frame, not 3 s later with `law51_sub4`'s
+//! horizon, and a run that ends within those 3 s does not lose it); within a part nothing is reported
+//! before its horizon, and obligations still open at the end of a log are never reported. "In window" is
+//! true iff a violation became certain at some frame in `[k - W + 1, k]` (W =
+//! [`EvalConfig::window_frames`]).
 //!
 //! Cost: every distinct atom of the set is evaluated once per frame into a bitset; each law is a
 //! `program::Program` of O(1)-per-step operators over those bits (state sub-formulas are truth tables,
@@ -138,13 +144,163 @@ struct Relevance {
     skipping: bool,
 }
 
+/// One part of a law's body (see the module's semantics), compiled.
 #[derive(Debug, Clone)]
-struct LawState {
+struct PartState {
+    /// The part's formula (its conjuncts of one horizon, joined by `&`).
+    formula: Formula,
     body: Program,
     relevance: Option<Relevance>,
     /// Verdicts for positions before this are forced to "holds" (set when resuming after a skip).
     suppress_before: i64,
+}
+
+impl PartState {
+    /// Steps the part at frame `k` and says whether its value at `k - horizon` is decided false.
+    #[inline]
+    fn step(&mut self, k: i64, words: &[u64], stats: &mut EvalStats) -> bool {
+        let mut skip = false;
+        if let Some(rel) = &mut self.relevance {
+            if rel.guard.step(k, words) {
+                rel.n_false_run = 0;
+                if rel.skipping {
+                    rel.skipping = false;
+                    self.suppress_before = k;
+                }
+            } else {
+                rel.n_false_run += 1;
+                if rel.n_false_run > self.body.horizon() {
+                    rel.skipping = true;
+                }
+            }
+            skip = rel.skipping;
+        }
+        if skip {
+            stats.n_law_skips += 1;
+            return false;
+        }
+        stats.n_law_steps += 1;
+        let holds = self.body.step(k, words);
+        let pos = k - self.body.horizon();
+        pos >= 0 && pos >= self.suppress_before && !holds
+    }
+
+    fn reset(&mut self) {
+        self.body.reset();
+        self.suppress_before = 0;
+        if let Some(rel) = &mut self.relevance {
+            rel.guard.reset();
+            rel.n_false_run = 0;
+            rel.skipping = false;
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct LawState {
+    /// The body's parts, by increasing horizon.
+    parts: Vec<PartState>,
     last_violation: i64,
+}
+
+/// The conjuncts of a law body, in order: `a & b` gives those of `a` then of `b`, and `A -> (B & C)`
+/// those of `A -> B` then of `A -> C` (the same truth at every position); any other formula is one.
+/// Copying the antecedents is bounded: when the conjuncts would hold more than
+/// [`crate::lang::limits::MAX_NODES`] nodes (and more than the body), implications are kept whole and
+/// only `&` is split.
+pub fn conjuncts(body: &Formula) -> Vec<Formula> {
+    /// Adds `f`'s conjuncts to `out`, spending `budget` nodes on them; `None` once it is spent.
+    fn walk(
+        f: &Formula,
+        distribute: bool,
+        budget: &mut usize,
+        out: &mut Vec<Formula>,
+    ) -> Option<()> {
+        match f {
+            Formula::And(a, b) => {
+                walk(a, distribute, budget, out)?;
+                walk(b, distribute, budget, out)
+            }
+            Formula::Implies(a, rhs) if distribute && matches!(**rhs, Formula::And(..)) => {
+                let mut consequents = Vec::new();
+                walk(rhs, distribute, budget, &mut consequents)?;
+                for c in consequents {
+                    walk(
+                        &Formula::Implies(a.clone(), Box::new(c)),
+                        distribute,
+                        budget,
+                        out,
+                    )?;
+                }
+                Some(())
+            }
+            other => {
+                *budget = budget.checked_sub(nodes(other))?;
+                out.push(other.clone());
+                Some(())
+            }
+        }
+    }
+    let allowed = nodes(body).max(crate::lang::limits::MAX_NODES);
+    let mut out = Vec::new();
+    if walk(body, true, &mut allowed.clone(), &mut out).is_some() {
+        return out;
+    }
+    out.clear();
+    walk(body, false, &mut usize::MAX.clone(), &mut out);
+    out
+}
+
+/// The number of nodes of a formula.
+fn nodes(f: &Formula) -> usize {
+    1 + match f {
+        Formula::Const(_) | Formula::Atom(_) => 0,
+        Formula::Not(p) | Formula::Next(p) | Formula::Eventually(_, p) | Formula::Always(_, p) => {
+            nodes(p)
+        }
+        Formula::And(a, b)
+        | Formula::Or(a, b)
+        | Formula::Implies(a, b)
+        | Formula::Until(_, a, b) => nodes(a) + nodes(b),
+    }
+}
+
+/// A law body's parts: its [`conjuncts`] grouped by horizon (by increasing horizon, each group's
+/// conjuncts in their order joined by `&`), so that a law whose conjuncts share one horizon is one part,
+/// compiled as before.
+fn parts_of(body: &Formula, period_s: f64, law: &str) -> Result<Vec<Formula>, EvalError> {
+    let conjuncts = conjuncts(body);
+    if conjuncts.len() == 1 {
+        return Ok(conjuncts);
+    }
+    // Horizons from a compilation into scratch tables (nothing of it is kept).
+    let mut scratch_atoms = AtomTable::default();
+    let mut scratch_bytes = 0;
+    let mut groups: Vec<(i64, Vec<Formula>)> = Vec::new();
+    for c in conjuncts {
+        let horizon = Compiler {
+            period_s,
+            atoms: &mut scratch_atoms,
+            law,
+            window_bytes: &mut scratch_bytes,
+        }
+        .compile(&c)?
+        .horizon();
+        match groups.iter_mut().find(|(h, _)| *h == horizon) {
+            Some((_, members)) => members.push(c),
+            None => groups.push((horizon, vec![c])),
+        }
+    }
+    groups.sort_by_key(|(h, _)| *h);
+    Ok(groups
+        .into_iter()
+        .map(|(_, members)| {
+            members
+                .into_iter()
+                .reduce(|a, b| Formula::And(Box::new(a), Box::new(b)))
+                .expect("a group has a member")
+        })
+        .collect())
 }
 
 /// Per-law verdicts of one frame.
@@ -264,25 +420,32 @@ impl Evaluator {
         let mut states = Vec::with_capacity(laws.laws().len());
         let mut window_bytes = 0;
         for law in laws.laws() {
-            let mut compiler = Compiler {
-                period_s: cfg.frame_period_s,
-                atoms: &mut atoms,
-                law: law.name(),
-                window_bytes: &mut window_bytes,
-            };
-            let body = compiler.compile(law.body())?;
-            let relevance = match guard::guard(law.body()) {
-                Some(g) if cfg.relevance => Some(Relevance {
-                    guard: compiler.compile(&g)?,
-                    n_false_run: 0,
-                    skipping: false,
-                }),
-                _ => None,
-            };
+            let mut parts = Vec::new();
+            for formula in parts_of(law.body(), cfg.frame_period_s, law.name())? {
+                let mut compiler = Compiler {
+                    period_s: cfg.frame_period_s,
+                    atoms: &mut atoms,
+                    law: law.name(),
+                    window_bytes: &mut window_bytes,
+                };
+                let body = compiler.compile(&formula)?;
+                let relevance = match guard::guard(&formula) {
+                    Some(g) if cfg.relevance => Some(Relevance {
+                        guard: compiler.compile(&g)?,
+                        n_false_run: 0,
+                        skipping: false,
+                    }),
+                    _ => None,
+                };
+                parts.push(PartState {
+                    formula,
+                    body,
+                    relevance,
+                    suppress_before: 0,
+                });
+            }
             states.push(LawState {
-                body,
-                relevance,
-                suppress_before: 0,
+                parts,
                 last_violation: i64::MIN / 4,
             });
         }
@@ -318,31 +481,11 @@ impl Evaluator {
             .zip(self.violated.iter_mut())
             .zip(self.in_window.iter_mut())
         {
-            let mut skip = false;
-            if let Some(rel) = &mut law.relevance {
-                if rel.guard.step(k, words) {
-                    rel.n_false_run = 0;
-                    if rel.skipping {
-                        rel.skipping = false;
-                        law.suppress_before = k;
-                    }
-                } else {
-                    rel.n_false_run += 1;
-                    if rel.n_false_run > law.body.horizon() {
-                        rel.skipping = true;
-                    }
-                }
-                skip = rel.skipping;
+            let mut violated = false;
+            // Every part is stepped (its operators must see every frame), not only until one fails.
+            for part in &mut law.parts {
+                violated |= part.step(k, words, &mut self.stats);
             }
-            let violated = if skip {
-                self.stats.n_law_skips += 1;
-                false
-            } else {
-                self.stats.n_law_steps += 1;
-                let holds = law.body.step(k, words);
-                let pos = k - law.body.horizon();
-                pos >= 0 && pos >= law.suppress_before && !holds
-            };
             if violated {
                 law.last_violation = k;
             }
@@ -427,14 +570,10 @@ impl Evaluator {
     pub fn reset(&mut self) {
         self.k = 0;
         for law in &mut self.laws {
-            law.body.reset();
-            law.suppress_before = 0;
-            law.last_violation = i64::MIN / 4;
-            if let Some(rel) = &mut law.relevance {
-                rel.guard.reset();
-                rel.n_false_run = 0;
-                rel.skipping = false;
+            for part in &mut law.parts {
+                part.reset();
             }
+            law.last_violation = i64::MIN / 4;
         }
         self.violated.fill(false);
         self.in_window.fill(false);
@@ -449,9 +588,23 @@ impl Evaluator {
         self.stats
     }
 
-    /// Each law's horizon, frames (its verdict for position i is given at frame i + horizon).
+    /// A law's longest horizon, frames: a violation at position i is reported at frame i + horizon at
+    /// the latest (sooner when a part of shorter horizon is violated there; [`Evaluator::parts`]).
     pub fn horizon(&self, law: usize) -> Option<i64> {
-        self.laws.get(law).map(|l| l.body.horizon())
+        self.laws
+            .get(law)
+            .map(|l| l.parts.iter().map(|p| p.body.horizon()).max().unwrap_or(0))
+    }
+
+    /// A law's parts, by increasing horizon, each with its horizon in frames: the law is violated at frame
+    /// k iff some part is false at position `k - horizon` (see the module's semantics).
+    pub fn parts(&self, law: usize) -> Option<Vec<(&Formula, i64)>> {
+        self.laws.get(law).map(|l| {
+            l.parts
+                .iter()
+                .map(|p| (&p.formula, p.body.horizon()))
+                .collect()
+        })
     }
 
     /// Every distinct atom of the set, in the order the evaluator interned them.
@@ -459,8 +612,10 @@ impl Evaluator {
         self.atoms.atoms()
     }
 
-    /// True when law `law` has a relevance guard.
+    /// True when every part of law `law` has a relevance guard.
     pub fn has_guard(&self, law: usize) -> bool {
-        self.laws.get(law).is_some_and(|l| l.relevance.is_some())
+        self.laws
+            .get(law)
+            .is_some_and(|l| l.parts.iter().all(|p| p.relevance.is_some()))
     }
 }

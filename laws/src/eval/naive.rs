@@ -73,8 +73,25 @@ pub fn horizon(f: &Formula, period_s: f64) -> i64 {
     }
 }
 
+/// The body's conjuncts, each on its own: `a & b` splits, and `A -> (B & C)` is `(A -> B) & (A -> C)`.
+fn split(f: &Formula) -> Vec<Formula> {
+    match f {
+        Formula::And(a, b) => [split(a), split(b)].concat(),
+        Formula::Implies(a, rhs) => match &**rhs {
+            Formula::And(b, c) => [
+                split(&Formula::Implies(a.clone(), b.clone())),
+                split(&Formula::Implies(a.clone(), c.clone())),
+            ]
+            .concat(),
+            _ => vec![f.clone()],
+        },
+        _ => vec![f.clone()],
+    }
+}
+
 /// Per frame: (violated now, violated within the last `window` frames), computed from scratch each frame
-/// on the frames seen so far.
+/// on the frames seen so far: violated at frame k when some conjunct of the body, decided `h` frames
+/// after a position (its own horizon), is false at `k - h`.
 pub fn verdicts(
     body: &Formula,
     n: usize,
@@ -82,11 +99,19 @@ pub fn verdicts(
     window: usize,
     atom: &dyn Fn(&Atom, i64) -> bool,
 ) -> Vec<(bool, bool)> {
-    let h = horizon(body, period_s);
+    let conjuncts: Vec<(Formula, i64)> = split(body)
+        .into_iter()
+        .map(|c| {
+            let h = horizon(&c, period_s);
+            (c, h)
+        })
+        .collect();
     let mut violated = Vec::with_capacity(n);
     for k in 0..n as i64 {
-        let pos = k - h;
-        violated.push(pos >= 0 && !holds(body, pos, k + 1, period_s, atom));
+        violated.push(conjuncts.iter().any(|(c, h)| {
+            let pos = k - h;
+            pos >= 0 && !holds(c, pos, k + 1, period_s, atom)
+        }));
     }
     (0..n)
         .map(|k| {

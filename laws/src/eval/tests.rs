@@ -89,6 +89,78 @@ fn relevance_skips_idle_laws_and_counts_it() {
     assert_eq!(st.n_law_skips, 1000 - 20 - 21);
 }
 
+/// A law of sub-laws of different horizons reports each sub-law's violation on the frame it becomes
+/// certain, as the sub-law alone does — not the longest sub-law's horizon later, which a run that ends
+/// sooner would never reach.
+#[test]
+fn a_conjunct_is_reported_when_it_is_decided_not_at_the_longest_horizon() {
+    let laws = set("short = G(~highBeamOn);\n\
+         long = G(hornOn -> F[0,3](lowBeamOn));\n\
+         both = short & long;\n\
+         nested = G(hornOn -> (F[0,3](lowBeamOn) & ~highBeamOn));");
+    // 40 frames: the horn at 2 (never answered: certain at 32), the high beam at 5 and at 38.
+    let signals = trace(40, &[(A, &[2]), (C, &[5, 38])]);
+    let mut ev = Evaluator::new(&laws, &EvalConfig::default()).unwrap();
+    let idx = |name: &str| laws.index_of(name).unwrap();
+    let mut on = vec![Vec::new(); 4];
+    for (k, s) in signals.iter().enumerate() {
+        let v = ev.step(s);
+        for (law, frames) in on.iter_mut().enumerate() {
+            if v.violated_now(law) {
+                frames.push(k);
+            }
+        }
+    }
+    assert_eq!(on[idx("short")], [5, 38]);
+    assert_eq!(on[idx("long")], [32]);
+    // The old reading put both at the horizon of 30 frames: 35 only, and 68 beyond the run's end.
+    assert_eq!(on[idx("both")], [5, 32, 38]);
+    // `hornOn -> (F[0,3] lowBeamOn & ~highBeamOn)`: the high beam is not on with the horn, so only the
+    // unanswered horn, at its deadline.
+    assert_eq!(on[idx("nested")], [32]);
+    assert_eq!(ev.horizon(idx("both")), Some(30));
+    let parts: Vec<i64> = ev.parts(idx("both")).unwrap().iter().map(|p| p.1).collect();
+    assert_eq!(parts, [0, 30]);
+    assert_eq!(ev.parts(idx("short")).unwrap().len(), 1);
+}
+
+/// Splitting copies an implication's antecedent once per conjunct of its consequent; a law whose copies
+/// would pass the node limit is split at `&` only, and still evaluated.
+#[test]
+fn splitting_a_law_is_bounded() {
+    // Groups of ten in parentheses keep the text within the parser's nesting limit.
+    let grouped = |items: Vec<String>, op: &str| {
+        items
+            .chunks(10)
+            .map(|c| format!("({})", c.join(op)))
+            .collect::<Vec<_>>()
+            .join(op)
+    };
+    let antecedent = grouped((0..400).map(|i| format!("speed > {i}")).collect(), " | ");
+    let consequent = grouped(
+        (0..60).map(|i| format!("F[0,{}](hornOn)", i % 5)).collect(),
+        " & ",
+    );
+    let body: Formula = set(&format!("l = ({antecedent}) -> ({consequent});")).laws()[0]
+        .body()
+        .clone();
+    assert_eq!(conjuncts(&body).len(), 1, "kept whole");
+    let laws = set(&format!("l = ({antecedent}) -> ({consequent});"));
+    assert_eq!(
+        Evaluator::new(&laws, &EvalConfig::default())
+            .unwrap()
+            .parts(0)
+            .unwrap()
+            .len(),
+        1
+    );
+    let small: Formula = set("l = hornOn -> (lowBeamOn & F[0,1](highBeamOn) & ~speed > 3);").laws()
+        [0]
+    .body()
+    .clone();
+    assert_eq!(conjuncts(&small).len(), 3);
+}
+
 #[test]
 fn reset_forgets_the_run() {
     let law = "l = G(hornOn -> F[0,2] lowBeamOn);";
@@ -166,6 +238,11 @@ fn body() -> impl Strategy<Value = String> {
             l2 as f64 / 10.0,
             h2 as f64 / 10.0
         )),
+        // Consequents that are conjunctions (split into one implication each), and laws of sub-laws.
+        (formula(), formula(), formula())
+            .prop_map(move |(a, c, d)| format!("({a} -> ({c} & ({state} | {d})))")),
+        (formula(), formula())
+            .prop_map(|(c, d)| format!("G(~hornOn) & G({c}) & G(lowBeamOn -> {d})")),
     ]
 }
 
