@@ -82,6 +82,12 @@ impl Model {
         properties: Vec<PropertyModel>,
     ) -> Result<Model, ModelError> {
         for (i, p) in properties.iter().enumerate() {
+            if let Some(reason) = crate::spec::property_name_problem(p.name()) {
+                return Err(ModelError::Property {
+                    property: p.name().chars().take(40).collect(),
+                    reason,
+                });
+            }
             if properties[..i].iter().any(|q| q.name() == p.name()) {
                 return Err(ModelError::Property {
                     property: p.name().to_string(),
@@ -348,9 +354,12 @@ impl Model {
                 supported: FORMAT_VERSION,
             });
         }
-        let decode = |e: postcard::Error| ModelError::Decode(e.to_string());
-        let (mut model, mut tail): (Model, &[u8]) =
-            postcard::take_from_bytes(body).map_err(decode)?;
+        // postcard's errors say how the bytes failed, not which part of the file they belong to.
+        let decode_part = |what: &'static str| {
+            move |e: postcard::Error| ModelError::Decode(format!("{what}: {e}"))
+        };
+        let (mut model, mut tail): (Model, &[u8]) = postcard::take_from_bytes(body)
+            .map_err(decode_part("the laws and properties do not decode"))?;
         if version >= FIRST_BOOST_VERSION {
             (model.properties, tail) = attach_part(
                 model.properties,
@@ -403,14 +412,16 @@ impl Model {
         }
         let mut road_users = RoadUserCorrection::NONE;
         if version >= FIRST_LATENCY_VERSION {
-            (road_users.latency_s, tail) = postcard::take_from_bytes(tail).map_err(decode)?;
+            (road_users.latency_s, tail) = postcard::take_from_bytes(tail)
+                .map_err(decode_part("the perception latency does not decode"))?;
         }
         if version >= FIRST_SMOOTHING_VERSION {
-            (road_users.smoothing_s, tail) = postcard::take_from_bytes(tail).map_err(decode)?;
+            (road_users.smoothing_s, tail) = postcard::take_from_bytes(tail)
+                .map_err(decode_part("the road-user smoothing does not decode"))?;
         }
         if version >= FIRST_VELOCITY_SMOOTHING_VERSION {
-            (road_users.smooth_velocities, tail) =
-                postcard::take_from_bytes(tail).map_err(decode)?;
+            (road_users.smooth_velocities, tail) = postcard::take_from_bytes(tail)
+                .map_err(decode_part("the velocity smoothing does not decode"))?;
         }
         if let Some(reason) = road_users.out_of_range() {
             return Err(ModelError::Decode(reason));
@@ -440,8 +451,8 @@ fn attach_part<'a, T: serde::de::DeserializeOwned>(
     what: &str,
     attach: impl Fn(PropertyModel, Option<T>) -> Result<PropertyModel, ModelError>,
 ) -> Result<(Vec<PropertyModel>, &'a [u8]), ModelError> {
-    let (parts, rest): (Vec<Option<T>>, &[u8]) =
-        postcard::take_from_bytes(tail).map_err(|e| ModelError::Decode(e.to_string()))?;
+    let (parts, rest): (Vec<Option<T>>, &[u8]) = postcard::take_from_bytes(tail)
+        .map_err(|e| ModelError::Decode(format!("the {what} do not decode: {e}")))?;
     if parts.len() != properties.len() {
         return Err(ModelError::Decode(format!(
             "{} {what} for {} properties",

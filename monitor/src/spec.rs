@@ -70,6 +70,42 @@ fn yes() -> bool {
     true
 }
 
+/// Longest property name, bytes.
+pub const MAX_PROPERTY_NAME_BYTES: usize = 128;
+
+/// Why `name` cannot name a property, or `None` when it can. A property's name names files (`export`
+/// writes `DIR/NAME.tra`; reports name properties in their paths), so it must be a plain file-name
+/// stem: 1–[`MAX_PROPERTY_NAME_BYTES`] ASCII letters, digits, `_`, `-` or `.`, not starting with `.`
+/// (no path separators, no `..`, no hidden or empty names). Every shipped law name is one.
+pub fn property_name_problem(name: &str) -> Option<String> {
+    let shown: String = name.chars().take(40).collect();
+    let shown = if shown.len() < name.len() {
+        format!("{shown:?}…")
+    } else {
+        format!("{shown:?}")
+    };
+    if name.is_empty() {
+        return Some("a property name may not be empty".into());
+    }
+    if name.len() > MAX_PROPERTY_NAME_BYTES {
+        return Some(format!(
+            "property name {shown} is {} bytes long, above the limit of {MAX_PROPERTY_NAME_BYTES}",
+            name.len()
+        ));
+    }
+    if name.starts_with('.')
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+    {
+        return Some(format!(
+            "property name {shown} must be ASCII letters, digits, '_', '-' or '.', not starting with \
+             '.' (it names the property's files)"
+        ));
+    }
+    None
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PropertiesFile {
@@ -118,6 +154,9 @@ impl PropertySpec {
             property: self.name().to_string(),
             reason,
         };
+        if let Some(reason) = property_name_problem(self.name()) {
+            return Err(err(reason));
+        }
         let law_index = laws
             .index_of(&self.law)
             .ok_or_else(|| err(format!("unknown law '{}'", self.law)))?;
@@ -183,9 +222,23 @@ pub fn canonical_atom(text: &str) -> Result<String, String> {
 /// # Errors
 /// [`ModelError::Config`] for malformed TOML, unknown keys or duplicate property names.
 pub fn parse_properties_toml(text: &str) -> Result<Vec<PropertySpec>, ModelError> {
-    let file: PropertiesFile =
-        toml::from_str(text).map_err(|e| ModelError::Config(format!("properties file: {e}")))?;
+    let file: PropertiesFile = toml::from_str(text).map_err(|e| {
+        // toml's own text quotes the line under a caret over several lines; errors here are one line.
+        let place = e.span().map_or(String::new(), |span| {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+            format!("line {line}, column {col}: ")
+        });
+        ModelError::Config(format!(
+            "properties file: {place}{}",
+            e.message().trim().replace('\n', " ")
+        ))
+    })?;
     for (i, p) in file.property.iter().enumerate() {
+        if let Some(reason) = property_name_problem(p.name()) {
+            return Err(ModelError::Config(format!("properties file: {reason}")));
+        }
         if file.property[..i].iter().any(|q| q.name() == p.name()) {
             return Err(ModelError::Config(format!(
                 "properties file: property '{}' is declared twice",

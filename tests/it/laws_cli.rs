@@ -59,6 +59,46 @@ fn laws_eval_reports_the_violation_at_its_deadline() {
     let in_window: Vec<usize> = (0..60).filter(|&k| rows[k][col + 1] == "1").collect();
     assert_eq!(in_window, (30..60).collect::<Vec<_>>());
     assert_eq!(rows[30][0].parse::<f64>().unwrap(), 3.0);
+    // law51 = law51_sub3 & … & law51_sub7 reports law51_sub5's violation on the same frames, not at its
+    // longest sub-law's horizon (3 s) as until session 40, which put it at 40..59.
+    let law51 = header.iter().position(|h| *h == "law51").expect("law51");
+    let conj: Vec<usize> = (0..60).filter(|&k| rows[k][law51] == "1").collect();
+    assert_eq!(conj, (30..60).collect::<Vec<_>>());
+}
+
+/// A law whose bound is not a whole number of the log's frames is refused naming the log, its frame
+/// period and the law's file, before the output is written.
+#[test]
+fn laws_eval_names_the_log_and_law_file_when_a_bound_does_not_fit_the_period() {
+    let dir = scratch();
+    let laws = dir.path().join("laws");
+    std::fs::create_dir(&laws).unwrap();
+    std::fs::write(
+        laws.join("frac.law"),
+        "x = G(speed > 1 -> F[0,0.05](speed < 0.5));\n",
+    )
+    .unwrap();
+    let log = dir.path().join("red.h5");
+    write_log(&log, &red_light_run()).unwrap();
+    let csv = dir.path().join("v.csv");
+    let out = avguard()
+        .args(["laws", "eval", "--laws"])
+        .arg(&laws)
+        .arg("--out")
+        .arg(&csv)
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("red.h5: the laws of")
+            && err.contains("frame period of 0.1 s")
+            && err.contains("law 'x' (frac.law, line 1,"),
+        "{err}"
+    );
+    assert!(!err.contains("cannot write"), "{err}");
+    assert!(!csv.exists());
 }
 
 #[test]

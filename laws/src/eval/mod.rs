@@ -74,10 +74,12 @@ impl Default for EvalConfig {
 #[non_exhaustive]
 pub enum EvalError {
     /// An interval bound is not a whole number of frames.
-    #[error("law '{law}' (line {line}, column {col}): bound {bound_s} s is not a multiple of the frame period {period_s:?} s")]
+    #[error("law '{law}' ({file}, line {line}, column {col}): bound {bound_s} s is not a multiple of the frame period {period_s:?} s")]
     BoundNotMultiple {
         /// Law name.
         law: String,
+        /// The file the law is defined in.
+        file: String,
         /// Line of the operator.
         line: usize,
         /// Column of the operator.
@@ -89,11 +91,13 @@ pub enum EvalError {
     },
     /// An unbounded temporal operator inside a body (the parser rejects these; kept for formulas built in code).
     #[error(
-        "law '{law}' (line {line}, column {col}): unbounded temporal operator inside the law body"
+        "law '{law}' ({file}, line {line}, column {col}): unbounded temporal operator inside the law body"
     )]
     Unbounded {
         /// Law name.
         law: String,
+        /// The file the law is defined in.
+        file: String,
         /// Line of the operator.
         line: usize,
         /// Column of the operator.
@@ -268,7 +272,8 @@ fn nodes(f: &Formula) -> usize {
 /// A law body's parts: its [`conjuncts`] grouped by horizon (by increasing horizon, each group's
 /// conjuncts in their order joined by `&`), so that a law whose conjuncts share one horizon is one part,
 /// compiled as before.
-fn parts_of(body: &Formula, period_s: f64, law: &str) -> Result<Vec<Formula>, EvalError> {
+fn parts_of(law: &Law, period_s: f64) -> Result<Vec<Formula>, EvalError> {
+    let body = law.body();
     let conjuncts = conjuncts(body);
     if conjuncts.len() == 1 {
         return Ok(conjuncts);
@@ -281,7 +286,8 @@ fn parts_of(body: &Formula, period_s: f64, law: &str) -> Result<Vec<Formula>, Ev
         let horizon = Compiler {
             period_s,
             atoms: &mut scratch_atoms,
-            law,
+            law: law.name(),
+            file: law.file(),
             window_bytes: &mut scratch_bytes,
         }
         .compile(&c)?
@@ -421,11 +427,12 @@ impl Evaluator {
         let mut window_bytes = 0;
         for law in laws.laws() {
             let mut parts = Vec::new();
-            for formula in parts_of(law.body(), cfg.frame_period_s, law.name())? {
+            for formula in parts_of(law, cfg.frame_period_s)? {
                 let mut compiler = Compiler {
                     period_s: cfg.frame_period_s,
                     atoms: &mut atoms,
                     law: law.name(),
+                    file: law.file(),
                     window_bytes: &mut window_bytes,
                 };
                 let body = compiler.compile(&formula)?;
@@ -525,6 +532,7 @@ impl Evaluator {
             period_s: self.period_s,
             atoms: &mut self.atoms,
             law: law.name(),
+            file: law.file(),
             window_bytes: &mut self.window_bytes,
         };
         let tracker = ObligationTracker::new(law.name(), law.body(), &mut compiler)?;

@@ -186,8 +186,10 @@ pub struct Compiler<'a> {
     pub period_s: f64,
     /// Interns atoms into the evaluator-wide table.
     pub atoms: &'a mut AtomTable,
-    /// Law name and location, for errors.
+    /// Law name, for errors.
     pub law: &'a str,
+    /// The file the law is defined in, for errors.
+    pub file: &'a str,
     /// Window-buffer bytes the set has compiled into so far (bounded by [`MAX_WINDOW_BYTES`]); checked
     /// before every buffer is allocated.
     pub window_bytes: &'a mut usize,
@@ -204,6 +206,7 @@ impl Compiler<'_> {
         let Some((lo_s, hi_s)) = i.bounds_s else {
             return Err(EvalError::Unbounded {
                 law: self.law.to_string(),
+                file: self.file.to_string(),
                 line: i.line,
                 col: i.col,
             });
@@ -211,6 +214,7 @@ impl Compiler<'_> {
         let conv = |b: f64| {
             to_frames(b, self.period_s).ok_or_else(|| EvalError::BoundNotMultiple {
                 law: self.law.to_string(),
+                file: self.file.to_string(),
                 line: i.line,
                 col: i.col,
                 bound_s: b,

@@ -57,6 +57,11 @@ impl Law {
         &self.name
     }
 
+    /// The file the law is defined in, as its source was named.
+    pub fn file(&self) -> &str {
+        &self.file
+    }
+
     /// The assignment as written (`name = formula;`).
     pub fn text(&self) -> &str {
         &self.text
@@ -190,6 +195,20 @@ impl LawSet {
             }
         }
         Ok(LawSet { laws })
+    }
+
+    /// The laws named in `names` (in that order; unknown names and repeats skipped), as they were parsed:
+    /// each keeps its formula (earlier laws inlined), file and positions, so it needs none of the others.
+    pub fn subset(&self, names: &[&str]) -> LawSet {
+        let mut laws: Vec<Law> = Vec::new();
+        for name in names {
+            if let Some(law) = self.laws.iter().find(|l| l.name == *name) {
+                if !laws.iter().any(|l| l.name == law.name) {
+                    laws.push(law.clone());
+                }
+            }
+        }
+        LawSet { laws }
     }
 
     /// The laws in definition order.

@@ -45,11 +45,30 @@ pub enum Tok {
     Eof,
 }
 
+/// A name or text as an error message shows it: in single quotes, control and invisible characters
+/// escaped (`\u{feff}`), and cut after 60 characters with its length in bytes (an identifier of the file
+/// may be as long as the file).
+pub fn quoted(s: &str) -> String {
+    let mut out = String::from("'");
+    for ch in s.chars().take(60) {
+        if ch.is_control() || matches!(ch, '\u{200b}'..='\u{200f}' | '\u{feff}') {
+            out.extend(ch.escape_unicode());
+        } else {
+            out.push(ch);
+        }
+    }
+    out.push('\'');
+    if s.chars().nth(60).is_some() {
+        out.push_str(&format!("… ({} bytes)", s.len()));
+    }
+    out
+}
+
 impl Tok {
     /// How the token reads in an error message.
     pub fn describe(&self) -> String {
         match self {
-            Tok::Ident(s) => format!("'{s}'"),
+            Tok::Ident(s) => quoted(s),
             Tok::Num(n) => format!("number {n}"),
             Tok::LParen => "'('".into(),
             Tok::RParen => "')'".into(),
@@ -131,6 +150,8 @@ pub fn lex(file: &str, text: &str) -> Result<Vec<Token>, ParseError> {
             ),
         });
     }
+    // A byte-order mark that some editors put first is no part of the text.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut c = Cursor {
         chars: text.char_indices().collect(),
         i: 0,
@@ -236,7 +257,13 @@ pub fn lex(file: &str, text: &str) -> Result<Vec<Token>, ParseError> {
                 ('.', Some('-')) => two(&mut c, Tok::Arith(ArithOp::Sub)),
                 ('.', Some('*')) => two(&mut c, Tok::Arith(ArithOp::Mul)),
                 ('.', Some('/')) => two(&mut c, Tok::Arith(ArithOp::Div)),
-                _ => return Err(c.error(line, col, format!("unexpected character '{ch}'"))),
+                _ => {
+                    return Err(c.error(
+                        line,
+                        col,
+                        format!("unexpected character {}", quoted(&ch.to_string())),
+                    ))
+                }
             }
         };
         out.push(Token {
@@ -264,9 +291,9 @@ fn lex_number(c: &mut Cursor<'_>, line: usize, col: usize) -> Result<Tok, ParseE
     }
     let value: f64 = s
         .parse()
-        .map_err(|_| c.error(line, col, format!("malformed number '{s}'")))?;
+        .map_err(|_| c.error(line, col, format!("malformed number {}", quoted(&s))))?;
     if !value.is_finite() {
-        return Err(c.error(line, col, format!("number '{s}' is too large")));
+        return Err(c.error(line, col, format!("number {} is too large", quoted(&s))));
     }
     if c.peek(0) == Some(':') && c.peek(1).is_some_and(|d| d.is_ascii_digit()) {
         c.bump();

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use super::atom::{ArithOp, Atom, Cmp, Term};
 use super::error::ParseError;
 use super::formula::{Formula, Interval};
-use super::lexer::{lex, Tok, Token};
+use super::lexer::{lex, quoted, Tok, Token};
 use super::limits::{MAX_BOUND_S, MAX_DEPTH, MAX_NODES};
 use crate::frame::{light_color, planned_turn, turn_signal};
 use crate::signals::{Signal, SignalKind, UNAVAILABLE};
@@ -278,7 +278,7 @@ impl<'a> Parser<'a> {
         if is_reserved(&name) {
             return Err(self.error_at(
                 self.i,
-                format!("'{name}' is reserved and cannot name a law"),
+                format!("{} is reserved and cannot name a law", quoted(&name)),
             ));
         }
         self.i += 1;
@@ -622,7 +622,10 @@ impl<'a> Parser<'a> {
         }
         Err(self.error_at(
             at,
-            format!("unknown name '{name}': expected a signal, a constant or an earlier law"),
+            format!(
+                "unknown name {}: expected a signal, a constant or an earlier law",
+                quoted(name)
+            ),
         ))
     }
 }

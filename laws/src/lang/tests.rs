@@ -119,6 +119,26 @@ fn errors_name_the_place_and_what_was_expected() {
     assert!(err("l = hornOn /* open").contains("unterminated"));
 }
 
+/// Error messages stay one readable line: invisible characters are escaped, long names cut, and a
+/// leading byte-order mark is no error at all.
+#[test]
+fn errors_show_odd_text_readably() {
+    assert!(parse("\u{feff}l = G(speed < 30);").is_ok());
+    let nul = err("l = G(speed < 30)\u{0};");
+    assert!(nul.contains("unexpected character '\\u{0}'"), "{nul}");
+    assert!(!nul.contains('\u{0}'), "{nul}");
+    let bom = err("l = G(speed < 30);\u{feff}");
+    assert!(bom.contains("'\\u{feff}'"), "{bom}");
+    let long = "x".repeat(500_000);
+    let said = err(&format!("l = G({long} < 3);"));
+    assert!(said.len() < 300, "{} bytes", said.len());
+    assert!(
+        said.contains("… (500000 bytes)"),
+        "{}",
+        &said[..200.min(said.len())]
+    );
+}
+
 #[test]
 fn names_are_visible_across_sources_in_order() {
     let a = LawSource {

@@ -1,6 +1,6 @@
 //! Reading a property's predicate texts: atoms, window and obligation predicates, conjunctions.
 
-use laws::{Atom, Formula, LawSet, LawSource};
+use laws::{Atom, Formula, LawSet};
 
 use crate::error::ModelError;
 use crate::forest::ForestShare;
@@ -243,8 +243,9 @@ impl<'t> ReadProperty<'t> {
     }
 }
 
-/// The laws the properties need, in first-use order, re-parsed as one self-contained set: each law's
-/// formula has earlier laws inlined and prints as parseable text, so unrelated laws cost nothing per frame.
+/// The laws the properties need, in first-use order, as one self-contained set: each law's formula has
+/// earlier laws inlined, so unrelated laws cost nothing per frame; each keeps its file and positions for
+/// errors.
 pub(super) fn reduced_laws(
     full: &LawSet,
     properties: &[ReadProperty<'_>],
@@ -255,19 +256,7 @@ pub(super) fn reduced_laws(
             needed.push(law);
         }
     }
-    let reduced_text: String = needed
-        .iter()
-        .filter_map(|n| full.index_of(n).map(|i| &full.laws()[i]))
-        .map(|l| format!("{} = {};\n", l.name(), l.formula()))
-        .collect();
-    LawSet::parse(&[LawSource {
-        name: "(model laws)".into(),
-        text: reduced_text,
-    }])
-    .map_err(|e| ModelError::Property {
-        property: "(law texts)".into(),
-        reason: format!("re-parsing the needed laws failed: {e}"),
-    })
+    Ok(full.subset(&needed))
 }
 
 /// A reactive-rule literal's predicate text and whether it is negated (`not P`; atoms are negated by

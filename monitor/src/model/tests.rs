@@ -6,6 +6,11 @@ use crate::StateId;
 use laws::perception::RoadUserCorrection;
 
 fn small_model() -> Model {
+    small_model_named("no_collision").unwrap()
+}
+
+/// [`small_model`] with its property called `name`.
+fn small_model_named(name: &str) -> Result<Model, ModelError> {
     let preds: Vec<String> = ["collision", "speed < 0.5", "NPCAhead(10)"]
         .iter()
         .map(|s| s.to_string())
@@ -24,7 +29,7 @@ fn small_model() -> Model {
     ] {
         c.observe_trace(&d, &trace).unwrap();
     }
-    let p = PropertyModel::build("no_collision", preds, 0, c, &cfg).unwrap();
+    let p = PropertyModel::build(name, preds, 0, c, &cfg).unwrap();
     Model::try_new(
         vec![LawSource {
             name: "a.law".into(),
@@ -32,7 +37,47 @@ fn small_model() -> Model {
         }],
         vec![p],
     )
-    .unwrap()
+}
+
+/// A property's name names files (`export` writes `DIR/NAME.tra`), so a model whose property name is
+/// not a plain file-name stem is refused, built or read.
+#[test]
+fn property_names_that_are_not_plain_file_names_are_refused() {
+    for bad in [
+        "../escaped",
+        "/tmp/abs",
+        "",
+        ".hidden",
+        "a/b",
+        "x y",
+        "a\\b",
+    ] {
+        let err = small_model_named(bad).unwrap_err().to_string();
+        assert!(err.contains("property name"), "{bad:?}: {err}");
+    }
+    let long = "n".repeat(129);
+    let err = small_model_named(&long).unwrap_err().to_string();
+    assert!(
+        err.contains("above the limit of 128") && err.len() < 300,
+        "{err}"
+    );
+    for good in ["no_collision", "law38_sub2_2", "p2g-law.38", "X1"] {
+        // (a name other than its law's may be refused for that, never for its spelling)
+        if let Err(e) = small_model_named(good) {
+            assert!(!e.to_string().contains("property name"), "{good}: {e}");
+        }
+    }
+    // The same name written into a model file's bytes (same length) is refused on reading.
+    // (postcard stores a string as its length, here 12, then its bytes)
+    let mut forged = small_model().to_bytes();
+    let mut replaced = 0;
+    while let Some(at) = forged.windows(13).position(|w| w == b"\x0cno_collision") {
+        forged[at + 1..at + 13].copy_from_slice(b"../collision");
+        replaced += 1;
+    }
+    assert!(replaced >= 1);
+    let err = Model::from_bytes(&forged).unwrap_err().to_string();
+    assert!(err.contains("property name \"../collision\""), "{err}");
 }
 
 /// The chain of [`small_model`] with `speed < 0.5` as its unsafe predicate (`no_stop`): not a

@@ -61,7 +61,15 @@ fn bad_declarations_give_clear_errors() {
     assert!(
         e("[[property]]\nlaw = \"slow\"\nextra_atoms = [\"warp > 9\"]").contains("atom 'warp > 9'")
     );
-    assert!(e("[[property]]\nlaw = \"slow\"\ncolour = 1").contains("unknown field"));
+    let unknown = e("[[property]]\nlaw = \"slow\"\ncolour = 1");
+    assert!(
+        unknown.contains("line 3, column 1: unknown field `colour`") && !unknown.contains('\n'),
+        "{unknown}"
+    );
+    for bad in ["../../escaped", "/tmp/abs", "", ".x"] {
+        let said = e(&format!("[[property]]\nname = {bad:?}\nlaw = \"slow\""));
+        assert!(said.contains("property name"), "{bad:?}: {said}");
+    }
     assert!(e("[[property]]\nlaw = \"slow\"\n[[property]]\nlaw = \"slow\"").contains("twice"));
     assert!(e("").contains("no [[property]]"));
     let many: Vec<String> = (1..=12).map(|i| format!("\"speed < {i}\"")).collect();

@@ -89,6 +89,25 @@ pub fn write_signals(log: &RunLog, out: &mut impl Write) -> anyhow::Result<()> {
 fn eval(args: EvalArgs) -> anyhow::Result<()> {
     let laws = crate::lawdir::load(&args.laws)?;
     let log = read_log_named(&args.log)?;
+    // Whether the laws can be read at the log's frame period, before anything is written; the error
+    // names the log, its period and the law's file.
+    let period_s = log.meta.frame_period_s;
+    anyhow::ensure!(args.window >= 1, "--window must be at least 1 frame");
+    Evaluator::new(
+        &laws,
+        &EvalConfig {
+            frame_period_s: period_s,
+            window_frames: args.window,
+            ..EvalConfig::default()
+        },
+    )
+    .with_context(|| {
+        format!(
+            "{}: the laws of {} cannot be evaluated at the log's frame period of {period_s} s",
+            args.log.display(),
+            args.laws.display()
+        )
+    })?;
     let file = std::fs::File::create(&args.out)
         .with_context(|| format!("{}: cannot create", args.out.display()))?;
     let mut out = BufWriter::new(file);
