@@ -53,6 +53,10 @@ pub struct RunLog {
 pub const FORMAT: &str = "avguard-log";
 /// Value of the root `version` attribute.
 pub const VERSION: i64 = 1;
+/// Shortest `frame_period_s` a log may declare, s (1 kHz): a shorter one is a unit slip, not a log.
+pub const MIN_FRAME_PERIOD_S: f64 = 0.001;
+/// Longest `frame_period_s` a log may declare, s: the longest step a model learns at.
+pub const MAX_FRAME_PERIOD_S: f64 = 10.0;
 
 #[cfg(test)]
 mod tests;
