@@ -11,6 +11,7 @@
 //! Byte-identical output: HDF5 stores object modification times by default; the writer switches them off
 //! on the file, groups and datasets, so the same run written twice gives the same bytes.
 
+mod attributes;
 mod columns;
 mod error;
 pub mod isolated;
@@ -19,6 +20,7 @@ mod schema;
 mod transfer;
 mod writer;
 
+pub use attributes::copy_root_attributes;
 pub use columns::{frame_columns, obstacle_columns, Column};
 pub use error::LogError;
 pub use isolated::read_log_isolated;
