@@ -235,6 +235,12 @@ fn a_bad_file_fails_alone() {
         &["broken.h5", "1 of 4 logs could not be perturbed"],
     );
     assert_eq!(logs_in(&out).len(), 3, "{stderr}");
+    // The file is named once: the reader's error about a whole file names it already.
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("broken.h5"))
+        .expect("a line on broken.h5");
+    assert_eq!(line.matches("broken.h5").count(), 1, "{stderr}");
 }
 
 /// A copy has the input's attributes: those the writer sets (as it writes them) and every other, with its

@@ -205,7 +205,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     for (path, result) in &results {
         if let Err(e) = result {
             failed += 1;
-            eprintln!("{}: {e:#}", path.display());
+            eprintln!("{}: {}", path.display(), crate::batch::reason(path, e));
         }
     }
     let written = results.len() - failed;
