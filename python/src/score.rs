@@ -92,7 +92,12 @@ impl Scorer {
                         .inner
                         .score(path)
                         .and_then(|r| Ok(String::from_utf8(tools::score::result_bytes(&r)?)?))
-                        .map_err(|e| (tools::score::error_name(path), format!("{e:#}")));
+                        .map_err(|e| {
+                            (
+                                tools::score::error_name(path),
+                                tools::batch::reason(path, &e),
+                            )
+                        });
                     progress.step();
                     outcome
                 })

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::support::{
-    avguard, fixture, ok, python, python_script, scratch, workspace_root, RunningBridge,
+    avguard, fixture, ok, python, python_script, run_refused, scratch, workspace_root,
+    RunningBridge,
 };
 use serde_json::Value;
 
@@ -416,4 +417,39 @@ fn map_drive_records_the_road_fields_of_an_independent_computation() {
         }
     }
     assert!(n_line > 200 && n_junction > 300, "{n_line} {n_junction}");
+}
+
+/// A recording whose second segment is damaged fails, and leaves no log behind: before, its first run's
+/// log stayed in the output folder under its final name, with 0 frames.
+#[test]
+fn a_recording_that_fails_part_way_leaves_no_log() {
+    let dir = scratch();
+    let split = dir.path().join("split");
+    std::fs::create_dir_all(&split).unwrap();
+    ok(python_script("cyber_record_split.py")
+        .arg(example_record())
+        .arg(split.join("drive"))
+        .arg("2")
+        .output()
+        .unwrap());
+    // The second segment cut 30 bytes short: its last chunk body is truncated.
+    let second = split.join("drive.record.00001");
+    let bytes = std::fs::read(&second).unwrap();
+    std::fs::write(&second, &bytes[..bytes.len() - 30]).unwrap();
+    let out = dir.path().join("out");
+    let stderr = run_refused(
+        avguard()
+            .args(["import", "--out"])
+            .arg(&out)
+            .arg(split.join("drive.record.00000")),
+        &[
+            "drive.record.00001: chunk body section at offset",
+            "truncated",
+        ],
+    );
+    let left: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(left.is_empty(), "{left:?} left behind: {stderr}");
 }

@@ -102,7 +102,7 @@ fn malformed_logs_name_the_dataset() {
     let tmp = scratch();
     let dir = tmp.path();
     let pairs = python_cases("bad", dir);
-    assert_eq!(pairs.len(), 10, "{pairs:?}");
+    assert_eq!(pairs.len(), 14, "{pairs:?}");
     for (case, dataset) in pairs {
         let dataset = dataset.as_str().expect("a dataset name");
         let path = dir.join(format!("{case}.h5"));

@@ -235,6 +235,62 @@ fn a_bad_file_fails_alone() {
         &["broken.h5", "1 of 4 logs could not be perturbed"],
     );
     assert_eq!(logs_in(&out).len(), 3, "{stderr}");
+    // The file is named once: the reader's error about a whole file names it already.
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("broken.h5"))
+        .expect("a line on broken.h5");
+    assert_eq!(line.matches("broken.h5").count(), 1, "{stderr}");
+}
+
+/// A copy has the input's attributes: those the writer sets (as it writes them) and every other, with its
+/// type and value (h5py's writers add their own; they were dropped).
+#[test]
+fn a_copy_keeps_every_attribute_of_its_input() {
+    let tmp = scratch();
+    let orig = tmp.path().join("orig");
+    std::fs::create_dir_all(&orig).expect("mkdir");
+    let log = orig.join("from_h5py.h5");
+    run_ok(python_script("h5_interop.py").arg("write").arg(&log));
+    const ADD: &str = "import sys, h5py, numpy as np\n\
+        with h5py.File(sys.argv[1], 'a') as f:\n\
+        \x20   f.attrs['writer'] = 'a tool of ours 1.2'\n\
+        \x20   f.attrs['extra_attr'] = np.arange(3, dtype='i2')\n\
+        \x20   f.attrs['gain'] = np.float32(0.25)\n";
+    run_ok(crate::support::python().arg("-c").arg(ADD).arg(&log));
+    let out = tmp.path().join("out");
+    run_ok(
+        avguard()
+            .args(["perturb", "--clear-priority", "--out"])
+            .arg(&out)
+            .arg(&orig),
+    );
+    const SAME: &str = "import sys, h5py, numpy as np\n\
+        a, b = (h5py.File(p, 'r') for p in sys.argv[1:3])\n\
+        assert sorted(a.attrs) == sorted(b.attrs), (sorted(a.attrs), sorted(b.attrs))\n\
+        for k in a.attrs:\n\
+        \x20   x, y = a.attrs[k], b.attrs[k]\n\
+        \x20   known = ('format', 'version', 'scenario', 'run_id', 'frame_period_s', 'seed')\n\
+        \x20   assert k in known or np.asarray(x).dtype == np.asarray(y).dtype, (k, x, y)\n\
+        \x20   assert np.array_equal(np.asarray(x), np.asarray(y)), (k, x, y)\n\
+        print(sorted(a.attrs))\n";
+    let names = run_ok(
+        crate::support::python()
+            .arg("-c")
+            .arg(SAME)
+            .arg(&log)
+            .arg(out.join("from_h5py.h5")),
+    );
+    for name in [
+        "writer",
+        "extra_attr",
+        "gain",
+        "comment",
+        "seed",
+        "frame_period_s",
+    ] {
+        assert!(names.contains(&format!("'{name}'")), "{name}: {names}");
+    }
 }
 
 #[test]

@@ -3,10 +3,11 @@
   h5_interop.py write FILE      write a valid log with h5py (plus extra datasets/attributes readers must ignore)
   h5_interop.py check FILE      open a log written by avguard with h5py and pandas; validate the layout
                                 independently and print a JSON summary
-  h5_interop.py bad DIR         write one malformed log per failure kind; print {"name": "dataset"} as JSON
+  h5_interop.py bad DIR         write one malformed log per failure kind; print {"name": "dataset or attribute"}
+                                as JSON
   h5_interop.py variants DIR    write the valid log of `write` as DIR/base.h5, then once per way another writer
                                 may store the same values (other numeric widths and byte orders, numpy bools,
-                                compression, fixed-length string attributes); print the variant names as JSON,
+                                gzip and LZF compression, fixed-length string attributes); print the variant names as JSON,
                                 with whether their values are the base file's exactly
 """
 import json
@@ -190,6 +191,9 @@ def variants(directory):
         "obstacle_ints_as_i64": (retype_all("obstacles", {"i": "i8", "u": "i8"}), True),
         "gzip_chunked": (retype_all("frames", {"f": "f8", "i": "i4", "u": "u1"},
                                     compression="gzip", chunks=(2,)), True),
+        "lzf_chunked": (retype_all("frames", {"f": "f8", "i": "i4", "u": "u1"},
+                                   compression="lzf", chunks=(2,)), True),
+        "floats_as_f16": (retype_all("frames", {"f": "f2"}), False),
         "fixed_strings_nul_padded": (fixed_string_attrs(h5py.h5t.STR_NULLPAD), True),
         "fixed_strings_space_padded": (fixed_string_attrs(h5py.h5t.STR_SPACEPAD), True),
         "string_attrs_in_lists": (
@@ -207,6 +211,33 @@ def variants(directory):
         write_log(f"{directory}/{name}.h5", mutate=mutate)
         out[name] = exact
     print(json.dumps(out))
+
+
+def external_storage(f):
+    """`/frames/x` stored in a file outside the log (`/etc/hostname`: any file the writer named)."""
+    n = f["frames"]["x"].shape[0]
+    del f["frames"]["x"]
+    f["frames"].create_dataset("x", shape=(n,), dtype="u1", external=[("/etc/hostname", 0, h5py.h5f.UNLIMITED)])
+
+
+def virtual_missing_source(f):
+    """`/frames/x` a virtual dataset of a file that does not exist: read as fill values."""
+    n = f["frames"]["x"].shape[0]
+    del f["frames"]["x"]
+    layout = h5py.VirtualLayout(shape=(n,), dtype="f8")
+    layout[:] = h5py.VirtualSource("no_such_file.h5", "x", shape=(n,))
+    f["frames"].create_virtual_dataset("x", layout, fillvalue=0.0)
+
+
+def external_link(directory):
+    """`/frames/x` an external link to a dataset of another file, which holds the same values."""
+    def go(f):
+        values = f["frames"]["x"][:]
+        with h5py.File(f"{directory}/linked_x.h5", "w") as other:
+            other.create_dataset("x", data=values)
+        del f["frames"]["x"]
+        f["frames"]["x"] = h5py.ExternalLink("linked_x.h5", "/x")
+    return go
 
 
 def bad(directory):
@@ -241,6 +272,11 @@ def bad(directory):
         # Read into u8, HDF5 would saturate -1 to 0; the reader reads integers as stored.
         "flag_minus_one": (replace_in("frames", "collision", np.array([0, -1, 0, 0, 1], dtype="i4")),
                            "/frames/collision"),
+        # Data from outside the file: any file the writer named, or a virtual dataset's missing source.
+        "external_storage": (external_storage, "/frames/x"),
+        "virtual_missing_source": (virtual_missing_source, "/frames/x"),
+        "external_link": (external_link(directory), "/frames/x"),
+        "frame_period_1e-9": (lambda f: f.attrs.__setitem__("frame_period_s", 1e-9), "frame_period_s"),
     }
     out = {}
     for name, (mutate, dataset) in cases.items():

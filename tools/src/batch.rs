@@ -162,6 +162,19 @@ pub fn check_log_period(log_period_s: f64, model_period_s: f64) -> anyhow::Resul
     Ok(())
 }
 
+/// The message of `error`, a failure on the file `path`, for a line that names `path` itself: without a
+/// leading `path: `. Errors about a file as a whole (it cannot be opened, the HDF5 library crashed on it, a
+/// damaged record section) name it, errors about its content (a dataset, an attribute) do not; every
+/// command names the file once, before this.
+pub fn reason(path: &Path, error: &dyn std::fmt::Display) -> String {
+    let text = format!("{error:#}");
+    let prefix = format!("{}: ", path.display());
+    match text.strip_prefix(&prefix) {
+        Some(rest) => rest.to_owned(),
+        None => text,
+    }
+}
+
 /// Reads every log in parallel, each as every command reads logs (`read_log_isolated`), refuses one whose
 /// frame period is not `period_s` (when given), and hands the others to `f` with a per-thread state made
 /// by `init`; `on_done` is called after each log. The results are in the order of `logs`.

@@ -300,7 +300,10 @@ pub fn series_of_logs(
                 out.first_dangerous.push(first);
                 out.kinds.push(kind);
             }
-            Err(e) => out.errors.push((path, format!("{e:#}"))),
+            Err(e) => {
+                let why = crate::batch::reason(&path, &e);
+                out.errors.push((path, why));
+            }
         }
     }
     Ok(out)

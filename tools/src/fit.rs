@@ -491,7 +491,10 @@ pub fn record_logs(
                 recorded.records.push(rec);
                 recorded.reading.add(&reading);
             }
-            Err(e) => recorded.errors.push((path, format!("{e:#}"))),
+            Err(e) => {
+                let why = crate::batch::reason(&path, &e);
+                recorded.errors.push((path, why));
+            }
         }
     }
     Ok(recorded)

@@ -76,6 +76,66 @@ pub struct Written {
     pub stats: ImportStats,
 }
 
+/// A log being imported: written under a temporary name beside its own (`NAME.h5.partial`), renamed to
+/// `NAME.h5` once complete, so that a recording that fails part-way leaves no log under a final name.
+struct PartialLog {
+    writer: LogWriter,
+    temporary: PathBuf,
+    file: PathBuf,
+    n_frames: usize,
+}
+
+impl PartialLog {
+    fn create(out_dir: &Path, meta: &RunMeta) -> anyhow::Result<PartialLog> {
+        let file = out_dir.join(format!("{}.h5", meta.run_id));
+        let temporary = out_dir.join(format!("{}.h5.partial", meta.run_id));
+        let writer = LogWriter::create(&temporary, meta)
+            .with_context(|| format!("{}: cannot create", temporary.display()))?;
+        Ok(PartialLog {
+            writer,
+            temporary,
+            file,
+            n_frames: 0,
+        })
+    }
+
+    fn append(&mut self, frame: &laws::Frame) -> anyhow::Result<()> {
+        self.writer
+            .append(frame)
+            .with_context(|| format!("{}: cannot write", self.file.display()))?;
+        self.n_frames += 1;
+        Ok(())
+    }
+
+    /// Completes the log under its own name; the log and its frame count.
+    fn finish(self) -> anyhow::Result<(PathBuf, usize)> {
+        let PartialLog {
+            writer,
+            temporary,
+            file,
+            n_frames,
+        } = self;
+        if let Err(e) = writer.finish() {
+            let _ = std::fs::remove_file(&temporary);
+            return Err(e).with_context(|| format!("{}: cannot finish", file.display()));
+        }
+        if let Err(e) = std::fs::rename(&temporary, &file) {
+            let _ = std::fs::remove_file(&temporary);
+            return Err(e).with_context(|| {
+                format!("{}: cannot rename {}", file.display(), temporary.display())
+            });
+        }
+        Ok((file, n_frames))
+    }
+
+    /// Drops the unfinished log and its file.
+    fn discard(self) {
+        drop(self.writer);
+        // The temporary file is ours alone; one that cannot be removed is left under its temporary name.
+        let _ = std::fs::remove_file(&self.temporary);
+    }
+}
+
 /// Imports the recording whose segments are `segments` (in order, see `ingest::record::recordings`) into
 /// `out_dir`: a log per run named by its run id (`NAME.h5` for the first run, `NAME_run<k>.h5` for later
 /// runs, NAME being the first segment's file name), streaming frames into each log as they are assembled.
@@ -90,42 +150,30 @@ pub fn import_record(
     };
     let mut a = assembler(config, map);
     let mut run = 1_usize;
-    let mut writer: Option<(LogWriter, PathBuf, usize)> = None;
+    let mut writer: Option<PartialLog> = None;
     let mut logs = Vec::new();
     let mut failure: Option<anyhow::Error> = None;
-    let finish = |w: Option<(LogWriter, PathBuf, usize)>,
-                  logs: &mut Vec<(PathBuf, usize)>|
-     -> anyhow::Result<()> {
-        if let Some((writer, file, n)) = w {
-            writer
-                .finish()
-                .with_context(|| format!("{}: cannot finish", file.display()))?;
-            logs.push((file, n));
-        }
-        Ok(())
-    };
-    let stats = record::import_recording(segments, &mut a, |step| {
+    let read = record::import_recording(segments, &mut a, |step| {
         if failure.is_some() {
             return;
         }
         let result = (|| -> anyhow::Result<()> {
             match step {
                 Imported::NewRun(_) => {
-                    finish(writer.take(), &mut logs)?;
+                    if let Some(w) = writer.take() {
+                        logs.push(w.finish()?);
+                    }
                     run += 1;
                 }
                 Imported::Frame(frame) => {
                     if writer.is_none() {
-                        let meta = meta(path, run, config.period_s);
-                        let file = out_dir.join(format!("{}.h5", meta.run_id));
-                        let w = LogWriter::create(&file, &meta)
-                            .with_context(|| format!("{}: cannot create", file.display()))?;
-                        writer = Some((w, file, 0));
+                        writer = Some(PartialLog::create(
+                            out_dir,
+                            &meta(path, run, config.period_s),
+                        )?);
                     }
-                    if let Some((w, file, n)) = &mut writer {
-                        w.append(frame)
-                            .with_context(|| format!("{}: cannot write", file.display()))?;
-                        *n += 1;
+                    if let Some(w) = &mut writer {
+                        w.append(frame)?;
                     }
                 }
             }
@@ -134,11 +182,20 @@ pub fn import_record(
         if let Err(e) = result {
             failure = Some(e);
         }
-    })?;
-    if let Some(e) = failure {
-        return Err(e);
+    })
+    .map_err(anyhow::Error::from);
+    let stats = match (read, failure) {
+        (Ok(stats), None) => stats,
+        (Err(e), _) | (Ok(_), Some(e)) => {
+            if let Some(w) = writer.take() {
+                w.discard();
+            }
+            return Err(e);
+        }
+    };
+    if let Some(w) = writer.take() {
+        logs.push(w.finish()?);
     }
-    finish(writer.take(), &mut logs)?;
     if logs.is_empty() {
         bail!(
             "{}: no frames (the record has no localization message)",

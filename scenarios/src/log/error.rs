@@ -36,6 +36,15 @@ pub enum LogError {
         /// Size of the file.
         file_bytes: u64,
     },
+    /// A dataset or group whose data is not in the file: behind an external link, in external raw storage,
+    /// or a virtual dataset (whose missing sources read as fill values). A log is one self-contained file.
+    #[error("`{object}` is stored outside the file ({how}): a log must hold its own data")]
+    Outside {
+        /// Dataset or group path.
+        object: String,
+        /// How it leaves the file.
+        how: &'static str,
+    },
     /// A required dataset or group is absent.
     #[error("missing dataset `{0}`")]
     Missing(String),

@@ -11,6 +11,7 @@
 //! Byte-identical output: HDF5 stores object modification times by default; the writer switches them off
 //! on the file, groups and datasets, so the same run written twice gives the same bytes.
 
+mod attributes;
 mod columns;
 mod error;
 pub mod isolated;
@@ -19,6 +20,7 @@ mod schema;
 mod transfer;
 mod writer;
 
+pub use attributes::copy_root_attributes;
 pub use columns::{frame_columns, obstacle_columns, Column};
 pub use error::LogError;
 pub use isolated::read_log_isolated;
@@ -53,6 +55,10 @@ pub struct RunLog {
 pub const FORMAT: &str = "avguard-log";
 /// Value of the root `version` attribute.
 pub const VERSION: i64 = 1;
+/// Shortest `frame_period_s` a log may declare, s (1 kHz): a shorter one is a unit slip, not a log.
+pub const MIN_FRAME_PERIOD_S: f64 = 0.001;
+/// Longest `frame_period_s` a log may declare, s: the longest step a model learns at.
+pub const MAX_FRAME_PERIOD_S: f64 = 10.0;
 
 #[cfg(test)]
 mod tests;

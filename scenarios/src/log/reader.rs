@@ -7,14 +7,16 @@
 
 use std::path::Path;
 
-use hdf5::types::{FixedAscii, FixedUnicode, TypeDescriptor, VarLenAscii, VarLenUnicode};
+use hdf5::types::{
+    FixedAscii, FixedUnicode, FloatSize, TypeDescriptor, VarLenAscii, VarLenUnicode,
+};
 use hdf5::{Attribute, Dataset, File, Group, H5Type};
 use laws::frame::MAX_OBSTACLES;
 use laws::{Frame, Obstacle};
 
 use super::error::LogError;
 use super::schema::{check, Col, BLANK_OBSTACLE, FRAME_COLUMNS, OBSTACLE_COLUMNS};
-use super::{RunLog, RunMeta, FORMAT};
+use super::{RunLog, RunMeta, FORMAT, MAX_FRAME_PERIOD_S, MIN_FRAME_PERIOD_S};
 
 /// How many times larger than the file a filtered (compressed) dataset's raw data may be: deflate's best
 /// ratio (about 1032:1, for runs of one byte). Unfiltered data must fit in the file itself.
@@ -193,14 +195,107 @@ struct Reader {
 }
 
 fn group(file: &File, name: &str) -> Result<Group, LogError> {
+    let full = format!("/{name}");
     if !file.link_exists(name) {
-        return Err(LogError::Missing(format!("/{name}")));
+        return Err(LogError::Missing(full));
     }
-    file.group(name).map_err(|_| LogError::WrongType {
-        dataset: format!("/{name}"),
+    check_link(file, name, &full)?;
+    let group = file.group(name).map_err(|_| LogError::WrongType {
+        dataset: full.clone(),
         expected: "a group",
         found: "another kind of object".to_owned(),
+    })?;
+    check_same_file(file, &group, &full)?;
+    Ok(group)
+}
+
+/// Refuses the link `name` of `parent` (the object `full`) when it is an external link (or another
+/// user-defined kind): its target lies in another file. Asked before the link is followed, so that the
+/// other file is never opened.
+fn check_link(parent: &Group, name: &str, full: &str) -> Result<(), LogError> {
+    /// `H5L_info1_t` with its enums as plain integers: a hostile file's link type or character set
+    /// outside the Rust enums must not become one (undefined behaviour), only a number compared here.
+    #[repr(C)]
+    #[derive(Default)]
+    struct RawLinkInfo {
+        link_type: std::ffi::c_int,
+        corder_valid: hdf5_sys::h5::hbool_t,
+        corder: i64,
+        cset: std::ffi::c_int,
+        address_or_size: u64,
+    }
+    const _: () = assert!(
+        std::mem::size_of::<RawLinkInfo>() == std::mem::size_of::<hdf5_sys::h5l::H5L_info1_t>()
+    );
+    let c_name = std::ffi::CString::new(name).map_err(|_| LogError::Missing(full.to_owned()))?;
+    let mut info = RawLinkInfo::default();
+    // SAFETY: `parent.id()` is a live group or file identifier, `c_name` a NUL-terminated string and
+    // `info` a buffer of `H5L_info1_t`'s size and layout, all outliving the call, which runs under the
+    // `hdf5` crate's global lock as its own calls do. Rust reads the result only as integers.
+    #[allow(deprecated)]
+    hdf5::sync::sync(|| unsafe {
+        hdf5::h5check(hdf5_sys::h5l::H5Lget_info1(
+            parent.id(),
+            c_name.as_ptr(),
+            std::ptr::from_mut(&mut info).cast(),
+            hdf5_sys::h5p::H5P_DEFAULT,
+        ))
     })
+    .map_err(LogError::hdf5(full.to_owned()))?;
+    let hard = hdf5_sys::h5l::H5L_type_t::H5L_TYPE_HARD as std::ffi::c_int;
+    let soft = hdf5_sys::h5l::H5L_type_t::H5L_TYPE_SOFT as std::ffi::c_int;
+    if info.link_type == hard || info.link_type == soft {
+        return Ok(());
+    }
+    Err(LogError::Outside {
+        object: full.to_owned(),
+        how: "an external link to another file",
+    })
+}
+
+/// Refuses `object` (the object `full`, opened from `parent`) when it lies in another file than
+/// `parent`: a soft link within the file may still lead through an external link.
+fn check_same_file(
+    parent: &hdf5::Location,
+    object: &hdf5::Location,
+    full: &str,
+) -> Result<(), LogError> {
+    let fileno = |l: &hdf5::Location| l.loc_info().map(|i| i.fileno);
+    let (a, b) = (fileno(parent), fileno(object));
+    match (a, b) {
+        (Ok(a), Ok(b)) if a == b => Ok(()),
+        (Ok(_), Ok(_)) => Err(LogError::Outside {
+            object: full.to_owned(),
+            how: "a link into another file",
+        }),
+        (Err(e), _) | (_, Err(e)) => Err(LogError::hdf5(full.to_owned())(e)),
+    }
+}
+
+/// Refuses a dataset whose raw data lies outside the file: external raw storage (any file the writer
+/// named, read when the dataset is) or a virtual dataset (drawn from other datasets, possibly in other
+/// files; missing sources read as fill values).
+fn check_storage(ds: &Dataset, full: &str) -> Result<(), LogError> {
+    let dcpl = ds.dcpl().map_err(LogError::hdf5(full.to_owned()))?;
+    let layout = dcpl.get_layout().map_err(LogError::hdf5(full.to_owned()))?;
+    let outside = |how| {
+        Err(LogError::Outside {
+            object: full.to_owned(),
+            how,
+        })
+    };
+    if layout == hdf5::dataset::Layout::Virtual {
+        return outside("a virtual dataset");
+    }
+    // SAFETY: `dcpl.id()` is a live dataset-creation property list, read under the crate's global lock.
+    let n_external = hdf5::sync::sync(|| unsafe {
+        hdf5::h5check(hdf5_sys::h5p::H5Pget_external_count(dcpl.id()))
+    })
+    .map_err(LogError::hdf5(full.to_owned()))?;
+    if n_external > 0 {
+        return outside("external storage");
+    }
+    Ok(())
 }
 
 /// Element class a column requires.
@@ -212,16 +307,20 @@ enum Kind {
     Flag,
 }
 
-/// The dataset `path/name`, whatever its element type.
+/// The dataset `path/name`, whatever its element type, with its data in the file.
 fn any_dataset(group: &Group, full: &str, name: &str) -> Result<Dataset, LogError> {
     if !group.link_exists(name) {
         return Err(LogError::Missing(full.to_owned()));
     }
-    group.dataset(name).map_err(|_| LogError::WrongType {
+    check_link(group, name, full)?;
+    let ds = group.dataset(name).map_err(|_| LogError::WrongType {
         dataset: full.to_owned(),
         expected: "a dataset",
         found: "another kind of object".to_owned(),
-    })
+    })?;
+    check_same_file(group, &ds, full)?;
+    check_storage(&ds, full)?;
+    Ok(ds)
 }
 
 fn open_dataset(group: &Group, path: &str, name: &str, kind: Kind) -> Result<Dataset, LogError> {
@@ -474,21 +573,21 @@ fn read_meta(file: &File) -> Result<RunMeta, LogError> {
             problem: format!("expected \"{FORMAT}\", found {format:?}"),
         });
     }
-    let version: i64 = numeric_attr(file, "version", Kind::Int)?.ok_or(LogError::Attribute {
-        name: "version",
-        problem: "missing".to_owned(),
-    })?;
-    if version != super::VERSION {
+    let version = version_attr(file)?;
+    if version != i128::from(super::VERSION) {
         return Err(LogError::Attribute {
             name: "version",
             problem: format!("unsupported version {version}"),
         });
     }
-    let frame_period_s: f64 = numeric_attr(file, "frame_period_s", Kind::Float)?.unwrap_or(0.1);
-    if !(frame_period_s > 0.0 && frame_period_s.is_finite()) {
+    let frame_period_s = float_attr(file, "frame_period_s")?.unwrap_or(0.1);
+    if !(MIN_FRAME_PERIOD_S..=MAX_FRAME_PERIOD_S).contains(&frame_period_s) {
         return Err(LogError::Attribute {
             name: "frame_period_s",
-            problem: "must be a positive number".to_owned(),
+            problem: format!(
+                "{frame_period_s:?} s is not a plausible frame period (from \
+                 {MIN_FRAME_PERIOD_S} to {MAX_FRAME_PERIOD_S} s)"
+            ),
         });
     }
     Ok(RunMeta {
@@ -591,6 +690,24 @@ fn one<T: H5Type>(a: &Attribute) -> hdf5::Result<T> {
         .ok_or_else(|| "expected one value, found none".into())
 }
 
+/// The `version`, as stored: an unsigned one read as `u64` (read as `i64`, HDF5 would turn 2^64 - 1 into
+/// 2^63 - 1, and the error would name a version the file does not hold).
+fn version_attr(file: &File) -> Result<i128, LogError> {
+    let a = attr(file, "version")?.ok_or(LogError::Attribute {
+        name: "version",
+        problem: "missing".to_owned(),
+    })?;
+    let unsigned = matches!(
+        a.dtype().and_then(|d| d.to_descriptor()),
+        Ok(TypeDescriptor::Unsigned(_))
+    );
+    if unsigned {
+        numeric_value::<u64>(&a, "version", Kind::Int).map(i128::from)
+    } else {
+        numeric_value::<i64>(&a, "version", Kind::Int).map(i128::from)
+    }
+}
+
 /// The optional `seed`: an unsigned integer, or a signed one that is not negative (read as stored, so
 /// that HDF5 does not turn a negative seed into 0).
 fn seed_attr(file: &File) -> Result<Option<u64>, LogError> {
@@ -611,14 +728,33 @@ fn seed_attr(file: &File) -> Result<Option<u64>, LogError> {
     })
 }
 
-fn numeric_attr<T: H5Type>(
-    file: &File,
-    name: &'static str,
-    kind: Kind,
-) -> Result<Option<T>, LogError> {
-    attr(file, name)?
-        .map(|a| numeric_value(&a, name, kind))
-        .transpose()
+/// The optional float attribute `name`, as the shortest decimal that its stored width reads back as: a
+/// float32 `0.1` (0.100000001490116…) is 0.1, as numpy prints it and its writer meant it; a float64 and an
+/// integer read as stored.
+fn float_attr(file: &File, name: &'static str) -> Result<Option<f64>, LogError> {
+    let Some(a) = attr(file, name)? else {
+        return Ok(None);
+    };
+    let v: f64 = numeric_value(&a, name, Kind::Float)?;
+    Ok(Some(match a.dtype().and_then(|d| d.to_descriptor()) {
+        Ok(TypeDescriptor::Float(FloatSize::U4)) => shortest_at_width(v, |x| f64::from(x as f32)),
+        Ok(TypeDescriptor::Float(FloatSize::U2)) => {
+            shortest_at_width(v, |x| half::f16::from_f64(x).to_f64())
+        }
+        _ => v,
+    }))
+}
+
+/// The number of fewest significant digits that `narrow` (rounding to the width `v` was stored at) turns
+/// back into `v`; `v` itself when it is not finite.
+pub(crate) fn shortest_at_width(v: f64, narrow: impl Fn(f64) -> f64) -> f64 {
+    if !v.is_finite() {
+        return v;
+    }
+    (1..=17)
+        .filter_map(|digits| format!("{v:.*e}", digits - 1).parse::<f64>().ok())
+        .find(|&x| narrow(x) == v)
+        .unwrap_or(v)
 }
 
 /// The one numeric value of the attribute `name` (a scalar or a one-element array) of the class `kind`.

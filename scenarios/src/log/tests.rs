@@ -422,3 +422,146 @@ fn a_folder_is_named_as_a_folder_not_read_as_a_log() {
         format!("{}: a folder, not a log file", dir.path().display())
     );
 }
+
+/// Replaces the root attribute `name` with the scalar `value` of type `T`.
+fn set_attr<T: hdf5::H5Type>(f: &hdf5::File, name: &str, value: T) {
+    f.delete_attr(name).expect("delete");
+    f.new_attr::<T>()
+        .create(name)
+        .and_then(|a| a.write_scalar(&value))
+        .expect("attribute");
+}
+
+#[test]
+fn a_float32_frame_period_reads_as_the_decimal_it_was_written_as() {
+    // Read as stored, float32 0.1 is 0.10000000149011612, and a batch of float64 0.1 logs then had two
+    // periods: `learn` took the first log's and refused every other one.
+    for (stored, expected) in [
+        (0.1f32, 0.1),
+        (0.05, 0.05),
+        (0.033, 0.033),
+        (1.0 / 3.0, 0.33333334),
+    ] {
+        let (_dir, path) = corrupted(|f| set_attr(f, "frame_period_s", stored));
+        let log = read_log(&path).expect("float32 period");
+        assert_eq!(log.meta.frame_period_s, expected, "{stored}");
+    }
+}
+
+#[test]
+fn an_implausible_frame_period_names_the_attribute() {
+    for period in [
+        1e-9,
+        5e-324,
+        1e300,
+        3600.0,
+        0.0,
+        -0.1,
+        f64::NAN,
+        f64::INFINITY,
+    ] {
+        let (_dir, path) = corrupted(|f| set_attr(f, "frame_period_s", period));
+        let err = read_log(&path).expect_err("implausible period").to_string();
+        assert!(
+            err.starts_with("attribute `frame_period_s`: ")
+                && err.contains("not a plausible frame period (from 0.001 to 10 s)"),
+            "{period}: {err}"
+        );
+    }
+    for period in [0.001, 10.0] {
+        let (_dir, path) = corrupted(|f| set_attr(f, "frame_period_s", period));
+        assert_eq!(read_log(&path).expect("bounds").meta.frame_period_s, period);
+    }
+}
+
+/// The error of the sample run with `/frames/x` rebuilt by `make` from its values (the old dataset
+/// dropped), given the open file and its folder.
+fn with_x_made_by(make: impl FnOnce(&hdf5::File, &[f64], &std::path::Path)) -> String {
+    let xs: Vec<f64> = sample_run().frames.iter().map(|f| f.x).collect();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("outside.h5");
+    write_log(&path, &sample_run()).expect("write");
+    let file = hdf5::File::open_rw(&path).expect("open rw");
+    file.unlink("frames/x").expect("unlink");
+    make(&file, &xs, dir.path());
+    drop(file);
+    read_log(&path).expect_err("x outside the file").to_string()
+}
+
+#[test]
+fn data_stored_outside_the_file_is_refused_naming_the_dataset() {
+    // Each of these read as a valid log before: HDF5 follows them to other files (any file the writer
+    // named, `/etc/hostname` as well) or fills a virtual dataset's missing sources with zeros.
+    let external = with_x_made_by(|f, xs, dir| {
+        let raw = dir.join("x.raw");
+        f.new_dataset::<f64>()
+            .shape(xs.len())
+            .external(raw.to_str().expect("utf-8"), 0, xs.len() * 8)
+            .create("frames/x")
+            .and_then(|ds| ds.write(xs))
+            .expect("external storage");
+    });
+    assert_eq!(
+        external,
+        "`/frames/x` is stored outside the file (external storage): a log must hold its own data"
+    );
+    let virtual_ = with_x_made_by(|f, xs, _| {
+        f.new_dataset_builder()
+            .with_data(xs)
+            .create("x_source")
+            .expect("source");
+        f.new_dataset::<f64>()
+            .shape(xs.len())
+            .virtual_map(".", "/x_source", xs.len(), .., xs.len(), ..)
+            .create("frames/x")
+            .expect("virtual dataset");
+    });
+    assert_eq!(
+        virtual_,
+        "`/frames/x` is stored outside the file (a virtual dataset): a log must hold its own data"
+    );
+    let link = with_x_made_by(|f, xs, dir| {
+        let other = dir.join("other.h5");
+        let o = hdf5::File::create(&other).expect("other file");
+        o.new_dataset_builder()
+            .with_data(xs)
+            .create("x")
+            .expect("x there");
+        f.group("frames")
+            .and_then(|g| g.link_external(other.to_str().expect("utf-8"), "/x", "x"))
+            .expect("external link");
+    });
+    assert_eq!(
+        link,
+        "`/frames/x` is stored outside the file (an external link to another file): a log must hold \
+         its own data"
+    );
+}
+
+#[test]
+fn an_unsupported_version_is_named_as_stored() {
+    let (_dir, path) = corrupted(|f| set_attr(f, "version", u64::MAX));
+    let err = read_log(&path).expect_err("version").to_string();
+    assert_eq!(
+        err,
+        "attribute `version`: unsupported version 18446744073709551615"
+    );
+}
+
+#[test]
+fn sixteen_bit_floats_read_as_their_values() {
+    // h5py writes numpy's float16 as an IEEE half; the contract reads any floating-point width.
+    let log = sample_run();
+    let (_dir, path) = corrupted(|f| {
+        let speeds: Vec<half::f16> = log
+            .frames
+            .iter()
+            .map(|fr| half::f16::from_f64(fr.speed_mps))
+            .collect();
+        replace_dataset(f, "frames/speed", &speeds);
+        set_attr(f, "frame_period_s", half::f16::from_f64(0.1));
+    });
+    let back = read_log(&path).expect("float16 columns");
+    assert_eq!(back.meta.frame_period_s, 0.1);
+    assert_eq!(back.frames, log.frames, "1.5 m/s is exact in 16 bits");
+}

@@ -140,7 +140,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 fn text_line(path: &Path, result: &Result<Summary, scenarios::log::LogError>) -> String {
     match result {
-        Err(e) => format!("{}: INVALID: {e}", path.display()),
+        Err(e) => format!(
+            "{}: INVALID: {}",
+            path.display(),
+            crate::batch::reason(path, e)
+        ),
         Ok(s) => format!(
             "{}: ok, scenario {}, run {}, {} frames, {:.1} s, collision {}{}, destination {}, max speed {:.1} km/h, \
              max over limit {:.1} km/h, max decel {:.1} m/s², min gap to obstacles {:.1} m, moving in junction on red {}",

@@ -116,18 +116,10 @@ fn eval(args: EvalArgs) -> anyhow::Result<()> {
         .with_context(|| format!("{}: cannot write", args.out.display()))
 }
 
-/// Reads the log at `path`; the error names the file once (a file-level error names it already, a dataset
-/// error does not).
+/// Reads the log at `path`; the error names the file once.
 fn read_log_named(path: &std::path::Path) -> anyhow::Result<RunLog> {
-    scenarios::log::read_log_isolated(path).map_err(|e| {
-        let label = path.display().to_string();
-        let text = e.to_string();
-        if text.starts_with(&label) {
-            anyhow::anyhow!(text)
-        } else {
-            anyhow::anyhow!("{label}: {text}")
-        }
-    })
+    scenarios::log::read_log_isolated(path)
+        .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), crate::batch::reason(path, &e)))
 }
 
 /// Writes the verdict CSV of `log` under `laws`.

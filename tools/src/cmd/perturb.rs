@@ -193,6 +193,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let out = args.out.join(name);
             scenarios::log::write_log(&out, &log)
                 .with_context(|| format!("writing {}", out.display()))?;
+            // The input's own attributes too (a writer's name, its settings), as the contract says.
+            scenarios::log::copy_root_attributes(path, &out)
+                .with_context(|| format!("writing {}", out.display()))?;
             Ok(log.frames.len())
         },
         || bar.inc(1),
@@ -202,7 +205,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     for (path, result) in &results {
         if let Err(e) = result {
             failed += 1;
-            eprintln!("{}: {e:#}", path.display());
+            eprintln!("{}: {}", path.display(), crate::batch::reason(path, e));
         }
     }
     let written = results.len() - failed;

@@ -77,7 +77,10 @@ where
                 }
                 ids.push(id);
             }
-            Err(e) => errors.push((path, format!("{e:#}"))),
+            Err(e) => {
+                let why = crate::batch::reason(&path, &e);
+                errors.push((path, why));
+            }
         }
     }
     Ok((per_model, ids, errors))

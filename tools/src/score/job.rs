@@ -266,7 +266,9 @@ impl Job {
             .filter_map(|path| {
                 let result = self.scorer.score(path).and_then(|r| self.store(path, &r));
                 on_done();
-                result.err().map(|e| (error_name(path), format!("{e:#}")))
+                result
+                    .err()
+                    .map(|e| (error_name(path), crate::batch::reason(path, &e)))
             })
             .collect();
         errors.sort();
