@@ -59,7 +59,9 @@ pub async fn serve(
     };
     let ws_config = WebSocketConfig::default()
         .max_message_size(Some(ctx.config.hard_frame_bytes))
-        .max_frame_size(Some(ctx.config.hard_frame_bytes));
+        .max_frame_size(Some(ctx.config.hard_frame_bytes))
+        .write_buffer_size(WRITE_BUFFER_BYTES)
+        .max_write_buffer_size(max_write_buffer_bytes(ctx.config.max_frame_bytes));
     let handshake = tokio_tungstenite::accept_hdr_async_with_config(stream, check, Some(ws_config));
     let ws = tokio::select! {
         () = cancel.cancelled() => return ShutdownReason::ServerShutdown,
@@ -112,6 +114,20 @@ const MAX_IN_BATCH: usize = 64;
 
 /// Most monitor results written per flush (see [`Conn::forward_burst`]).
 const MAX_OUT_BATCH: usize = 64;
+
+/// Bytes buffered for the client before tungstenite writes them to the socket (its default).
+const WRITE_BUFFER_BYTES: usize = 128 * 1024;
+
+/// The most bytes a connection may hold for a client that does not read them: the write buffer, the
+/// largest reply (one that echoes a whole frame of `max_frame_bytes`; status texts are clipped, see
+/// [`rosbridge::status`]) and room for pongs. Beyond it tungstenite refuses to buffer more: a pong it owes
+/// is kept as one (the latest replaces the earlier), and a send fails and closes the connection as too
+/// slow. Without this cap a client that sends pings and never reads grows the buffer without limit.
+fn max_write_buffer_bytes(max_frame_bytes: usize) -> usize {
+    WRITE_BUFFER_BYTES
+        .saturating_add(max_frame_bytes)
+        .saturating_add(64 * 1024)
+}
 
 /// The outcome of sending to the client.
 type Sent = Result<(), ShutdownReason>;
@@ -507,6 +523,8 @@ fn out_topic_name(topic: OutTopic) -> &'static str {
 fn classify(err: &WsError) -> ShutdownReason {
     match err {
         WsError::ConnectionClosed | WsError::AlreadyClosed => ShutdownReason::ClientClosed,
+        // The client does not read what it is sent: its write buffer is at the cap.
+        WsError::WriteBufferFull(_) => ShutdownReason::SlowClient,
         WsError::Io(e)
             if matches!(
                 e.kind(),

@@ -208,9 +208,26 @@ impl StatusLevel {
     }
 }
 
-/// A `status` op.
+/// Longest `msg` of a `status` (and error text of a `service_response`), bytes: an error that quotes the
+/// client's input (a topic, a service name) is clipped, so that no reply is much larger than what the
+/// client may send (the connection's write buffer is capped).
+pub const MAX_STATUS_MSG_BYTES: usize = 4096;
+
+/// `text` cut to at most [`MAX_STATUS_MSG_BYTES`] bytes at a character boundary, with `…` when cut.
+fn clip(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.len() <= MAX_STATUS_MSG_BYTES {
+        return text.into();
+    }
+    let mut end = MAX_STATUS_MSG_BYTES - '…'.len_utf8();
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end]).into()
+}
+
+/// A `status` op (`msg` clipped to [`MAX_STATUS_MSG_BYTES`]).
 pub fn status(level: StatusLevel, id: Option<&str>, msg: &str) -> String {
-    let mut v = json!({"op": "status", "level": level.name(), "msg": msg});
+    let mut v = json!({"op": "status", "level": level.name(), "msg": clip(msg)});
     if let Some(id) = id {
         v["id"] = json!(id);
     }
@@ -232,7 +249,10 @@ fn service_response(service: &str, id: Option<&str>, values: Value, result: bool
 pub fn answer_call(service: &str, id: Option<&str>, args: &Value) -> (String, bool) {
     match crate::rosapi::call(service, args) {
         Ok(values) => (service_response(service, id, values, true), true),
-        Err(why) => (service_response(service, id, why.into(), false), false),
+        Err(why) => (
+            service_response(service, id, clip(&why).into(), false),
+            false,
+        ),
     }
 }
 
@@ -244,7 +264,16 @@ pub fn publish(topic: &str, msg_json: &str) -> String {
 
 #[cfg(test)]
 mod level_tests {
-    use super::StatusLevel;
+    use super::{clip, StatusLevel, MAX_STATUS_MSG_BYTES};
+
+    #[test]
+    fn long_status_texts_are_clipped_at_a_character_boundary() {
+        assert_eq!(clip("short"), "short");
+        let long = "é".repeat(MAX_STATUS_MSG_BYTES);
+        let clipped = clip(&long);
+        assert!(clipped.len() <= MAX_STATUS_MSG_BYTES, "{}", clipped.len());
+        assert!(clipped.ends_with('…'));
+    }
 
     #[test]
     fn level_names_parse_back_and_order_by_severity() {
