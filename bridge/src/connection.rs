@@ -63,13 +63,20 @@ pub async fn serve(
         .write_buffer_size(WRITE_BUFFER_BYTES)
         .max_write_buffer_size(max_write_buffer_bytes(ctx.config.max_frame_bytes));
     let handshake = tokio_tungstenite::accept_hdr_async_with_config(stream, check, Some(ws_config));
+    // A socket that never completes the handshake (idle, or trickling its request) would hold its
+    // connection slot for as long as it likes.
+    let handshake = tokio::time::timeout(ctx.config.handshake_timeout, handshake);
     let ws = tokio::select! {
         () = cancel.cancelled() => return ShutdownReason::ServerShutdown,
         ws = handshake => match ws {
-            Ok(ws) => ws,
-            Err(err) => {
+            Ok(Ok(ws)) => ws,
+            Ok(Err(err)) => {
                 tracing::debug!(conn = id, %err, "handshake failed");
                 return ShutdownReason::HandshakeFailed;
+            }
+            Err(_) => {
+                tracing::debug!(conn = id, "handshake timed out");
+                return ShutdownReason::HandshakeTimeout;
             }
         },
     };

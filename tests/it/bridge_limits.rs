@@ -1,7 +1,7 @@
 //! Hostile clients cannot take the bridge's memory or its connection slots: a client that floods pings and
 //! never reads its pongs, and sockets that never finish the websocket handshake.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
 use crate::support::{fixture, RunningBridge};
@@ -60,4 +60,49 @@ fn a_ping_flood_from_a_client_that_never_reads_keeps_memory_bounded() {
         .unwrap();
     assert!(matches!(other.read().unwrap(), tungstenite::Message::Text(_)));
     drop(tcp);
+}
+
+/// Connection slots are freed from sockets that do not complete the handshake within
+/// `--handshake-timeout-s`: a client gets in while the idle sockets that held every slot still exist, and
+/// each of them has been closed by the bridge.
+#[test]
+fn sockets_that_never_finish_the_handshake_lose_their_slot() {
+    let bridge = RunningBridge::start(|c| {
+        c.arg("--model")
+            .arg(&fixture().model)
+            .args(["--max-connections", "2", "--handshake-timeout-s", "0.5"])
+    });
+    let addr = bridge
+        .url
+        .trim_start_matches("ws://")
+        .trim_end_matches('/')
+        .to_owned();
+    // One idle socket and one slowloris trickling an unfinished request.
+    let mut idle = std::net::TcpStream::connect(&addr).unwrap();
+    let mut slow = std::net::TcpStream::connect(&addr).unwrap();
+    slow.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n").unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        slow.write_all(b"X-a: b\r\n").ok();
+        match tungstenite::connect(bridge.url.as_str()) {
+            Ok(_) => break,
+            Err(err) => assert!(
+                Instant::now() < deadline,
+                "no slot freed within 5 s: {err}"
+            ),
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    for socket in [&mut idle, &mut slow] {
+        socket
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        let mut buf = [0u8; 64];
+        // Closed by the bridge: end of stream or a reset, not a read timeout.
+        match socket.read(&mut buf) {
+            Ok(n) => assert_eq!(n, 0, "unexpected bytes from the bridge"),
+            Err(err) => assert_eq!(err.kind(), std::io::ErrorKind::ConnectionReset, "{err}"),
+        }
+    }
 }
