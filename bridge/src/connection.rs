@@ -3,18 +3,21 @@
 //!
 //! Text frames are rosbridge ops ([`crate::rosbridge`]); binary frames are protobuf envelopes. Every bad
 //! input (malformed JSON, unknown op or topic, wrong types, protobuf garbage, NaN where a number is needed,
-//! a frame above the soft size limit) is answered with a `status` error and the connection goes on. Errors
-//! are handled here, once: expected disconnects are not logged as errors.
+//! a frame above the soft size limit) is answered with a `status` error and the connection goes on. A message
+//! that cannot be read past (above the hard size limit) closes the connection with a close frame that says
+//! why. Errors are handled here, once: expected disconnects are not logged as errors.
 
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use futures_util::{FutureExt, SinkExt, StreamExt};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
+use tokio_tungstenite::tungstenite::error::CapacityError;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::WebSocketStream;
 use tokio_util::sync::CancellationToken;
@@ -163,7 +166,7 @@ impl Conn {
                 incoming = self.ws.next() => match incoming {
                     None | Some(Ok(Message::Close(_))) => return ShutdownReason::ClientClosed,
                     Some(Ok(msg)) => self.handle_burst(msg).await,
-                    Some(Err(err)) => return classify(&err),
+                    Some(Err(err)) => return self.read_failed(err).await,
                 },
             };
             if let Err(reason) = step {
@@ -189,7 +192,7 @@ impl Conn {
     ) -> ShutdownReason {
         let frame = CloseFrame {
             code,
-            reason: why.into(),
+            reason: clip_close_reason(why).into(),
         };
         // The client may already be gone; closing is best effort, bounded by the send timeout.
         let _ =
@@ -278,20 +281,62 @@ impl Conn {
     /// handed on.
     async fn handle_burst(&mut self, first: Message) -> Sent {
         let mut result = self.handle(first).await;
+        let mut failed = None;
         let mut n = 1;
-        while result.is_ok() && n < MAX_IN_BATCH {
+        while result.is_ok() && failed.is_none() && n < MAX_IN_BATCH {
             match self.ws.next().now_or_never() {
                 None => break,
                 Some(None | Some(Ok(Message::Close(_)))) => {
                     result = Err(ShutdownReason::ClientClosed)
                 }
                 Some(Some(Ok(msg))) => result = self.handle(msg).await,
-                Some(Some(Err(err))) => result = Err(classify(&err)),
+                Some(Some(Err(err))) => failed = Some(err),
             }
             n += 1;
         }
         self.ctx.monitor.send_all(&self.link, &mut self.inbox);
-        result
+        match failed {
+            Some(err) => Err(self.read_failed(err).await),
+            None => result,
+        }
+    }
+
+    /// Ends the connection after a read that cannot go on. A message beyond the hard size limit
+    /// ([`BridgeConfig::hard_frame_bytes`]; tungstenite reads no further once a frame header announces it)
+    /// is answered with a close frame, code 1009 (message too big) and a reason naming its size and the
+    /// limit, and counted as rejected; any other error ends the connection as it is.
+    async fn read_failed(&mut self, err: WsError) -> ShutdownReason {
+        let (code, why) = match &err {
+            WsError::Capacity(CapacityError::MessageTooLong { size, max_size }) => (
+                CloseCode::Size,
+                format!("message of {size} bytes is over the hard limit of {max_size} bytes"),
+            ),
+            _ => return classify(&err),
+        };
+        tracing::debug!(conn = self.link.id, %err, "closing after a bad message");
+        self.ctx
+            .monitor
+            .metrics()
+            .n_decode_errors
+            .fetch_add(1, Ordering::Relaxed);
+        self.link.n_rejected.fetch_add(1, Ordering::Relaxed);
+        let reason = self.close(code, &why, ShutdownReason::ProtocolError).await;
+        self.linger().await;
+        reason
+    }
+
+    /// After a close frame sent in the middle of the client's message: ends our side of the stream, then
+    /// reads and discards what the client still sends until it closes (within the send timeout), so that
+    /// the client reads the close frame instead of a reset (closing a socket with unread bytes resets it,
+    /// and a client still writing a message too big would see only the reset).
+    async fn linger(&mut self) {
+        let stream = self.ws.get_mut();
+        let _ = tokio::time::timeout(self.ctx.config.send_timeout, async {
+            let _ = stream.shutdown().await;
+            let mut discard = vec![0u8; 16 * 1024];
+            while matches!(stream.read(&mut discard).await, Ok(n) if n > 0) {}
+        })
+        .await;
     }
 
     /// Decodes one frame into [`Conn::inbox`], or answers it with a `status` error.
@@ -524,6 +569,18 @@ fn out_topic_name(topic: OutTopic) -> &'static str {
         OutTopic::Risk => RISK_TOPIC,
         OutTopic::ControlCommand => CONTROL_COMMAND_TOPIC,
     }
+}
+
+/// Longest close reason, bytes: a control frame carries at most 125 bytes, two of them the code.
+const MAX_CLOSE_REASON_BYTES: usize = 123;
+
+/// `why` cut at a character boundary to fit a close frame.
+fn clip_close_reason(why: &str) -> &str {
+    let mut end = why.len().min(MAX_CLOSE_REASON_BYTES);
+    while !why.is_char_boundary(end) {
+        end -= 1;
+    }
+    &why[..end]
 }
 
 /// Expected endings are not errors; anything else is logged once, here.

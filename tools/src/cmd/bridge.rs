@@ -99,7 +99,9 @@ pub struct Args {
     /// File holding the shared secret (its text without the final line break); instead of --token.
     #[arg(long, conflicts_with = "token")]
     pub token_file: Option<PathBuf>,
-    /// Frames above this get a status error, bytes.
+    /// Messages above this get a status error and the connection goes on, bytes (at least 1024). Above 4
+    /// times this (the hard limit) a message is not read: the connection is closed with code 1009
+    /// (message too big) and a reason naming its size and the limit.
     #[arg(long, default_value_t = 1 << 20)]
     pub max_frame_bytes: usize,
     /// Simultaneous simulator connections.

@@ -581,3 +581,39 @@ async fn set_level_decides_which_statuses_the_client_gets() {
     bridge.stop.send(()).unwrap();
     bridge.task.await.unwrap().unwrap();
 }
+
+/// The next frame, which must be a close frame (5 s guard against hangs).
+async fn recv_close(ws: &mut Ws) -> tokio_tungstenite::tungstenite::protocol::CloseFrame {
+    loop {
+        match tokio::time::timeout(Duration::from_secs(5), ws.next())
+            .await
+            .unwrap()
+        {
+            Some(Ok(Message::Close(Some(close)))) => return close,
+            Some(Ok(Message::Text(_))) => continue,
+            other => panic!("expected a close frame with a reason, got {other:?}"),
+        }
+    }
+}
+
+/// A message beyond the hard size limit cannot be read past: the connection is closed with code 1009 and
+/// a reason naming its size and the limit (it once just dropped), after the client has sent all of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_beyond_the_hard_limit_closes_with_1009_and_the_sizes() {
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+    let cfg = config(None);
+    let hard = cfg.hard_frame_bytes;
+    let bridge = start(cfg).await;
+    let mut ws = connect(bridge.addr).await;
+    let size = 1 << 20;
+    ws.send(Message::text("x".repeat(size))).await.unwrap();
+    let close = recv_close(&mut ws).await;
+    assert_eq!(close.code, CloseCode::Size);
+    for needle in [size.to_string(), hard.to_string()] {
+        assert!(close.reason.contains(&needle), "{close:?} should name {needle}");
+    }
+    bridge.stop.send(()).unwrap();
+    let report = bridge.task.await.unwrap().unwrap();
+    assert_eq!(report.connection_reasons, vec![ShutdownReason::ProtocolError]);
+    assert_eq!(report.n_decode_errors, 1);
+}
