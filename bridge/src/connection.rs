@@ -4,8 +4,8 @@
 //! Text frames are rosbridge ops ([`crate::rosbridge`]); binary frames are protobuf envelopes. Every bad
 //! input (malformed JSON, unknown op or topic, wrong types, protobuf garbage, NaN where a number is needed,
 //! a frame above the soft size limit) is answered with a `status` error and the connection goes on. A message
-//! that cannot be read past (above the hard size limit) closes the connection with a close frame that says
-//! why. Errors are handled here, once: expected disconnects are not logged as errors.
+//! that cannot be read past (above the hard size limit, or a text frame that is not UTF-8) closes the
+//! connection with a close frame that says why. Errors are handled here, once: expected disconnects are not logged as errors.
 
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
@@ -304,12 +304,18 @@ impl Conn {
     /// Ends the connection after a read that cannot go on. A message beyond the hard size limit
     /// ([`BridgeConfig::hard_frame_bytes`]; tungstenite reads no further once a frame header announces it)
     /// is answered with a close frame, code 1009 (message too big) and a reason naming its size and the
-    /// limit, and counted as rejected; any other error ends the connection as it is.
+    /// limit; a text frame that is not UTF-8 with code 1007 (invalid payload) and the position of the bad
+    /// bytes. Both are counted as rejected; any other error ends the connection as it is.
     async fn read_failed(&mut self, err: WsError) -> ShutdownReason {
         let (code, why) = match &err {
             WsError::Capacity(CapacityError::MessageTooLong { size, max_size }) => (
                 CloseCode::Size,
                 format!("message of {size} bytes is over the hard limit of {max_size} bytes"),
+            ),
+            // tungstenite hands out no bytes of such a frame and reads no further (RFC 6455: close, 1007).
+            WsError::Utf8(why) => (
+                CloseCode::Invalid,
+                format!("text frame is not valid UTF-8: {why}"),
             ),
             _ => return classify(&err),
         };

@@ -612,6 +612,27 @@ async fn a_message_beyond_the_hard_limit_closes_with_1009_and_the_sizes() {
     for needle in [size.to_string(), hard.to_string()] {
         assert!(close.reason.contains(&needle), "{close:?} should name {needle}");
     }
+    drop(ws);
+    bridge.stop.send(()).unwrap();
+    let report = bridge.task.await.unwrap().unwrap();
+    assert_eq!(report.connection_reasons, vec![ShutdownReason::ProtocolError]);
+    assert_eq!(report.n_decode_errors, 1);
+}
+
+/// A text frame that is not UTF-8 cannot be read past either (tungstenite gives none of its bytes): the
+/// connection is closed with code 1007 and a reason saying so (it once just dropped).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_text_frame_that_is_not_utf8_closes_with_1007_and_a_reason() {
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::{CloseCode, Data, OpCode};
+    use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+    let bridge = start(config(None)).await;
+    let mut ws = connect(bridge.addr).await;
+    let bad = Frame::message(&b"{\"op\": \"\xff\xfe\"}"[..], OpCode::Data(Data::Text), true);
+    ws.send(Message::Frame(bad)).await.unwrap();
+    let close = recv_close(&mut ws).await;
+    assert_eq!(close.code, CloseCode::Invalid);
+    assert!(close.reason.contains("UTF-8"), "{close:?}");
+    drop(ws);
     bridge.stop.send(()).unwrap();
     let report = bridge.task.await.unwrap().unwrap();
     assert_eq!(report.connection_reasons, vec![ShutdownReason::ProtocolError]);
