@@ -14,10 +14,10 @@ use std::sync::Arc;
 use futures_util::{FutureExt, SinkExt, StreamExt};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::error::CapacityError;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
-use tokio_tungstenite::tungstenite::error::CapacityError;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::WebSocketStream;
 use tokio_util::sync::CancellationToken;
@@ -214,7 +214,12 @@ impl Conn {
     }
 
     /// Sends a `status` of `level`, unless the client's `set_level` asked for less.
-    async fn status(&mut self, level: StatusLevel, id: Option<&str>, msg: &str) -> Sent {
+    async fn status(
+        &mut self,
+        level: StatusLevel,
+        id: Option<&serde_json::Value>,
+        msg: &str,
+    ) -> Sent {
         if level < self.status_level {
             return Ok(());
         }
@@ -364,7 +369,7 @@ impl Conn {
                 for (id, op) in Op::parse_frame(text.as_str()) {
                     match op {
                         Ok(op) => self.handle_op(op).await?,
-                        Err(err) => self.reject(id.as_deref(), &err.to_string()).await?,
+                        Err(err) => self.reject(id.as_ref(), &err.to_string()).await?,
                     }
                 }
                 Ok(())
@@ -378,6 +383,14 @@ impl Conn {
                                 "frame of {} bytes exceeds the {limit}-byte limit",
                                 bytes.len()
                             ),
+                        )
+                        .await;
+                }
+                if bytes.is_empty() {
+                    return self
+                        .reject(
+                            None,
+                            "empty binary frame: expected a protobuf envelope {string channel = 1; bytes payload = 2;}",
                         )
                         .await;
                 }
@@ -397,7 +410,7 @@ impl Conn {
         }
     }
 
-    async fn reject(&mut self, id: Option<&str>, why: &str) -> Sent {
+    async fn reject(&mut self, id: Option<&serde_json::Value>, why: &str) -> Sent {
         self.ctx
             .monitor
             .metrics()
@@ -411,7 +424,7 @@ impl Conn {
         match op {
             Op::Publish { id, topic, msg } => {
                 if topic == ADMIN_TOPIC {
-                    return self.admin(id.as_deref(), &msg).await;
+                    return self.admin(id.as_ref(), &msg).await;
                 }
                 let started = std::time::Instant::now();
                 match SimMessage::decode(&topic, Payload::Json(&msg)) {
@@ -420,14 +433,14 @@ impl Conn {
                         self.inbox.push(m);
                         Ok(())
                     }
-                    Err(err) => self.reject(id.as_deref(), &err.to_string()).await,
+                    Err(err) => self.reject(id.as_ref(), &err.to_string()).await,
                 }
             }
             Op::Advertise { id, topic } => {
                 if Channel::from_topic(&topic).is_some() || topic == ADMIN_TOPIC {
                     Ok(())
                 } else {
-                    self.reject(id.as_deref(), &format!("unknown topic {topic:?}: avguard does not consume it"))
+                    self.reject(id.as_ref(), &format!("unknown topic {topic:?}: avguard does not consume it"))
                         .await
                 }
             }
@@ -440,7 +453,7 @@ impl Conn {
                     Ok(())
                 }
                 None => {
-                    self.reject(id.as_deref(), &format!("unknown topic {topic:?}: avguard publishes {INTERVENTION_TOPIC}, {RISK_TOPIC} and {CONTROL_COMMAND_TOPIC}"))
+                    self.reject(id.as_ref(), &format!("unknown topic {topic:?}: avguard publishes {INTERVENTION_TOPIC}, {RISK_TOPIC} and {CONTROL_COMMAND_TOPIC}"))
                         .await
                 }
             },
@@ -459,7 +472,7 @@ impl Conn {
                 Ok(())
             }
             Op::CallService { id, service, args } => {
-                let (reply, ok) = rosbridge::answer_call(&service, id.as_deref(), &args);
+                let (reply, ok) = rosbridge::answer_call(&service, id.as_ref(), &args);
                 if !ok {
                     self.link.n_rejected.fetch_add(1, Ordering::Relaxed);
                 }
@@ -469,7 +482,7 @@ impl Conn {
     }
 
     /// Answers a request on [`ADMIN_TOPIC`].
-    async fn admin(&mut self, id: Option<&str>, msg: &serde_json::Value) -> Sent {
+    async fn admin(&mut self, id: Option<&serde_json::Value>, msg: &serde_json::Value) -> Sent {
         if msg.get("op").and_then(serde_json::Value::as_str) == Some("new_run") {
             return self.new_run(id, msg.get("run_id")).await;
         }
@@ -529,7 +542,11 @@ impl Conn {
     /// `{"op": "new_run", "run_id": ...}`: the messages decoded so far belong to the current run, the
     /// next ones to a new run (see [`crate::run`]). `run_id` is optional: a string or a number, at most
     /// [`MAX_RUN_ID_CHARS`] characters.
-    async fn new_run(&mut self, id: Option<&str>, run_id: Option<&serde_json::Value>) -> Sent {
+    async fn new_run(
+        &mut self,
+        id: Option<&serde_json::Value>,
+        run_id: Option<&serde_json::Value>,
+    ) -> Sent {
         let run_id = match run_id {
             None | Some(serde_json::Value::Null) => None,
             Some(serde_json::Value::String(s)) if s.chars().count() <= MAX_RUN_ID_CHARS => {

@@ -219,6 +219,9 @@ async fn bad_input_gets_status_errors_and_the_connection_goes_on() {
             "msg",
         ),
         (Message::binary(vec![0xde, 0xad, 0xbe, 0xef]), "envelope"),
+        (Message::text(""), "empty text frame"),
+        (Message::text(" \n\t"), "empty text frame"),
+        (Message::binary(Vec::new()), "empty binary frame"),
         (
             Message::text(format!(
                 r#"{{"op":"publish","topic":"/avguard/road_context","msg":{{"pad":"{}"}}}}"#,
@@ -240,7 +243,7 @@ async fn bad_input_gets_status_errors_and_the_connection_goes_on() {
     assert_still_serving(&mut ws).await;
     bridge.stop.send(()).unwrap();
     let report = bridge.task.await.unwrap().unwrap();
-    assert_eq!(report.n_decode_errors, 9);
+    assert_eq!(report.n_decode_errors, 12);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -514,6 +517,20 @@ async fn rosapi_calls_get_service_responses_and_the_connection_goes_on() {
         reply["values"].as_str().unwrap().contains("not provided"),
         "{reply}"
     );
+    // An id that is not a string is echoed as given (rosbridge clients may number their calls); it was
+    // once left out.
+    send(
+        &mut ws,
+        json!({"op": "call_service", "service": "/rosapi/nodes", "id": 7}),
+    )
+    .await;
+    assert_eq!(recv(&mut ws).await["id"], 7);
+    send(
+        &mut ws,
+        json!({"op": "subscribe", "topic": "/nope", "id": {"n": 8}}),
+    )
+    .await;
+    assert_eq!(recv(&mut ws).await["id"], json!({"n": 8}));
     // No service name: an error status, as for any op missing a required key.
     send(&mut ws, json!({"op": "call_service", "id": "call:3"})).await;
     let reply = recv(&mut ws).await;
@@ -610,12 +627,18 @@ async fn a_message_beyond_the_hard_limit_closes_with_1009_and_the_sizes() {
     let close = recv_close(&mut ws).await;
     assert_eq!(close.code, CloseCode::Size);
     for needle in [size.to_string(), hard.to_string()] {
-        assert!(close.reason.contains(&needle), "{close:?} should name {needle}");
+        assert!(
+            close.reason.contains(&needle),
+            "{close:?} should name {needle}"
+        );
     }
     drop(ws);
     bridge.stop.send(()).unwrap();
     let report = bridge.task.await.unwrap().unwrap();
-    assert_eq!(report.connection_reasons, vec![ShutdownReason::ProtocolError]);
+    assert_eq!(
+        report.connection_reasons,
+        vec![ShutdownReason::ProtocolError]
+    );
     assert_eq!(report.n_decode_errors, 1);
 }
 
@@ -627,7 +650,11 @@ async fn a_text_frame_that_is_not_utf8_closes_with_1007_and_a_reason() {
     use tokio_tungstenite::tungstenite::protocol::frame::Frame;
     let bridge = start(config(None)).await;
     let mut ws = connect(bridge.addr).await;
-    let bad = Frame::message(&b"{\"op\": \"\xff\xfe\"}"[..], OpCode::Data(Data::Text), true);
+    let bad = Frame::message(
+        &b"{\"op\": \"\xff\xfe\"}"[..],
+        OpCode::Data(Data::Text),
+        true,
+    );
     ws.send(Message::Frame(bad)).await.unwrap();
     let close = recv_close(&mut ws).await;
     assert_eq!(close.code, CloseCode::Invalid);
@@ -635,6 +662,9 @@ async fn a_text_frame_that_is_not_utf8_closes_with_1007_and_a_reason() {
     drop(ws);
     bridge.stop.send(()).unwrap();
     let report = bridge.task.await.unwrap().unwrap();
-    assert_eq!(report.connection_reasons, vec![ShutdownReason::ProtocolError]);
+    assert_eq!(
+        report.connection_reasons,
+        vec![ShutdownReason::ProtocolError]
+    );
     assert_eq!(report.n_decode_errors, 1);
 }
