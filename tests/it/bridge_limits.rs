@@ -41,11 +41,7 @@ fn a_ping_flood_from_a_client_that_never_reads_keeps_memory_bounded() {
         sent += burst.len();
     }
     let grown_mib = rss_kib(bridge.pid()).saturating_sub(before) / 1024;
-    assert!(
-        sent >= 32 << 20,
-        "only {} MiB of pings sent",
-        sent >> 20
-    );
+    assert!(sent >= 32 << 20, "only {} MiB of pings sent", sent >> 20);
     assert!(
         grown_mib < 48,
         "{grown_mib} MiB more memory after {} MiB of pings",
@@ -58,7 +54,10 @@ fn a_ping_flood_from_a_client_that_never_reads_keeps_memory_bounded() {
             r#"{"op":"publish","topic":"/avguard/control","msg":{"command":"stats"}}"#,
         ))
         .unwrap();
-    assert!(matches!(other.read().unwrap(), tungstenite::Message::Text(_)));
+    assert!(matches!(
+        other.read().unwrap(),
+        tungstenite::Message::Text(_)
+    ));
     drop(tcp);
 }
 
@@ -68,9 +67,12 @@ fn a_ping_flood_from_a_client_that_never_reads_keeps_memory_bounded() {
 #[test]
 fn sockets_that_never_finish_the_handshake_lose_their_slot() {
     let bridge = RunningBridge::start(|c| {
-        c.arg("--model")
-            .arg(&fixture().model)
-            .args(["--max-connections", "2", "--handshake-timeout-s", "0.5"])
+        c.arg("--model").arg(&fixture().model).args([
+            "--max-connections",
+            "2",
+            "--handshake-timeout-s",
+            "0.5",
+        ])
     });
     let addr = bridge
         .url
@@ -87,10 +89,7 @@ fn sockets_that_never_finish_the_handshake_lose_their_slot() {
         slow.write_all(b"X-a: b\r\n").ok();
         match tungstenite::connect(bridge.url.as_str()) {
             Ok(_) => break,
-            Err(err) => assert!(
-                Instant::now() < deadline,
-                "no slot freed within 5 s: {err}"
-            ),
+            Err(err) => assert!(Instant::now() < deadline, "no slot freed within 5 s: {err}"),
         }
         std::thread::sleep(Duration::from_millis(100));
     }
