@@ -31,6 +31,9 @@ pub struct BridgeConfig {
     pub outbound_capacity: usize,
     /// A send to a client that takes longer than this closes the connection as too slow.
     pub send_timeout: Duration,
+    /// A connection whose websocket handshake has not completed this long after it was accepted is
+    /// closed, and its slot freed.
+    pub handshake_timeout: Duration,
     /// Time connections get to close after shutdown starts.
     pub shutdown_grace: Duration,
     /// Monitor stage settings.
@@ -49,7 +52,8 @@ pub struct BridgeConfig {
 
 impl Default for BridgeConfig {
     /// The `avguard bridge` defaults: 1 MiB frames (4 MiB closes the connection), 64 connections, no token,
-    /// a 256-message outbound queue per connection, 5 s send timeout, 3 s shutdown grace, no log, no
+    /// a 256-message outbound queue per connection, 5 s send timeout, 10 s handshake timeout, 3 s shutdown
+    /// grace, no log, no
     /// recording, no reload hook.
     fn default() -> Self {
         const MAX_FRAME_BYTES: usize = 1 << 20;
@@ -60,6 +64,7 @@ impl Default for BridgeConfig {
             token: None,
             outbound_capacity: 256,
             send_timeout: Duration::from_secs(5),
+            handshake_timeout: Duration::from_secs(10),
             shutdown_grace: Duration::from_secs(3),
             monitor: MonitorConfig::default(),
             log_path: None,

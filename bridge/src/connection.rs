@@ -3,15 +3,18 @@
 //!
 //! Text frames are rosbridge ops ([`crate::rosbridge`]); binary frames are protobuf envelopes. Every bad
 //! input (malformed JSON, unknown op or topic, wrong types, protobuf garbage, NaN where a number is needed,
-//! a frame above the soft size limit) is answered with a `status` error and the connection goes on. Errors
-//! are handled here, once: expected disconnects are not logged as errors.
+//! a frame above the soft size limit) is answered with a `status` error and the connection goes on. A message
+//! that cannot be read past (above the hard size limit, or a text frame that is not UTF-8) closes the
+//! connection with a close frame that says why. Errors are handled here, once: expected disconnects are not logged as errors.
 
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use futures_util::{FutureExt, SinkExt, StreamExt};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::error::CapacityError;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
@@ -59,15 +62,24 @@ pub async fn serve(
     };
     let ws_config = WebSocketConfig::default()
         .max_message_size(Some(ctx.config.hard_frame_bytes))
-        .max_frame_size(Some(ctx.config.hard_frame_bytes));
+        .max_frame_size(Some(ctx.config.hard_frame_bytes))
+        .write_buffer_size(WRITE_BUFFER_BYTES)
+        .max_write_buffer_size(max_write_buffer_bytes(ctx.config.max_frame_bytes));
     let handshake = tokio_tungstenite::accept_hdr_async_with_config(stream, check, Some(ws_config));
+    // A socket that never completes the handshake (idle, or trickling its request) would hold its
+    // connection slot for as long as it likes.
+    let handshake = tokio::time::timeout(ctx.config.handshake_timeout, handshake);
     let ws = tokio::select! {
         () = cancel.cancelled() => return ShutdownReason::ServerShutdown,
         ws = handshake => match ws {
-            Ok(ws) => ws,
-            Err(err) => {
+            Ok(Ok(ws)) => ws,
+            Ok(Err(err)) => {
                 tracing::debug!(conn = id, %err, "handshake failed");
                 return ShutdownReason::HandshakeFailed;
+            }
+            Err(_) => {
+                tracing::debug!(conn = id, "handshake timed out");
+                return ShutdownReason::HandshakeTimeout;
             }
         },
     };
@@ -113,6 +125,20 @@ const MAX_IN_BATCH: usize = 64;
 /// Most monitor results written per flush (see [`Conn::forward_burst`]).
 const MAX_OUT_BATCH: usize = 64;
 
+/// Bytes buffered for the client before tungstenite writes them to the socket (its default).
+const WRITE_BUFFER_BYTES: usize = 128 * 1024;
+
+/// The most bytes a connection may hold for a client that does not read them: the write buffer, the
+/// largest reply (one that echoes a whole frame of `max_frame_bytes`; status texts are clipped, see
+/// [`rosbridge::status`]) and room for pongs. Beyond it tungstenite refuses to buffer more: a pong it owes
+/// is kept as one (the latest replaces the earlier), and a send fails and closes the connection as too
+/// slow. Without this cap a client that sends pings and never reads grows the buffer without limit.
+fn max_write_buffer_bytes(max_frame_bytes: usize) -> usize {
+    WRITE_BUFFER_BYTES
+        .saturating_add(max_frame_bytes)
+        .saturating_add(64 * 1024)
+}
+
 /// The outcome of sending to the client.
 type Sent = Result<(), ShutdownReason>;
 
@@ -140,7 +166,7 @@ impl Conn {
                 incoming = self.ws.next() => match incoming {
                     None | Some(Ok(Message::Close(_))) => return ShutdownReason::ClientClosed,
                     Some(Ok(msg)) => self.handle_burst(msg).await,
-                    Some(Err(err)) => return classify(&err),
+                    Some(Err(err)) => return self.read_failed(err).await,
                 },
             };
             if let Err(reason) = step {
@@ -166,7 +192,7 @@ impl Conn {
     ) -> ShutdownReason {
         let frame = CloseFrame {
             code,
-            reason: why.into(),
+            reason: clip_close_reason(why).into(),
         };
         // The client may already be gone; closing is best effort, bounded by the send timeout.
         let _ =
@@ -188,7 +214,12 @@ impl Conn {
     }
 
     /// Sends a `status` of `level`, unless the client's `set_level` asked for less.
-    async fn status(&mut self, level: StatusLevel, id: Option<&str>, msg: &str) -> Sent {
+    async fn status(
+        &mut self,
+        level: StatusLevel,
+        id: Option<&serde_json::Value>,
+        msg: &str,
+    ) -> Sent {
         if level < self.status_level {
             return Ok(());
         }
@@ -255,20 +286,68 @@ impl Conn {
     /// handed on.
     async fn handle_burst(&mut self, first: Message) -> Sent {
         let mut result = self.handle(first).await;
+        let mut failed = None;
         let mut n = 1;
-        while result.is_ok() && n < MAX_IN_BATCH {
+        while result.is_ok() && failed.is_none() && n < MAX_IN_BATCH {
             match self.ws.next().now_or_never() {
                 None => break,
                 Some(None | Some(Ok(Message::Close(_)))) => {
                     result = Err(ShutdownReason::ClientClosed)
                 }
                 Some(Some(Ok(msg))) => result = self.handle(msg).await,
-                Some(Some(Err(err))) => result = Err(classify(&err)),
+                Some(Some(Err(err))) => failed = Some(err),
             }
             n += 1;
         }
         self.ctx.monitor.send_all(&self.link, &mut self.inbox);
-        result
+        match failed {
+            Some(err) => Err(self.read_failed(err).await),
+            None => result,
+        }
+    }
+
+    /// Ends the connection after a read that cannot go on. A message beyond the hard size limit
+    /// ([`BridgeConfig::hard_frame_bytes`]; tungstenite reads no further once a frame header announces it)
+    /// is answered with a close frame, code 1009 (message too big) and a reason naming its size and the
+    /// limit; a text frame that is not UTF-8 with code 1007 (invalid payload) and the position of the bad
+    /// bytes. Both are counted as rejected; any other error ends the connection as it is.
+    async fn read_failed(&mut self, err: WsError) -> ShutdownReason {
+        let (code, why) = match &err {
+            WsError::Capacity(CapacityError::MessageTooLong { size, max_size }) => (
+                CloseCode::Size,
+                format!("message of {size} bytes is over the hard limit of {max_size} bytes"),
+            ),
+            // tungstenite hands out no bytes of such a frame and reads no further (RFC 6455: close, 1007).
+            WsError::Utf8(why) => (
+                CloseCode::Invalid,
+                format!("text frame is not valid UTF-8: {why}"),
+            ),
+            _ => return classify(&err),
+        };
+        tracing::debug!(conn = self.link.id, %err, "closing after a bad message");
+        self.ctx
+            .monitor
+            .metrics()
+            .n_decode_errors
+            .fetch_add(1, Ordering::Relaxed);
+        self.link.n_rejected.fetch_add(1, Ordering::Relaxed);
+        let reason = self.close(code, &why, ShutdownReason::ProtocolError).await;
+        self.linger().await;
+        reason
+    }
+
+    /// After a close frame sent in the middle of the client's message: ends our side of the stream, then
+    /// reads and discards what the client still sends until it closes (within the send timeout), so that
+    /// the client reads the close frame instead of a reset (closing a socket with unread bytes resets it,
+    /// and a client still writing a message too big would see only the reset).
+    async fn linger(&mut self) {
+        let stream = self.ws.get_mut();
+        let _ = tokio::time::timeout(self.ctx.config.send_timeout, async {
+            let _ = stream.shutdown().await;
+            let mut discard = vec![0u8; 16 * 1024];
+            while matches!(stream.read(&mut discard).await, Ok(n) if n > 0) {}
+        })
+        .await;
     }
 
     /// Decodes one frame into [`Conn::inbox`], or answers it with a `status` error.
@@ -290,7 +369,7 @@ impl Conn {
                 for (id, op) in Op::parse_frame(text.as_str()) {
                     match op {
                         Ok(op) => self.handle_op(op).await?,
-                        Err(err) => self.reject(id.as_deref(), &err.to_string()).await?,
+                        Err(err) => self.reject(id.as_ref(), &err.to_string()).await?,
                     }
                 }
                 Ok(())
@@ -304,6 +383,14 @@ impl Conn {
                                 "frame of {} bytes exceeds the {limit}-byte limit",
                                 bytes.len()
                             ),
+                        )
+                        .await;
+                }
+                if bytes.is_empty() {
+                    return self
+                        .reject(
+                            None,
+                            "empty binary frame: expected a protobuf envelope {string channel = 1; bytes payload = 2;}",
                         )
                         .await;
                 }
@@ -323,7 +410,7 @@ impl Conn {
         }
     }
 
-    async fn reject(&mut self, id: Option<&str>, why: &str) -> Sent {
+    async fn reject(&mut self, id: Option<&serde_json::Value>, why: &str) -> Sent {
         self.ctx
             .monitor
             .metrics()
@@ -337,7 +424,7 @@ impl Conn {
         match op {
             Op::Publish { id, topic, msg } => {
                 if topic == ADMIN_TOPIC {
-                    return self.admin(id.as_deref(), &msg).await;
+                    return self.admin(id.as_ref(), &msg).await;
                 }
                 let started = std::time::Instant::now();
                 match SimMessage::decode(&topic, Payload::Json(&msg)) {
@@ -346,14 +433,14 @@ impl Conn {
                         self.inbox.push(m);
                         Ok(())
                     }
-                    Err(err) => self.reject(id.as_deref(), &err.to_string()).await,
+                    Err(err) => self.reject(id.as_ref(), &err.to_string()).await,
                 }
             }
             Op::Advertise { id, topic } => {
                 if Channel::from_topic(&topic).is_some() || topic == ADMIN_TOPIC {
                     Ok(())
                 } else {
-                    self.reject(id.as_deref(), &format!("unknown topic {topic:?}: avguard does not consume it"))
+                    self.reject(id.as_ref(), &format!("unknown topic {topic:?}: avguard does not consume it"))
                         .await
                 }
             }
@@ -366,7 +453,7 @@ impl Conn {
                     Ok(())
                 }
                 None => {
-                    self.reject(id.as_deref(), &format!("unknown topic {topic:?}: avguard publishes {INTERVENTION_TOPIC}, {RISK_TOPIC} and {CONTROL_COMMAND_TOPIC}"))
+                    self.reject(id.as_ref(), &format!("unknown topic {topic:?}: avguard publishes {INTERVENTION_TOPIC}, {RISK_TOPIC} and {CONTROL_COMMAND_TOPIC}"))
                         .await
                 }
             },
@@ -385,7 +472,7 @@ impl Conn {
                 Ok(())
             }
             Op::CallService { id, service, args } => {
-                let (reply, ok) = rosbridge::answer_call(&service, id.as_deref(), &args);
+                let (reply, ok) = rosbridge::answer_call(&service, id.as_ref(), &args);
                 if !ok {
                     self.link.n_rejected.fetch_add(1, Ordering::Relaxed);
                 }
@@ -395,7 +482,7 @@ impl Conn {
     }
 
     /// Answers a request on [`ADMIN_TOPIC`].
-    async fn admin(&mut self, id: Option<&str>, msg: &serde_json::Value) -> Sent {
+    async fn admin(&mut self, id: Option<&serde_json::Value>, msg: &serde_json::Value) -> Sent {
         if msg.get("op").and_then(serde_json::Value::as_str) == Some("new_run") {
             return self.new_run(id, msg.get("run_id")).await;
         }
@@ -455,7 +542,11 @@ impl Conn {
     /// `{"op": "new_run", "run_id": ...}`: the messages decoded so far belong to the current run, the
     /// next ones to a new run (see [`crate::run`]). `run_id` is optional: a string or a number, at most
     /// [`MAX_RUN_ID_CHARS`] characters.
-    async fn new_run(&mut self, id: Option<&str>, run_id: Option<&serde_json::Value>) -> Sent {
+    async fn new_run(
+        &mut self,
+        id: Option<&serde_json::Value>,
+        run_id: Option<&serde_json::Value>,
+    ) -> Sent {
         let run_id = match run_id {
             None | Some(serde_json::Value::Null) => None,
             Some(serde_json::Value::String(s)) if s.chars().count() <= MAX_RUN_ID_CHARS => {
@@ -503,10 +594,24 @@ fn out_topic_name(topic: OutTopic) -> &'static str {
     }
 }
 
+/// Longest close reason, bytes: a control frame carries at most 125 bytes, two of them the code.
+const MAX_CLOSE_REASON_BYTES: usize = 123;
+
+/// `why` cut at a character boundary to fit a close frame.
+fn clip_close_reason(why: &str) -> &str {
+    let mut end = why.len().min(MAX_CLOSE_REASON_BYTES);
+    while !why.is_char_boundary(end) {
+        end -= 1;
+    }
+    &why[..end]
+}
+
 /// Expected endings are not errors; anything else is logged once, here.
 fn classify(err: &WsError) -> ShutdownReason {
     match err {
         WsError::ConnectionClosed | WsError::AlreadyClosed => ShutdownReason::ClientClosed,
+        // The client does not read what it is sent: its write buffer is at the cap.
+        WsError::WriteBufferFull(_) => ShutdownReason::SlowClient,
         WsError::Io(e)
             if matches!(
                 e.kind(),

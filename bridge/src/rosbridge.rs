@@ -12,22 +12,22 @@ use serde_json::{json, Value};
 pub enum Op {
     /// The client will publish on `topic`.
     Advertise {
-        /// Request id, echoed in status replies.
-        id: Option<String>,
+        /// Request id (a string, number, ... as given), echoed in status replies.
+        id: Option<Value>,
         /// Topic.
         topic: String,
     },
     /// The client stops publishing on `topic`.
     Unadvertise {
         /// Request id.
-        id: Option<String>,
+        id: Option<Value>,
         /// Topic.
         topic: String,
     },
     /// A message on `topic`.
     Publish {
         /// Request id.
-        id: Option<String>,
+        id: Option<Value>,
         /// Topic.
         topic: String,
         /// The message.
@@ -36,28 +36,28 @@ pub enum Op {
     /// The client wants messages of `topic`.
     Subscribe {
         /// Request id.
-        id: Option<String>,
+        id: Option<Value>,
         /// Topic.
         topic: String,
     },
     /// The client no longer wants `topic`.
     Unsubscribe {
         /// Request id.
-        id: Option<String>,
+        id: Option<Value>,
         /// Topic.
         topic: String,
     },
     /// The client sets the least severe `status` it wants from now on.
     SetLevel {
         /// Request id.
-        id: Option<String>,
+        id: Option<Value>,
         /// The level.
         level: StatusLevel,
     },
     /// The client calls `service` with `args` (an object, an array of positional arguments, or null).
     CallService {
         /// Request id, echoed in the `service_response`.
-        id: Option<String>,
+        id: Option<Value>,
         /// Service name.
         service: String,
         /// Arguments.
@@ -75,6 +75,9 @@ pub enum OpError {
     /// JSON but not an object with a string `op`.
     #[error("expected a JSON object with a string \"op\"")]
     NoOp,
+    /// Nothing but white space.
+    #[error("empty text frame: expected a JSON object with a string \"op\"")]
+    Empty,
     /// An op the bridge does not serve.
     #[error("unsupported op {0:?}")]
     UnknownOp(String),
@@ -90,14 +93,14 @@ pub enum OpError {
 
 impl Op {
     /// Parses every JSON object in a text frame (rosbridge tolerates several concatenated objects).
-    /// Each element carries the op's `id` (when readable) alongside the result.
-    pub fn parse_frame(text: &str) -> Vec<(Option<String>, Result<Op, OpError>)> {
+    /// Each element carries the op's `id` (when readable) alongside the result. A frame of nothing but
+    /// white space is one [`OpError::Empty`].
+    pub fn parse_frame(text: &str) -> Vec<(Option<Value>, Result<Op, OpError>)> {
         let mut out = Vec::new();
         for value in serde_json::Deserializer::from_str(text).into_iter::<Value>() {
             match value {
                 Ok(v) => {
-                    let id = v.get("id").and_then(Value::as_str).map(str::to_owned);
-                    out.push((id, Op::parse(v)));
+                    out.push((op_id(&v), Op::parse(v)));
                 }
                 Err(e) => {
                     out.push((None, Err(OpError::Json(e.to_string()))));
@@ -105,12 +108,15 @@ impl Op {
                 }
             }
         }
+        if out.is_empty() {
+            out.push((None, Err(OpError::Empty)));
+        }
         out
     }
 
     /// Parses one op object.
     pub fn parse(mut v: Value) -> Result<Op, OpError> {
-        let id = v.get("id").and_then(Value::as_str).map(str::to_owned);
+        let id = op_id(&v);
         let op = v
             .get("op")
             .and_then(Value::as_str)
@@ -171,6 +177,11 @@ impl Op {
     }
 }
 
+/// An op's `id`, as given (rosbridge clients may use strings or numbers); `null` counts as none.
+fn op_id(v: &Value) -> Option<Value> {
+    v.get("id").filter(|id| !id.is_null()).cloned()
+}
+
 /// The severity of a `status` op, ordered: a client at a level gets the statuses at it and above
 /// (`set_level`; rosbridge's levels). `None` gets no status at all.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -208,31 +219,51 @@ impl StatusLevel {
     }
 }
 
-/// A `status` op.
-pub fn status(level: StatusLevel, id: Option<&str>, msg: &str) -> String {
-    let mut v = json!({"op": "status", "level": level.name(), "msg": msg});
+/// Longest `msg` of a `status` (and error text of a `service_response`), bytes: an error that quotes the
+/// client's input (a topic, a service name) is clipped, so that no reply is much larger than what the
+/// client may send (the connection's write buffer is capped).
+pub const MAX_STATUS_MSG_BYTES: usize = 4096;
+
+/// `text` cut to at most [`MAX_STATUS_MSG_BYTES`] bytes at a character boundary, with `…` when cut.
+fn clip(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.len() <= MAX_STATUS_MSG_BYTES {
+        return text.into();
+    }
+    let mut end = MAX_STATUS_MSG_BYTES - '…'.len_utf8();
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end]).into()
+}
+
+/// A `status` op (`msg` clipped to [`MAX_STATUS_MSG_BYTES`]).
+pub fn status(level: StatusLevel, id: Option<&Value>, msg: &str) -> String {
+    let mut v = json!({"op": "status", "level": level.name(), "msg": clip(msg)});
     if let Some(id) = id {
-        v["id"] = json!(id);
+        v["id"] = id.clone();
     }
     v.to_string()
 }
 
 /// A `service_response` op: `values` on success (`result` true), or an error message (`result` false).
-fn service_response(service: &str, id: Option<&str>, values: Value, result: bool) -> String {
+fn service_response(service: &str, id: Option<&Value>, values: Value, result: bool) -> String {
     let mut v =
         json!({"op": "service_response", "service": service, "values": values, "result": result});
     if let Some(id) = id {
-        v["id"] = json!(id);
+        v["id"] = id.clone();
     }
     v.to_string()
 }
 
 /// The `service_response` to a call of `service` with `args` ([`crate::rosapi::call`]), and whether the
 /// call succeeded.
-pub fn answer_call(service: &str, id: Option<&str>, args: &Value) -> (String, bool) {
+pub fn answer_call(service: &str, id: Option<&Value>, args: &Value) -> (String, bool) {
     match crate::rosapi::call(service, args) {
         Ok(values) => (service_response(service, id, values, true), true),
-        Err(why) => (service_response(service, id, why.into(), false), false),
+        Err(why) => (
+            service_response(service, id, clip(&why).into(), false),
+            false,
+        ),
     }
 }
 
@@ -244,7 +275,16 @@ pub fn publish(topic: &str, msg_json: &str) -> String {
 
 #[cfg(test)]
 mod level_tests {
-    use super::StatusLevel;
+    use super::{clip, StatusLevel, MAX_STATUS_MSG_BYTES};
+
+    #[test]
+    fn long_status_texts_are_clipped_at_a_character_boundary() {
+        assert_eq!(clip("short"), "short");
+        let long = "é".repeat(MAX_STATUS_MSG_BYTES);
+        let clipped = clip(&long);
+        assert!(clipped.len() <= MAX_STATUS_MSG_BYTES, "{}", clipped.len());
+        assert!(clipped.ends_with('…'));
+    }
 
     #[test]
     fn level_names_parse_back_and_order_by_severity() {

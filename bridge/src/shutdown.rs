@@ -14,6 +14,8 @@ pub enum ShutdownReason {
     SlowClient,
     /// The handshake failed (bad request or wrong token).
     HandshakeFailed,
+    /// The handshake did not complete within the handshake timeout.
+    HandshakeTimeout,
     /// The monitor stage stopped (e.g. a worker panicked).
     MonitorGone,
 }

@@ -70,6 +70,9 @@ fn bridge_and_drive_refuse_options_they_cannot_serve_with() {
         ("--hysteresis", "2"),
         ("--metrics-every-s", "1e300"),
         ("--metrics-every-s", "NaN"),
+        ("--handshake-timeout-s", "0"),
+        ("--handshake-timeout-s", "1e300"),
+        ("--handshake-timeout-s", "NaN"),
     ] {
         let out = avguard()
             .args(["bridge", "--listen", "127.0.0.1:0", "--model"])

@@ -6,6 +6,7 @@ mod bridge_auth;
 mod bridge_cli;
 mod bridge_e2e;
 mod bridge_kill;
+mod bridge_limits;
 mod cli;
 mod demo_cli;
 mod evaluate_cli;

@@ -256,7 +256,7 @@ pub fn rosbridge_frame(data: &[u8]) {
                 }
             }
             Ok(bridge::rosbridge::Op::CallService { id, service, args }) => {
-                let _ = bridge::rosbridge::answer_call(&service, id.as_deref(), &args);
+                let _ = bridge::rosbridge::answer_call(&service, id.as_ref(), &args);
             }
             _ => {}
         }

@@ -99,12 +99,18 @@ pub struct Args {
     /// File holding the shared secret (its text without the final line break); instead of --token.
     #[arg(long, conflicts_with = "token")]
     pub token_file: Option<PathBuf>,
-    /// Frames above this get a status error, bytes.
+    /// Messages above this get a status error and the connection goes on, bytes (at least 1024). Above 4
+    /// times this (the hard limit) a message is not read: the connection is closed with code 1009
+    /// (message too big) and a reason naming its size and the limit.
     #[arg(long, default_value_t = 1 << 20)]
     pub max_frame_bytes: usize,
     /// Simultaneous simulator connections.
     #[arg(long, default_value_t = 64)]
     pub max_connections: usize,
+    /// A connection that has not completed its websocket handshake this long after it was accepted is
+    /// closed and its slot freed, s (0.1 to 300).
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    pub handshake_timeout_s: f64,
     /// Monitor worker threads.
     #[arg(long, default_value_t = 2)]
     pub workers: usize,
@@ -172,13 +178,17 @@ fn describe_thresholds(path: &Path, horizon_s: Option<f64>) -> anyhow::Result<St
 /// The longest interval between metrics lines, s (a day).
 const MAX_METRICS_EVERY_S: f64 = 86_400.0;
 
+/// The range of `--handshake-timeout-s`, s.
+const HANDSHAKE_TIMEOUT_S: std::ops::RangeInclusive<f64> = 0.1..=300.0;
+
 /// The smallest frame limit, bytes: below it even a rosbridge `advertise` op is refused.
 const MIN_FRAME_BYTES: usize = 1024;
 
 /// Refuses service options under which the bridge could not serve, or would serve other than asked: no
 /// connection, a frame limit no message fits, no worker or more threads than a machine has, a braking
 /// deceleration that is not one (it was silently raised to 0.1 m/s²), a hysteresis under which an alarm
-/// episode never ends, a metrics interval that is not a duration.
+/// episode never ends, a metrics interval that is not a duration, a handshake deadline too short for a real
+/// client or long enough to let idle sockets hold every connection slot.
 fn check_service_options(args: &Args) -> anyhow::Result<()> {
     anyhow::ensure!(
         (1..=256).contains(&args.workers),
@@ -187,6 +197,12 @@ fn check_service_options(args: &Args) -> anyhow::Result<()> {
     anyhow::ensure!(
         args.max_connections >= 1,
         "--max-connections must be at least 1"
+    );
+    anyhow::ensure!(
+        HANDSHAKE_TIMEOUT_S.contains(&args.handshake_timeout_s),
+        "--handshake-timeout-s must be between {} and {} seconds",
+        HANDSHAKE_TIMEOUT_S.start(),
+        HANDSHAKE_TIMEOUT_S.end()
     );
     anyhow::ensure!(
         args.max_frame_bytes >= MIN_FRAME_BYTES,
@@ -262,6 +278,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         max_frame_bytes: args.max_frame_bytes,
         hard_frame_bytes: args.max_frame_bytes.saturating_mul(4),
         max_connections: args.max_connections,
+        handshake_timeout: Duration::from_secs_f64(args.handshake_timeout_s),
         token,
         monitor: MonitorConfig {
             n_workers: args.workers,

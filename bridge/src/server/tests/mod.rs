@@ -219,6 +219,9 @@ async fn bad_input_gets_status_errors_and_the_connection_goes_on() {
             "msg",
         ),
         (Message::binary(vec![0xde, 0xad, 0xbe, 0xef]), "envelope"),
+        (Message::text(""), "empty text frame"),
+        (Message::text(" \n\t"), "empty text frame"),
+        (Message::binary(Vec::new()), "empty binary frame"),
         (
             Message::text(format!(
                 r#"{{"op":"publish","topic":"/avguard/road_context","msg":{{"pad":"{}"}}}}"#,
@@ -240,7 +243,7 @@ async fn bad_input_gets_status_errors_and_the_connection_goes_on() {
     assert_still_serving(&mut ws).await;
     bridge.stop.send(()).unwrap();
     let report = bridge.task.await.unwrap().unwrap();
-    assert_eq!(report.n_decode_errors, 9);
+    assert_eq!(report.n_decode_errors, 12);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -514,6 +517,20 @@ async fn rosapi_calls_get_service_responses_and_the_connection_goes_on() {
         reply["values"].as_str().unwrap().contains("not provided"),
         "{reply}"
     );
+    // An id that is not a string is echoed as given (rosbridge clients may number their calls); it was
+    // once left out.
+    send(
+        &mut ws,
+        json!({"op": "call_service", "service": "/rosapi/nodes", "id": 7}),
+    )
+    .await;
+    assert_eq!(recv(&mut ws).await["id"], 7);
+    send(
+        &mut ws,
+        json!({"op": "subscribe", "topic": "/nope", "id": {"n": 8}}),
+    )
+    .await;
+    assert_eq!(recv(&mut ws).await["id"], json!({"n": 8}));
     // No service name: an error status, as for any op missing a required key.
     send(&mut ws, json!({"op": "call_service", "id": "call:3"})).await;
     let reply = recv(&mut ws).await;
@@ -580,4 +597,74 @@ async fn set_level_decides_which_statuses_the_client_gets() {
     assert_still_serving(&mut ws).await;
     bridge.stop.send(()).unwrap();
     bridge.task.await.unwrap().unwrap();
+}
+
+/// The next frame, which must be a close frame (5 s guard against hangs).
+async fn recv_close(ws: &mut Ws) -> tokio_tungstenite::tungstenite::protocol::CloseFrame {
+    loop {
+        match tokio::time::timeout(Duration::from_secs(5), ws.next())
+            .await
+            .unwrap()
+        {
+            Some(Ok(Message::Close(Some(close)))) => return close,
+            Some(Ok(Message::Text(_))) => continue,
+            other => panic!("expected a close frame with a reason, got {other:?}"),
+        }
+    }
+}
+
+/// A message beyond the hard size limit cannot be read past: the connection is closed with code 1009 and
+/// a reason naming its size and the limit (it once just dropped), after the client has sent all of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_beyond_the_hard_limit_closes_with_1009_and_the_sizes() {
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+    let cfg = config(None);
+    let hard = cfg.hard_frame_bytes;
+    let bridge = start(cfg).await;
+    let mut ws = connect(bridge.addr).await;
+    let size = 1 << 20;
+    ws.send(Message::text("x".repeat(size))).await.unwrap();
+    let close = recv_close(&mut ws).await;
+    assert_eq!(close.code, CloseCode::Size);
+    for needle in [size.to_string(), hard.to_string()] {
+        assert!(
+            close.reason.contains(&needle),
+            "{close:?} should name {needle}"
+        );
+    }
+    drop(ws);
+    bridge.stop.send(()).unwrap();
+    let report = bridge.task.await.unwrap().unwrap();
+    assert_eq!(
+        report.connection_reasons,
+        vec![ShutdownReason::ProtocolError]
+    );
+    assert_eq!(report.n_decode_errors, 1);
+}
+
+/// A text frame that is not UTF-8 cannot be read past either (tungstenite gives none of its bytes): the
+/// connection is closed with code 1007 and a reason saying so (it once just dropped).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_text_frame_that_is_not_utf8_closes_with_1007_and_a_reason() {
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::{CloseCode, Data, OpCode};
+    use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+    let bridge = start(config(None)).await;
+    let mut ws = connect(bridge.addr).await;
+    let bad = Frame::message(
+        &b"{\"op\": \"\xff\xfe\"}"[..],
+        OpCode::Data(Data::Text),
+        true,
+    );
+    ws.send(Message::Frame(bad)).await.unwrap();
+    let close = recv_close(&mut ws).await;
+    assert_eq!(close.code, CloseCode::Invalid);
+    assert!(close.reason.contains("UTF-8"), "{close:?}");
+    drop(ws);
+    bridge.stop.send(()).unwrap();
+    let report = bridge.task.await.unwrap().unwrap();
+    assert_eq!(
+        report.connection_reasons,
+        vec![ShutdownReason::ProtocolError]
+    );
+    assert_eq!(report.n_decode_errors, 1);
 }
