@@ -182,7 +182,10 @@ impl LearnSetup {
                             .records
                             .push((path, record, StoredReading::from(&reading)))
                     }
-                    Err(e) => counts.errors.push((path, format!("{e:#}"))),
+                    Err(e) => {
+                        let why = tools::batch::reason(&path, &e);
+                        counts.errors.push((path, why));
+                    }
                 }
             }
             anyhow::Ok(counts)

@@ -125,6 +125,12 @@ pub enum DecodeError {
     /// The topic is not one the bridge consumes.
     #[error("unknown topic {0:?}")]
     UnknownTopic(String),
+    /// The binary envelope names no channel (an empty message decodes as one).
+    #[error("binary envelope names no channel (field 1 `channel` empty or missing; {payload_bytes} payload bytes)")]
+    NoChannel {
+        /// The payload's length.
+        payload_bytes: usize,
+    },
     /// The binary envelope itself did not decode.
     #[error("bad binary envelope: {0}")]
     Envelope(prost::DecodeError),
@@ -207,6 +213,11 @@ impl SimMessage {
     pub fn decode_envelope(bytes: &[u8]) -> Result<SimMessage, DecodeError> {
         use prost::Message as _;
         let envelope = wire::Envelope::decode(bytes).map_err(DecodeError::Envelope)?;
+        if envelope.channel.is_empty() {
+            return Err(DecodeError::NoChannel {
+                payload_bytes: envelope.payload.len(),
+            });
+        }
         SimMessage::decode(&envelope.channel, Payload::Binary(&envelope.payload))
     }
 
@@ -278,8 +289,18 @@ fn to_prost<T: prost::Message + Default>(
         Payload::Json(value) => {
             let desc = descriptor_of(channel)?;
             let options = DeserializeOptions::new().deny_unknown_fields(false);
-            let dynamic = DynamicMessage::deserialize_with_options(desc, value, &options)
-                .map_err(|err| mapping(err.to_string()))?;
+            // The field path is tracked so that an error names the field it is about.
+            let mut track = serde_path_to_error::Track::new();
+            let tracked = serde_path_to_error::Deserializer::new(value, &mut track);
+            let dynamic = DynamicMessage::deserialize_with_options(desc, tracked, &options)
+                .map_err(|err| {
+                    let path = track.path().to_string();
+                    mapping(if path.is_empty() || path == "." {
+                        err.to_string()
+                    } else {
+                        format!("field `{path}`: {err}")
+                    })
+                })?;
             dynamic
                 .transcode_to::<T>()
                 .map_err(|err| mapping(err.to_string()))

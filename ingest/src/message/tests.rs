@@ -212,6 +212,17 @@ fn bad_inputs_are_typed_errors() {
         err(CHASSIS, json!({"speed_mps": "fast"})),
         DecodeError::Mapping { .. }
     ));
+    // A JSON value that does not map names its field.
+    let said = err(CHASSIS, json!({"speed_mps": "fast"})).to_string();
+    assert!(said.contains("field `speed_mps`"), "{said}");
+    let said = err(
+        OBST,
+        json!({"perception_obstacle": [{"id": 1}, {"id": 99_999_999_999_999_i64}]}),
+    )
+    .to_string();
+    assert!(said.contains("field `perception_obstacle[1].id`"), "{said}");
+    let said = err(LOC, json!({"header": {"timestampSec": {"a": 1}}})).to_string();
+    assert!(said.contains("field `header.timestampSec`"), "{said}");
     assert!(matches!(
         err(LOC, json!({"measurement_time": 1.0})),
         DecodeError::Missing { .. }
@@ -227,6 +238,11 @@ fn bad_inputs_are_typed_errors() {
         SimMessage::decode_envelope(&[0xff, 0xff, 0xff]).unwrap_err(),
         DecodeError::Envelope(_)
     ));
+    let empty = SimMessage::decode_envelope(&[]).unwrap_err().to_string();
+    assert!(
+        empty.contains("names no channel") && empty.contains("0 payload bytes"),
+        "{empty}"
+    );
     let crowd: Vec<_> = (0..=laws::frame::MAX_OBSTACLES)
         .map(|i| json!({"id": i, "position": {"x": 1.0, "y": 2.0}}))
         .collect();

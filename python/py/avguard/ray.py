@@ -67,7 +67,9 @@ def _score_batch(model_bytes: bytes, thresholds: list, horizon, conservative: bo
         try:
             out.append((path, True, scorer.score(path)))
         except _native.AvguardError as error:
-            out.append((path, False, str(error)))
+            # As `avguard score` lists it: a message that names the file already starts with it.
+            message, named = str(error), f"{path}: "
+            out.append((path, False, message[len(named):] if message.startswith(named) else message))
     return out
 
 
