@@ -453,3 +453,35 @@ fn a_recording_that_fails_part_way_leaves_no_log() {
         .collect();
     assert!(left.is_empty(), "{left:?} left behind: {stderr}");
 }
+
+/// A recording without a localization message that decodes gives no frame; the error says how many of
+/// its messages decoded and why the others did not, instead of only that there is none.
+#[test]
+fn a_recording_without_poses_says_what_its_messages_were() {
+    let dir = scratch();
+    let record = dir.path().join("no_pose.record");
+    // The example record's messages without the localization channel, rewritten by the Python reader.
+    let script = "import sys\n\
+        sys.path.insert(0, sys.argv[1])\n\
+        from cyber_record_proto import record_parts, write_record\n\
+        header, channels, messages = record_parts(sys.argv[2])\n\
+        kept = [m for m in messages if m.channel_name != '/apollo/localization/pose']\n\
+        assert len(kept) < len(messages)\n\
+        write_record(sys.argv[3], header, channels, kept)\n";
+    ok(crate::support::python()
+        .arg("-c")
+        .arg(script)
+        .arg(workspace_root().join("tests/py"))
+        .arg(example_record())
+        .arg(&record)
+        .output()
+        .unwrap());
+    let stderr = run_refused(
+        avguard()
+            .args(["import", "--out"])
+            .arg(dir.path().join("out"))
+            .arg(&record),
+        &["no_pose.record: no frames (no localization message was assembled; of its"],
+    );
+    assert!(stderr.contains(" decoded"), "{stderr}");
+}

@@ -48,7 +48,7 @@ pub fn read_record_logs(
     let segments = record::recording_segments(path);
     let path = segments.first().map_or(path, PathBuf::as_path);
     let mut a = assembler(config, map);
-    let (runs, _) = record::read_runs(&segments, &mut a)?;
+    let (runs, stats) = record::read_runs(&segments, &mut a)?;
     let logs: Vec<RunLog> = runs
         .into_iter()
         .enumerate()
@@ -59,10 +59,7 @@ pub fn read_record_logs(
         })
         .collect();
     if logs.is_empty() {
-        bail!(
-            "{}: no frames (the record has no localization message)",
-            path.display()
-        );
+        bail!("{}: {}", path.display(), no_frames(&stats));
     }
     Ok(logs)
 }
@@ -197,10 +194,29 @@ pub fn import_record(
         logs.push(w.finish()?);
     }
     if logs.is_empty() {
-        bail!(
-            "{}: no frames (the record has no localization message)",
-            path.display()
-        );
+        bail!("{}: {}", path.display(), no_frames(&stats));
     }
     Ok(Written { logs, stats })
+}
+
+/// Why a recording gave no frame, from its reader's counters: frames start at localization messages, so
+/// either it has none, or none that decoded or had the expected type.
+fn no_frames(stats: &record::ImportStats) -> String {
+    let mut why = format!(
+        "no frames (no localization message was assembled; of its {} messages {} decoded",
+        stats.n_messages, stats.n_decoded
+    );
+    if stats.n_decode_errors > 0 {
+        why += &format!(", {} did not decode", stats.n_decode_errors);
+        if let Some(first) = &stats.first_decode_error {
+            why += &format!(" (the first: {first})");
+        }
+    }
+    if stats.n_type_mismatch > 0 {
+        why += &format!(
+            ", {} were of another type than their channel's",
+            stats.n_type_mismatch
+        );
+    }
+    why + ")"
 }
