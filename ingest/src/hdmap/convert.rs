@@ -35,15 +35,24 @@ impl HdMap {
                 warnings.push(format!("lane {id:?}: duplicate id, skipped"));
                 continue;
             }
+            let speed_limit_mps = match lane.speed_limit {
+                Some(v) if v.is_finite() && v > 0.0 => v,
+                // 0 is how some maps leave a lane's limit out.
+                Some(v) if v == 0.0 => f64::INFINITY,
+                Some(v) => {
+                    warnings.push(format!(
+                        "lane {id:?}: speed limit {v} m/s is not a positive number, read as no limit"
+                    ));
+                    f64::INFINITY
+                }
+                None => f64::INFINITY,
+            };
             lane_by_id.insert(id.clone(), lanes.len());
             kept.push(lane);
             lanes.push(Lane {
                 id,
                 centre,
-                speed_limit_mps: lane
-                    .speed_limit
-                    .filter(|v| v.is_finite() && *v > 0.0)
-                    .unwrap_or(f64::INFINITY),
+                speed_limit_mps,
                 turn: match lane.turn() {
                     LaneTurn::LeftTurn => Turn::Left,
                     LaneTurn::RightTurn => Turn::Right,

@@ -510,3 +510,46 @@ fn at_an_all_way_stop_the_vehicle_that_stopped_first_has_priority() {
         vehicle_at_line(&map, other, 10.0, 0.0)
     ));
 }
+
+/// A lane's speed limit that is not a positive number is read as no limit and said among the map's
+/// warnings (0, how some maps leave it out, silently); positive limits are kept as given.
+#[test]
+fn lanes_with_unusable_speed_limits_are_named() {
+    let bytes = std::fs::read(map_dir("cube_town/base_map.bin")).unwrap();
+    let mut map = decode(&bytes, MapFormat::Binary).unwrap();
+    assert!(map.lane.len() >= 4);
+    for (lane, limit) in map.lane.iter_mut().zip([f64::NAN, -5.0, 0.0, 12.5]) {
+        lane.speed_limit = Some(limit);
+    }
+    let ids: Vec<String> = map.lane[..4]
+        .iter()
+        .map(|l| l.id.as_ref().and_then(|i| i.id.clone()).unwrap_or_default())
+        .collect();
+    let built = HdMap::from_proto(&map);
+    let said: Vec<&String> = built
+        .warnings()
+        .iter()
+        .filter(|w| w.contains("speed limit"))
+        .collect();
+    assert_eq!(said.len(), 2, "{said:?}");
+    assert!(
+        said[0].contains(&format!("{:?}", ids[0])) && said[0].contains("NaN"),
+        "{said:?}"
+    );
+    assert!(
+        said[1].contains("-5 m/s is not a positive number"),
+        "{said:?}"
+    );
+    let limit = |id: &str| {
+        built
+            .lanes()
+            .iter()
+            .find(|l| l.id == id)
+            .map(|l| l.speed_limit_mps)
+            .unwrap()
+    };
+    assert_eq!(limit(&ids[0]), f64::INFINITY);
+    assert_eq!(limit(&ids[1]), f64::INFINITY);
+    assert_eq!(limit(&ids[2]), f64::INFINITY);
+    assert_eq!(limit(&ids[3]), 12.5);
+}
