@@ -30,6 +30,42 @@ mod tests;
 
 /// First wait after a failed accept.
 const ACCEPT_BACKOFF_MIN: Duration = Duration::from_millis(5);
+
+/// Connections over the limit answered with an HTTP 503 at once; more are dropped unanswered.
+const REFUSALS_IN_FLIGHT: usize = 16;
+
+/// How long a refused client has to send its request before the 503 goes out anyway.
+const REFUSAL_READ_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Answers a connection over the limit with `HTTP/1.1 503 Service Unavailable` naming the limit, after
+/// reading its request (at most 8 KiB, at most [`REFUSAL_READ_TIMEOUT`]): a socket closed with unread
+/// data is reset, and the client would see the reset instead of the answer.
+async fn refuse_with_503(mut stream: TcpStream, limit: usize) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut request = Vec::with_capacity(1024);
+    let mut buf = [0u8; 1024];
+    let _ = tokio::time::timeout(REFUSAL_READ_TIMEOUT, async {
+        while request.len() < 8192 && !request.windows(4).any(|w| w == b"\r\n\r\n") {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => request.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+    .await;
+    let body =
+        format!("avguard bridge: the connection limit of {limit} is reached; try again later\n");
+    let answer = format!(
+        "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 1\r\n\
+         Content-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = tokio::time::timeout(REFUSAL_READ_TIMEOUT, async {
+        let _ = stream.write_all(answer.as_bytes()).await;
+        let _ = stream.shutdown().await;
+    })
+    .await;
+}
 /// Longest wait after repeated failed accepts.
 const ACCEPT_BACKOFF_MAX: Duration = Duration::from_secs(1);
 
@@ -171,6 +207,10 @@ async fn stop_monitor(monitor: Monitor, report: &mut RunReport) {
 /// The accepted connections: the cap on their number, their tasks, and the back-off after a failed
 /// accept.
 struct Connections {
+    /// Refusals being answered with an HTTP 503 ([`refuse_with_503`]).
+    refusals: Arc<Semaphore>,
+    /// The connection limit, for the refusal's text.
+    limit: usize,
     /// Caps simultaneous connections; a permit travels with each connection task.
     permits: Arc<Semaphore>,
     /// One task per connection, each ending with its reason.
@@ -187,6 +227,8 @@ impl Connections {
     fn new(max_connections: usize) -> Connections {
         Connections {
             permits: Arc::new(Semaphore::new(max_connections.max(1))),
+            refusals: Arc::new(Semaphore::new(REFUSALS_IN_FLIGHT)),
+            limit: max_connections.max(1),
             tasks: JoinSet::new(),
             next_id: 0,
             backoff: ACCEPT_BACKOFF_MIN,
@@ -236,6 +278,15 @@ impl Connections {
         let Ok(permit) = Arc::clone(&self.permits).try_acquire_owned() else {
             report.n_refused += 1;
             tracing::warn!(%peer, "connection refused: limit reached");
+            // Answered with an HTTP 503 that says why, while few refusals are in flight; beyond that the
+            // socket is dropped (a flood of refused connections must not cost more than the refusal).
+            if let Ok(answering) = Arc::clone(&self.refusals).try_acquire_owned() {
+                let limit = self.limit;
+                tokio::spawn(async move {
+                    refuse_with_503(stream, limit).await;
+                    drop(answering);
+                });
+            }
             return;
         };
         self.next_id += 1;

@@ -668,3 +668,38 @@ async fn a_text_frame_that_is_not_utf8_closes_with_1007_and_a_reason() {
     );
     assert_eq!(report.n_decode_errors, 1);
 }
+
+/// A client over `--max-connections` is answered with an HTTP 503 that names the limit, not reset; the
+/// slot is there again once a connection closes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_over_the_limit_gets_a_503_naming_it() {
+    let mut cfg = config(None);
+    cfg.max_connections = 1;
+    let bridge = start(cfg).await;
+    let first = connect(bridge.addr).await;
+    match tokio_tungstenite::connect_async(format!("ws://{}/", bridge.addr)).await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => {
+            assert_eq!(response.status(), 503);
+            let body = String::from_utf8_lossy(response.body().as_deref().unwrap_or_default());
+            assert!(body.contains("connection limit of 1"), "{body}");
+        }
+        Err(other) => panic!("refused without an answer: {other}"),
+        Ok(_) => panic!("admitted over the limit"),
+    }
+    drop(first);
+    let mut admitted = false;
+    for _ in 0..50 {
+        if tokio_tungstenite::connect_async(format!("ws://{}/", bridge.addr))
+            .await
+            .is_ok()
+        {
+            admitted = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(admitted, "the slot was not freed");
+    bridge.stop.send(()).unwrap();
+    let report = bridge.task.await.unwrap().unwrap();
+    assert!(report.n_refused >= 1);
+}
