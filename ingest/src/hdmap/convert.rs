@@ -38,7 +38,7 @@ impl HdMap {
             let speed_limit_mps = match lane.speed_limit {
                 Some(v) if v.is_finite() && v > 0.0 => v,
                 // 0 is how some maps leave a lane's limit out.
-                Some(v) if v == 0.0 => f64::INFINITY,
+                Some(0.0) => f64::INFINITY,
                 Some(v) => {
                     warnings.push(format!(
                         "lane {id:?}: speed limit {v} m/s is not a positive number, read as no limit"
