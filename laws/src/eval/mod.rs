@@ -1,7 +1,7 @@
 //! Incremental sliding-window evaluation of a [`LawSet`] over a stream of [`Signals`].
 //!
 //! Semantics (discrete time, one position per frame at a fixed period): a law's body is split into its
-//! *parts*, its conjuncts ([`parts`]: `a & b`, and `A -> (B & C)` as `(A -> B) & (A -> C)`, recursively),
+//! *parts*, its conjuncts ([`conjuncts`]: `a & b`, and `A -> (B & C)` as `(A -> B) & (A -> C)`, recursively),
 //! conjuncts of equal horizon joined again. A part `phi` has a finite horizon H frames: `phi(i)` is
 //! decided at frame `i + H`. At frame k the verdict "violated now" is true iff some part `phi` is false at
 //! `k - H` (its own H), i.e. a frame at which a violation becomes certain. So a conjunct that is decided
