@@ -56,11 +56,8 @@ impl Model {
 
     /// Writes the model file, byte for byte what `avguard learn` writes for the same model.
     fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
-        py.detach(|| {
-            std::fs::write(&path, &self.bytes)
-                .with_context(|| format!("{}: cannot write", path.display()))
-        })
-        .map_err(to_py)
+        py.detach(|| tools::modelfile::write_bytes(&path, &self.bytes))
+            .map_err(to_py)
     }
 
     /// The model file's bytes.

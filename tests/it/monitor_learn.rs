@@ -400,7 +400,15 @@ fn learned_abstraction_calibration_and_the_bound_on_fresh_runs() {
     // Options no calibration can use are refused before a log is read, and the model is not rewritten.
     let before = std::fs::read(&model_path).unwrap();
     for (bad, says) in [
-        (&["--confidence", "1"][..], "confidence 1 is outside (0, 1)"),
+        (
+            &["--confidence", "1"][..],
+            "confidence 1 is outside 0.5–0.999999",
+        ),
+        // Far below even odds the Beta quantile panicked inside statrs (session 41).
+        (
+            &["--confidence", "1e-200"][..],
+            "confidence 0.0000000000", // the start of its f64 display, then the range
+        ),
         (
             &["--debounce", "2,0"][..],
             "debounce lengths must be at least one frame",
@@ -1281,4 +1289,38 @@ fn boosted_forests_through_learn_info_and_score() {
     assert!(text.contains("trees, 8 bagged and 100 boosted,"), "{text}");
     let scored = score_json(&both, &dir.join("score_both"), &[&train]);
     assert_eq!(scored["runs"].as_array().unwrap().len(), 60 * n_properties);
+}
+
+/// `calibrate` rewrites its model in place; a write that fails part-way (here a file-size limit below
+/// the model's size) leaves the model as it was, not truncated (session 41: it had left the only copy
+/// cut at the limit).
+#[test]
+fn a_calibration_whose_write_fails_leaves_the_model_whole() {
+    let fx = crate::support::fixture();
+    let dir = crate::support::scratch();
+    let model = dir.path().join("model.bin");
+    std::fs::copy(&fx.model, &model).unwrap();
+    let before = std::fs::read(&model).unwrap();
+    // bash's `ulimit -f` counts 1,024-byte blocks; half the model's size.
+    let blocks = (before.len() / 2048).max(1);
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -f {blocks}; exec \"$0\" calibrate --model \"$1\" --target-false-alarms 10% \"$2\""
+        ))
+        .arg(crate::support::avguard_bin())
+        .arg(&model)
+        .arg(&fx.test_logs)
+        .output()
+        .unwrap();
+    // Killed by SIGXFSZ (25) at the limit, or told the write failed: the write, not the calibration.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        std::os::unix::process::ExitStatusExt::signal(&out.status) == Some(25)
+            || stderr.contains("cannot write"),
+        "{:?}: {stderr}",
+        out.status
+    );
+    assert_eq!(std::fs::read(&model).unwrap(), before, "the model changed");
+    crate::support::run_ok(crate::support::avguard().arg("info").arg(&model));
 }

@@ -40,7 +40,8 @@ impl CalibrateConfig {
     /// them before reading any.
     ///
     /// # Errors
-    /// A target or confidence outside (0, 1), or no debounce length or one of zero frames.
+    /// A target outside (0, 1), a confidence outside [`MIN_CONFIDENCE`]–[`MAX_CONFIDENCE`], or no debounce
+    /// length or one of zero frames.
     pub fn check(&self) -> Result<(), CalibrateError> {
         let target = self.target_false_alarm;
         if !(target > 0.0 && target < 1.0) {
@@ -48,9 +49,10 @@ impl CalibrateConfig {
                 "target false-alarm rate {target} is outside (0, 1)"
             )));
         }
-        if !(self.confidence > 0.0 && self.confidence < 1.0) {
+        if !(MIN_CONFIDENCE..=MAX_CONFIDENCE).contains(&self.confidence) {
             return Err(CalibrateError::Config(format!(
-                "confidence {} is outside (0, 1)",
+                "confidence {} is outside {MIN_CONFIDENCE}–{MAX_CONFIDENCE} (a bound below even odds \
+                 says nothing, and the Beta quantiles fail far below that)",
                 self.confidence
             )));
         }
@@ -62,6 +64,12 @@ impl CalibrateConfig {
         Ok(())
     }
 }
+
+/// The least confidence a calibration's bound may be placed at.
+pub const MIN_CONFIDENCE: f64 = 0.5;
+
+/// The most confidence a calibration's bound may be placed at.
+pub const MAX_CONFIDENCE: f64 = 0.999_999;
 
 /// Why no calibration exists.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -5,7 +5,6 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
 use monitor::calibrate::placement_confidence;
 
 use crate::calibration::{calibrate_logs, CalibrateOptions};
@@ -82,8 +81,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let (results, kinds, rss_tuned) = (done.results, done.kinds, done.rss_tuned);
     let out = args.out.unwrap_or(args.model);
-    std::fs::write(&out, model.to_bytes())
-        .with_context(|| format!("{}: cannot write", out.display()))?;
+    crate::modelfile::write(&out, &model)?;
     let chosen = match (opts.debounce_frames.len(), done.n_selection) {
         (1, _) => String::new(),
         (_, 0) => "; debounce chosen on them, confidence split between the options".into(),

@@ -268,8 +268,10 @@ impl std::str::FromStr for AlphaArg {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         crate::fit::parse_auto_or(
             s,
-            |a| a.is_finite() && a >= 0.0,
-            "a finite pseudo-count ≥ 0",
+            // Far larger pseudo-counts overflow the smoothed sums (1e308 did, late, without naming
+            // the option) and mean nothing a thousand times smaller would not.
+            |a| (0.0..=1e6).contains(&a),
+            "a pseudo-count from 0 to 1e6",
         )
         .map(|a| a.map_or(AlphaArg::Auto, AlphaArg::Value))
     }
@@ -425,8 +427,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         eprintln!("{words}");
     }
     let reports = fitted.reports;
-    std::fs::write(&args.out, model.to_bytes())
-        .with_context(|| format!("{}: cannot write", args.out.display()))?;
+    crate::modelfile::write(&args.out, &model)?;
     crate::outln!(
         "learned {} properties from {} of {} logs -> {}",
         model.properties().len(),
@@ -675,6 +676,31 @@ mod tests {
             ..both
         };
         assert_eq!(forest_choice_words("w", 0.375, &none), None);
+    }
+
+    /// `--alpha` takes `auto` or a pseudo-count from 0 to 1e6, and refuses by name what would overflow
+    /// the smoothed sums late (1e308 did).
+    #[test]
+    fn alpha_is_a_bounded_pseudo_count() {
+        let parse = |v: &str| {
+            let alpha = format!("--alpha={v}");
+            Learn::try_parse_from(["learn", "--laws", "l", "--out", "m", alpha.as_str(), "x.h5"])
+        };
+        assert_eq!(parse("auto").unwrap().args.search.alpha, AlphaArg::Auto);
+        assert_eq!(parse("0").unwrap().args.search.alpha, AlphaArg::Value(0.0));
+        assert_eq!(
+            parse("1e6").unwrap().args.search.alpha,
+            AlphaArg::Value(1e6)
+        );
+        for bad in ["1e308", "1000001", "-1", "NaN", "inf"] {
+            let Err(err) = parse(bad) else {
+                panic!("--alpha {bad} accepted")
+            };
+            assert!(
+                err.to_string().contains("a pseudo-count from 0 to 1e6"),
+                "{bad}: {err}"
+            );
+        }
     }
 
     /// The search `learn` runs without options is [`default_search`] (which the demo learns with too),

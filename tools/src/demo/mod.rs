@@ -107,8 +107,7 @@ pub fn run(cfg: &DemoConfig) -> anyhow::Result<Summary> {
         &calibrate_options,
     )?;
     let model_path = cfg.out.join("model.bin");
-    std::fs::write(&model_path, model.to_bytes())
-        .with_context(|| format!("{}: cannot write", model_path.display()))?;
+    crate::modelfile::write(&model_path, &model)?;
     for (p, cal) in model.properties().iter().zip(&calibrations) {
         crate::outln!(
             "      {}: {} predicates ({}), {} states, PAC bound met by {} of {} states",

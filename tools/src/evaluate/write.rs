@@ -16,8 +16,7 @@ impl Evaluation {
             .with_context(|| format!("{}: cannot create", out.display()))?;
         for result in &self.models {
             let path = out.join(Self::model_file_name(result.mode));
-            std::fs::write(&path, result.model.to_bytes())
-                .with_context(|| format!("{}: cannot write", path.display()))?;
+            crate::modelfile::write(&path, &result.model)?;
         }
         let path = out.join("evaluate.json");
         std::fs::write(&path, serde_json::to_vec_pretty(&self.json())?)

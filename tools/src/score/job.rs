@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use laws::rss::RssParams;
 use monitor::{Model, RiskMeasure};
 use rayon::prelude::*;
@@ -113,8 +113,7 @@ impl Scorer {
         conservative: bool,
         rss: &RssOptions,
     ) -> anyhow::Result<Scorer> {
-        let bytes =
-            std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+        let bytes = crate::modelfile::read_bytes(path)?;
         Scorer::new(bytes, path, thresholds, horizon_s, conservative, rss)
     }
 
