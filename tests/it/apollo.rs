@@ -485,3 +485,24 @@ fn a_recording_without_poses_says_what_its_messages_were() {
     );
     assert!(stderr.contains(" decoded"), "{stderr}");
 }
+
+/// An error names its cause once: the reader's I/O error is in its message, not also in the chain
+/// anyhow prints after it (session 41: `Is a directory (os error 21)` twice).
+#[test]
+fn a_record_that_cannot_be_read_says_why_once() {
+    let dir = scratch();
+    let folder = dir.path().join("not_a_record");
+    std::fs::create_dir(&folder).unwrap();
+    let stderr = run_refused(
+        avguard()
+            .args(["import", "--out"])
+            .arg(dir.path().join("out"))
+            .arg(&folder),
+        &["not_a_record: cannot read: "],
+    );
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("cannot read"))
+        .expect("the reason");
+    assert_eq!(line.matches("(os error").count(), 1, "{line}");
+}

@@ -81,13 +81,20 @@ pub struct DriveReport {
     pub collision: bool,
 }
 
+impl From<tokio_tungstenite::tungstenite::Error> for DriveError {
+    fn from(e: tokio_tungstenite::tungstenite::Error) -> DriveError {
+        DriveError::Ws(e)
+    }
+}
+
 /// Why a run could not be driven.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum DriveError {
-    /// The websocket failed.
+    /// The websocket failed (its error in the message, so not also a `source`: error chains would say
+    /// it twice, and tungstenite's own I/O error a third time).
     #[error("websocket: {0}")]
-    Ws(#[from] tokio_tungstenite::tungstenite::Error),
+    Ws(tokio_tungstenite::tungstenite::Error),
     /// The bridge closed the connection.
     #[error("the bridge closed the connection at t = {t_s} s")]
     Closed {

@@ -40,12 +40,12 @@ impl MapFormat {
 #[non_exhaustive]
 pub enum MapError {
     /// The file could not be read.
-    #[error("{path}: cannot read: {source}")]
+    #[error("{path}: cannot read: {cause}")]
     Io {
         /// The file.
         path: String,
-        /// The cause.
-        source: std::io::Error,
+        /// The cause (in the message, so not also a `source`: error chains would say it twice).
+        cause: std::io::Error,
     },
     /// The file is larger than the limit.
     #[error("{path}: {size} bytes exceeds the {limit}-byte map size limit")]
@@ -85,9 +85,9 @@ impl HdMap {
     /// The bytes of the map file at `path`, refusing files above `max_bytes` before reading them.
     pub fn read_file(path: &Path, max_bytes: u64) -> Result<Vec<u8>, MapError> {
         let name = path.display().to_string();
-        let io = |source| MapError::Io {
+        let io = |cause| MapError::Io {
             path: name.clone(),
-            source,
+            cause,
         };
         let size = std::fs::metadata(path).map_err(io)?.len();
         if size > max_bytes {

@@ -55,12 +55,12 @@ impl std::fmt::Display for Section {
 #[non_exhaustive]
 pub enum RecordError {
     /// The file could not be opened or read.
-    #[error("{path}: cannot read: {source}")]
+    #[error("{path}: cannot read: {cause}")]
     Io {
         /// The file.
         path: PathBuf,
-        /// The cause.
-        source: std::io::Error,
+        /// The cause (in the message, so not also a `source`: error chains would say it twice).
+        cause: std::io::Error,
     },
     /// The file ends inside a section.
     #[error("{path}: {section} section at offset {offset}: truncated ({need} bytes needed, {have} left in the file)")]
@@ -120,9 +120,9 @@ pub struct RecordReader<R = BufReader<File>> {
 impl RecordReader {
     /// Opens `path`, reads and checks its header and (when present) its index.
     pub fn open(path: &Path) -> Result<RecordReader, RecordError> {
-        let io = |source| RecordError::Io {
+        let io = |cause| RecordError::Io {
             path: path.to_owned(),
-            source,
+            cause,
         };
         let file = File::open(path).map_err(io)?;
         let size = file.metadata().map_err(io)?.len();
@@ -374,7 +374,10 @@ impl<R: Read + Seek> RecordReader<R> {
                     need: buf.len() as u64,
                     have: self.size.saturating_sub(at),
                 },
-                _ => RecordError::Io { path, source },
+                _ => RecordError::Io {
+                    path,
+                    cause: source,
+                },
             })
     }
 
