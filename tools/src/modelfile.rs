@@ -57,6 +57,29 @@ pub fn write(path: &Path, model: &Model) -> anyhow::Result<()> {
     write_bytes(path, &model.to_bytes())
 }
 
+/// Whether a model can be written at `path`, checked before the work that makes it: not a folder, and
+/// its folder takes a new file (a temporary one, removed at once).
+///
+/// # Errors
+/// The reason it cannot, naming `path`.
+pub fn check_writable(path: &Path) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        !path.is_dir(),
+        "{}: cannot write the model: it is a folder",
+        path.display()
+    );
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    tempfile::Builder::new()
+        .prefix(".avguard-model-")
+        .suffix(".partial")
+        .tempfile_in(dir)
+        .map(drop)
+        .with_context(|| format!("{}: cannot write the model there", path.display()))
+}
+
 /// [`write`] for bytes already encoded.
 ///
 /// # Errors
@@ -128,6 +151,14 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, ["m.bin"]);
+        assert!(check_writable(&path).is_ok());
+        let said = format!("{:#}", check_writable(dir.path()).unwrap_err());
+        assert!(said.contains("it is a folder"), "{said}");
+        let said = format!(
+            "{:#}",
+            check_writable(&dir.path().join("no/such/m.bin")).unwrap_err()
+        );
+        assert!(said.contains("cannot write the model there"), "{said}");
         // A folder in the way: refused naming the path, and no temporary file is left.
         let err = format!("{:#}", write_bytes(dir.path(), b"x").unwrap_err());
         assert!(err.contains("cannot write"), "{err}");

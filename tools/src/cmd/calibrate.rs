@@ -75,6 +75,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         per_scenario: args.per_scenario,
         enforce_target_false_alarm: args.enforce_target_false_alarms.0,
     };
+    crate::modelfile::check_writable(args.out.as_deref().unwrap_or(&args.model))?;
     let done = calibrate_logs(&mut model, &args.logs, &args.select, &opts)?;
     for (path, e) in &done.errors {
         eprintln!("skipped {}: {e}", path.display());

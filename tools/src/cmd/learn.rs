@@ -405,6 +405,7 @@ pub fn fit_options(args: &Args, frame_period_s: f64) -> anyhow::Result<FitOption
 
 /// Runs `avguard learn`.
 pub fn run(args: Args) -> anyhow::Result<()> {
+    crate::modelfile::check_writable(&args.out)?;
     let logs = crate::batch::expand_logs(&args.logs)?;
     let (period, source) = crate::fit::frame_period(args.frame_period_s, &logs);
     if let Some(words) = crate::fit::period_words(period, &source) {
