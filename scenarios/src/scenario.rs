@@ -10,6 +10,8 @@
 
 use serde::Deserialize;
 
+use crate::log::{MAX_FRAME_PERIOD_S, MIN_FRAME_PERIOD_S};
+
 /// A scenario file that could not be used.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -89,7 +91,15 @@ impl Scenario {
     fn validate(&self) -> Result<(), ScenarioError> {
         let h = &self.header;
         positive("scenario.duration_s", h.duration_s)?;
-        positive("scenario.frame_period_s", h.frame_period_s)?;
+        if !(MIN_FRAME_PERIOD_S..=MAX_FRAME_PERIOD_S).contains(&h.frame_period_s) {
+            return Err(ScenarioError::Invalid {
+                field: "scenario.frame_period_s".to_owned(),
+                problem: format!(
+                    "{} s is outside the {MIN_FRAME_PERIOD_S} to {MAX_FRAME_PERIOD_S} s a log may declare",
+                    h.frame_period_s
+                ),
+            });
+        }
         if h.duration_s / h.frame_period_s > MAX_FRAMES as f64 {
             return Err(ScenarioError::Invalid {
                 field: "scenario.duration_s".to_owned(),

@@ -36,6 +36,31 @@ fn a_run_longer_than_the_frame_limit_is_refused() {
 }
 
 #[test]
+fn a_frame_period_the_log_reader_would_refuse_is_refused_at_load() {
+    // Was: 1e-11 s aborted `simulate` allocating a reaction-delay buffer of 772 GB, and 1e-5 or 50 s wrote
+    // logs that no reader accepts.
+    for period in ["1e-11", "1e-5", "0.0009", "50", "10.5", "0", "-0.1", "nan", "inf"] {
+        let text = MINIMAL.replace(
+            "name = \"t\"",
+            &format!("name = \"t\"\nduration_s = 1.0\nframe_period_s = {period}"),
+        );
+        let err = Scenario::from_toml_str(&text).expect_err(period);
+        assert!(err.to_string().contains("scenario.frame_period_s"), "{period}: {err}");
+        assert!(
+            err.to_string().contains("0.001") && err.to_string().contains("10 s"),
+            "{period}: {err}"
+        );
+    }
+    for period in ["0.001", "0.05", "10"] {
+        let text = MINIMAL.replace(
+            "name = \"t\"",
+            &format!("name = \"t\"\nduration_s = 20.0\nframe_period_s = {period}"),
+        );
+        Scenario::from_toml_str(&text).unwrap_or_else(|e| panic!("{period}: {e}"));
+    }
+}
+
+#[test]
 fn file_without_scenario_table_is_rejected() {
     let err =
         Scenario::from_toml_str("[package]\nname = \"scenarios\"\n").expect_err("not a scenario");
