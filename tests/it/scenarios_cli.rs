@@ -117,3 +117,51 @@ fn simulate_rejects_a_file_without_scenario_table() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("[scenario]"), "{stderr}");
 }
+
+/// Runs `cmd` with its stderr captured; kills it and fails the test when it runs longer than `secs`.
+fn stderr_within(cmd: &mut std::process::Command, secs: u64) -> (Option<i32>, String) {
+    use std::io::Read;
+    let mut child = cmd
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run avguard");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{cmd:?} still ran after {secs} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    if let Some(mut pipe) = child.stderr.take() {
+        pipe.read_to_string(&mut stderr).expect("stderr");
+    }
+    (status.code(), stderr)
+}
+
+#[test]
+fn simulate_refuses_more_runs_than_its_maximum_by_name() {
+    // Was: `--runs 1e12` was accepted and filled the disk.
+    let tmp = scratch();
+    let out = tmp.path().join("out");
+    let (code, stderr) = stderr_within(
+        avguard()
+            .args(["simulate", "--runs", "1000001", "--out"])
+            .arg(&out)
+            .arg("--scenario")
+            .arg(workspace_root().join("scenarios/speeding.toml")),
+        30,
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--runs") && stderr.contains("0..=1000000"),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+}

@@ -6,14 +6,17 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use scenarios::{run_seed, Scenario};
 
+/// Most `--runs` of one `simulate` or `drive`: a million logs of a minute at 10 Hz are about 100 GB.
+pub const MAX_RUNS: u64 = 1_000_000;
+
 /// `--scenario FILE --runs N --seed S`.
 #[derive(clap::Args)]
 pub struct ScenarioRuns {
     /// Scenario file (`scenarios/*.toml`).
     #[arg(long)]
     pub scenario: PathBuf,
-    /// Number of runs.
-    #[arg(long, default_value_t = 1)]
+    /// Number of runs (at most 1,000,000).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(0..=MAX_RUNS))]
     pub runs: u64,
     /// Base seed; run i uses a seed derived from (seed, i).
     #[arg(long, default_value_t = 0)]
