@@ -18,6 +18,9 @@ pub enum ScenarioError {
     /// The text is not TOML, or its tables do not match the scenario model.
     #[error("not a valid scenario file: {0}")]
     Toml(#[from] toml::de::Error),
+    /// The text is longer than [`MAX_SCENARIO_BYTES`].
+    #[error("a scenario file of more than {MAX_SCENARIO_BYTES} bytes is refused")]
+    TooLarge,
     /// The file has no top-level `[scenario]` table.
     #[error("not a scenario file: it has no top-level [scenario] table")]
     NotAScenario,
@@ -72,6 +75,9 @@ pub struct Scenario {
 impl Scenario {
     /// Parses and validates a scenario file's text.
     pub fn from_toml_str(text: &str) -> Result<Scenario, ScenarioError> {
+        if text.len() > MAX_SCENARIO_BYTES {
+            return Err(ScenarioError::TooLarge);
+        }
         let table: toml::Table = toml::from_str(text)?;
         if !table.contains_key("scenario") {
             return Err(ScenarioError::NotAScenario);
@@ -206,6 +212,10 @@ impl Scenario {
         self.pedestrians.as_ref()
     }
 }
+
+/// Longest scenario file, bytes (1 MiB, as a law text): the shipped ones are about 1 KiB. Read files with a
+/// cap of one byte more, so that a device such as `/dev/zero` stops there.
+pub const MAX_SCENARIO_BYTES: usize = 1 << 20;
 
 /// Most frames one run may have (a day at 10 Hz is 864 000): a run's frames are held in memory.
 pub const MAX_FRAMES: usize = 1_000_000;

@@ -145,6 +145,73 @@ fn stderr_within(cmd: &mut std::process::Command, secs: u64) -> (Option<i32>, St
     (status.code(), stderr)
 }
 
+fn simulate_file(scenario: &Path, out: &Path) -> std::process::Command {
+    let mut cmd = avguard();
+    cmd.args(["simulate", "--runs", "1", "--out"])
+        .arg(out)
+        .arg("--scenario")
+        .arg(scenario);
+    cmd
+}
+
+#[test]
+fn simulate_refuses_a_scenario_field_out_of_its_domain_naming_the_file_and_field() {
+    // Was: a frame period of 1e-11 s aborted on a 772 GB allocation, and a billion pedestrians grew
+    // memory without bound.
+    let tmp = scratch();
+    let base = std::fs::read_to_string(workspace_root().join("scenarios/crosswalk.toml"))
+        .expect("crosswalk.toml");
+    for (from, to, field) in [
+        (
+            "[scenario]\n",
+            "[scenario]\nframe_period_s = 1e-11\n",
+            "scenario.frame_period_s",
+        ),
+        (
+            "[pedestrians]\ncount = [1, 2]",
+            "[pedestrians]\ncount = 1e9",
+            "pedestrians.count",
+        ),
+        (
+            "[pedestrians]\ncount = [1, 2]",
+            "[pedestrians]\ncount = -5.0",
+            "pedestrians.count",
+        ),
+    ] {
+        assert!(base.contains(from), "{from:?}");
+        let file = tmp.path().join("bad.toml");
+        std::fs::write(&file, base.replacen(from, to, 1)).expect("write");
+        let out = tmp.path().join("out");
+        let (code, stderr) = stderr_within(&mut simulate_file(&file, &out), 30);
+        assert_eq!(code, Some(1), "{to}: {stderr}");
+        assert!(
+            stderr.contains("bad.toml") && stderr.contains(field),
+            "{to}: {stderr}"
+        );
+        assert!(!out.exists(), "{to}: wrote {}", out.display());
+    }
+}
+
+#[test]
+fn simulate_refuses_a_scenario_file_above_1_mib_and_stops_reading_a_device_there() {
+    // Was: a 10 MB file was read whole, and /dev/zero was read until 9.4 GB.
+    let tmp = scratch();
+    let big = tmp.path().join("big.toml");
+    let mut text = std::fs::read_to_string(workspace_root().join("scenarios/speeding.toml"))
+        .expect("speeding.toml");
+    text += &format!("# {}\n", "x".repeat(1 << 20));
+    std::fs::write(&big, text).expect("write");
+    for file in [big.as_path(), Path::new("/dev/zero")] {
+        let (code, stderr) = stderr_within(&mut simulate_file(file, &tmp.path().join("out")), 30);
+        assert_eq!(code, Some(1), "{stderr}");
+        assert!(
+            stderr.contains(&format!("{}: ", file.display()))
+                && stderr.contains("a scenario file of more than 1048576 bytes is refused"),
+            "{stderr}"
+        );
+    }
+}
+
 #[test]
 fn simulate_refuses_more_runs_than_its_maximum_by_name() {
     // Was: `--runs 1e12` was accepted and filled the disk.

@@ -337,3 +337,13 @@ fn every_shipped_scenario_file_is_valid() {
     }
     assert!(n >= 8, "expected at least 8 scenario files, found {n}");
 }
+
+#[test]
+fn a_text_above_the_size_cap_is_refused() {
+    let text = format!("{MINIMAL}# {}\n", "x".repeat(MAX_SCENARIO_BYTES));
+    let err = Scenario::from_toml_str(&text).expect_err("too large");
+    assert!(matches!(err, ScenarioError::TooLarge), "{err}");
+    assert!(err.to_string().contains("more than 1048576 bytes"), "{err}");
+    let text = format!("{MINIMAL}# {}\n", "x".repeat(MAX_SCENARIO_BYTES / 2));
+    Scenario::from_toml_str(&text).expect("below the cap");
+}
