@@ -83,12 +83,8 @@ pub struct Recording {
     fsync: bool,
 }
 
-/// Where a run is written until it is finished: `NAME.h5.partial`.
-pub fn partial_path(path: &Path) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(".partial");
-    PathBuf::from(name)
-}
+/// Where a run is written until it is finished: `NAME.h5.partial` (the name every log writer uses).
+pub use scenarios::log::partial_path;
 
 /// What [`recover`] found.
 #[derive(Debug)]

@@ -205,6 +205,7 @@ impl Driver {
     /// Samples a driver.
     pub fn sample(spec: &EgoSpec, dt: f64, rng: &mut impl Rng) -> Driver {
         let reaction_s = spec.reaction_s.sample(rng);
+        // At most 3 s / 1 ms = 3000 ticks: the scenario bounds `reaction_s` and the frame period.
         let delay_ticks = (reaction_s / dt).round() as usize;
         Driver {
             idm: IdmParams {

@@ -84,3 +84,29 @@ fn a_small_demo_runs_every_stage_and_says_when_its_calibration_runs_are_few() {
         "{note}"
     );
 }
+
+#[test]
+fn run_counts_above_the_demos_maximum_are_refused_by_name_before_any_work() {
+    // Was: `--train-runs 1000000000000` aborted on a 16 TB allocation; `--test-runs` and
+    // `--calibration-runs` at that value aborted after the training.
+    let dir = scratch();
+    for option in ["--train-runs", "--test-runs", "--calibration-runs"] {
+        let out = dir.path().join("demo");
+        let started = std::time::Instant::now();
+        let output = avguard()
+            .args(["demo", option, "1000000000000", "--out"])
+            .arg(&out)
+            .output()
+            .expect("run avguard demo");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{option}: {stderr}");
+        assert!(
+            stderr.contains(option) && stderr.contains("..=100000"),
+            "{option}: {stderr}"
+        );
+        assert!(
+            !out.exists() && started.elapsed().as_secs() < 10,
+            "{option}"
+        );
+    }
+}

@@ -961,3 +961,29 @@ fn learn_refused(dir: &Path, options: &[&str], logs: &Path) -> String {
     assert!(!model.exists());
     stderr
 }
+
+#[test]
+fn a_copy_that_cannot_be_written_leaves_the_older_copy_as_it_was() {
+    // Was: the second perturb failed ("frame … cannot be logged: not finite") and left an empty file in
+    // place of the first one's good copy.
+    let tmp = scratch();
+    let orig = tmp.path().join("orig");
+    simulate(&orig);
+    let out = tmp.path().join("out");
+    run_ok(
+        avguard()
+            .args(["perturb", "--miss-rate=0.5", "--out"])
+            .arg(&out)
+            .arg(&orig),
+    );
+    let first = logs_in(&out);
+    run_refused(
+        avguard()
+            .args(["perturb", "--ego-noise=1e308,0,0,0", "--out"])
+            .arg(&out)
+            .arg(&orig),
+        &["not finite", "3 of 3 logs could not be perturbed"],
+    );
+    // The same files, read back as they were, and no temporary file left beside them.
+    assert_eq!(logs_in(&out), first);
+}

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use ingest::assemble::{Assembler, AssemblerConfig};
 use ingest::record::{self, ImportStats, Imported};
-use scenarios::log::{LogWriter, RunLog, RunMeta};
+use scenarios::log::{PartialLog, RunLog, RunMeta};
 
 use crate::mapfile::LoadedMap;
 
@@ -73,63 +73,41 @@ pub struct Written {
     pub stats: ImportStats,
 }
 
-/// A log being imported: written under a temporary name beside its own (`NAME.h5.partial`), renamed to
-/// `NAME.h5` once complete, so that a recording that fails part-way leaves no log under a final name.
-struct PartialLog {
-    writer: LogWriter,
-    temporary: PathBuf,
-    file: PathBuf,
+/// A log being imported: written under a temporary name beside its own (`NAME.h5.partial`, the log
+/// writer's [`scenarios::log::PartialLog`]), renamed to `NAME.h5` once complete, so that a recording that
+/// fails part-way leaves no log under a final name (dropping it removes the temporary file).
+struct ImportedLog {
+    log: PartialLog,
     n_frames: usize,
 }
 
-impl PartialLog {
-    fn create(out_dir: &Path, meta: &RunMeta) -> anyhow::Result<PartialLog> {
+impl ImportedLog {
+    fn create(out_dir: &Path, meta: &RunMeta) -> anyhow::Result<ImportedLog> {
         let file = out_dir.join(format!("{}.h5", meta.run_id));
-        let temporary = out_dir.join(format!("{}.h5.partial", meta.run_id));
-        let writer = LogWriter::create(&temporary, meta)
-            .with_context(|| format!("{}: cannot create", temporary.display()))?;
-        Ok(PartialLog {
-            writer,
-            temporary,
-            file,
-            n_frames: 0,
-        })
+        let log = PartialLog::create(&file, meta).with_context(|| {
+            format!(
+                "{}: cannot create",
+                scenarios::log::partial_path(&file).display()
+            )
+        })?;
+        Ok(ImportedLog { log, n_frames: 0 })
     }
 
     fn append(&mut self, frame: &laws::Frame) -> anyhow::Result<()> {
-        self.writer
+        self.log
             .append(frame)
-            .with_context(|| format!("{}: cannot write", self.file.display()))?;
+            .with_context(|| format!("{}: cannot write", self.log.path().display()))?;
         self.n_frames += 1;
         Ok(())
     }
 
     /// Completes the log under its own name; the log and its frame count.
     fn finish(self) -> anyhow::Result<(PathBuf, usize)> {
-        let PartialLog {
-            writer,
-            temporary,
-            file,
-            n_frames,
-        } = self;
-        if let Err(e) = writer.finish() {
-            let _ = std::fs::remove_file(&temporary);
-            return Err(e).with_context(|| format!("{}: cannot finish", file.display()));
-        }
-        if let Err(e) = std::fs::rename(&temporary, &file) {
-            let _ = std::fs::remove_file(&temporary);
-            return Err(e).with_context(|| {
-                format!("{}: cannot rename {}", file.display(), temporary.display())
-            });
-        }
-        Ok((file, n_frames))
-    }
-
-    /// Drops the unfinished log and its file.
-    fn discard(self) {
-        drop(self.writer);
-        // The temporary file is ours alone; one that cannot be removed is left under its temporary name.
-        let _ = std::fs::remove_file(&self.temporary);
+        let file = self.log.path().to_owned();
+        self.log
+            .finish()
+            .with_context(|| format!("{}: cannot finish", file.display()))?;
+        Ok((file, self.n_frames))
     }
 }
 
@@ -147,7 +125,7 @@ pub fn import_record(
     };
     let mut a = assembler(config, map);
     let mut run = 1_usize;
-    let mut writer: Option<PartialLog> = None;
+    let mut writer: Option<ImportedLog> = None;
     let mut logs = Vec::new();
     let mut failure: Option<anyhow::Error> = None;
     let read = record::import_recording(segments, &mut a, |step| {
@@ -164,7 +142,7 @@ pub fn import_record(
                 }
                 Imported::Frame(frame) => {
                     if writer.is_none() {
-                        writer = Some(PartialLog::create(
+                        writer = Some(ImportedLog::create(
                             out_dir,
                             &meta(path, run, config.period_s),
                         )?);
@@ -184,9 +162,8 @@ pub fn import_record(
     let stats = match (read, failure) {
         (Ok(stats), None) => stats,
         (Err(e), _) | (Ok(_), Some(e)) => {
-            if let Some(w) = writer.take() {
-                w.discard();
-            }
+            // Dropping the unfinished log removes its temporary file.
+            drop(writer.take());
             return Err(e);
         }
     };

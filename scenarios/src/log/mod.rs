@@ -2,7 +2,8 @@
 //! datasets and a ragged `/obstacles` table indexed by `offset`.
 //!
 //! - [`LogWriter`] streams frames into chunked, extendable datasets (the live bridge records sessions with
-//!   it); [`write_log`] writes a whole run.
+//!   it); [`PartialLog`] does so under a temporary name and renames the file once complete, so a failed
+//!   write never replaces a good log; [`write_log`] writes a whole run through it.
 //! - [`read_log`] reads and validates a whole file; every problem is a [`LogError`] naming the dataset.
 //!   [`read_log_isolated`] does the same in a child process, for files from users: a file that crashes
 //!   or hangs the HDF5 library fails alone ([`isolated`]).
@@ -25,7 +26,7 @@ pub use columns::{frame_columns, obstacle_columns, Column};
 pub use error::LogError;
 pub use isolated::read_log_isolated;
 pub use reader::{read_log, read_log_image};
-pub use writer::{write_log, LogWriter};
+pub use writer::{partial_path, write_log, LogWriter, PartialLog};
 
 use laws::Frame;
 

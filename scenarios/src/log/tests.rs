@@ -565,3 +565,34 @@ fn sixteen_bit_floats_read_as_their_values() {
     assert_eq!(back.meta.frame_period_s, 0.1);
     assert_eq!(back.frames, log.frames, "1.5 m/s is exact in 16 bits");
 }
+
+#[test]
+fn a_write_that_fails_part_way_leaves_the_older_log_and_no_temporary_file() {
+    // Was: `perturb` into a folder holding a good log, with noise that made frame 3 not finite, left an
+    // empty file in its place.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("a.h5");
+    let good = sample_run();
+    write_log(&path, &good).expect("write");
+    let mut bad = sample_run();
+    bad.frames[3].x = f64::INFINITY;
+    let err = write_log(&path, &bad).expect_err("not finite");
+    assert!(matches!(err, LogError::BadFrame { index: 3, .. }), "{err}");
+    assert_eq!(read_log(&path).expect("the older log"), good);
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("list")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert_eq!(names, ["a.h5"], "{names:?}");
+    // A log that cannot be created (a NUL in an attribute) leaves nothing either.
+    let mut meta = good.meta.clone();
+    meta.run_id = "a\0b".into();
+    let other = dir.path().join("b.h5");
+    assert!(PartialLog::create(&other, &meta).is_err());
+    assert!(!partial_path(&other).exists() && !other.exists());
+    // Finished, the new log replaces the older one.
+    let mut newer = sample_run();
+    newer.meta.run_id = "r-2".into();
+    write_log(&path, &newer).expect("rewrite");
+    assert_eq!(read_log(&path).expect("the newer log"), newer);
+}

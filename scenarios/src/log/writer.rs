@@ -1,6 +1,7 @@
 //! Streaming writer: chunked, extendable 1-D datasets, appended in buffered blocks.
 
-use std::path::Path;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 
 use hdf5::types::VarLenUnicode;
 use hdf5::{Dataset, File, Group, H5Type};
@@ -227,9 +228,85 @@ fn write_str_attr(file: &File, name: &str, value: &str) -> Result<(), LogError> 
     write_attr(file, name, &text)
 }
 
-/// Writes a whole run to `path`.
+/// Where a log is written until it is complete: `NAME.partial` beside `NAME`.
+pub fn partial_path(path: &Path) -> PathBuf {
+    let mut name = OsString::from(path.as_os_str());
+    name.push(".partial");
+    PathBuf::from(name)
+}
+
+/// A log written under a temporary name beside its own ([`partial_path`]) and renamed to its name by
+/// [`PartialLog::finish`], so that a write that fails part-way leaves the file of that name, if any, as it
+/// was. An unfinished one's temporary file is removed when it is dropped.
+pub struct PartialLog {
+    // Dropped in this order: the file is closed before it is removed.
+    writer: LogWriter,
+    temporary: Temporary,
+    path: PathBuf,
+}
+
+/// A temporary file, removed when dropped unless it was renamed.
+struct Temporary {
+    path: PathBuf,
+    renamed: bool,
+}
+
+impl Drop for Temporary {
+    fn drop(&mut self) {
+        if !self.renamed {
+            // The temporary file is ours alone; one that cannot be removed stays under its temporary name.
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+impl PartialLog {
+    /// Creates (truncates) the temporary file of `path` and writes the root attributes.
+    pub fn create(path: &Path, meta: &RunMeta) -> Result<PartialLog, LogError> {
+        let temporary = Temporary {
+            path: partial_path(path),
+            renamed: false,
+        };
+        // On failure, `temporary` removes what was created.
+        let writer = LogWriter::create(&temporary.path, meta)?;
+        Ok(PartialLog {
+            writer,
+            temporary,
+            path: path.to_owned(),
+        })
+    }
+
+    /// The log's own name.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Buffers one frame (see [`LogWriter::append`]).
+    pub fn append(&mut self, frame: &Frame) -> Result<(), LogError> {
+        self.writer.append(frame)
+    }
+
+    /// Completes the file and gives it its name (atomically replacing an older file of that name).
+    pub fn finish(self) -> Result<(), LogError> {
+        let PartialLog {
+            writer,
+            mut temporary,
+            path,
+        } = self;
+        writer.finish()?;
+        std::fs::rename(&temporary.path, &path).map_err(|error| LogError::Io {
+            path: temporary.path.display().to_string(),
+            error,
+        })?;
+        temporary.renamed = true;
+        Ok(())
+    }
+}
+
+/// Writes a whole run to `path`, through [`PartialLog`]: a run that cannot be written (a frame the reader
+/// would refuse, a full disk) leaves an older file at `path` as it was and no temporary file.
 pub fn write_log(path: &Path, log: &RunLog) -> Result<(), LogError> {
-    let mut writer = LogWriter::create(path, &log.meta)?;
+    let mut writer = PartialLog::create(path, &log.meta)?;
     for frame in &log.frames {
         writer.append(frame)?;
     }

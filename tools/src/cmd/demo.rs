@@ -7,6 +7,11 @@ use std::path::PathBuf;
 const LAWS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../laws/specs");
 const SCENARIOS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios");
 
+/// Most runs per scenario of each of `--train-runs`, `--test-runs` and `--calibration-runs`: the demo holds
+/// a stage's runs in memory (100,000 training runs of a minute are about 30 GB of frames), so a larger count
+/// is refused before any work.
+pub const MAX_RUNS: u64 = 100_000;
+
 /// Arguments of `avguard demo`.
 #[derive(clap::Args)]
 pub struct Args {
@@ -17,14 +22,14 @@ pub struct Args {
         default_value = "red_light_queue,yellow_light,left_turn"
     )]
     scenarios: Vec<String>,
-    /// Training runs per scenario.
-    #[arg(long, default_value_t = 300)]
+    /// Training runs per scenario (at most 100,000).
+    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=MAX_RUNS))]
     train_runs: u64,
-    /// Held-out runs per scenario (each is driven twice: enforcement off and on).
-    #[arg(long, default_value_t = 40)]
+    /// Held-out runs per scenario (each is driven twice: enforcement off and on; at most 100,000).
+    #[arg(long, default_value_t = 40, value_parser = clap::value_parser!(u64).range(1..=MAX_RUNS))]
     test_runs: u64,
-    /// Calibration runs per scenario (disjoint from the training and held-out runs).
-    #[arg(long, default_value_t = 120)]
+    /// Calibration runs per scenario (disjoint from the training and held-out runs; at most 100,000).
+    #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(0..=MAX_RUNS))]
     calibration_runs: u64,
     /// How the model's predicates are chosen (see `avguard learn --abstraction`).
     #[arg(long, value_enum, default_value_t = crate::cmd::learn::Abstraction::Auto)]
@@ -60,10 +65,6 @@ pub struct Args {
 
 /// Runs `avguard demo`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        args.train_runs > 0 && args.test_runs > 0,
-        "--train-runs and --test-runs must be positive"
-    );
     if let Some(theta) = args.enforce_threshold {
         anyhow::ensure!(
             (0.0..=1.0).contains(&theta),
