@@ -112,6 +112,21 @@ impl Scenario {
         if h.name.trim().is_empty() {
             return invalid("scenario.name", "must not be empty");
         }
+        // The name begins every log's file name (`NAME_0000.h5`): a plain file-name stem, so that no
+        // name writes outside `--out` (`../x`, `/tmp/x`).
+        if h.name.len() > 100
+            || h.name.starts_with('.')
+            || !h
+                .name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+        {
+            return invalid(
+                "scenario.name",
+                "must be at most 100 ASCII letters, digits, '_', '-' or '.', not starting with '.' \
+                 (it names the log files)",
+            );
+        }
         let r = &self.road;
         if !(1..=4).contains(&r.lanes) {
             return invalid("road.lanes", "must be 1..=4");

@@ -19,6 +19,26 @@ fn minimal_file_gets_defaults() {
     );
 }
 
+/// The name begins every log's file name, so it is a plain file-name stem: a name with a path in it
+/// would write outside `--out`.
+#[test]
+fn a_name_that_is_not_a_file_name_stem_is_refused() {
+    let up = ["..", "..", "escaped"].join("/");
+    let long = "n".repeat(101);
+    for bad in [up.as_str(), "/tmp/abs", ".hidden", "a b", long.as_str()] {
+        let text = MINIMAL.replace("name = \"t\"", &format!("name = {bad:?}"));
+        let err = Scenario::from_toml_str(&text).expect_err(bad).to_string();
+        assert!(
+            err.contains("scenario.name") && err.contains("it names the log files"),
+            "{bad}: {err}"
+        );
+    }
+    for good in ["yellow_light", "priority-road.20hz", "T1"] {
+        let text = MINIMAL.replace("name = \"t\"", &format!("name = {good:?}"));
+        assert!(Scenario::from_toml_str(&text).is_ok(), "{good}");
+    }
+}
+
 #[test]
 fn a_run_longer_than_the_frame_limit_is_refused() {
     // A year at 1 ms per frame would take 3·10^10 frames of memory and hours of stepping.
