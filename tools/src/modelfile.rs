@@ -80,10 +80,10 @@ pub fn check_writable(path: &Path) -> anyhow::Result<()> {
         .with_context(|| format!("{}: cannot write the model there", path.display()))
 }
 
-/// [`write`] for bytes already encoded.
+/// [`write()`] for bytes already encoded.
 ///
 /// # Errors
-/// As [`write`].
+/// As [`write()`].
 pub fn write_bytes(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     use std::io::Write;
     let cannot = || format!("{}: cannot write", path.display());

@@ -40,7 +40,7 @@ impl CalibrateConfig {
     /// them before reading any.
     ///
     /// # Errors
-    /// A target outside (0, 1), a confidence outside [`MIN_CONFIDENCE`]–[`MAX_CONFIDENCE`], or no debounce
+    /// A target outside (0, 1), a confidence outside 0.5–0.999999, or no debounce
     /// length or one of zero frames.
     pub fn check(&self) -> Result<(), CalibrateError> {
         let target = self.target_false_alarm;
