@@ -325,12 +325,7 @@ impl Conn {
             _ => return classify(&err),
         };
         tracing::debug!(conn = self.link.id, %err, "closing after a bad message");
-        self.ctx
-            .monitor
-            .metrics()
-            .n_decode_errors
-            .fetch_add(1, Ordering::Relaxed);
-        self.link.n_rejected.fetch_add(1, Ordering::Relaxed);
+        self.count_rejected();
         let reason = self.close(code, &why, ShutdownReason::ProtocolError).await;
         self.linger().await;
         reason
@@ -410,13 +405,18 @@ impl Conn {
         }
     }
 
-    async fn reject(&mut self, id: Option<&serde_json::Value>, why: &str) -> Sent {
+    /// Counts a bad message, in the bridge's metrics and the connection's own count.
+    fn count_rejected(&self) {
         self.ctx
             .monitor
             .metrics()
             .n_decode_errors
             .fetch_add(1, Ordering::Relaxed);
         self.link.n_rejected.fetch_add(1, Ordering::Relaxed);
+    }
+
+    async fn reject(&mut self, id: Option<&serde_json::Value>, why: &str) -> Sent {
+        self.count_rejected();
         self.status(StatusLevel::Error, id, why).await
     }
 

@@ -31,6 +31,20 @@ fn py_json(script: &str, args: &[&Path]) -> Value {
 }
 
 /// The latest of `samples` (each with a "t") at or before `t`.
+/// The example record cut into `n` segments `DIR/split/drive.record.0000K` by the independent Python
+/// splitter; returns the `split` folder.
+fn split_example(dir: &Path, n: usize) -> PathBuf {
+    let split = dir.join("split");
+    std::fs::create_dir_all(&split).unwrap();
+    ok(python_script("cyber_record_split.py")
+        .arg(example_record())
+        .arg(split.join("drive"))
+        .arg(n.to_string())
+        .output()
+        .unwrap());
+    split
+}
+
 fn held(samples: &[Value], t: f64) -> &Value {
     samples
         .iter()
@@ -141,14 +155,7 @@ fn scored_runs(input: &Path, out: &Path) -> Vec<Value> {
 #[test]
 fn a_recording_split_into_segments_is_imported_and_scored_as_the_whole() {
     let dir = scratch();
-    let split = dir.path().join("split");
-    std::fs::create_dir_all(&split).unwrap();
-    ok(python_script("cyber_record_split.py")
-        .arg(example_record())
-        .arg(split.join("drive"))
-        .arg("3")
-        .output()
-        .unwrap());
+    let split = split_example(dir.path(), 3);
     let whole_dir = dir.path().join("whole");
     ok(avguard()
         .args(["import", "--out"])
@@ -424,14 +431,7 @@ fn map_drive_records_the_road_fields_of_an_independent_computation() {
 #[test]
 fn a_recording_that_fails_part_way_leaves_no_log() {
     let dir = scratch();
-    let split = dir.path().join("split");
-    std::fs::create_dir_all(&split).unwrap();
-    ok(python_script("cyber_record_split.py")
-        .arg(example_record())
-        .arg(split.join("drive"))
-        .arg("2")
-        .output()
-        .unwrap());
+    let split = split_example(dir.path(), 2);
     // The second segment cut 30 bytes short: its last chunk body is truncated.
     let second = split.join("drive.record.00001");
     let bytes = std::fs::read(&second).unwrap();

@@ -632,14 +632,7 @@ async fn a_message_beyond_the_hard_limit_closes_with_1009_and_the_sizes() {
             "{close:?} should name {needle}"
         );
     }
-    drop(ws);
-    bridge.stop.send(()).unwrap();
-    let report = bridge.task.await.unwrap().unwrap();
-    assert_eq!(
-        report.connection_reasons,
-        vec![ShutdownReason::ProtocolError]
-    );
-    assert_eq!(report.n_decode_errors, 1);
+    stop_after_one_protocol_error(bridge, ws).await;
 }
 
 /// A text frame that is not UTF-8 cannot be read past either (tungstenite gives none of its bytes): the
@@ -659,14 +652,7 @@ async fn a_text_frame_that_is_not_utf8_closes_with_1007_and_a_reason() {
     let close = recv_close(&mut ws).await;
     assert_eq!(close.code, CloseCode::Invalid);
     assert!(close.reason.contains("UTF-8"), "{close:?}");
-    drop(ws);
-    bridge.stop.send(()).unwrap();
-    let report = bridge.task.await.unwrap().unwrap();
-    assert_eq!(
-        report.connection_reasons,
-        vec![ShutdownReason::ProtocolError]
-    );
-    assert_eq!(report.n_decode_errors, 1);
+    stop_after_one_protocol_error(bridge, ws).await;
 }
 
 /// A client over `--max-connections` is answered with an HTTP 503 that names the limit, not reset; the
@@ -702,4 +688,17 @@ async fn a_connection_over_the_limit_gets_a_503_naming_it() {
     bridge.stop.send(()).unwrap();
     let report = bridge.task.await.unwrap().unwrap();
     assert!(report.n_refused >= 1);
+}
+
+/// Stops `bridge` once `ws` is dropped, and checks that its one connection ended on a protocol error
+/// after one bad message.
+async fn stop_after_one_protocol_error(bridge: Running, ws: Ws) {
+    drop(ws);
+    bridge.stop.send(()).unwrap();
+    let report = bridge.task.await.unwrap().unwrap();
+    assert_eq!(
+        report.connection_reasons,
+        vec![ShutdownReason::ProtocolError]
+    );
+    assert_eq!(report.n_decode_errors, 1);
 }
