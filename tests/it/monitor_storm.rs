@@ -135,3 +135,52 @@ fn info_and_export_reject_foreign_files_and_unknown_properties() {
         "{err}"
     );
 }
+
+/// `export` writes each file whole under its name or not at all: nothing else is left in `--out`, and
+/// a file that cannot take its place (a folder of its name in the way) fails naming it, leaving no
+/// temporary file behind.
+#[test]
+fn export_leaves_whole_files_only() {
+    let tmp = scratch();
+    let dir = tmp.path();
+    let model_path = dir.join("model.avg");
+    std::fs::write(&model_path, learned_model().to_bytes()).unwrap();
+    let export = |out: &std::path::Path| {
+        avguard()
+            .args(["export", "--model"])
+            .arg(&model_path)
+            .args(["--property", "no_collision", "--out"])
+            .arg(out)
+            .output()
+            .unwrap()
+    };
+    let good = dir.join("good");
+    ok(export(&good));
+    let mut names: Vec<String> = std::fs::read_dir(&good)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "no_collision.lab",
+            "no_collision.table.csv",
+            "no_collision.tra"
+        ]
+    );
+    let blocked = dir.join("blocked");
+    std::fs::create_dir_all(blocked.join("no_collision.tra")).unwrap();
+    let out = export(&blocked);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot write") && err.contains("no_collision.tra"),
+        "{err}"
+    );
+    let left: Vec<String> = std::fs::read_dir(&blocked)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["no_collision.tra"], "{left:?}");
+}
