@@ -20,3 +20,4 @@ pub mod scenario_runs;
 pub mod score;
 pub mod stdout;
 pub mod time_ahead;
+pub mod whole_file;

@@ -47,8 +47,7 @@ pub fn read(path: &Path) -> anyhow::Result<ModelFile> {
     decode(read_bytes(path)?, path)
 }
 
-/// Writes `model` to `path` whole or not at all: into a temporary file beside it, renamed over `path`
-/// once written and flushed to disk, so a full disk, a file-size limit or a crash mid-write leaves the
+/// Writes `model` to `path` whole or not at all ([`crate::whole_file`]), so a full disk, a file-size limit or a crash mid-write leaves the
 /// model that was there (`calibrate` rewrites its own input) instead of a truncated one.
 ///
 /// # Errors
@@ -68,15 +67,7 @@ pub fn check_writable(path: &Path) -> anyhow::Result<()> {
         "{}: cannot write the model: it is a folder",
         path.display()
     );
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    tempfile::Builder::new()
-        .prefix(".avguard-model-")
-        .suffix(".partial")
-        .tempfile_in(dir)
-        .map(drop)
+    crate::whole_file::folder_takes_files(path, ".avguard-model-")
         .with_context(|| format!("{}: cannot write the model there", path.display()))
 }
 
@@ -86,22 +77,7 @@ pub fn check_writable(path: &Path) -> anyhow::Result<()> {
 /// As [`write()`].
 pub fn write_bytes(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     use std::io::Write;
-    let cannot = || format!("{}: cannot write", path.display());
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".avguard-model-")
-        .suffix(".partial")
-        .tempfile_in(dir)
-        .with_context(cannot)?;
-    tmp.write_all(bytes).with_context(cannot)?;
-    tmp.as_file().sync_all().with_context(cannot)?;
-    tmp.persist(path)
-        .map_err(|e| e.error)
-        .with_context(cannot)?;
-    Ok(())
+    crate::whole_file::write_whole(path, ".avguard-model-", |mut file| file.write_all(bytes))
 }
 
 /// Decodes a model file's bytes that came from `path` (named in the error), read here or elsewhere.

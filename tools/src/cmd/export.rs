@@ -61,24 +61,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Writes one file whole or not at all: into a temporary file beside `path`, renamed over it once
-/// written, so a full disk leaves no truncated file under the name a model checker would read.
+/// Writes one file whole or not at all ([`crate::whole_file`]): a full disk leaves no truncated file
+/// under the name a model checker would read.
 fn write(
     path: &Path,
     p: &PropertyModel,
     f: fn(&PropertyModel, BufWriter<File>) -> std::io::Result<()>,
 ) -> anyhow::Result<()> {
-    let cannot = || format!("cannot write {}", path.display());
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let tmp = tempfile::Builder::new()
-        .prefix(".avguard-export-")
-        .suffix(".partial")
-        .tempfile_in(dir)
-        .with_context(|| format!("cannot create {}", path.display()))?;
-    let file = tmp.reopen().with_context(cannot)?;
-    f(p, BufWriter::new(file)).with_context(cannot)?;
-    tmp.persist(path)
-        .map_err(|e| e.error)
-        .with_context(cannot)?;
-    Ok(())
+    crate::whole_file::write_whole(path, ".avguard-export-", |file| f(p, BufWriter::new(file)))
 }

@@ -93,15 +93,12 @@ fn eval(args: EvalArgs) -> anyhow::Result<()> {
     // names the log, its period and the law's file.
     let period_s = log.meta.frame_period_s;
     anyhow::ensure!(args.window >= 1, "--window must be at least 1 frame");
-    Evaluator::new(
-        &laws,
-        &EvalConfig {
-            frame_period_s: period_s,
-            window_frames: args.window,
-            ..EvalConfig::default()
-        },
-    )
-    .with_context(|| {
+    let cfg = EvalConfig {
+        frame_period_s: period_s,
+        window_frames: args.window,
+        ..EvalConfig::default()
+    };
+    let evaluator = Evaluator::new(&laws, &cfg).with_context(|| {
         format!(
             "{}: the laws of {} cannot be evaluated at the log's frame period of {period_s} s",
             args.log.display(),
@@ -111,7 +108,7 @@ fn eval(args: EvalArgs) -> anyhow::Result<()> {
     let file = std::fs::File::create(&args.out)
         .with_context(|| format!("{}: cannot create", args.out.display()))?;
     let mut out = BufWriter::new(file);
-    write_verdicts(&laws, &log, args.window, &mut out)
+    write_verdicts(&laws, evaluator, cfg.context, &log, &mut out)
         .and_then(|()| out.flush().map_err(Into::into))
         .with_context(|| format!("{}: cannot write", args.out.display()))
 }
@@ -122,26 +119,22 @@ fn read_log_named(path: &std::path::Path) -> anyhow::Result<RunLog> {
         .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), crate::batch::reason(path, &e)))
 }
 
-/// Writes the verdict CSV of `log` under `laws`.
+/// Writes the verdict CSV of `log` under `laws`, stepped by `evaluator` (compiled from `laws` at the
+/// log's frame period) with the scenario constants `context`.
 pub fn write_verdicts(
     laws: &LawSet,
+    mut evaluator: Evaluator,
+    context: SignalContext,
     log: &RunLog,
-    window: usize,
     out: &mut impl Write,
 ) -> anyhow::Result<()> {
-    let cfg = EvalConfig {
-        frame_period_s: log.meta.frame_period_s,
-        window_frames: window,
-        ..EvalConfig::default()
-    };
-    let mut evaluator = Evaluator::new(laws, &cfg).map_err(|e| anyhow::anyhow!("{e}"))?;
     write!(out, "t")?;
     for law in laws.laws() {
         write!(out, ",{0},{0}.w", law.name())?;
     }
     writeln!(out)?;
     // Only the signals some law reads are computed (same values as a full computation).
-    let mut signals = SignalStream::new(cfg.context, evaluator.needed_signals());
+    let mut signals = SignalStream::new(context, evaluator.needed_signals());
     let mut row = String::new();
     for frame in &log.frames {
         let verdicts = evaluator.step(signals.next(frame));
